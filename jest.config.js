@@ -1,0 +1,9 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  // Type checking runs once in `npm run typecheck`; jest only transpiles, which keeps the suite fast.
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  testTimeout: 30000,
+};
