@@ -1,0 +1,46 @@
+/**
+ * One problem with one input field. Every validator in lib/ reports through this shape so that the
+ * Pulumi and cdk8s components and the admission webhook all print the same words.
+ */
+export interface FieldIssue {
+  /** Path of the field, e.g. `spec.resources.requests.vram` or `tensor-fusion.ai/qos`. */
+  readonly field: string;
+  /** The value that was given. */
+  readonly value: unknown;
+  /** What is allowed instead, in words. */
+  readonly expected: string;
+  /** `field: got value, expected ...` */
+  readonly message: string;
+}
+
+/** Renders a value for an error message: strings quoted, missing values named. */
+export function formatValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}`;
+  try {
+    const json = JSON.stringify(value);
+    return json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  } catch {
+    return String(value);
+  }
+}
+
+/** Builds a {@link FieldIssue} whose message names the field, the bad value and what is allowed. */
+export function fieldIssue(field: string, value: unknown, expected: string): FieldIssue {
+  return { field, value, expected, message: `${field}: got ${formatValue(value)}, expected ${expected}` };
+}
+
+/** Thrown when input does not validate; `issues` lists every problem found, in input order. */
+export class ValidationError extends Error {
+  constructor(readonly issues: readonly FieldIssue[], context?: string) {
+    const body = issues.map((i) => i.message).join('\n');
+    super(context ? `${context}: ${body}` : body);
+    this.name = 'ValidationError';
+  }
+}
+
+/** Throws a {@link ValidationError} when `issues` is not empty. */
+export function throwIfInvalid(issues: readonly FieldIssue[], context?: string): void {
+  if (issues.length > 0) throw new ValidationError(issues, context);
+}

@@ -1,0 +1,55 @@
+/**
+ * Every label, annotation, taint and resource key the package reads or writes, in one place.
+ */
+
+/** API group and version of the tensor-fusion.ai custom resources. */
+export const GROUP = 'tensor-fusion.ai';
+export const VERSION = 'v1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Prefix of every tensor-fusion.ai pod annotation. */
+export const ANNOTATION_PREFIX = `${GROUP}/`;
+
+/** Pod label that opts a pod into the admission webhook. */
+export const ENABLED_LABEL = `${GROUP}/enabled`;
+
+/** GPUPool annotation marking the pool used by pods that name no `gpupool`. */
+export const DEFAULT_POOL_ANNOTATION = `${GROUP}/is-default-pool`;
+
+/** Node label that puts a node in a pool: `tensor-fusion.ai/pool-<pool>: "true"` (a node may be in several). */
+export function poolMembershipLabel(pool: string): string {
+  return `${GROUP}/pool-${pool}`;
+}
+
+/** Node label naming the GPU vendor (NVIDIA, AMD, Ascend, ...). */
+export const HARDWARE_VENDOR_LABEL = `${GROUP}/hardware-vendor`;
+
+/** Field manager for server-side apply by the IaC components and the runtime controller. */
+export const FIELD_MANAGER = 'tensor-fusion-iac';
+
+/**
+ * NVIDIA GPU Feature Discovery labels. GpuNode writes the same keys, so a node already labelled by
+ * GFD needs no inventory props and the controller reads one set of keys either way.
+ */
+export const GFD = {
+  present: 'nvidia.com/gpu.present',
+  product: 'nvidia.com/gpu.product',
+  count: 'nvidia.com/gpu.count',
+  /** Memory per GPU in MiB, as GFD writes it. */
+  memory: 'nvidia.com/gpu.memory',
+} as const;
+
+/** T9k Scheduler keys (seed 004). */
+export const T9K = {
+  schedulerName: 't9k-scheduler',
+  acceleratorLabel: 'sched.tensorstack.dev/accelerator',
+  allocModeLabel: 'sched.tensorstack.dev/node-alloc-mode',
+  xgnTaintKey: 'sched.tensorstack.dev/xgn-mode',
+  groupNameLabel: 'scheduler.tensorstack.dev/group-name',
+  exclusiveGpuResource: 'tensorstack.dev/nvidia-gpu',
+  sharedGpuPercentResource: 'tensorstack.dev/nvidia-gpu-percent',
+  exclusiveNodeResource: 'tensorstack.dev/nvidia-gpu-node',
+} as const;
+
+/** The taint the T9k Scheduler (or, without it, our controller) puts on xgn nodes. */
+export const XGN_TAINT = { key: T9K.xgnTaintKey, value: 'true', effect: 'NoSchedule' } as const;
