@@ -1,0 +1,61 @@
+/**
+ * Enums and value rules shared by the API schemas, the annotation codec, the components and the
+ * admission webhook. Each rule lives here once so that every entry point reports the same message.
+ */
+import { FieldIssue, fieldIssue } from './errors';
+
+/** Quality-of-service levels, lowest first. */
+export const QOS_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
+export type QosLevel = (typeof QOS_LEVELS)[number];
+/** @default medium (seed 002) */
+export const DEFAULT_QOS: QosLevel = 'medium';
+
+/**
+ * How the allocator places a request on a pool's GPUs. The last three are TensorFusion's upstream
+ * placement modes; `MinFragmentation` is ours and the default.
+ */
+export const PLACEMENT_MODES = ['MinFragmentation', 'CompactFirst', 'LowLoadFirst', 'NodeCompactGPULowLoad'] as const;
+export type PlacementMode = (typeof PLACEMENT_MODES)[number];
+export const DEFAULT_PLACEMENT_MODE: PlacementMode = 'MinFragmentation';
+
+export const GPU_COUNT_MIN = 1;
+export const GPU_COUNT_MAX = 128;
+
+/** Formats a list of allowed values for a message: `one of low, medium, high, critical`. */
+export function oneOf(values: readonly string[]): string {
+  return `one of ${values.join(', ')}`;
+}
+
+export function checkEnum<T extends string>(field: string, value: unknown, allowed: readonly T[]): FieldIssue | undefined {
+  return allowed.includes(value as T) ? undefined : fieldIssue(field, value, oneOf(allowed));
+}
+
+export function checkQos(field: string, value: unknown): FieldIssue | undefined {
+  return checkEnum(field, value, QOS_LEVELS);
+}
+
+export function checkGpuCount(field: string, value: unknown): FieldIssue | undefined {
+  return Number.isInteger(value) && (value as number) >= GPU_COUNT_MIN && (value as number) <= GPU_COUNT_MAX
+    ? undefined
+    : fieldIssue(field, value, `an integer from ${GPU_COUNT_MIN} to ${GPU_COUNT_MAX}`);
+}
+
+export function checkReplicas(field: string, value: unknown): FieldIssue | undefined {
+  return Number.isInteger(value) && (value as number) >= 0 ? undefined : fieldIssue(field, value, 'a non-negative integer');
+}
+
+/**
+ * A limit must not be below its request. `limit`/`request` are parsed values; `limitInput` is what
+ * the user wrote, shown in the message.
+ */
+export function checkLimitAtLeastRequest(
+  limitField: string,
+  limit: number | undefined,
+  limitInput: unknown,
+  requestField: string,
+  request: number | undefined,
+  requestInput: unknown,
+): FieldIssue | undefined {
+  if (limit === undefined || request === undefined || limit >= request) return undefined;
+  return fieldIssue(limitField, limitInput, `at least ${requestField} (${String(requestInput)})`);
+}
