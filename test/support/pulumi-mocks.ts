@@ -43,7 +43,7 @@ export async function capture(program: () => void | Promise<void>): Promise<Regi
     last = registered.length;
     await new Promise((r) => setTimeout(r, 20));
   }
-  return registered.slice(start).filter((r) => !r.type.startsWith('tensor-fusion:'));
+  return registered.slice(start).filter((r) => !r.type.startsWith('tensor-fusion:') && !r.type.startsWith('pulumi:providers:'));
 }
 
 /** The Kubernetes objects among captured registrations, as plain JSON (undefined fields dropped). */
