@@ -13,6 +13,12 @@ export const ANNOTATION_PREFIX = `${GROUP}/`;
 /** Pod label that opts a pod into the admission webhook. */
 export const ENABLED_LABEL = `${GROUP}/enabled`;
 
+/**
+ * Pod annotation the runtime controller writes with the GPU shares it allocated. Users never set it;
+ * the annotation decoder accepts it without complaint.
+ */
+export const ALLOCATION_ANNOTATION = `${GROUP}/allocation`;
+
 /** GPUPool annotation marking the pool used by pods that name no `gpupool`. */
 export const DEFAULT_POOL_ANNOTATION = `${GROUP}/is-default-pool`;
 
@@ -53,3 +59,27 @@ export const T9K = {
 
 /** The taint the T9k Scheduler (or, without it, our controller) puts on xgn nodes. */
 export const XGN_TAINT = { key: T9K.xgnTaintKey, value: 'true', effect: 'NoSchedule' } as const;
+
+/** Recommended Kubernetes labels (app.kubernetes.io/*) put on the controller's objects. */
+export const APP_LABELS = {
+  name: 'app.kubernetes.io/name',
+  instance: 'app.kubernetes.io/instance',
+  component: 'app.kubernetes.io/component',
+  partOf: 'app.kubernetes.io/part-of',
+  managedBy: 'app.kubernetes.io/managed-by',
+} as const;
+
+/** Label the API server puts on every Namespace with the namespace's own name. */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/** Node label holding the node's hostname; the topology key for per-node spreading. */
+export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+
+/** Namespace label that makes the API server enforce a Pod Security Standards level. */
+export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
+
+/** Annotation asking cert-manager's cainjector to copy a Certificate's CA into a webhook configuration. */
+export const CERT_MANAGER_INJECT_CA_ANNOTATION = 'cert-manager.io/inject-ca-from';
+
+/** Pod template annotation holding the sha256 of the shipped controller bundle; a new bundle rolls the pods. */
+export const CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION = `${GROUP}/controller-bundle-sha256`;

@@ -1,0 +1,55 @@
+/**
+ * Typed options -> the pod label and `tensor-fusion.ai/*` annotations, spelled as the seeds spell them.
+ */
+import { throwIfInvalid } from '../errors';
+import { ENABLED_LABEL } from '../labels';
+import { formatBytes, formatTflops } from '../quantity';
+import { checkGpuWorkloadInput } from './check';
+import { AnnotationSpec, GPU_WORKLOAD_ANNOTATIONS } from './keys';
+import type { GpuWorkloadOptions } from './options';
+
+export interface PodTemplateContext {
+  /** Container names of the pod template; enables the inject-container checks. */
+  readonly containers?: readonly string[];
+}
+
+export interface EncodedGpuWorkload {
+  /** Always `{ 'tensor-fusion.ai/enabled': 'true' }`. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** One entry per option given, in the seed example's order. */
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+function encodeValue(spec: AnnotationSpec, value: unknown): string {
+  switch (spec.kind) {
+    case 'tflops':
+      return typeof value === 'number' ? formatTflops(value) : String(value).trim();
+    case 'vram':
+      // A quantity string is kept as written (`4Gi` stays `4Gi`); bytes get the largest exact suffix.
+      return typeof value === 'number' ? formatBytes(value) : String(value).trim();
+    case 'containerNames':
+      return (value as readonly string[]).join(',');
+    default:
+      return String(value);
+  }
+}
+
+/**
+ * Encodes options into the label and annotations that make a pod template a GPU workload.
+ * Validates everything first and throws a ValidationError listing every issue; nothing is returned
+ * half-encoded.
+ * @example
+ * encodeGpuWorkload({ tflopsRequest: 10, vramRequest: '4Gi' })
+ * // { labels: { 'tensor-fusion.ai/enabled': 'true' },
+ * //   annotations: { 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '4Gi' } }
+ */
+export function encodeGpuWorkload(options: GpuWorkloadOptions, context: PodTemplateContext = {}): EncodedGpuWorkload {
+  const { issues } = checkGpuWorkloadInput('option', options, context.containers);
+  throwIfInvalid(issues, 'GPU workload options');
+  const annotations: Record<string, string> = {};
+  for (const spec of GPU_WORKLOAD_ANNOTATIONS) {
+    const value = options[spec.option];
+    if (value !== undefined) annotations[spec.key] = encodeValue(spec, value);
+  }
+  return { labels: { [ENABLED_LABEL]: 'true' }, annotations };
+}

@@ -1,0 +1,9 @@
+/** The tensor-fusion.ai pod annotation codec: keys, typed options, encode, decode, validate, merge. */
+export * from './keys';
+export type { GpuWorkloadOptions, GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
+export { encodeGpuWorkload } from './encode';
+export type { EncodedGpuWorkload, PodTemplateContext } from './encode';
+export { decodeGpuAnnotations } from './decode';
+export type { DecodedGpuWorkload } from './decode';
+export { checkPoolName, checkObjectName, checkContainerName, isDnsLabel, isDnsSubdomain, POOL_NAME_MAX } from './names';
+export { didYouMean } from './check';

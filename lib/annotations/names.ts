@@ -1,0 +1,40 @@
+/**
+ * Kubernetes name rules (DNS-1123). Hand-written: the rules are two regular expressions and a length,
+ * and @kubernetes/client-node ships no validators.
+ */
+import { FieldIssue, fieldIssue } from '../errors';
+
+const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Longest pool name: `pool-<name>` must fit the 63-character name part of a node label key. */
+export const POOL_NAME_MAX = 58;
+
+export function isDnsLabel(value: unknown, max = 63): value is string {
+  return typeof value === 'string' && value.length <= max && LABEL.test(value);
+}
+
+export function isDnsSubdomain(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 253 && SUBDOMAIN.test(value);
+}
+
+const LABEL_WORDS = "lowercase letters, digits and '-', starting and ending with a letter or digit";
+
+/** A GPUPool name (also used in the node label `tensor-fusion.ai/pool-<name>`). */
+export function checkPoolName(field: string, value: unknown): FieldIssue | undefined {
+  return isDnsLabel(value, POOL_NAME_MAX)
+    ? undefined
+    : fieldIssue(field, value, `a DNS-1123 label of at most ${POOL_NAME_MAX} characters (${LABEL_WORDS})`);
+}
+
+/** A namespaced object name such as a TensorFusionWorkload or WorkloadProfile. */
+export function checkObjectName(field: string, value: unknown): FieldIssue | undefined {
+  return isDnsSubdomain(value)
+    ? undefined
+    : fieldIssue(field, value, "a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)");
+}
+
+/** A container name. */
+export function checkContainerName(field: string, value: unknown): FieldIssue | undefined {
+  return isDnsLabel(value) ? undefined : fieldIssue(field, value, `a container name: a DNS-1123 label (${LABEL_WORDS})`);
+}

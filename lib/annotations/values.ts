@@ -1,0 +1,117 @@
+/**
+ * Checks one annotation value or one typed option against its kind. Both paths share the rule and the
+ * `expected` words; only the spelling of the input differs (`'true'` vs `true`, `'4'` vs `4`).
+ */
+import { FieldIssue, fieldIssue } from '../errors';
+import { checkTflops, checkVram } from '../quantity';
+import { checkGpuCount, checkQos, checkReplicas } from '../rules';
+import type { AnnotationValueKind } from './keys';
+import { checkContainerName, checkObjectName, checkPoolName } from './names';
+
+/** Where a value came from: a pod annotation (always a string) or a typed option. */
+export type ValueSource = 'annotation' | 'option';
+
+export interface ValueContext {
+  readonly source: ValueSource;
+  /** Container names of the pod template, when known. */
+  readonly containers?: readonly string[];
+}
+
+export interface CheckedValue {
+  readonly value?: unknown;
+  readonly issues: readonly FieldIssue[];
+}
+
+/** How a boolean is spelled for each source, for messages. */
+export function booleanLiteral(value: boolean, source: ValueSource): string {
+  return source === 'annotation' ? `"${value}"` : `${value}`;
+}
+
+const ok = (value: unknown): CheckedValue => ({ value, issues: [] });
+const bad = (issue: FieldIssue | undefined): CheckedValue => ({ issues: issue ? [issue] : [] });
+const fromIssue = (value: unknown, issue: FieldIssue | undefined): CheckedValue => (issue ? bad(issue) : ok(value));
+
+/** Annotation integers are decimal digits; anything else becomes NaN so the shared rule rejects it. */
+function annotationInteger(input: unknown): number {
+  return typeof input === 'string' && /^[+-]?\d{1,15}$/.test(input) ? Number(input) : Number.NaN;
+}
+
+function checkInteger(
+  field: string,
+  input: unknown,
+  ctx: ValueContext,
+  rule: (field: string, value: unknown) => FieldIssue | undefined,
+): CheckedValue {
+  const value = ctx.source === 'annotation' ? annotationInteger(input) : input;
+  const issue = rule(field, value);
+  // Show what the user wrote ("-1"), not the number we parsed it to.
+  return issue ? bad(fieldIssue(field, input, issue.expected)) : ok(value);
+}
+
+function checkBoolean(field: string, input: unknown, ctx: ValueContext): CheckedValue {
+  if (ctx.source === 'option') {
+    return typeof input === 'boolean' ? ok(input) : bad(fieldIssue(field, input, 'true or false'));
+  }
+  if (input === 'true' || input === 'false') return ok(input === 'true');
+  return bad(fieldIssue(field, input, `"true" or "false"`));
+}
+
+function checkGpuModel(field: string, input: unknown): CheckedValue {
+  return typeof input === 'string' && input.trim() !== '' && input.trim() === input
+    ? ok(input)
+    : bad(fieldIssue(field, input, 'a GPU model name such as A100 or H100, without surrounding spaces'));
+}
+
+function checkContainers(field: string, input: unknown, ctx: ValueContext): CheckedValue {
+  let names: unknown[];
+  if (ctx.source === 'annotation') {
+    if (typeof input !== 'string') return bad(fieldIssue(field, input, 'a comma-separated list of container names'));
+    names = input.split(',').map((n) => n.trim());
+  } else {
+    if (!Array.isArray(input)) return bad(fieldIssue(field, input, 'a list of container names'));
+    names = input;
+  }
+  if (names.length === 0 || (names.length === 1 && names[0] === '')) {
+    return bad(fieldIssue(field, input, 'at least one container name'));
+  }
+  const known = ctx.containers && ctx.containers.length > 0 ? ctx.containers : undefined;
+  const issues: FieldIssue[] = [];
+  for (const name of names) {
+    const issue = checkContainerName(field, name);
+    if (issue) issues.push(issue);
+    else if (known && !known.includes(name as string)) {
+      issues.push(fieldIssue(field, name, `a container of the pod template: one of ${known.join(', ')}`));
+    }
+  }
+  return issues.length > 0 ? { issues } : ok(names as string[]);
+}
+
+/** Checks `input` as a value of `kind`; the returned value is parsed (numbers, bytes, booleans, lists). */
+export function checkValue(kind: AnnotationValueKind, field: string, input: unknown, ctx: ValueContext): CheckedValue {
+  switch (kind) {
+    case 'poolName':
+      return fromIssue(input, checkPoolName(field, input));
+    case 'objectName':
+      return fromIssue(input, checkObjectName(field, input));
+    case 'containerNames':
+      return checkContainers(field, input, ctx);
+    case 'replicas':
+      return checkInteger(field, input, ctx, checkReplicas);
+    case 'gpuCount':
+      return checkInteger(field, input, ctx, checkGpuCount);
+    case 'tflops': {
+      const r = checkTflops(field, input);
+      return r.issue ? bad(r.issue) : ok(r.value);
+    }
+    case 'vram': {
+      const r = checkVram(field, input);
+      return r.issue ? bad(r.issue) : ok(r.value);
+    }
+    case 'qos':
+      return fromIssue(input, checkQos(field, input));
+    case 'boolean':
+      return checkBoolean(field, input, ctx);
+    case 'gpuModel':
+      return checkGpuModel(field, input);
+  }
+}
