@@ -1,0 +1,6 @@
+/** T9k Scheduler support (seed 004): node labels, the xgn taint, and the three NVIDIA GPU modes. */
+export * from './node';
+export * from './pod-template';
+export * from './pod-rules';
+export * from './toleration';
+export * from './workload';
