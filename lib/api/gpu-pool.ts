@@ -1,0 +1,141 @@
+/**
+ * GPUPool (cluster-scoped): a set of GPU nodes shared by workloads, with its capacity,
+ * oversubscription, default QoS and placement strategy. The pool used by pods that name none carries
+ * the `DEFAULT_POOL_ANNOTATION` from lib/labels.ts (an annotation, as upstream, not a spec field).
+ */
+import { Static, Type } from '@sinclair/typebox';
+import { DEFAULT_PLACEMENT_MODE, PLACEMENT_MODES, QOS_LEVELS } from '../rules';
+import { Bytes, Conditions, Cpu, Embedded, Int32, MapOf, NodeSelector, StringEnum, Tflops } from './common';
+
+/** Lifecycle of a pool, as upstream. */
+export const POOL_PHASES = ['Pending', 'Running', 'Updating', 'Destroying', 'Unknown'] as const;
+export type PoolPhase = (typeof POOL_PHASES)[number];
+
+/** @default 500 (percent: virtual TFLOPS are 5x the physical ones), as upstream. */
+export const DEFAULT_TFLOPS_OVERSELL_RATIO = 500;
+
+const PoolResources = (description: string) =>
+  Type.Optional(
+    Type.Object(
+      {
+        tflops: Type.Optional(Tflops('FP16 TFLOPS.')),
+        vram: Type.Optional(Bytes('GPU memory.')),
+        cpu: Type.Optional(Cpu('CPU cores.')),
+        memory: Type.Optional(Bytes('Host memory.')),
+      },
+      { description },
+    ),
+  );
+
+export const GPUPoolSpec = Type.Object(
+  {
+    nodeManagerConfig: Type.Object(
+      {
+        nodeSelector: Type.Optional(NodeSelector),
+      },
+      { description: 'Which nodes belong to the pool.' },
+    ),
+    capacityConfig: Type.Optional(
+      Type.Object(
+        {
+          minResources: PoolResources('Capacity the pool keeps even when idle.'),
+          maxResources: PoolResources('Capacity the pool never exceeds.'),
+          oversubscription: Type.Optional(
+            Type.Object(
+              {
+                tflopsOversellRatio: Type.Optional(
+                  Int32({
+                    description: 'Virtual TFLOPS as a percentage of physical TFLOPS (500 = 5x).',
+                    minimum: 100,
+                    maximum: 100000,
+                    default: DEFAULT_TFLOPS_OVERSELL_RATIO,
+                  }),
+                ),
+                vramExpandToHostMem: Type.Optional(
+                  Int32({ description: 'Percent of host memory usable as extra VRAM.', minimum: 0, maximum: 100 }),
+                ),
+                vramExpandToHostDisk: Type.Optional(
+                  Int32({ description: 'Percent of host disk usable as extra VRAM.', minimum: 0, maximum: 100 }),
+                ),
+              },
+              { description: 'How far allocations may exceed the physical GPUs.' },
+            ),
+          ),
+          gpuTflops: Type.Optional(
+            MapOf(
+              Tflops('FP16 TFLOPS of one GPU of this model.'),
+              'Extension (not upstream): FP16 TFLOPS per GPU model, overriding the controller\'s built-in table.',
+            ),
+          ),
+        },
+        { description: 'Capacity bounds and oversubscription.' },
+      ),
+    ),
+    qosConfig: Type.Optional(
+      Type.Object(
+        {
+          defaultQoS: Type.Optional(StringEnum(QOS_LEVELS, { description: 'QoS of workloads that set none.' })),
+        },
+        { description: 'Quality-of-service defaults.' },
+      ),
+    ),
+    defaultUsingLocalGPU: Type.Optional(
+      Type.Boolean({
+        description: 'Whether pods that do not say otherwise run on the GPU server (true when unset, as upstream).',
+      }),
+    ),
+    placement: Type.Optional(
+      Type.Object(
+        {
+          mode: Type.Optional(
+            StringEnum(PLACEMENT_MODES, {
+              description: 'Allocator strategy for GPU shares.',
+              default: DEFAULT_PLACEMENT_MODE,
+            }),
+          ),
+        },
+        { description: 'Extension (not upstream, where it lives in SchedulingConfigTemplate): GPU placement.' },
+      ),
+    ),
+    componentConfig: Type.Optional(
+      Type.Object(
+        {
+          worker: Type.Optional(
+            Type.Object(
+              {
+                image: Type.Optional(Type.String({ description: 'Image of the remote GPU worker.' })),
+                podTemplate: Type.Optional(Embedded('Pod template merged into every remote worker pod.')),
+              },
+              { description: 'Remote-mode GPU worker pods.' },
+            ),
+          ),
+        },
+        { description: 'Components the pool runs.' },
+      ),
+    ),
+  },
+  { description: 'Desired state of the pool.' },
+);
+export type GPUPoolSpec = Static<typeof GPUPoolSpec>;
+
+export const GPUPoolStatus = Type.Object(
+  {
+    phase: StringEnum(POOL_PHASES, { description: 'Lifecycle phase.' }),
+    conditions: Type.Optional(Conditions),
+    totalNodes: Type.Optional(Int32({ description: 'Nodes in the pool.', minimum: 0 })),
+    readyNodes: Int32({ description: 'Nodes ready to run GPU work.', minimum: 0 }),
+    notReadyNodes: Int32({ description: 'Nodes not ready.', minimum: 0 }),
+    totalGPUs: Type.Optional(Int32({ description: 'GPUs in the pool.', minimum: 0 })),
+    readyGPUs: Type.Optional(Int32({ description: 'Extension (not upstream): GPUs that are Running.', minimum: 0 })),
+    totalTFlops: Tflops('Physical TFLOPS of the pool.'),
+    totalVRAM: Bytes('Physical VRAM of the pool.'),
+    availableTFlops: Tflops('Physical TFLOPS not allocated.'),
+    availableVRAM: Bytes('Physical VRAM not allocated.'),
+    virtualTFlops: Tflops('TFLOPS after oversubscription.'),
+    virtualVRAM: Bytes('VRAM after host expansion.'),
+    virtualAvailableTFlops: Type.Optional(Tflops('Virtual TFLOPS not allocated.')),
+    virtualAvailableVRAM: Type.Optional(Bytes('Virtual VRAM not allocated.')),
+  },
+  { description: 'Observed capacity and health of the pool.' },
+);
+export type GPUPoolStatus = Static<typeof GPUPoolStatus>;

@@ -1,0 +1,162 @@
+/**
+ * The registry of our tensor-fusion.ai/v1 kinds: names, scope, schemas and printer columns. The CRD
+ * generator, the validators and the components all read kinds from here.
+ */
+import { TSchema, Type } from '@sinclair/typebox';
+import { GPUStatus } from './gpu';
+import { GPUNodeSpec, GPUNodeStatus } from './gpu-node';
+import { GPUPoolSpec, GPUPoolStatus } from './gpu-pool';
+import { TensorFusionWorkloadSpec, TensorFusionWorkloadStatus } from './tensor-fusion-workload';
+import { WorkloadProfileSpec } from './workload-profile';
+
+export type KindName = 'GPUPool' | 'GPUNode' | 'GPU' | 'WorkloadProfile' | 'TensorFusionWorkload';
+export type Scope = 'Cluster' | 'Namespaced';
+
+/** A column of `kubectl get` (CRD additionalPrinterColumns). */
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  readonly jsonPath: string;
+  readonly description?: string;
+  /** 0 shows in `kubectl get`, higher only with `-o wide`. */
+  readonly priority?: number;
+}
+
+export interface KindInfo {
+  readonly kind: KindName;
+  readonly plural: string;
+  readonly singular: string;
+  readonly listKind: string;
+  readonly shortNames: readonly string[];
+  readonly scope: Scope;
+  readonly description: string;
+  /** Absent for GPU, which only has a status. */
+  readonly spec?: TSchema;
+  /** Empty object schema for WorkloadProfile, which has a status subresource but reports nothing. */
+  readonly status: TSchema;
+  /** Whole object: apiVersion, kind, metadata, spec, status. */
+  readonly schema: TSchema;
+  readonly printerColumns: readonly PrinterColumn[];
+}
+
+const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+function kind(
+  info: Omit<KindInfo, 'schema' | 'listKind' | 'singular'> & { readonly singular?: string },
+): KindInfo {
+  // Nothing is required at the root: the API server fills apiVersion/kind/metadata and status is
+  // written later through its subresource.
+  const properties: Record<string, TSchema> = {
+    apiVersion: Type.Optional(Type.String({ description: 'tensor-fusion.ai/v1' })),
+    kind: Type.Optional(Type.String({ description: info.kind })),
+    metadata: Type.Optional(Type.Unsafe({ type: 'object' })),
+  };
+  if (info.spec) properties.spec = Type.Optional(info.spec);
+  properties.status = Type.Optional(info.status);
+  return {
+    ...info,
+    singular: info.singular ?? info.kind.toLowerCase(),
+    listKind: `${info.kind}List`,
+    schema: Type.Object(properties, { description: info.description }),
+  };
+}
+
+export const KINDS: Readonly<Record<KindName, KindInfo>> = {
+  GPUPool: kind({
+    kind: 'GPUPool',
+    plural: 'gpupools',
+    shortNames: ['gpool'],
+    scope: 'Cluster',
+    description: 'A pool of GPU nodes shared by workloads.',
+    spec: GPUPoolSpec,
+    status: GPUPoolStatus,
+    printerColumns: [
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Nodes', type: 'integer', jsonPath: '.status.totalNodes' },
+      { name: 'GPUs', type: 'integer', jsonPath: '.status.totalGPUs' },
+      { name: 'Available TFLOPS', type: 'string', jsonPath: '.status.availableTFlops' },
+      { name: 'Available VRAM', type: 'string', jsonPath: '.status.availableVRAM' },
+      { name: 'Total TFLOPS', type: 'string', jsonPath: '.status.totalTFlops', priority: 1 },
+      { name: 'Total VRAM', type: 'string', jsonPath: '.status.totalVRAM', priority: 1 },
+      { name: 'Placement', type: 'string', jsonPath: '.spec.placement.mode', priority: 1 },
+      AGE,
+    ],
+  }),
+  GPUNode: kind({
+    kind: 'GPUNode',
+    plural: 'gpunodes',
+    shortNames: ['gnode'],
+    scope: 'Cluster',
+    description: 'GPU inventory and allocation of one Kubernetes node.',
+    spec: GPUNodeSpec,
+    status: GPUNodeStatus,
+    printerColumns: [
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'GPUs', type: 'integer', jsonPath: '.status.totalGPUs' },
+      { name: 'Available TFLOPS', type: 'string', jsonPath: '.status.availableTFlops' },
+      { name: 'Available VRAM', type: 'string', jsonPath: '.status.availableVRAM' },
+      { name: 'Total TFLOPS', type: 'string', jsonPath: '.status.totalTFlops', priority: 1 },
+      { name: 'Total VRAM', type: 'string', jsonPath: '.status.totalVRAM', priority: 1 },
+      AGE,
+    ],
+  }),
+  GPU: kind({
+    kind: 'GPU',
+    plural: 'gpus',
+    shortNames: [],
+    scope: 'Cluster',
+    description: 'One physical GPU device.',
+    status: GPUStatus,
+    printerColumns: [
+      { name: 'Model', type: 'string', jsonPath: '.status.gpuModel' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Available TFLOPS', type: 'string', jsonPath: '.status.available.tflops' },
+      { name: 'Available VRAM', type: 'string', jsonPath: '.status.available.vram' },
+      { name: 'Total TFLOPS', type: 'string', jsonPath: '.status.capacity.tflops', priority: 1 },
+      { name: 'Total VRAM', type: 'string', jsonPath: '.status.capacity.vram', priority: 1 },
+      { name: 'UUID', type: 'string', jsonPath: '.status.uuid', priority: 1 },
+      AGE,
+    ],
+  }),
+  WorkloadProfile: kind({
+    kind: 'WorkloadProfile',
+    plural: 'workloadprofiles',
+    shortNames: ['wlprofile'],
+    scope: 'Namespaced',
+    description: 'Reusable GPU settings referenced by pods.',
+    spec: WorkloadProfileSpec,
+    status: Type.Unsafe({ type: 'object', description: 'Reserved; nothing is reported yet.' }),
+    printerColumns: [
+      { name: 'Pool', type: 'string', jsonPath: '.spec.poolName' },
+      { name: 'QoS', type: 'string', jsonPath: '.spec.qos' },
+      { name: 'TFLOPS Request', type: 'string', jsonPath: '.spec.resources.requests.tflops' },
+      { name: 'VRAM Request', type: 'string', jsonPath: '.spec.resources.requests.vram' },
+      { name: 'GPUs', type: 'integer', jsonPath: '.spec.gpuCount' },
+      { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', priority: 1 },
+      AGE,
+    ],
+  }),
+  TensorFusionWorkload: kind({
+    kind: 'TensorFusionWorkload',
+    plural: 'tensorfusionworkloads',
+    shortNames: ['tfw'],
+    scope: 'Namespaced',
+    description: 'A group of GPU workers serving one workload.',
+    spec: TensorFusionWorkloadSpec,
+    status: TensorFusionWorkloadStatus,
+    printerColumns: [
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Ready', type: 'integer', jsonPath: '.status.readyWorkers' },
+      { name: 'Workers', type: 'integer', jsonPath: '.status.workerCount' },
+      { name: 'Pool', type: 'string', jsonPath: '.spec.poolName' },
+      { name: 'QoS', type: 'string', jsonPath: '.spec.qos', priority: 1 },
+      AGE,
+    ],
+  }),
+};
+
+export const KIND_NAMES = Object.keys(KINDS) as KindName[];
+
+export function isKindName(value: unknown): value is KindName {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(KINDS, value);
+}

@@ -1,0 +1,106 @@
+/**
+ * WorkloadProfile (namespaced): reusable GPU settings a pod references with the
+ * `tensor-fusion.ai/workload-profile` annotation. TensorFusionWorkload shares this spec.
+ */
+import { Static, Type } from '@sinclair/typebox';
+import { QOS_LEVELS } from '../rules';
+import { GpuResources, Int32, NodeAffinity, StringEnum } from './common';
+
+const str = (description: string) => Type.Optional(Type.String({ description }));
+const enable = Type.Optional(Type.Boolean({ description: 'Turns this autoscaler on.' }));
+
+const Prediction = Type.Optional(
+  Type.Object(
+    {
+      enable,
+      historyDataPeriod: str('How much metric history the predictor reads, e.g. 7d.'),
+      model: str('Name of the prediction model.'),
+      predictionPeriod: str('How far ahead the predictor looks, e.g. 1h.'),
+    },
+    { description: 'Forecast-based tuning on top of the observed metrics.' },
+  ),
+);
+
+/** Autoscaling settings; all numbers and durations are strings (`"0.95"`, `"30m"`), as upstream. */
+export const AutoScalingConfig = Type.Object(
+  {
+    autoSetLimits: Type.Optional(
+      Type.Object(
+        {
+          enable,
+          evaluationPeriod: str('Window of metrics used for each decision (short, under a minute).'),
+          extraTFlopsBufferRatio: str('Extra TFLOPS headroom over observed use, as a ratio.'),
+          ignoredDeltaRange: str('Changes smaller than this ratio are ignored.'),
+          maxRatioToRequests: str('Upper bound of the limit as a multiple of the request, e.g. "5.0".'),
+          prediction: Prediction,
+          scaleUpStep: str('Ratio by which a limit grows per step.'),
+          targetResource: str('Which limits to tune: tflops, vram or all (the default).'),
+        },
+        { description: 'Vertical autoscaling of limits: burst on the GPUs already assigned.' },
+      ),
+    ),
+    autoSetReplicas: Type.Optional(
+      Type.Object(
+        {
+          enable,
+          evaluationPeriod: str('Window of metrics used for each decision (1m to 1h).'),
+          scaleDownCoolDownTime: str('Minimum time between two scale-downs.'),
+          scaleDownStep: str('Ratio of replicas removed per scale-down.'),
+          scaleUpCoolDownTime: str('Minimum time between two scale-ups.'),
+          scaleUpStep: str('Ratio of replicas added per scale-up.'),
+          targetTFlopsOfLimits: str('Scale out when TFLOPS use exceeds this ratio of the limits.'),
+        },
+        { description: 'Horizontal autoscaling of workers onto more GPUs when limits are reached.' },
+      ),
+    ),
+    autoSetRequests: Type.Optional(
+      Type.Object(
+        {
+          aggregationPeriod: str('Period over which usage is aggregated.'),
+          enable,
+          evaluationPeriod: str('Window of metrics used for each decision (1 day to 2 weeks).'),
+          extraBufferRatio: str('Headroom added to the observed usage, e.g. "0.1" for 10%.'),
+          percentileForAutoRequests: str('Usage percentile used as the new request.'),
+          prediction: Prediction,
+          targetResource: str('Which requests to tune: tflops, vram or all (the default).'),
+        },
+        { description: 'Long-term adjustment of requests to the observed usage (remote mode).' },
+      ),
+    ),
+  },
+  { description: 'Autoscaling of requests, limits and replicas; overrides the pool defaults.' },
+);
+export type AutoScalingConfig = Static<typeof AutoScalingConfig>;
+
+/** Spec of WorkloadProfile and of TensorFusionWorkload. */
+export const WorkloadProfileSpec = Type.Object(
+  {
+    resources: Type.Optional(GpuResources),
+    qos: Type.Optional(StringEnum(QOS_LEVELS, { description: 'Quality-of-service level; medium when unset.' })),
+    replicas: Type.Optional(
+      Int32({
+        description: 'Fixed number of GPU workers. Unset means one worker per client pod (dynamic).',
+        minimum: 0,
+      }),
+    ),
+    isLocalGPU: Type.Optional(
+      Type.Boolean({ description: 'Run the pod on the GPU server of its worker for lower latency.' }),
+    ),
+    poolName: Type.Optional(Type.String({ description: 'GPUPool to allocate from; the default pool when unset.' })),
+    gpuCount: Type.Optional(
+      Int32({ description: 'GPU devices per worker; requests and limits apply to each. Default 1.', minimum: 1, maximum: 128 }),
+    ),
+    gpuModel: Type.Optional(Type.String({ description: 'Required GPU model, matched exactly (e.g. A100, H100).' })),
+    nodeAffinity: Type.Optional(NodeAffinity),
+    autoScalingConfig: Type.Optional(AutoScalingConfig),
+  },
+  { description: 'GPU settings of a workload.' },
+);
+export type WorkloadProfileSpec = Static<typeof WorkloadProfileSpec>;
+
+/** Fields of seed 001 that never became part of the schema, with the field that replaced them. */
+export const RETIRED_PROFILE_FIELDS: Readonly<Record<string, string>> = {
+  autoScaling: 'autoScalingConfig',
+  minReplicas: 'autoScalingConfig',
+  maxReplicas: 'autoScalingConfig',
+};
