@@ -1,0 +1,40 @@
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { loadControllerBundle } from '../../lib/controller-bundle';
+import { CONTROLLER_NAMES, renderController, resolveControllerProps, TensorFusionControllerProps } from '../../lib/render/controller';
+import { addObjects } from './register';
+
+export type { TensorFusionControllerProps } from '../../lib/render/controller';
+
+/**
+ * The runtime controller, installed completely and securely: namespace, CRDs, least-privilege RBAC,
+ * a hardened Deployment with its PodDisruptionBudget, Services, NetworkPolicy, the mutating webhook
+ * and its certificate. The controller code is the bundle shipped in this package (run on the
+ * official Node.js image) unless `image` names a prebuilt one. Synthesize, then
+ * `kubectl apply --server-side -f dist/`: the bundle ConfigMap is too large for client-side apply.
+ *
+ * @example
+ * new TensorFusionController(chart, 'controller', { certificateMode: 'cert-manager', serviceMonitor: true });
+ */
+export class TensorFusionController extends Construct {
+  /** Every object of the install, in apply order. */
+  public readonly apiObjects: ApiObject[];
+  /** Namespace the controller runs in. */
+  public readonly namespace: string;
+  /** Service of the admission webhook (port 443). */
+  public readonly webhookServiceName: string;
+  /** Service of /metrics (port 8080); undefined when `metrics` is false. */
+  public readonly metricsServiceName?: string;
+  /** ServiceAccount the controller runs as. */
+  public readonly serviceAccountName: string;
+
+  constructor(scope: Construct, id: string, props: TensorFusionControllerProps = {}) {
+    super(scope, id);
+    const resolved = resolveControllerProps(props);
+    this.apiObjects = addObjects(this, renderController(props, resolved.image === undefined ? loadControllerBundle() : undefined));
+    this.namespace = resolved.namespace;
+    this.webhookServiceName = CONTROLLER_NAMES.webhookService;
+    this.metricsServiceName = resolved.metrics ? CONTROLLER_NAMES.metricsService : undefined;
+    this.serviceAccountName = CONTROLLER_NAMES.controller;
+  }
+}

@@ -1,0 +1,30 @@
+import { GpuWorkloadOptions } from '../../lib/annotations';
+import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
+import { PodTemplate } from '../../lib/render/pod-template';
+import { T9kGpuOptions, T9kPodTemplateLike, t9kPodTemplate } from '../../lib/t9k';
+import { patchPodTemplateArgs } from './pod-template';
+
+/**
+ * Makes @pulumi/kubernetes workload args (Deployment, StatefulSet, Job, CronJob, Pod) a TensorFusion
+ * GPU workload: returns new args whose pod template has the `tensor-fusion.ai/enabled` label and the
+ * `tensor-fusion.ai/*` annotations.
+ *
+ * @example
+ * new k8s.apps.v1.Deployment('pytorch', gpuWorkload({ metadata: {...}, spec: {...} },
+ *   { pool: 'default-pool', injectContainers: ['python'], tflopsRequest: 10, vramRequest: '4Gi' }));
+ * @throws ValidationError naming every bad option (at preview when the args hold Outputs)
+ */
+export function gpuWorkload<T extends object>(args: T, options: GpuWorkloadOptions): T {
+  return patchPodTemplateArgs(args, (template) => gpuWorkloadPodTemplate(template, options));
+}
+
+/**
+ * Puts @pulumi/kubernetes workload args on the T9k Scheduler in one of its NVIDIA GPU modes.
+ *
+ * @example
+ * new k8s.core.v1.Pod('shared', t9kGpuWorkload({ spec: {...} }, { mode: 'shared-gpu', percent: 30 }));
+ * @throws ValidationError naming every bad option (at preview when the args hold Outputs)
+ */
+export function t9kGpuWorkload<T extends object>(args: T, options: T9kGpuOptions): T {
+  return patchPodTemplateArgs(args, (template) => t9kPodTemplate(template as T9kPodTemplateLike, options) as PodTemplate);
+}

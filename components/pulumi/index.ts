@@ -1,0 +1,5 @@
+/** Pulumi components of tensor-fusion-iac: the same names and props as `tensor-fusion-iac/cdk8s`. */
+export * from './gpu-pool';
+export * from './gpu-node';
+export * from './workload-profile';
+export * from './gpu-workload';

@@ -1,0 +1,29 @@
+/**
+ * The example platform with cdk8s: `npm run synth` writes it to dist/*.k8s.yaml, no cluster needed.
+ * Apply with `kubectl apply --server-side -f dist/` (server-side, so GpuNode's Node manifests own only
+ * their labels).
+ */
+import { ApiObject, App, Chart } from 'cdk8s';
+import { Construct } from 'constructs';
+import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, WorkloadProfile } from '../../components/cdk8s';
+import { NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
+
+/** Adds the example platform to a chart. */
+export function buildPlatform(scope: Construct): void {
+  new ApiObject(scope, 'namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  new GpuPool(scope, 'default-pool', pool);
+  for (const [id, props] of Object.entries(nodes)) new GpuNode(scope, id, props);
+  new WorkloadProfile(scope, 'default-profile', profile);
+  gpuWorkload(new ApiObject(scope, 'pytorch-example', pytorchDeployment), pytorchGpu);
+  for (const p of t9kPods) t9kGpuWorkload(new ApiObject(scope, p.name, t9kPod(p)), p.mode);
+}
+
+/** Synthesizes the example app into `outdir`. */
+export function synthExample(outdir = 'dist'): App {
+  const app = new App({ outdir });
+  buildPlatform(new Chart(app, 'platform'));
+  app.synth();
+  return app;
+}
+
+if (require.main === module) synthExample(process.argv[2]);

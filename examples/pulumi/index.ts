@@ -1,0 +1,19 @@
+/**
+ * The example platform with Pulumi (`pulumi up`; Pulumi.yaml points here). It builds the same
+ * objects as the cdk8s example; a parity test checks that under Pulumi's mocks.
+ */
+import * as k8s from '@pulumi/kubernetes';
+import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, WorkloadProfile } from '../../components/pulumi';
+import { NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
+
+/** Declares the example platform in the current stack. */
+export function buildPlatform(): void {
+  new k8s.core.v1.Namespace('namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  new GpuPool('default-pool', pool);
+  for (const [id, props] of Object.entries(nodes)) new GpuNode(id, props);
+  new WorkloadProfile('default-profile', profile);
+  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, pytorchGpu));
+  for (const p of t9kPods) new k8s.core.v1.Pod(p.name, t9kGpuWorkload(t9kPod(p), p.mode) as k8s.core.v1.PodArgs);
+}
+
+if (!process.env.JEST_WORKER_ID) buildPlatform();

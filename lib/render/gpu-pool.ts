@@ -1,0 +1,129 @@
+/** GpuPool: a GPUPool object from typed props. */
+import { GPUPoolSpec, NodeSelector, validateSpec } from '../api';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
+import { KubeObject } from '../k8s-object';
+import { API_VERSION, DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../labels';
+import { checkPoolName } from '../annotations';
+import { checkEnum, checkQos, PLACEMENT_MODES, PlacementMode, QosLevel } from '../rules';
+import { checkMeta, ObjectMetaProps, renderMeta } from './metadata';
+
+/** GPU resources of a pool bound. */
+export interface PoolResources {
+  /** FP16 TFLOPS. @example '1000' */
+  readonly tflops?: string | number;
+  /** GPU memory. @example '640Gi' */
+  readonly vram?: string | number;
+  /** CPU cores. @example '64' */
+  readonly cpu?: string | number;
+  /** Host memory. @example '512Gi' */
+  readonly memory?: string | number;
+}
+
+/** Props of GpuPool, the same in Pulumi and cdk8s. */
+export interface GpuPoolProps extends ObjectMetaProps {
+  /**
+   * Marks the pool used by pods that name no `tensor-fusion.ai/gpupool`.
+   * @default false
+   */
+  readonly isDefault?: boolean;
+  /**
+   * Which nodes belong to the pool.
+   * @default nodes labelled `tensor-fusion.ai/pool-<name>: "true"` (what GpuNode's `pools` writes)
+   */
+  readonly nodeSelector?: NodeSelector;
+  /** QoS of workloads that set none. @default 'medium' (decided by the webhook when unset) */
+  readonly defaultQos?: QosLevel;
+  /** How the allocator places GPU shares. @default 'MinFragmentation' */
+  readonly placement?: PlacementMode;
+  /**
+   * Whether pods run on the GPU server itself unless they say otherwise (`is-local-gpu`).
+   * Always written out, because upstream reads an unset value as true.
+   * @default false (seed 002: is-local-gpu defaults to false)
+   */
+  readonly defaultUsingLocalGpu?: boolean;
+  /**
+   * Virtual TFLOPS as a percentage of physical TFLOPS; TFLOPS limits may add up to this.
+   * @default 500
+   */
+  readonly tflopsOversellRatio?: number;
+  /** Percent of host memory usable as extra VRAM. @default none */
+  readonly vramExpandToHostMem?: number;
+  /** Percent of host disk usable as extra VRAM. @default none */
+  readonly vramExpandToHostDisk?: number;
+  /** Capacity the pool keeps even when idle. @default none */
+  readonly minResources?: PoolResources;
+  /** Capacity the pool never exceeds. @default none */
+  readonly maxResources?: PoolResources;
+  /**
+   * FP16 TFLOPS per GPU model, overriding the controller's built-in table.
+   * @example { 'NVIDIA-A100-SXM4-80GB': '312' }
+   */
+  readonly gpuTflops?: Readonly<Record<string, string | number>>;
+  /** Image of remote-mode GPU workers (this package does not provide one). @default none */
+  readonly workerImage?: string;
+  /** Pod template merged into every remote worker pod. @default none */
+  readonly workerPodTemplate?: Record<string, unknown>;
+}
+
+function defined<T extends object>(value: T): T | undefined {
+  const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+  return entries.length ? (Object.fromEntries(entries) as T) : undefined;
+}
+
+/** The GPUPool spec for these props (defaults filled where upstream needs them explicit). */
+export function gpuPoolSpec(name: string, props: GpuPoolProps): GPUPoolSpec {
+  const nodeSelector = props.nodeSelector ?? {
+    nodeSelectorTerms: [{ matchExpressions: [{ key: poolMembershipLabel(name), operator: 'In' as const, values: ['true'] }] }],
+  };
+  const oversubscription = defined({
+    tflopsOversellRatio: props.tflopsOversellRatio,
+    vramExpandToHostMem: props.vramExpandToHostMem,
+    vramExpandToHostDisk: props.vramExpandToHostDisk,
+  });
+  const capacityConfig = defined({
+    minResources: props.minResources && { ...props.minResources },
+    maxResources: props.maxResources && { ...props.maxResources },
+    oversubscription,
+    gpuTflops: props.gpuTflops && { ...props.gpuTflops },
+  });
+  const worker = defined({ image: props.workerImage, podTemplate: props.workerPodTemplate });
+  return {
+    nodeManagerConfig: { nodeSelector },
+    ...(capacityConfig ? { capacityConfig } : {}),
+    ...(props.defaultQos ? { qosConfig: { defaultQoS: props.defaultQos } } : {}),
+    defaultUsingLocalGPU: props.defaultUsingLocalGpu ?? false,
+    ...(props.placement ? { placement: { mode: props.placement } } : {}),
+    ...(worker ? { componentConfig: { worker } } : {}),
+  };
+}
+
+function checkPercent(field: string, value: number | undefined, min: number, max: number): FieldIssue | undefined {
+  if (value === undefined || (Number.isInteger(value) && value >= min && value <= max)) return undefined;
+  return fieldIssue(field, value, `an integer percentage from ${min} to ${max}`);
+}
+
+/** Validates the props that are not plain spec fields (their spec paths differ from the prop names). */
+export function checkGpuPoolProps(name: string, props: GpuPoolProps): FieldIssue[] {
+  const issues = checkMeta(name, props).filter((i) => i.field !== 'name');
+  issues.unshift(...[checkPoolName('name', name)].filter((i): i is FieldIssue => i !== undefined));
+  const more = [
+    props.defaultQos === undefined ? undefined : checkQos('defaultQos', props.defaultQos),
+    props.placement === undefined ? undefined : checkEnum('placement', props.placement, PLACEMENT_MODES),
+    checkPercent('tflopsOversellRatio', props.tflopsOversellRatio, 100, 100000),
+    checkPercent('vramExpandToHostMem', props.vramExpandToHostMem, 0, 100),
+    checkPercent('vramExpandToHostDisk', props.vramExpandToHostDisk, 0, 100),
+  ];
+  return [...issues, ...more.filter((i): i is FieldIssue => i !== undefined)];
+}
+
+/**
+ * Renders the GPUPool.
+ * @throws ValidationError naming every bad prop
+ */
+export function renderGpuPool(name: string, props: GpuPoolProps): KubeObject {
+  throwIfInvalid(checkGpuPoolProps(name, props), `GpuPool ${name}`);
+  const spec = gpuPoolSpec(name, props);
+  throwIfInvalid(validateSpec('GPUPool', spec), `GpuPool ${name}`);
+  const marker: Record<string, string> = props.isDefault ? { [DEFAULT_POOL_ANNOTATION]: 'true' } : {};
+  return { apiVersion: API_VERSION, kind: 'GPUPool', metadata: renderMeta(name, props, marker), spec };
+}
