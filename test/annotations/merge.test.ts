@@ -99,7 +99,7 @@ describe('resolveWorkloadSettings: precedence', () => {
   });
 
   it('keeps the profile node affinity', () => {
-    const nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }] } };
+    const nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In' as const, values: ['a'] }] }] } };
     expect(resolveWorkloadSettings({}, { nodeAffinity }).settings.nodeAffinity).toEqual(nodeAffinity);
   });
 });

@@ -1,0 +1,44 @@
+/**
+ * Makes any pod template a TensorFusion GPU workload: the Pulumi and cdk8s adapters call this on the
+ * pod template of a Deployment, StatefulSet, Job, Pod or cdk8s-plus workload.
+ */
+import { ANNOTATION, decodeGpuAnnotations, encodeGpuWorkload, GpuWorkloadOptions } from '../annotations';
+import { throwIfInvalid } from '../errors';
+import type { PodTemplate } from './pod-template';
+
+/** The input template type, with the metadata maps it now surely has. */
+export type GpuWorkloadPodTemplate<T extends PodTemplate> = T & {
+  metadata: NonNullable<PodTemplate['metadata']> & { labels: Record<string, string>; annotations: Record<string, string> };
+};
+
+/** Names of the template's containers, or undefined when it lists none (yet). */
+function containerNames(template: PodTemplate): string[] | undefined {
+  const containers = Array.isArray(template.spec?.containers) ? template.spec.containers : [];
+  const names = containers.map((c) => c?.name).filter((n): n is string => typeof n === 'string');
+  return names.length > 0 ? names : undefined;
+}
+
+/**
+ * Returns a new pod template with the `tensor-fusion.ai/enabled` label and the annotations of
+ * `options` merged into its metadata. Unrelated labels and annotations are kept; an annotation the
+ * template already had under the same key is replaced. The whole resulting annotation set is checked
+ * against the template's containers (so stale or misspelled `tensor-fusion.ai/*` keys already on the
+ * template are reported too); on any issue it throws a ValidationError and returns nothing.
+ * The input is never modified; parts it does not change (such as `spec`) are shared, not copied.
+ * @example
+ * gpuWorkloadPodTemplate({ spec: { containers: [{ name: 'python', image: 'pytorch' }] } }, { tflopsRequest: 10, vramRequest: '4Gi' })
+ */
+export function gpuWorkloadPodTemplate<T extends PodTemplate>(template: T, options: GpuWorkloadOptions): GpuWorkloadPodTemplate<T> {
+  const containers = containerNames(template);
+  const existing = template.metadata?.annotations ?? {};
+  // An inject-container annotation already on the template satisfies "required with several
+  // containers"; the decode below still checks its names.
+  const keptInject = options.injectContainers === undefined && ANNOTATION.injectContainers in existing;
+  const encoded = encodeGpuWorkload(options, { containers: keptInject ? undefined : containers });
+  const annotations = { ...existing, ...encoded.annotations };
+  throwIfInvalid(decodeGpuAnnotations(annotations, { containers }).issues, 'GPU workload pod template');
+  return {
+    ...template,
+    metadata: { ...template.metadata, labels: { ...template.metadata?.labels, ...encoded.labels }, annotations },
+  };
+}
