@@ -63,7 +63,6 @@ export const XGN_TAINT = { key: T9K.xgnTaintKey, value: 'true', effect: 'NoSched
 /** Recommended Kubernetes labels (app.kubernetes.io/*) put on the controller's objects. */
 export const APP_LABELS = {
   name: 'app.kubernetes.io/name',
-  instance: 'app.kubernetes.io/instance',
   component: 'app.kubernetes.io/component',
   partOf: 'app.kubernetes.io/part-of',
   managedBy: 'app.kubernetes.io/managed-by',

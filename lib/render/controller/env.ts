@@ -1,0 +1,61 @@
+/**
+ * The contract between the TensorFusionController component and the controller process: the
+ * environment variables the component sets and the process reads, with the values both assume when
+ * a variable is absent. Kept free of imports so that lib/runtime can use it without the render code.
+ */
+
+/** Environment variable names read by the controller process. */
+export const CONTROLLER_ENV = {
+  /** The pod's own name (downward API); the leader election identity. */
+  podName: 'POD_NAME',
+  /** The pod's namespace (downward API); home of the Lease and the TLS Secret. */
+  podNamespace: 'POD_NAMESPACE',
+  /** pino log level. */
+  logLevel: 'LOG_LEVEL',
+  /** Port of the plain-HTTP server for /metrics, /healthz and /readyz. */
+  metricsPort: 'METRICS_PORT',
+  /** Port of the HTTPS admission webhook server. */
+  webhookPort: 'WEBHOOK_PORT',
+  /** Name of the leader election Lease. */
+  leaderElectionId: 'LEADER_ELECTION_ID',
+  /** Secret holding the webhook CA and serving certificate. */
+  tlsSecretName: 'TLS_SECRET_NAME',
+  /** MutatingWebhookConfiguration whose caBundle the controller keeps current (self-managed mode). */
+  webhookConfigName: 'WEBHOOK_CONFIG_NAME',
+  /** Service in front of the webhook; the serving certificate is issued for its DNS names. */
+  webhookServiceName: 'WEBHOOK_SERVICE_NAME',
+  /** `self-managed` or `cert-manager`, see {@link CERT_MODES}. */
+  certMode: 'CERT_MODE',
+  /** Directory of the mounted TLS Secret (cert-manager mode). */
+  tlsDir: 'TLS_DIR',
+} as const;
+
+/** How the webhook's serving certificate is obtained. */
+export const CERT_MODES = ['self-managed', 'cert-manager'] as const;
+export type CertificateMode = (typeof CERT_MODES)[number];
+
+/** Log levels the controller accepts (pino's). */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** What the process assumes when a variable is not set; the component sets the same values explicitly. */
+export const CONTROLLER_ENV_DEFAULTS = {
+  logLevel: 'info' as LogLevel,
+  metricsPort: 8080,
+  webhookPort: 9443,
+  leaderElectionId: 'tensor-fusion-controller',
+  tlsSecretName: 'tensor-fusion-webhook-tls',
+  webhookConfigName: 'tensor-fusion-webhook',
+  webhookServiceName: 'tensor-fusion-webhook',
+  certMode: 'self-managed' as CertificateMode,
+  tlsDir: '/tls',
+} as const;
+
+/** HTTP paths served by the controller process. */
+export const CONTROLLER_PATHS = {
+  /** AdmissionReview endpoint on the webhook port. */
+  mutatePods: '/mutate-pods',
+  metrics: '/metrics',
+  healthz: '/healthz',
+  readyz: '/readyz',
+} as const;

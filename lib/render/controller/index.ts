@@ -1,0 +1,55 @@
+/**
+ * Renders the complete, secure install of the runtime controller: props -> plain Kubernetes objects.
+ * Objects come in apply order: Namespace and CRDs first, the webhook configuration last, so that
+ * `kubectl apply --server-side -f` of the synthesized YAML works in one pass.
+ */
+import { buildCrds } from '../../api/crd';
+import { KubeObject } from '../../k8s-object';
+import { POD_SECURITY_ENFORCE_LABEL } from '../../labels';
+import { renderServiceMonitor } from './monitoring';
+import { COMMON_LABELS } from './names';
+import { renderNetwork } from './network';
+import { resolveControllerProps, TensorFusionControllerProps } from './props';
+import { renderRbac } from './rbac';
+import { ControllerBundleRef, renderShipping } from './shipping';
+import { renderCertificates, renderWebhookConfiguration } from './webhook';
+import { renderWorkload } from './workload';
+
+export * from './env';
+export * from './names';
+export * from './props';
+export { controllerClusterRules, controllerNamespaceRules, CONTROLLER_API_RESOURCES } from './rbac';
+export type { PolicyRule } from './rbac';
+export { BUNDLE_KEY, CONFIGMAP_MAX_BYTES } from './shipping';
+export type { ControllerBundleRef } from './shipping';
+export { WEBHOOK_EXCLUDED_NAMESPACES, WEBHOOK_TIMEOUT_SECONDS, webhookDnsNames } from './webhook';
+export { WEBHOOK_SERVICE_PORT } from './network';
+export { CONTROLLER_UID } from './workload';
+
+/**
+ * Every object of the controller install.
+ * @param bundle the shipped bundle; required unless `props.image` is set.
+ * @throws ValidationError when a prop is invalid (nothing is rendered).
+ */
+export function renderController(props: TensorFusionControllerProps = {}, bundle?: ControllerBundleRef): KubeObject[] {
+  const resolved = resolveControllerProps(props);
+  const labels = { ...COMMON_LABELS };
+  const namespace: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    // The namespace enforces what the pod spec already meets, so nothing weaker can be added later.
+    metadata: { name: resolved.namespace, labels: { ...labels, [POD_SECURITY_ENFORCE_LABEL]: 'restricted' } },
+  };
+  const shipping = renderShipping(resolved, labels, bundle);
+  return [
+    namespace,
+    ...(resolved.installCrds ? (buildCrds() as unknown as KubeObject[]) : []),
+    ...renderRbac(resolved, labels),
+    ...renderCertificates(resolved, labels),
+    ...shipping.objects,
+    ...renderWorkload(resolved, labels, shipping),
+    ...renderNetwork(resolved, labels),
+    ...(resolved.serviceMonitor ? [renderServiceMonitor(resolved, labels)] : []),
+    renderWebhookConfiguration(resolved, labels),
+  ];
+}

@@ -1,0 +1,37 @@
+/**
+ * Names and labels of the controller's objects. The controller is one per cluster (it owns the
+ * CRDs and a cluster-wide webhook), so the names are fixed rather than derived from a prop.
+ */
+import { APP_LABELS } from '../../labels';
+import { CONTROLLER_ENV_DEFAULTS } from './env';
+
+export const CONTROLLER_NAMES = {
+  /** ServiceAccount, Deployment, PodDisruptionBudget, NetworkPolicy, ClusterRole(Binding) and Role(Binding). */
+  controller: 'tensor-fusion-controller',
+  webhookService: CONTROLLER_ENV_DEFAULTS.webhookServiceName,
+  metricsService: 'tensor-fusion-controller-metrics',
+  webhookConfiguration: CONTROLLER_ENV_DEFAULTS.webhookConfigName,
+  /** Fully qualified name of the single webhook inside the configuration. */
+  webhook: 'pods.tensor-fusion.ai',
+  tlsSecret: CONTROLLER_ENV_DEFAULTS.tlsSecretName,
+  lease: CONTROLLER_ENV_DEFAULTS.leaderElectionId,
+  bundleConfigMap: 'tensor-fusion-controller-bundle',
+  issuer: 'tensor-fusion-selfsigned',
+  certificate: 'tensor-fusion-webhook',
+} as const;
+
+/** Port names on the container, referenced by the Services, probes and NetworkPolicy. */
+export const PORT_NAMES = { webhook: 'webhook', metrics: 'metrics' } as const;
+
+/** Labels that select the controller pods. Stable: a Deployment's selector is immutable. */
+export const SELECTOR_LABELS: Readonly<Record<string, string>> = {
+  [APP_LABELS.name]: CONTROLLER_NAMES.controller,
+  [APP_LABELS.component]: 'controller',
+};
+
+/** Labels on every object the component creates. */
+export const COMMON_LABELS: Readonly<Record<string, string>> = {
+  ...SELECTOR_LABELS,
+  [APP_LABELS.partOf]: 'tensor-fusion',
+  [APP_LABELS.managedBy]: 'tensor-fusion-iac',
+};

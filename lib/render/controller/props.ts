@@ -1,0 +1,246 @@
+/**
+ * Props of the TensorFusionController component, shared by the Pulumi and cdk8s classes, with their
+ * defaults and validation. Everything is a plain value so that bad input fails at construction.
+ */
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../../errors';
+import { parseQuantity } from '../../quantity';
+import { checkEnum, checkLimitAtLeastRequest } from '../../rules';
+import { CERT_MODES, CertificateMode, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS, LogLevel } from './env';
+
+/** What the API server does with a pod when the webhook cannot be reached. */
+export const FAILURE_POLICIES = ['Fail', 'Ignore'] as const;
+export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
+
+/** CPU and memory as Kubernetes quantities (`100m`, `256Mi`). */
+export interface ComputeQuantities {
+  readonly cpu?: string;
+  readonly memory?: string;
+}
+
+/** Requests and limits of the controller container. */
+export interface ControllerResources {
+  readonly requests?: ComputeQuantities;
+  readonly limits?: ComputeQuantities;
+}
+
+/** A pod toleration (the fields of core/v1 Toleration). */
+export interface Toleration {
+  readonly key?: string;
+  /** @default Equal */
+  readonly operator?: 'Exists' | 'Equal';
+  readonly value?: string;
+  /** Matches every effect when omitted. */
+  readonly effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  readonly tolerationSeconds?: number;
+}
+
+/**
+ * Properties of `TensorFusionController`: the runtime controller (admission webhook, allocator,
+ * node and status reconcilers) with its CRDs, RBAC, Services and webhook configuration.
+ *
+ * @example
+ * new TensorFusionController(chart, 'controller', { replicas: 3, certificateMode: 'cert-manager', serviceMonitor: true });
+ */
+export interface TensorFusionControllerProps {
+  /**
+   * Namespace the controller runs in; created by the component and excluded from the webhook.
+   * @default tensor-fusion-system
+   */
+  readonly namespace?: string;
+  /**
+   * Controller pods. Every replica serves the webhook; one leader reconciles.
+   * @default 2
+   */
+  readonly replicas?: number;
+  /**
+   * Container requests and limits; each quantity given replaces its default alone.
+   * @default - requests cpu 100m, memory 128Mi; limits cpu 1, memory 512Mi
+   */
+  readonly resources?: ControllerResources;
+  /** @default info */
+  readonly logLevel?: LogLevel;
+  /** @default - no node selector */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  /** @default - no tolerations */
+  readonly tolerations?: readonly Toleration[];
+  /**
+   * What happens to an opted-in pod when the webhook cannot answer: `Fail` rejects it (no pod runs
+   * without its GPU allocation), `Ignore` admits it unmodified.
+   * @default Fail
+   */
+  readonly failurePolicy?: FailurePolicy;
+  /**
+   * `self-managed`: the controller creates its own CA and serving certificate and patches the webhook's
+   * caBundle. `cert-manager`: a self-signed Issuer and a Certificate are created and cert-manager's
+   * cainjector fills the caBundle (cert-manager must be installed).
+   * @default self-managed
+   */
+  readonly certificateMode?: CertificateMode;
+  /**
+   * Expose /metrics through a Service and admit scrape traffic in the NetworkPolicy.
+   * @default true
+   */
+  readonly metrics?: boolean;
+  /**
+   * Create a Prometheus Operator ServiceMonitor (monitoring.coreos.com/v1) for the metrics Service.
+   * Requires `metrics`.
+   * @default false
+   */
+  readonly serviceMonitor?: boolean;
+  /**
+   * A prebuilt controller image (built from the package's Dockerfile). When set, no bundle ConfigMap
+   * is created and the image's own entrypoint runs.
+   * @default - the bundle shipped in this package runs on `nodeImage`
+   */
+  readonly image?: string;
+  /**
+   * Official Node.js image that runs the shipped bundle; change it to use a registry mirror.
+   * @default node:20-alpine
+   */
+  readonly nodeImage?: string;
+  /**
+   * Install the tensor-fusion.ai CRDs. Turn off when another tool owns them.
+   * @default true
+   */
+  readonly installCrds?: boolean;
+}
+
+/** Defaults of every prop that has one. */
+export const CONTROLLER_DEFAULTS = {
+  namespace: 'tensor-fusion-system',
+  replicas: 2,
+  resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+  logLevel: CONTROLLER_ENV_DEFAULTS.logLevel,
+  failurePolicy: 'Fail' as FailurePolicy,
+  certificateMode: CONTROLLER_ENV_DEFAULTS.certMode,
+  metrics: true,
+  serviceMonitor: false,
+  nodeImage: 'node:20-alpine',
+  installCrds: true,
+} as const;
+
+/** Props with every default applied, as the render functions consume them. */
+export interface ResolvedControllerProps {
+  readonly namespace: string;
+  readonly replicas: number;
+  readonly resources: { readonly requests: Required<ComputeQuantities>; readonly limits: Required<ComputeQuantities> };
+  readonly logLevel: LogLevel;
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  readonly tolerations?: readonly Toleration[];
+  readonly failurePolicy: FailurePolicy;
+  readonly certificateMode: CertificateMode;
+  readonly metrics: boolean;
+  readonly serviceMonitor: boolean;
+  readonly image?: string;
+  readonly nodeImage: string;
+  readonly installCrds: boolean;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const IMAGE_REF = /^[^\s]+$/;
+const TOLERATION_OPERATORS = ['Exists', 'Equal'] as const;
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+
+function checkNamespace(value: unknown): FieldIssue | undefined {
+  return typeof value === 'string' && value.length <= 63 && DNS_LABEL.test(value)
+    ? undefined
+    : fieldIssue('namespace', value, 'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit');
+}
+
+function checkImage(field: string, value: unknown): FieldIssue | undefined {
+  return typeof value === 'string' && IMAGE_REF.test(value) ? undefined : fieldIssue(field, value, 'an image reference such as registry.example.com/tensor-fusion-controller:0.1.0');
+}
+
+function checkBoolean(field: string, value: unknown): FieldIssue | undefined {
+  return typeof value === 'boolean' ? undefined : fieldIssue(field, value, 'true or false');
+}
+
+function checkResources(resources: ResolvedControllerProps['resources']): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const parsed: Record<string, number | undefined> = {};
+  for (const kind of ['requests', 'limits'] as const) {
+    for (const resource of ['cpu', 'memory'] as const) {
+      const field = `resources.${kind}.${resource}`;
+      const input: unknown = resources[kind][resource];
+      const value = typeof input === 'string' ? parseQuantity(input) : undefined;
+      if (value === undefined || value <= 0) issues.push(fieldIssue(field, input, `a positive Kubernetes quantity such as ${resource === 'cpu' ? '500m' : '256Mi'}`));
+      else parsed[field] = value;
+    }
+  }
+  for (const resource of ['cpu', 'memory'] as const) {
+    const limit = `resources.limits.${resource}`;
+    const request = `resources.requests.${resource}`;
+    const issue = checkLimitAtLeastRequest(limit, parsed[limit], resources.limits[resource], request, parsed[request], resources.requests[resource]);
+    if (issue) issues.push(issue);
+  }
+  return issues;
+}
+
+function checkNodeSelector(nodeSelector: unknown): FieldIssue[] {
+  if (nodeSelector === undefined) return [];
+  if (typeof nodeSelector !== 'object' || nodeSelector === null || Array.isArray(nodeSelector)) {
+    return [fieldIssue('nodeSelector', nodeSelector, 'a map of node label keys to string values')];
+  }
+  return Object.entries(nodeSelector)
+    .filter(([, v]) => typeof v !== 'string')
+    .map(([k, v]) => fieldIssue(`nodeSelector.${k}`, v, 'a string label value'));
+}
+
+function checkTolerations(tolerations: unknown): FieldIssue[] {
+  if (tolerations === undefined) return [];
+  if (!Array.isArray(tolerations)) return [fieldIssue('tolerations', tolerations, 'a list of tolerations')];
+  return tolerations.flatMap((t: Toleration, i): FieldIssue[] => {
+    const at = `tolerations[${i}]`;
+    const issues: (FieldIssue | undefined)[] = [
+      t.operator === undefined ? undefined : checkEnum(`${at}.operator`, t.operator, TOLERATION_OPERATORS),
+      t.effect === undefined ? undefined : checkEnum(`${at}.effect`, t.effect, TAINT_EFFECTS),
+      t.operator === 'Exists' && t.value !== undefined ? fieldIssue(`${at}.value`, t.value, 'no value when operator is Exists') : undefined,
+      t.tolerationSeconds !== undefined && t.effect !== 'NoExecute'
+        ? fieldIssue(`${at}.tolerationSeconds`, t.tolerationSeconds, 'no tolerationSeconds unless effect is NoExecute')
+        : undefined,
+    ];
+    return issues.filter((x): x is FieldIssue => x !== undefined);
+  });
+}
+
+/** Applies defaults and validates; throws a ValidationError naming every bad field. */
+export function resolveControllerProps(props: TensorFusionControllerProps = {}): ResolvedControllerProps {
+  const d = CONTROLLER_DEFAULTS;
+  const resolved: ResolvedControllerProps = {
+    namespace: props.namespace ?? d.namespace,
+    replicas: props.replicas ?? d.replicas,
+    resources: {
+      requests: { ...d.resources.requests, ...props.resources?.requests },
+      limits: { ...d.resources.limits, ...props.resources?.limits },
+    },
+    logLevel: props.logLevel ?? d.logLevel,
+    nodeSelector: props.nodeSelector,
+    tolerations: props.tolerations,
+    failurePolicy: props.failurePolicy ?? d.failurePolicy,
+    certificateMode: props.certificateMode ?? d.certificateMode,
+    metrics: props.metrics ?? d.metrics,
+    serviceMonitor: props.serviceMonitor ?? d.serviceMonitor,
+    image: props.image,
+    nodeImage: props.nodeImage ?? d.nodeImage,
+    installCrds: props.installCrds ?? d.installCrds,
+  };
+  const r = resolved;
+  const issues = [
+    checkNamespace(r.namespace),
+    Number.isInteger(r.replicas) && r.replicas >= 1 ? undefined : fieldIssue('replicas', r.replicas, 'an integer of at least 1'),
+    ...checkResources(r.resources),
+    checkEnum('logLevel', r.logLevel, LOG_LEVELS),
+    ...checkNodeSelector(r.nodeSelector),
+    ...checkTolerations(r.tolerations),
+    checkEnum('failurePolicy', r.failurePolicy, FAILURE_POLICIES),
+    checkEnum('certificateMode', r.certificateMode, CERT_MODES),
+    checkBoolean('metrics', r.metrics),
+    checkBoolean('serviceMonitor', r.serviceMonitor),
+    r.serviceMonitor === true && r.metrics === false ? fieldIssue('serviceMonitor', true, 'false when metrics is false (the ServiceMonitor scrapes the metrics Service)') : undefined,
+    r.image === undefined ? undefined : checkImage('image', r.image),
+    checkImage('nodeImage', r.nodeImage),
+    checkBoolean('installCrds', r.installCrds),
+  ].filter((x): x is FieldIssue => x !== undefined);
+  throwIfInvalid(issues, 'TensorFusionController');
+  return resolved;
+}

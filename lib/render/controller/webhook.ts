@@ -1,0 +1,83 @@
+/**
+ * The MutatingWebhookConfiguration and what serves its certificate: in self-managed mode an empty
+ * Secret the controller fills (and the controller patches the caBundle); in cert-manager mode a
+ * self-signed Issuer, a Certificate and the annotation that makes cainjector fill the caBundle.
+ */
+import { KubeObject } from '../../k8s-object';
+import { CERT_MANAGER_INJECT_CA_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL } from '../../labels';
+import { CONTROLLER_PATHS } from './env';
+import { WEBHOOK_SERVICE_PORT } from './network';
+import { CONTROLLER_NAMES } from './names';
+import { ResolvedControllerProps } from './props';
+
+/** Upper bound of the webhook's timeout: a slow admission must not stall pod creation. */
+export const WEBHOOK_TIMEOUT_SECONDS = 5;
+
+/** Namespaces whose pods never reach the webhook, besides the controller's own. */
+export const WEBHOOK_EXCLUDED_NAMESPACES = ['kube-system'] as const;
+
+const CERT_MANAGER = 'cert-manager.io/v1';
+
+/** DNS names the serving certificate must cover for the webhook Service. */
+export function webhookDnsNames(namespace: string): string[] {
+  const svc = CONTROLLER_NAMES.webhookService;
+  return [svc, `${svc}.${namespace}`, `${svc}.${namespace}.svc`, `${svc}.${namespace}.svc.cluster.local`];
+}
+
+export function renderWebhookConfiguration(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject {
+  const { namespace } = props;
+  const annotations = props.certificateMode === 'cert-manager'
+    ? { [CERT_MANAGER_INJECT_CA_ANNOTATION]: `${namespace}/${CONTROLLER_NAMES.certificate}` }
+    : undefined;
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: CONTROLLER_NAMES.webhookConfiguration, labels, ...(annotations ? { annotations } : {}) },
+    webhooks: [{
+      name: CONTROLLER_NAMES.webhook,
+      admissionReviewVersions: ['v1'],
+      // No caBundle here: the controller or cainjector owns that field, so re-applying never clears it.
+      clientConfig: {
+        service: { name: CONTROLLER_NAMES.webhookService, namespace, path: CONTROLLER_PATHS.mutatePods, port: WEBHOOK_SERVICE_PORT },
+      },
+      rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
+      objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
+      // The controller's own namespace is excluded so that a down controller can always be restarted.
+      namespaceSelector: {
+        matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...WEBHOOK_EXCLUDED_NAMESPACES, namespace] }],
+      },
+      failurePolicy: props.failurePolicy,
+      matchPolicy: 'Equivalent',
+      // Allocation is recorded in the controller's state, which a dry run must not touch.
+      sideEffects: 'NoneOnDryRun',
+      timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+      // Other webhooks may add containers after us; run again so they get their GPU share too.
+      reinvocationPolicy: 'IfNeeded',
+    }],
+  };
+}
+
+export function renderCertificates(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject[] {
+  const { namespace } = props;
+  if (props.certificateMode === 'self-managed') {
+    // Created empty so that the controller needs only get/update/patch on this one name (create
+    // cannot be limited by resourceNames). Opaque: kubernetes.io/tls would require the keys now.
+    return [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: CONTROLLER_NAMES.tlsSecret, namespace, labels }, type: 'Opaque' }];
+  }
+  return [
+    { apiVersion: CERT_MANAGER, kind: 'Issuer', metadata: { name: CONTROLLER_NAMES.issuer, namespace, labels }, spec: { selfSigned: {} } },
+    {
+      apiVersion: CERT_MANAGER,
+      kind: 'Certificate',
+      metadata: { name: CONTROLLER_NAMES.certificate, namespace, labels },
+      spec: {
+        secretName: CONTROLLER_NAMES.tlsSecret,
+        dnsNames: webhookDnsNames(namespace),
+        issuerRef: { name: CONTROLLER_NAMES.issuer, kind: 'Issuer', group: 'cert-manager.io' },
+        privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+        duration: '8760h',
+        renewBefore: '720h',
+      },
+    },
+  ];
+}

@@ -1,0 +1,125 @@
+/**
+ * The controller Deployment and its PodDisruptionBudget. The pod meets the Pod Security Standards
+ * "restricted" profile, so the component's namespace can enforce that level.
+ */
+import { KubeObject } from '../../k8s-object';
+import { HOSTNAME_LABEL } from '../../labels';
+import { CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from './env';
+import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from './names';
+import { ResolvedControllerProps } from './props';
+import { Shipping } from './shipping';
+
+/** uid/gid of the `node` user in the official Node.js images; numeric so runAsNonRoot can be verified. */
+export const CONTROLLER_UID = 1000;
+
+/** The container securityContext "restricted" asks for, shared by the unpack and controller containers. */
+const CONTAINER_SECURITY = {
+  allowPrivilegeEscalation: false,
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+function env(props: ResolvedControllerProps): object[] {
+  const value = (name: string, v: string | number) => ({ name, value: String(v) });
+  const field = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } } });
+  const E = CONTROLLER_ENV;
+  const common = [
+    field(E.podName, 'metadata.name'),
+    field(E.podNamespace, 'metadata.namespace'),
+    value(E.logLevel, props.logLevel),
+    value(E.metricsPort, CONTROLLER_ENV_DEFAULTS.metricsPort),
+    value(E.webhookPort, CONTROLLER_ENV_DEFAULTS.webhookPort),
+    value(E.leaderElectionId, CONTROLLER_NAMES.lease),
+    value(E.webhookServiceName, CONTROLLER_NAMES.webhookService),
+    value(E.webhookConfigName, CONTROLLER_NAMES.webhookConfiguration),
+    value(E.tlsSecretName, CONTROLLER_NAMES.tlsSecret),
+    value(E.certMode, props.certificateMode),
+  ];
+  return props.certificateMode === 'cert-manager' ? [...common, value(E.tlsDir, CONTROLLER_ENV_DEFAULTS.tlsDir)] : common;
+}
+
+function probe(path: string, periodSeconds: number, failureThreshold: number): object {
+  return { httpGet: { path, port: PORT_NAMES.metrics, scheme: 'HTTP' }, periodSeconds, timeoutSeconds: 2, failureThreshold };
+}
+
+export function renderWorkload(props: ResolvedControllerProps, labels: Record<string, string>, shipping: Shipping): KubeObject[] {
+  const { namespace } = props;
+  const name = CONTROLLER_NAMES.controller;
+  const certManager = props.certificateMode === 'cert-manager';
+  const tlsVolume = { name: 'tls', secret: { secretName: CONTROLLER_NAMES.tlsSecret, defaultMode: 0o440 } };
+  const container = {
+    name: 'controller',
+    image: shipping.image,
+    imagePullPolicy: 'IfNotPresent',
+    ...(shipping.command ? { command: shipping.command } : {}),
+    env: env(props),
+    ports: [
+      { name: PORT_NAMES.webhook, containerPort: CONTROLLER_ENV_DEFAULTS.webhookPort, protocol: 'TCP' },
+      { name: PORT_NAMES.metrics, containerPort: CONTROLLER_ENV_DEFAULTS.metricsPort, protocol: 'TCP' },
+    ],
+    livenessProbe: probe(CONTROLLER_PATHS.healthz, 10, 3),
+    readinessProbe: probe(CONTROLLER_PATHS.readyz, 5, 2),
+    resources: props.resources,
+    securityContext: CONTAINER_SECURITY,
+    volumeMounts: [
+      ...shipping.volumeMounts,
+      { name: 'tmp', mountPath: '/tmp' },
+      ...(certManager ? [{ name: 'tls', mountPath: CONTROLLER_ENV_DEFAULTS.tlsDir, readOnly: true }] : []),
+    ],
+  };
+  const podSpec = {
+    serviceAccountName: name,
+    automountServiceAccountToken: true,
+    enableServiceLinks: false,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: CONTROLLER_UID,
+      runAsGroup: CONTROLLER_UID,
+      fsGroup: CONTROLLER_UID,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    // Preferred, not required: a one-node cluster must still run both replicas.
+    affinity: {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [{
+          weight: 100,
+          podAffinityTerm: { topologyKey: HOSTNAME_LABEL, labelSelector: { matchLabels: SELECTOR_LABELS } },
+        }],
+      },
+    },
+    ...(props.nodeSelector ? { nodeSelector: props.nodeSelector } : {}),
+    ...(props.tolerations ? { tolerations: props.tolerations } : {}),
+    ...(shipping.initContainers.length
+      ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: props.resources, securityContext: CONTAINER_SECURITY })) }
+      : {}),
+    containers: [container],
+    volumes: [...shipping.volumes, { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, ...(certManager ? [tlsVolume] : [])],
+  };
+  const deployment: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas: props.replicas,
+      revisionHistoryLimit: 5,
+      selector: { matchLabels: SELECTOR_LABELS },
+      // Never below the desired count during a rollout: every replica serves the webhook.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      template: {
+        metadata: { labels, ...(shipping.podAnnotations ? { annotations: shipping.podAnnotations } : {}) },
+        spec: podSpec,
+      },
+    },
+  };
+  // maxUnavailable rather than minAvailable: with replicas 1 a minAvailable of 1 would block every drain.
+  const pdb: KubeObject = {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name, namespace, labels },
+    spec: { maxUnavailable: 1, selector: { matchLabels: SELECTOR_LABELS } },
+  };
+  return [deployment, pdb];
+}
