@@ -1,19 +1,11 @@
 import type { WorkloadProfileSpec } from '../../lib/api';
+import { seedWorkloadProfileSpec } from '../../lib/api/examples';
 import { decodeGpuAnnotations, resolveWorkloadSettings } from '../../lib/annotations';
 
 const GiB = 2 ** 30;
 
-// Seed 002's example WorkloadProfile.
-const SEED_PROFILE: WorkloadProfileSpec = {
-  resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } },
-  replicas: 1,
-  isLocalGPU: true,
-  poolName: 'default-pool',
-  qos: 'medium',
-  gpuCount: 1,
-  gpuModel: 'A100',
-  autoScalingConfig: {},
-};
+// Seed 002's example WorkloadProfile (pool default-pool, tflops 5/15, vram 3Gi/3Gi, local GPU, A100).
+const SEED_PROFILE: WorkloadProfileSpec = seedWorkloadProfileSpec();
 
 const decode = (annotations: Record<string, string>) => {
   const { settings, issues } = decodeGpuAnnotations(annotations);
