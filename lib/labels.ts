@@ -82,3 +82,12 @@ export const CERT_MANAGER_INJECT_CA_ANNOTATION = 'cert-manager.io/inject-ca-from
 
 /** Pod template annotation holding the sha256 of the shipped controller bundle; a new bundle rolls the pods. */
 export const CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION = `${GROUP}/controller-bundle-sha256`;
+
+/** Label on controller-made objects naming their parent: the pool on a GPUNode, the GPUNode on a GPU (as upstream). */
+export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
+
+/** Pod label naming the TensorFusionWorkload the pod is a worker of (as upstream). */
+export const WORKLOAD_LABEL = `${GROUP}/workload`;
+
+/** Pod annotation with the comma-separated GPU object names the pod's share was placed on (as upstream). */
+export const GPU_IDS_ANNOTATION = `${GROUP}/gpu-ids`;
