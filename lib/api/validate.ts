@@ -81,10 +81,9 @@ export function describeSchema(s: JsonSchema): string {
       return 'true or false';
     case 'string': {
       if (s.format === 'date-time') return 'an RFC 3339 date-time such as 2024-01-31T12:00:00Z';
-      const parts = ['a string'];
-      if (s.pattern) parts.push(`matching ${s.pattern as string}`);
+      const parts = [s.minLength ? 'a non-empty string' : 'a string'];
       if (s.maxLength !== undefined) parts.push(`of at most ${s.maxLength as number} characters`);
-      if (s.minLength) parts.push('not empty');
+      if (s.pattern) parts.push(`matching ${s.pattern as string}`);
       return parts.join(' ');
     }
     case 'array':

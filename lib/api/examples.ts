@@ -1,0 +1,184 @@
+/**
+ * Realistic sample objects of every kind. Tests reuse them, and `npm run check:upstream` validates
+ * them against the upstream CRDs to prove wire compatibility.
+ */
+import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from './index';
+import { API_VERSION, DEFAULT_POOL_ANNOTATION, GFD } from '../labels';
+import type { WorkloadProfileSpec } from './workload-profile';
+
+/** The WorkloadProfile spec of seed 002's example. */
+export function seedWorkloadProfileSpec(): WorkloadProfileSpec {
+  return {
+    resources: {
+      requests: { tflops: '5', vram: '3Gi' },
+      limits: { tflops: '15', vram: '3Gi' },
+    },
+    replicas: 1,
+    isLocalGPU: true,
+    poolName: 'default-pool',
+    qos: 'medium',
+    gpuCount: 1,
+    gpuModel: 'A100',
+    autoScalingConfig: {},
+  };
+}
+
+/** A WorkloadProfile spec that sets every field seed 003 defines. */
+export function fullWorkloadProfileSpec(): WorkloadProfileSpec {
+  const prediction = { enable: true, historyDataPeriod: '7d', model: 'default', predictionPeriod: '1h' };
+  return {
+    ...seedWorkloadProfileSpec(),
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: GFD.product, operator: 'In', values: ['NVIDIA-A100-SXM4-80GB'] }] }],
+      },
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        { weight: 50, preference: { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['zone-a'] }] } },
+      ],
+    },
+    autoScalingConfig: {
+      autoSetLimits: {
+        enable: true,
+        evaluationPeriod: '30s',
+        extraTFlopsBufferRatio: '0.1',
+        ignoredDeltaRange: '0.05',
+        maxRatioToRequests: '5.0',
+        prediction,
+        scaleUpStep: '0.2',
+        targetResource: 'all',
+      },
+      autoSetReplicas: {
+        enable: true,
+        evaluationPeriod: '10m',
+        scaleDownCoolDownTime: '5m',
+        scaleDownStep: '0.2',
+        scaleUpCoolDownTime: '1m',
+        scaleUpStep: '0.5',
+        targetTFlopsOfLimits: '0.8',
+      },
+      autoSetRequests: {
+        aggregationPeriod: '1h',
+        enable: true,
+        evaluationPeriod: '7d',
+        extraBufferRatio: '0.1',
+        percentileForAutoRequests: '0.95',
+        prediction,
+        targetResource: 'all',
+      },
+    },
+  };
+}
+
+export function exampleGpuPool(name = 'default-pool'): GPUPool {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'GPUPool',
+    metadata: { name, annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } },
+    spec: {
+      nodeManagerConfig: {
+        nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: GFD.present, operator: 'In', values: ['true'] }] }] },
+      },
+      capacityConfig: {
+        minResources: { tflops: '100', vram: '80Gi' },
+        maxResources: { tflops: '5000', vram: '2Ti', cpu: '512', memory: '4Ti' },
+        oversubscription: { tflopsOversellRatio: 500, vramExpandToHostMem: 50, vramExpandToHostDisk: 70 },
+        gpuTflops: { A100: '312', H100: '989' },
+      },
+      qosConfig: { defaultQoS: 'medium' },
+      defaultUsingLocalGPU: true,
+      placement: { mode: 'MinFragmentation' },
+      componentConfig: {
+        worker: {
+          image: 'tensorfusion/tensor-fusion-worker:latest',
+          podTemplate: { spec: { containers: [{ name: 'worker', resources: { requests: { cpu: '1' } } }] } },
+        },
+      },
+    },
+  };
+}
+
+export function exampleGpuNode(name = 'gpu-node-a100'): GPUNode {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'GPUNode',
+    metadata: { name },
+    spec: { manageMode: 'AutoSelect' },
+    status: {
+      phase: 'Running',
+      totalGPUs: 8,
+      managedGPUs: 8,
+      managedGPUDeviceIDs: ['GPU-0a1b2c3d-0000-0000-0000-000000000000'],
+      totalTFlops: '2496',
+      totalVRAM: '640Gi',
+      availableTFlops: '2486',
+      availableVRAM: '636Gi',
+      virtualTFlops: '12480',
+      virtualVRAM: '640Gi',
+      virtualAvailableTFlops: '12470',
+      virtualAvailableVRAM: '636Gi',
+      totalGPUPods: 1,
+      allocatedPods: {
+        'gpu-0a1b2c3d': [
+          {
+            name: 'pytorch-example-0',
+            namespace: 'ml',
+            uid: '7f1d2c3b-0000-0000-0000-000000000000',
+            requests: { tflops: '10', vram: '4Gi' },
+            limits: { tflops: '20', vram: '4Gi' },
+            qos: 'medium',
+          },
+        ],
+      },
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'GPUsDiscovered', message: '8 GPUs', lastTransitionTime: '2025-01-31T12:00:00Z' },
+      ],
+    },
+  };
+}
+
+export function exampleGpu(name = 'gpu-0a1b2c3d'): GPU {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'GPU',
+    metadata: { name },
+    status: {
+      uuid: 'GPU-0a1b2c3d-0000-0000-0000-000000000000',
+      index: 0,
+      gpuModel: 'A100',
+      vendor: 'NVIDIA',
+      phase: 'Running',
+      capacity: { tflops: '312', vram: '80Gi' },
+      available: { tflops: '302', vram: '76Gi' },
+      nodeSelector: { 'kubernetes.io/hostname': 'gpu-node-a100' },
+      usedBy: 'tensor-fusion',
+      runningApps: [{ name: 'pytorch-example', namespace: 'ml', count: 1 }],
+      message: '',
+    },
+  };
+}
+
+export function exampleWorkloadProfile(name = 'default-profile', namespace = 'ml'): WorkloadProfile {
+  return { apiVersion: API_VERSION, kind: 'WorkloadProfile', metadata: { name, namespace }, spec: fullWorkloadProfileSpec() };
+}
+
+export function exampleTensorFusionWorkload(name = 'pytorch-example', namespace = 'ml'): TensorFusionWorkload {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'TensorFusionWorkload',
+    metadata: { name, namespace },
+    spec: { ...seedWorkloadProfileSpec(), replicas: 2, isLocalGPU: false },
+    status: {
+      phase: 'Running',
+      workerCount: 2,
+      readyWorkers: 2,
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'WorkersReady', message: '2/2 workers ready', lastTransitionTime: '2025-01-31T12:00:00Z' },
+      ],
+    },
+  };
+}
+
+/** One sample object of each kind. */
+export function exampleObjects(): Array<GPUPool | GPUNode | GPU | WorkloadProfile | TensorFusionWorkload> {
+  return [exampleGpuPool(), exampleGpuNode(), exampleGpu(), exampleWorkloadProfile(), exampleTensorFusionWorkload()];
+}
