@@ -1,27 +1,58 @@
-/** Kubernetes name and label syntax, checked before anything is synthesized. */
+/**
+ * Kubernetes name rules (DNS-1123). Hand-written: the rules are two regular expressions and a length,
+ * and @kubernetes/client-node ships no validators.
+ */
 import { FieldIssue, fieldIssue } from './errors';
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Longest pool name: `pool-<name>` must fit the 63-character name part of a node label key. */
+export const POOL_NAME_MAX = 58;
+
+export function isDnsLabel(value: unknown, max = 63): value is string {
+  return typeof value === 'string' && value.length <= max && LABEL.test(value);
+}
+
+export function isDnsSubdomain(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 253 && SUBDOMAIN.test(value);
+}
+
+const LABEL_WORDS = "lowercase letters, digits and '-', starting and ending with a letter or digit";
+
+/** A GPUPool name (also used in the node label `tensor-fusion.ai/pool-<name>`). */
+export function checkPoolName(field: string, value: unknown): FieldIssue | undefined {
+  return isDnsLabel(value, POOL_NAME_MAX)
+    ? undefined
+    : fieldIssue(field, value, `a DNS-1123 label of at most ${POOL_NAME_MAX} characters (${LABEL_WORDS})`);
+}
+
+/** A namespaced object name such as a TensorFusionWorkload or WorkloadProfile. */
+export function checkObjectName(field: string, value: unknown): FieldIssue | undefined {
+  return isDnsSubdomain(value)
+    ? undefined
+    : fieldIssue(field, value, "a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)");
+}
+
+/** A container name. */
+export function checkContainerName(field: string, value: unknown): FieldIssue | undefined {
+  return isDnsLabel(value) ? undefined : fieldIssue(field, value, `a container name: a DNS-1123 label (${LABEL_WORDS})`);
+}
+
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-/** Object names (pods, pools, nodes, profiles): a DNS-1123 subdomain. */
-export function checkObjectName(field: string, value: unknown): FieldIssue | undefined {
-  return typeof value === 'string' && value.length <= 253 && DNS1123_SUBDOMAIN.test(value)
-    ? undefined
-    : fieldIssue(field, value, 'a DNS-1123 name: lowercase letters, digits, "-" and ".", starting and ending with a letter or digit, at most 253 characters');
+/** A label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit. */
+export function isLabelValue(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 63 && LABEL_VALUE.test(value);
 }
 
-/** Names that become part of a label key or a DNS label (namespaces, pool names): a DNS-1123 label. */
-export function checkDnsLabel(field: string, value: unknown): FieldIssue | undefined {
-  return typeof value === 'string' && value.length <= 63 && DNS1123_LABEL.test(value)
-    ? undefined
-    : fieldIssue(field, value, 'a DNS-1123 label: lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63 characters');
-}
-
-/** Label values: at most 63 characters of letters, digits, "-", "_" and ".". */
 export function checkLabelValue(field: string, value: unknown): FieldIssue | undefined {
-  return typeof value === 'string' && value.length <= 63 && LABEL_VALUE.test(value)
+  return isLabelValue(value)
     ? undefined
-    : fieldIssue(field, value, 'a label value: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit');
+    : fieldIssue(field, value, "a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit");
+}
+
+/** A DNS-1123 label such as a namespace name. */
+export function checkDnsLabel(field: string, value: unknown): FieldIssue | undefined {
+  return isDnsLabel(value) ? undefined : fieldIssue(field, value, `a DNS-1123 label of at most 63 characters (${LABEL_WORDS})`);
 }

@@ -6,7 +6,7 @@ import { FieldIssue, fieldIssue } from '../errors';
 import { checkTflops, checkVram } from '../quantity';
 import { checkGpuCount, checkQos, checkReplicas } from '../rules';
 import type { AnnotationValueKind } from './keys';
-import { checkContainerName, checkObjectName, checkPoolName } from './names';
+import { checkContainerName, checkObjectName, checkPoolName } from '../names';
 
 /** Where a value came from: a pod annotation (always a string) or a typed option. */
 export type ValueSource = 'annotation' | 'option';

@@ -7,7 +7,7 @@
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
 import { KubeObject } from '../k8s-object';
 import { GFD, HARDWARE_VENDOR_LABEL, poolMembershipLabel } from '../labels';
-import { checkDnsLabel, checkLabelValue, checkObjectName } from '../names';
+import { checkLabelValue, checkObjectName, checkPoolName } from '../names';
 import { checkVram } from '../quantity';
 import { GPU_COUNT_MAX, GPU_COUNT_MIN } from '../rules';
 import { checkT9kNodeOptions, T9kNodeOptions, t9kNodeLabels } from '../t9k';
@@ -61,7 +61,7 @@ const MIB = 2 ** 20;
 /** Validates GpuNode props; returns every issue found. */
 export function checkGpuNodeProps(props: GpuNodeProps): FieldIssue[] {
   const issues: (FieldIssue | undefined)[] = [checkObjectName('nodeName', props.nodeName)];
-  (props.pools ?? []).forEach((pool, i) => issues.push(checkDnsLabel(`pools[${i}]`, pool)));
+  (props.pools ?? []).forEach((pool, i) => issues.push(checkPoolName(`pools[${i}]`, pool)));
   if (props.gpu) {
     const { model, count, memory } = props.gpu;
     issues.push(checkLabelValue('gpu.model', model));

@@ -3,7 +3,7 @@ import { GPUPoolSpec, NodeSelector, validateSpec } from '../api';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
 import { KubeObject } from '../k8s-object';
 import { API_VERSION, DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../labels';
-import { checkPoolName } from '../annotations';
+import { checkPoolName } from '../names';
 import { checkEnum, checkQos, PLACEMENT_MODES, PlacementMode, QosLevel } from '../rules';
 import { checkMeta, ObjectMetaProps, renderMeta } from './metadata';
 
