@@ -1,0 +1,142 @@
+/**
+ * Fragmentation measure behind the `MinFragmentation` policy, after the FGD paper (Weng et al.,
+ * "Beware of Fragmentation", USENIX ATC'23): free GPU share on a node is fragmented for a typical
+ * request when the node cannot host it, or when it sits on GPUs too small for it. A node's
+ * fragmentation is the popularity-weighted sum over the workload mix; a placement is scored by how
+ * much it changes that sum.
+ */
+import { freeShare, GpuState, NodeProfile, NodeState, Typical, toMilli } from './state';
+import { TypicalRequest } from './types';
+
+/** Fraction of the observed requests the learned mix must cover (FGD uses 95%). */
+const MIX_COVERAGE = 0.95;
+
+function fitsTypical(g: GpuState, m: Typical, usedT: number, usedV: number): boolean {
+  return (m.models === null || m.models.has(g.model)) && g.capT - usedT >= m.t && g.capV - usedV >= m.v;
+}
+
+/** The node's profile for the current mix, recomputed only when the node or the mix changed. */
+export function profileOf(node: NodeState, mix: readonly Typical[], mixEpoch: number): NodeProfile {
+  let p = node.profile;
+  if (p !== undefined && p.version === node.version && p.mixEpoch === mixEpoch) return p;
+  if (p === undefined || p.cnt.length !== mix.length) {
+    p = { version: 0, mixEpoch: 0, cnt: new Int32Array(mix.length), nonfit: new Float64Array(mix.length), tot: 0, frag: 0 };
+    node.profile = p;
+  }
+  let tot = 0;
+  for (const g of node.gpus) tot += freeShare(g);
+  const cpuFree = node.cpuCap - node.cpuUsed;
+  const memFree = node.memCap - node.memUsed;
+  let frag = 0;
+  for (let j = 0; j < mix.length; j++) {
+    const m = mix[j];
+    let cnt = 0;
+    let nonfit = 0;
+    for (const g of node.gpus) {
+      if (fitsTypical(g, m, g.usedT, g.usedV)) cnt++;
+      else nonfit += freeShare(g);
+    }
+    p.cnt[j] = cnt;
+    p.nonfit[j] = nonfit;
+    const hostable = m.k > 0 && cnt >= m.k && cpuFree >= m.cpu && memFree >= m.mem;
+    frag += m.p * (hostable ? nonfit : tot);
+  }
+  p.tot = tot;
+  p.frag = frag;
+  p.version = node.version;
+  p.mixEpoch = mixEpoch;
+  return p;
+}
+
+/**
+ * Fragmentation of `node` if GPUs `chosen` (local indexes, first `count`) each took `t`/`v` more and
+ * the node `cpu`/`mem` more. Returns the new fragmentation; `totAfter[0]` gets the new free share.
+ */
+export function fragAfter(
+  node: NodeState,
+  profile: NodeProfile,
+  mix: readonly Typical[],
+  chosen: readonly number[],
+  count: number,
+  t: number,
+  v: number,
+  cpu: number,
+  mem: number,
+  totAfter: Float64Array,
+): number {
+  let tot = profile.tot;
+  for (let c = 0; c < count; c++) {
+    const g = node.gpus[chosen[c]];
+    tot += 0.5 * (-t / g.capT - v / g.capV);
+  }
+  totAfter[0] = tot;
+  const cpuFree = node.cpuCap - node.cpuUsed - cpu;
+  const memFree = node.memCap - node.memUsed - mem;
+  let frag = 0;
+  for (let j = 0; j < mix.length; j++) {
+    const m = mix[j];
+    if (m.k === 0 || cpuFree < m.cpu || memFree < m.mem) {
+      frag += m.p * tot;
+      continue;
+    }
+    let cnt = profile.cnt[j];
+    let nonfit = profile.nonfit[j];
+    for (let c = 0; c < count; c++) {
+      const g = node.gpus[chosen[c]];
+      const before = fitsTypical(g, m, g.usedT, g.usedV);
+      const after = fitsTypical(g, m, g.usedT + t, g.usedV + v);
+      if (before) cnt--;
+      else nonfit -= freeShare(g);
+      if (after) cnt++;
+      else nonfit += 0.5 * ((g.capT - g.usedT - t) / g.capT + (g.capV - g.usedV - v) / g.capV);
+    }
+    frag += m.p * (cnt >= m.k ? nonfit : tot);
+  }
+  return frag;
+}
+
+/** Converts a configured workload mix to internal units with weights summing to 1. */
+export function normaliseMix(mix: readonly TypicalRequest[]): Typical[] {
+  const total = mix.reduce((s, m) => s + m.weight, 0);
+  return mix.map((m) => ({
+    k: m.gpuCount,
+    t: toMilli(m.tflops),
+    v: m.vram,
+    cpu: m.cpu ?? 0,
+    mem: m.memory ?? 0,
+    models: m.models && m.models.length > 0 ? new Set(m.models) : null,
+    p: m.weight / total,
+  }));
+}
+
+/** Counts of request shapes seen by one pool, from which the mix is learned. */
+export class MixLearner {
+  private readonly counts = new Map<string, { m: Omit<Typical, 'p'>; n: number }>();
+  private seen = 0;
+
+  /** Records one request; returns true when the learned mix should be refreshed. */
+  observe(m: Omit<Typical, 'p'>): boolean {
+    const key = `${m.k}|${m.t}|${m.v}|${m.cpu}|${m.mem}|${m.models ? [...m.models].sort().join(',') : ''}`;
+    const entry = this.counts.get(key);
+    if (entry) entry.n++;
+    else this.counts.set(key, { m, n: 1 });
+    this.seen++;
+    // Refresh at powers of two, then every 65536: amortised O(1) rebuilds per request.
+    return (this.seen & (this.seen - 1)) === 0 || this.seen % 65536 === 0;
+  }
+
+  /** The most frequent shapes covering {@link MIX_COVERAGE} of requests, weights normalised. */
+  mix(): Typical[] {
+    const entries = [...this.counts.values()].sort(
+      (a, b) => b.n - a.n || b.m.cpu - a.m.cpu || b.m.t - a.m.t || b.m.k - a.m.k || b.m.v - a.m.v || b.m.mem - a.m.mem,
+    );
+    const chosen: typeof entries = [];
+    let covered = 0;
+    for (const e of entries) {
+      if (covered >= MIX_COVERAGE * this.seen) break;
+      chosen.push(e);
+      covered += e.n;
+    }
+    return chosen.map((e) => ({ ...e.m, p: e.n / covered }));
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * One pool's nodes and its placement index: an argmax {@link ScoreTree} per request shape, kept in
+ * step lazily through a log of changed node slots. A placement re-scores only the nodes that changed
+ * since that shape was last placed, so its cost grows with the churn, not with the cluster.
+ */
+import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../rules';
+import { MixLearner, normaliseMix } from './fragmentation';
+import { ScoreTree } from './score-tree';
+import { Need, NodeState, Typical } from './state';
+import { evaluate, PoolView, Score } from './strategies';
+import { PoolConfig } from './types';
+import { DEFAULT_OVERSELL_RATIO } from './validate';
+
+/** Trees kept per pool; the least recently used one is dropped beyond this. */
+const MAX_TREES = 256;
+
+interface TreeEntry {
+  readonly tree: ScoreTree;
+  /** Absolute log position the tree has caught up to. */
+  pos: number;
+  readonly epoch: number;
+}
+
+const score: Score = { primary: 0, secondary: 0 };
+
+export class PoolState implements PoolView {
+  oversell = DEFAULT_OVERSELL_RATIO;
+  mode: PlacementMode = DEFAULT_PLACEMENT_MODE;
+  mix: Typical[] = [];
+  mixEpoch = 0;
+  /** Learns the mix when none is configured. */
+  learner: MixLearner | undefined = new MixLearner();
+
+  /** Nodes by slot; holes are free slots. */
+  readonly slots: (NodeState | undefined)[] = [];
+  private readonly freeSlots: number[] = [];
+  rank = new Uint32Array(0);
+  nodeCount = 0;
+
+  private readonly trees = new Map<string, TreeEntry>();
+  /** Bumped when every tree must be rebuilt (nodes added or removed, settings changed). */
+  private epoch = 0;
+  private log: number[] = [];
+  private logBase = 0;
+  private mark = new Int32Array(0);
+  private markStamp = 0;
+
+  constructor(readonly name: string) {}
+
+  configure(config: PoolConfig): void {
+    this.oversell = config.tflopsOversellRatio ?? DEFAULT_OVERSELL_RATIO;
+    this.mode = config.placementMode ?? DEFAULT_PLACEMENT_MODE;
+    if (config.workloadMix) {
+      this.mix = normaliseMix(config.workloadMix);
+      this.learner = undefined;
+    } else if (!this.learner) {
+      this.mix = [];
+      this.learner = new MixLearner();
+    }
+    this.mixEpoch++;
+    this.invalidate();
+  }
+
+  /** Records a request for the learned mix. */
+  observe(need: Need): void {
+    if (this.learner?.observe(need)) {
+      this.mix = this.learner.mix();
+      this.mixEpoch++;
+      this.invalidate();
+    }
+  }
+
+  *nodes(): IterableIterator<NodeState> {
+    for (const n of this.slots) if (n) yield n;
+  }
+
+  /** Places a node in a free slot. The caller builds the node with `slot = nextSlot()`. */
+  nextSlot(): number {
+    return this.freeSlots.length > 0 ? this.freeSlots[this.freeSlots.length - 1] : this.slots.length;
+  }
+
+  insert(node: NodeState): void {
+    if (this.freeSlots.length > 0 && this.freeSlots[this.freeSlots.length - 1] === node.slot) this.freeSlots.pop();
+    this.slots[node.slot] = node;
+    if (this.rank.length < this.slots.length) {
+      const rank = new Uint32Array(Math.max(16, this.slots.length * 2));
+      rank.set(this.rank);
+      this.rank = rank;
+      this.mark = new Int32Array(rank.length);
+    }
+    this.rank[node.slot] = node.rank;
+    this.nodeCount++;
+    this.invalidate();
+  }
+
+  delete(node: NodeState): void {
+    this.slots[node.slot] = undefined;
+    this.freeSlots.push(node.slot);
+    this.nodeCount--;
+    this.invalidate();
+  }
+
+  /** Notes that a node's usage changed. */
+  touch(node: NodeState): void {
+    node.version++;
+    this.log.push(node.slot);
+    if (this.log.length > 4 * this.slots.length + 1024) {
+      const drop = this.log.length >> 1;
+      this.log = this.log.slice(drop);
+      this.logBase += drop;
+    }
+  }
+
+  /** Drops every tree, e.g. after the node set or the settings changed. */
+  invalidate(): void {
+    this.epoch++;
+    this.trees.clear();
+  }
+
+  /** The best node for `need`, or undefined when none can take it. */
+  best(need: Need): NodeState | undefined {
+    const slot = this.treeFor(need).top();
+    return slot < 0 ? undefined : this.slots[slot];
+  }
+
+  private treeFor(need: Need): ScoreTree {
+    const end = this.logBase + this.log.length;
+    const entry = this.trees.get(need.key);
+    if (entry && entry.epoch === this.epoch && entry.pos >= this.logBase && end - entry.pos <= this.slots.length) {
+      this.trees.delete(need.key);
+      this.trees.set(need.key, entry);
+      const stamp = ++this.markStamp;
+      for (let i = entry.pos - this.logBase; i < this.log.length; i++) {
+        const slot = this.log[i];
+        if (this.mark[slot] === stamp) continue;
+        this.mark[slot] = stamp;
+        const node = this.slots[slot];
+        if (node && evaluate(node, need, this, score, null)) entry.tree.set(slot, score.primary, score.secondary);
+        else entry.tree.set(slot, -Infinity, 0);
+      }
+      entry.pos = end;
+      return entry.tree;
+    }
+    const tree = new ScoreTree(this.slots.length, this.rank);
+    for (let slot = 0; slot < this.slots.length; slot++) {
+      const node = this.slots[slot];
+      if (node && evaluate(node, need, this, score, null)) tree.load(slot, score.primary, score.secondary);
+    }
+    tree.finish();
+    this.trees.delete(need.key);
+    this.trees.set(need.key, { tree, pos: end, epoch: this.epoch });
+    if (this.trees.size > MAX_TREES) this.trees.delete(this.trees.keys().next().value as string);
+    return tree;
+  }
+}

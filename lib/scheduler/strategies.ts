@@ -1,0 +1,143 @@
+/**
+ * Node scores and GPU choice for each placement mode. A score is a pure function of one node's
+ * state and the request, which is what lets the allocator keep one argmax tree per request shape and
+ * re-score only the nodes that changed.
+ *
+ * - `MinFragmentation`: the placement that lowers (or least raises) the node's fragmentation for the
+ *   pool's workload mix; a single-GPU request tries each distinct GPU, a multi-GPU request takes the
+ *   fullest GPUs that fit. Ties go to the fuller node.
+ * - `CompactFirst` (binpack): the node with the least free GPU share after placement, fullest GPUs.
+ * - `LowLoadFirst` (spread): the node with the largest free fraction after placement, emptiest GPUs.
+ * - `NodeCompactGPULowLoad`: nodes as `CompactFirst`, GPUs within the node as `LowLoadFirst`.
+ */
+import { fragAfter, profileOf } from './fragmentation';
+import { freeShare, gpuFits, Need, nodeHasRoom, NodeState, Typical } from './state';
+
+/** What a score needs from the pool. */
+export interface PoolView {
+  readonly oversell: number;
+  readonly mix: readonly Typical[];
+  readonly mixEpoch: number;
+}
+
+/** Scores of the last {@link evaluate} call. */
+export interface Score {
+  primary: number;
+  secondary: number;
+}
+
+const fits: number[] = [];
+const shares: number[] = [];
+const one: number[] = [0];
+const totAfter = new Float64Array(1);
+
+/** Sorts `fits[0..n)` by free share (ascending when `fullestFirst`), then by device index. */
+function sortFits(n: number, fullestFirst: boolean): void {
+  for (let i = 1; i < n; i++) {
+    const idx = fits[i];
+    const s = shares[i];
+    let j = i - 1;
+    while (j >= 0 && (fullestFirst ? shares[j] > s : shares[j] < s)) {
+      fits[j + 1] = fits[j];
+      shares[j + 1] = shares[j];
+      j--;
+    }
+    fits[j + 1] = idx;
+    shares[j + 1] = s;
+  }
+}
+
+function cpuFraction(node: NodeState, need: Need): number {
+  return node.cpuCap === Infinity ? 0 : (node.cpuCap - node.cpuUsed - need.cpu) / node.cpuCap;
+}
+
+/**
+ * Scores `node` for `need` into `out`; false when the node cannot take it. When `pick` is given it
+ * receives the chosen local GPU indexes.
+ */
+export function evaluate(node: NodeState, need: Need, pool: PoolView, out: Score, pick: number[] | null): boolean {
+  if (!nodeHasRoom(node, need.cpu, need.mem)) return false;
+  let n = 0;
+  let tot = 0;
+  for (let i = 0; i < node.gpus.length; i++) {
+    const g = node.gpus[i];
+    const s = freeShare(g);
+    tot += s;
+    if (need.k > 0 && gpuFits(g, need, pool.oversell)) {
+      fits[n] = i;
+      shares[n] = s;
+      n++;
+    }
+  }
+  if (n < need.k) return false;
+  switch (need.mode) {
+    case 'CompactFirst':
+      sortFits(n, true);
+      out.primary = -(tot - pickedShare(node, need));
+      out.secondary = -cpuFraction(node, need);
+      break;
+    case 'LowLoadFirst':
+      sortFits(n, false);
+      out.primary = node.gpus.length === 0 ? cpuFraction(node, need) : (tot - pickedShare(node, need)) / node.gpus.length;
+      out.secondary = cpuFraction(node, need);
+      break;
+    case 'NodeCompactGPULowLoad':
+      sortFits(n, false);
+      out.primary = -(tot - pickedShare(node, need));
+      out.secondary = -cpuFraction(node, need);
+      break;
+    default:
+      sortFits(n, true);
+      minFragmentation(node, need, pool, out, n);
+  }
+  if (pick !== null) {
+    pick.length = 0;
+    for (let c = 0; c < need.k; c++) pick.push(fits[c]);
+    pick.sort((a, b) => a - b);
+  }
+  return true;
+}
+
+/** Free share the request takes from the node (the same on every GPU of one model). */
+function pickedShare(node: NodeState, need: Need): number {
+  let s = 0;
+  for (let c = 0; c < need.k; c++) {
+    const g = node.gpus[fits[c]];
+    s += 0.5 * (need.t / g.capT + need.v / g.capV);
+  }
+  return s;
+}
+
+/** Fills `out` for `MinFragmentation`; for one GPU, moves the best candidate to `fits[0]`. */
+function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Score, n: number): void {
+  const profile = profileOf(node, pool.mix, pool.mixEpoch);
+  if (need.k !== 1) {
+    const after = fragAfter(node, profile, pool.mix, fits, need.k, need.t, need.v, need.cpu, need.mem, totAfter);
+    out.primary = profile.frag - after;
+    out.secondary = -totAfter[0];
+    return;
+  }
+  let best = -1;
+  let bestGain = -Infinity;
+  let bestTot = 0;
+  for (let c = 0; c < n; c++) {
+    const g = node.gpus[fits[c]];
+    // GPUs in the same state score the same: try each state once (fits is sorted, so they are adjacent).
+    if (c > 0) {
+      const prev = node.gpus[fits[c - 1]];
+      if (prev.usedT === g.usedT && prev.usedV === g.usedV && prev.model === g.model && prev.capT === g.capT && prev.capV === g.capV) continue;
+    }
+    one[0] = fits[c];
+    const gain = profile.frag - fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter);
+    if (gain > bestGain) {
+      best = c;
+      bestGain = gain;
+      bestTot = totAfter[0];
+    }
+  }
+  const chosen = fits[best];
+  fits[best] = fits[0];
+  fits[0] = chosen;
+  out.primary = bestGain;
+  out.secondary = -bestTot;
+}
