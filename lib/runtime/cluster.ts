@@ -1,0 +1,170 @@
+/**
+ * The small cluster-client interface that informers, reconcilers, leader election and the webhook use.
+ * One implementation talks HTTP to an API server (http-cluster.ts); tests point it at the in-process double.
+ */
+import { ResourceType } from './resources';
+
+/** The `metadata` fields the runtime reads. Unknown fields pass through untouched. */
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: Array<Record<string, unknown>>;
+  managedFields?: unknown[];
+  [key: string]: unknown;
+}
+
+/** Any Kubernetes object as it travels over the wire. */
+export interface K8sObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [key: string]: unknown;
+}
+
+/** One RFC 6902 operation. */
+export interface JsonPatchOp {
+  op: 'add' | 'remove' | 'replace' | 'test' | 'move' | 'copy';
+  path: string;
+  value?: unknown;
+  from?: string;
+}
+
+export interface ObjectRef {
+  namespace?: string;
+  name: string;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size; the client follows `continue` tokens until the list is complete. @default 500 */
+  limit?: number;
+}
+
+export interface ObjectList<T extends K8sObject = K8sObject> {
+  items: T[];
+  /** Opaque: compare only for equality, never numerically. */
+  resourceVersion: string;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent<T extends K8sObject = K8sObject> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  /** Aborting ends the stream; the returned promise then resolves. */
+  signal?: AbortSignal;
+}
+
+/** A Kubernetes Event about an object, for problems users should see in `kubectl describe`. */
+export interface EventRecord {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** A non-2xx answer from the API server, carrying its `Status` reason. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    /** Seconds from a `Retry-After` header, when the server sent one. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(`${code} ${reason}: ${message}`);
+    this.name = 'ApiError';
+  }
+}
+
+/** True for a 404 from the API server. */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 404;
+}
+
+/** True for a 409 (stale resourceVersion or AlreadyExists). */
+export function isConflict(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 409;
+}
+
+/** True for a 410 Gone (resourceVersion too old). */
+export function isGone(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 410;
+}
+
+/**
+ * Cluster access. Every write names the resource type explicitly; nothing is discovered at run time.
+ * Writes through `apply` use server-side apply with the package's field manager.
+ */
+export interface Cluster {
+  get<T extends K8sObject>(rt: ResourceType, ref: ObjectRef): Promise<T | undefined>;
+  list<T extends K8sObject>(rt: ResourceType, opts?: ListOptions): Promise<ObjectList<T>>;
+  /**
+   * Streams watch events to `onEvent` in order, synchronously per line. Resolves when the server ends
+   * the stream or `signal` aborts; rejects with {@link ApiError} on a non-2xx answer or on a broken socket.
+   */
+  watch<T extends K8sObject>(rt: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void): Promise<void>;
+  create<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T>;
+  /** PUT; the object's resourceVersion is the precondition (409 when stale). */
+  replace<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T>;
+  /** PUT to `/status`; the object's resourceVersion is the precondition. */
+  replaceStatus<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T>;
+  /** Server-side apply (`application/apply-patch+yaml`) with field manager FIELD_MANAGER; creates if absent. */
+  apply<T extends K8sObject>(rt: ResourceType, obj: T, opts?: { force?: boolean; subresource?: 'status' }): Promise<T>;
+  /** RFC 6902 patch; put a `test` op on `/metadata/resourceVersion` first to make it conditional. */
+  jsonPatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, ops: JsonPatchOp[], subresource?: 'status'): Promise<T>;
+  /** RFC 7386 merge patch. */
+  mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status'): Promise<T>;
+  /** Deletes; resolves false when the object was already gone. */
+  delete(rt: ResourceType, ref: ObjectRef): Promise<boolean>;
+  /** Records a core/v1 Event about `involved`. Failures are swallowed: events are best effort. */
+  recordEvent(involved: K8sObject, event: EventRecord): Promise<void>;
+}
+
+/**
+ * Read-modify-write with optimistic concurrency: `mutate` gets the freshest object and returns the
+ * object to write (or undefined to write nothing); a 409 re-reads from the API server and tries again.
+ * The first attempt may use a cached copy (`cached`) to save a round trip.
+ */
+export async function updateWithRetry<T extends K8sObject>(
+  cluster: Cluster,
+  rt: ResourceType,
+  ref: ObjectRef,
+  mutate: (current: T) => T | undefined,
+  write: (next: T) => Promise<T>,
+  opts: { cached?: T; attempts?: number } = {},
+): Promise<T | undefined> {
+  const attempts = opts.attempts ?? 5;
+  let current: T | undefined = opts.cached;
+  for (let attempt = 1; ; attempt++) {
+    current ??= await cluster.get<T>(rt, ref);
+    if (!current) return undefined;
+    const next = mutate(current);
+    if (!next) return current;
+    try {
+      return await write(next);
+    } catch (err) {
+      if (!isConflict(err) || attempt >= attempts) throw err;
+      current = undefined;
+    }
+  }
+}

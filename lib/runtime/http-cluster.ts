@@ -1,0 +1,264 @@
+/**
+ * {@link Cluster} over plain node:http(s) with one keep-alive agent per API server.
+ * Hand-written rather than client-node's generated API because 1.4.0 builds a new agent per call
+ * (client-node#2893) and its watch has no timeout and swallows handler errors; client-node still
+ * provides kubeconfig loading and auth (see kubeconfig.ts).
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { FIELD_MANAGER } from '../labels';
+import {
+  ApiError, Cluster, EventRecord, JsonPatchOp, K8sObject, ListOptions, ObjectList, ObjectRef, WatchEvent, WatchOptions,
+  isConflict, isNotFound,
+} from './cluster';
+import { RESOURCES, ResourceType, apiVersionOf, resourcePath } from './resources';
+
+/** Where and how to reach one API server. */
+export interface Connection {
+  /** Base URL, e.g. `https://10.0.0.1:443` or `http://127.0.0.1:34567`. */
+  server: string;
+  /** The single keep-alive agent for this server (TLS options live on it). */
+  agent: http.Agent;
+  /** Auth headers, asked for on every request so that rotated service-account tokens are picked up. */
+  headers?: () => Promise<Record<string, string>> | Record<string, string>;
+  /** @default 'tensor-fusion-controller' */
+  userAgent?: string;
+  /** Timeout of non-watch requests. @default 30000 */
+  requestTimeoutMs?: number;
+}
+
+/** Builds a keep-alive agent for a server URL (plain HTTP for the test double, HTTPS otherwise). */
+export function keepAliveAgent(server: string, tls: https.AgentOptions = {}): http.Agent {
+  const opts = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 64, ...tls };
+  return server.startsWith('https:') ? new https.Agent(opts) : new http.Agent(opts);
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function queryString(q: Query): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) parts.push(`${k}=${encodeURIComponent(String(v))}`);
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+function retryAfter(headers: http.IncomingHttpHeaders): number | undefined {
+  const v = headers['retry-after'];
+  const n = typeof v === 'string' ? Number(v) : NaN;
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/** Turns a non-2xx response into an ApiError carrying the Status reason. */
+export function toApiError(status: number, headers: http.IncomingHttpHeaders, body: string): ApiError {
+  let reason = http.STATUS_CODES[status] ?? 'Unknown';
+  let message = body.slice(0, 500);
+  try {
+    const s = JSON.parse(body) as { reason?: string; message?: string };
+    if (s.reason) reason = s.reason;
+    if (s.message) message = s.message;
+  } catch { /* not a Status body: keep the raw text */ }
+  return new ApiError(status, reason, message, retryAfter(headers));
+}
+
+/** Events are best effort and repeat with every reconcile; this bounds how often one is re-sent. */
+const EVENT_DEDUP_MS = 10 * 60_000;
+const EVENT_DEDUP_MAX = 1000;
+
+export class HttpCluster implements Cluster {
+  private readonly base: URL;
+  private readonly transport: typeof http | typeof https;
+  private readonly recentEvents = new Map<string, number>();
+
+  constructor(private readonly conn: Connection) {
+    this.base = new URL(conn.server);
+    this.transport = this.base.protocol === 'https:' ? https : http;
+  }
+
+  private async open(method: string, path: string, contentType?: string, signal?: AbortSignal): Promise<http.ClientRequest> {
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      'User-Agent': this.conn.userAgent ?? 'tensor-fusion-controller',
+      ...(this.conn.headers ? await this.conn.headers() : {}),
+    };
+    if (contentType) headers['Content-Type'] = contentType;
+    const basePath = this.base.pathname.replace(/\/$/, '');
+    return this.transport.request({
+      protocol: this.base.protocol, hostname: this.base.hostname, port: this.base.port,
+      method, path: basePath + path, headers, agent: this.conn.agent, signal,
+    });
+  }
+
+  /** One request/response round trip with a JSON body. */
+  async request(method: string, path: string, query: Query = {}, body?: unknown, contentType?: string): Promise<RawResponse> {
+    const req = await this.open(method, path + queryString(query), body === undefined ? undefined : contentType ?? 'application/json');
+    return new Promise<RawResponse>((resolve, reject) => {
+      req.setTimeout(this.conn.requestTimeoutMs ?? 30_000, () => req.destroy(new Error(`${method} ${path}: request timed out`)));
+      req.on('error', reject);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      });
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  }
+
+  private async call<T>(method: string, path: string, query: Query = {}, body?: unknown, contentType?: string): Promise<T> {
+    const res = await this.request(method, path, query, body, contentType);
+    if (res.status < 200 || res.status >= 300) throw toApiError(res.status, res.headers, res.body);
+    return JSON.parse(res.body) as T;
+  }
+
+  async get<T extends K8sObject>(rt: ResourceType, ref: ObjectRef): Promise<T | undefined> {
+    try {
+      return await this.call<T>('GET', resourcePath(rt, ref.namespace, ref.name));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async list<T extends K8sObject>(rt: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await this.call<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
+        'GET', resourcePath(rt, opts.namespace),
+        { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
+      );
+      for (const item of page.items) {
+        // Lists omit kind/apiVersion on items; restore them so cached objects are self-describing.
+        item.kind ??= rt.kind;
+        item.apiVersion ??= apiVersionOf(rt);
+        items.push(item);
+      }
+      resourceVersion = page.metadata.resourceVersion;
+      cont = page.metadata.continue || undefined;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  async watch<T extends K8sObject>(rt: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void): Promise<void> {
+    const query: Query = {
+      watch: 1, resourceVersion: opts.resourceVersion, allowWatchBookmarks: opts.allowWatchBookmarks || undefined,
+      timeoutSeconds: opts.timeoutSeconds, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector,
+    };
+    const signal = opts.signal;
+    if (signal?.aborted) return;
+    const req = await this.open('GET', resourcePath(rt, opts.namespace) + queryString(query), undefined, signal);
+    await new Promise<void>((resolve, reject) => {
+      const fail = (err: unknown) => (signal?.aborted ? resolve() : reject(err));
+      req.on('error', fail);
+      req.on('response', (res) => {
+        if (res.statusCode !== 200) {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => reject(toApiError(res.statusCode ?? 0, res.headers, Buffer.concat(chunks).toString('utf8'))));
+          res.on('error', fail);
+          return;
+        }
+        res.setEncoding('utf8');
+        let buffered = '';
+        res.on('data', (chunk: string) => {
+          buffered += chunk;
+          let nl: number;
+          // Lines are handled synchronously in arrival order: no interleaving, natural backpressure.
+          while ((nl = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, nl).trim();
+            buffered = buffered.slice(nl + 1);
+            if (!line) continue;
+            try {
+              onEvent(JSON.parse(line) as WatchEvent<T>);
+            } catch (err) {
+              req.destroy();
+              reject(err);
+              return;
+            }
+          }
+        });
+        res.on('error', fail);
+        // 'aborted'/'close' without 'end' means the connection broke mid-stream.
+        res.on('close', () => (res.complete ? resolve() : fail(new Error(`watch ${rt.plural}: connection closed mid-stream`))));
+      });
+      req.end();
+    });
+  }
+
+  create<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T> {
+    return this.call<T>('POST', resourcePath(rt, obj.metadata.namespace), { fieldManager: FIELD_MANAGER }, this.withType(rt, obj));
+  }
+
+  replace<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T> {
+    return this.call<T>('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name), { fieldManager: FIELD_MANAGER }, this.withType(rt, obj));
+  }
+
+  replaceStatus<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T> {
+    return this.call<T>('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'), { fieldManager: FIELD_MANAGER }, this.withType(rt, obj));
+  }
+
+  apply<T extends K8sObject>(rt: ResourceType, obj: T, opts: { force?: boolean; subresource?: 'status' } = {}): Promise<T> {
+    return this.call<T>(
+      'PATCH', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, opts.subresource),
+      { fieldManager: FIELD_MANAGER, force: opts.force ?? true },
+      // JSON is valid YAML, and the API server accepts it under the apply content type.
+      this.withType(rt, obj), 'application/apply-patch+yaml',
+    );
+  }
+
+  jsonPatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, ops: JsonPatchOp[], subresource?: 'status'): Promise<T> {
+    return this.call<T>('PATCH', resourcePath(rt, ref.namespace, ref.name, subresource), { fieldManager: FIELD_MANAGER }, ops, 'application/json-patch+json');
+  }
+
+  mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status'): Promise<T> {
+    return this.call<T>('PATCH', resourcePath(rt, ref.namespace, ref.name, subresource), { fieldManager: FIELD_MANAGER }, patch, 'application/merge-patch+json');
+  }
+
+  async delete(rt: ResourceType, ref: ObjectRef): Promise<boolean> {
+    try {
+      await this.call('DELETE', resourcePath(rt, ref.namespace, ref.name));
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  async recordEvent(involved: K8sObject, event: EventRecord): Promise<void> {
+    const meta = involved.metadata;
+    const dedupKey = `${meta.uid ?? meta.name}|${event.reason}|${event.message}`;
+    const now = Date.now();
+    const last = this.recentEvents.get(dedupKey);
+    if (last !== undefined && now - last < EVENT_DEDUP_MS) return;
+    if (this.recentEvents.size >= EVENT_DEDUP_MAX) this.recentEvents.delete(this.recentEvents.keys().next().value as string);
+    this.recentEvents.set(dedupKey, now);
+    const ts = new Date(now).toISOString();
+    const namespace = meta.namespace ?? 'default';
+    try {
+      await this.call('POST', resourcePath(RESOURCES.events, namespace), {}, {
+        apiVersion: 'v1', kind: 'Event',
+        metadata: { generateName: `${meta.name}.`, namespace },
+        involvedObject: {
+          apiVersion: involved.apiVersion, kind: involved.kind, name: meta.name, namespace: meta.namespace,
+          uid: meta.uid, resourceVersion: meta.resourceVersion,
+        },
+        type: event.type, reason: event.reason, message: event.message, count: 1,
+        firstTimestamp: ts, lastTimestamp: ts,
+        source: { component: this.conn.userAgent ?? 'tensor-fusion-controller' },
+        reportingComponent: 'tensor-fusion-controller',
+      });
+    } catch (err) {
+      if (!isConflict(err)) this.recentEvents.delete(dedupKey);
+    }
+  }
+
+  private withType<T extends K8sObject>(rt: ResourceType, obj: T): T {
+    return { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(rt), kind: obj.kind ?? rt.kind };
+  }
+}

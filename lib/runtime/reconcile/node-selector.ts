@@ -1,0 +1,37 @@
+/**
+ * Kubernetes NodeSelector matching (terms ORed, requirements ANDed), as the scheduler evaluates a
+ * pool's `spec.nodeManagerConfig.nodeSelector` against a node.
+ */
+import type { NodeSelector } from '../../api';
+
+type Term = NodeSelector['nodeSelectorTerms'][number];
+type Requirement = NonNullable<Term['matchExpressions']>[number];
+
+function matchesRequirement(value: string | undefined, req: Requirement): boolean {
+  const values = req.values ?? [];
+  switch (req.operator) {
+    case 'In': return value !== undefined && values.includes(value);
+    case 'NotIn': return value === undefined || !values.includes(value);
+    case 'Exists': return value !== undefined;
+    case 'DoesNotExist': return value === undefined;
+    case 'Gt': return value !== undefined && values.length === 1 && Number(value) > Number(values[0]);
+    case 'Lt': return value !== undefined && values.length === 1 && Number(value) < Number(values[0]);
+    default: return false;
+  }
+}
+
+/**
+ * True when the node matches. A missing selector matches no node (a pool must say which nodes it
+ * takes); an empty term matches nothing, as in Kubernetes.
+ */
+export function matchesNodeSelector(node: { name: string; labels?: Record<string, string> }, selector: NodeSelector | undefined): boolean {
+  if (!selector) return false;
+  const labels = node.labels ?? {};
+  return (selector.nodeSelectorTerms ?? []).some((term: Term) => {
+    const exprs = term.matchExpressions ?? [];
+    const fields = term.matchFields ?? [];
+    if (exprs.length === 0 && fields.length === 0) return false;
+    return exprs.every((r) => matchesRequirement(labels[r.key], r)) &&
+      fields.every((r) => matchesRequirement(r.key === 'metadata.name' ? node.name : undefined, r));
+  });
+}
