@@ -10,7 +10,7 @@ import { GFD, HARDWARE_VENDOR_LABEL, poolMembershipLabel } from '../labels';
 import { checkLabelValue, checkObjectName, checkPoolName } from '../names';
 import { checkVram } from '../quantity';
 import { GPU_COUNT_MAX, GPU_COUNT_MIN } from '../rules';
-import { checkT9kNodeOptions, T9kNodeOptions, t9kNodeLabels } from '../t9k';
+import { checkT9kNodeOptions, T9kNodeOptions, t9kNodeLabels, T9kPoolNode } from '../t9k';
 
 /** The GPUs of a node, written as NVIDIA GPU Feature Discovery labels. */
 export interface GpuInventory {
@@ -105,3 +105,12 @@ export function renderGpuNode(props: GpuNodeProps): KubeObject {
   return { apiVersion: 'v1', kind: 'Node', metadata: { name: props.nodeName, labels: gpuNodeLabels(props) } };
 }
 
+
+/**
+ * The T9k view of a pool's members, for `t9kGpuWorkload`'s `pool` option: the GpuNodes whose `pools`
+ * include `pool`, with their allocation mode.
+ * @example t9kPoolNodes('training', [a100Props, t4Props])
+ */
+export function t9kPoolNodes(pool: string, nodes: readonly GpuNodeProps[]): T9kPoolNode[] {
+  return nodes.filter((n) => n.pools?.includes(pool)).map((n) => ({ name: n.nodeName, allocMode: n.t9k?.allocMode }));
+}

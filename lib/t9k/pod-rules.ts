@@ -113,12 +113,12 @@ export interface T9kPoolNode {
 
 /**
  * A shared-GPU request cannot run on a pool whose nodes are all xgn. Returns the issue for that case
- * (field `t9k.mode`), and nothing when the pool is empty or any node may be sgn.
+ * (field `mode`), and nothing when the pool is empty or any node may be sgn.
  * @example
  * checkSharedGpuPool('training', [{ name: 'gpu-a100-0', allocMode: 'xgn' }])?.message
  */
 export function checkSharedGpuPool(poolName: string, nodes: readonly T9kPoolNode[]): FieldIssue | undefined {
   if (nodes.length === 0 || nodes.some((n) => n.allocMode !== 'xgn')) return undefined;
   const names = nodes.map((n) => n.name).join(', ');
-  return fieldIssue('t9k.mode', 'shared-gpu', `exclusive-gpu or exclusive-node: every node of pool "${poolName}" is xgn (${names}); shared GPUs need an sgn node`);
+  return fieldIssue('mode', 'shared-gpu', `exclusive-gpu or exclusive-node: every node of pool "${poolName}" is xgn (${names}); shared GPUs need an sgn node`);
 }

@@ -3,10 +3,11 @@
  */
 import { FieldIssue, fieldIssue, formatValue, throwIfInvalid } from '../errors';
 import { T9K, XGN_TAINT } from '../labels';
+import { isLabelValue } from '../names';
 import { checkEnum, checkGpuCount } from '../rules';
 import { T9kAllocMode } from './node';
 import { T9kContainerLike, T9kPodTemplateLike, T9kToleration, entryPath } from './pod-template';
-import { T9kResource, allocModeOf, checkT9kPod } from './pod-rules';
+import { T9kPoolNode, T9kResource, allocModeOf, checkSharedGpuPool, checkT9kPod } from './pod-rules';
 import { tolerates, tolerationFor } from './toleration';
 
 export const T9K_GPU_MODES = ['exclusive-gpu', 'shared-gpu', 'exclusive-node'] as const;
@@ -30,6 +31,12 @@ interface T9kGpuCommon {
   readonly container?: string;
   /** Value of the `scheduler.tensorstack.dev/group-name` label (the pod's PodGroup). */
   readonly groupName?: string;
+  /**
+   * The pool the pod is meant for, when known: a shared-GPU request on a pool whose nodes are all
+   * xgn is rejected (see `t9kPoolNodes` to build `nodes` from GpuNode props).
+   * @default not checked
+   */
+  readonly pool?: { readonly name: string; readonly nodes: readonly T9kPoolNode[] };
 }
 
 /** N whole GPUs for one container, on an xgn node: `tensorstack.dev/nvidia-gpu: N`. */
@@ -58,35 +65,36 @@ export interface T9kExclusiveNode extends T9kGpuCommon {
 /** How a pod uses NVIDIA GPUs under the T9k Scheduler: the `t9k` prop of the GPU-workload helpers. */
 export type T9kGpuOptions = T9kExclusiveGpu | T9kSharedGpu | T9kExclusiveNode;
 
-/** Label values: at most 63 characters, alphanumerics at both ends, `-_.` inside (Kubernetes rule). */
-const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-
-/** Every problem with `options`, in field order; field names start with `t9k.` (the helper prop). */
+/** Every problem with `options`, in field order; field names are the option names. */
 export function checkT9kGpuOptions(options: T9kGpuOptions): FieldIssue[] {
-  const mode = checkEnum('t9k.mode', options?.mode, T9K_GPU_MODES);
+  const mode = checkEnum('mode', options?.mode, T9K_GPU_MODES);
   if (mode) return [mode];
   const issues: FieldIssue[] = [];
   const given = options as { gpus?: unknown; percent?: unknown };
   if (options.mode === 'exclusive-gpu') {
-    const bad = checkGpuCount('t9k.gpus', options.gpus);
+    const bad = checkGpuCount('gpus', options.gpus);
     if (bad) issues.push(bad);
   } else if (given.gpus !== undefined) {
-    issues.push(fieldIssue('t9k.gpus', given.gpus, `nothing for mode "${options.mode}" (gpus is for exclusive-gpu)`));
+    issues.push(fieldIssue('gpus', given.gpus, `nothing for mode "${options.mode}" (gpus is for exclusive-gpu)`));
   }
   if (options.mode === 'shared-gpu') {
     if (!Number.isInteger(options.percent) || options.percent < GPU_PERCENT_MIN || options.percent > GPU_PERCENT_MAX) {
-      issues.push(fieldIssue('t9k.percent', options.percent, `an integer from ${GPU_PERCENT_MIN} to ${GPU_PERCENT_MAX}`));
+      issues.push(fieldIssue('percent', options.percent, `an integer from ${GPU_PERCENT_MIN} to ${GPU_PERCENT_MAX}`));
     }
   } else if (given.percent !== undefined) {
-    issues.push(fieldIssue('t9k.percent', given.percent, `nothing for mode "${options.mode}" (percent is for shared-gpu)`));
+    issues.push(fieldIssue('percent', given.percent, `nothing for mode "${options.mode}" (percent is for shared-gpu)`));
   }
   if (options.container !== undefined && (typeof options.container !== 'string' || options.container === '')) {
-    issues.push(fieldIssue('t9k.container', options.container, 'a container name'));
+    issues.push(fieldIssue('container', options.container, 'a container name'));
   }
-  if (options.groupName !== undefined && (typeof options.groupName !== 'string' || !LABEL_VALUE.test(options.groupName))) {
+  if (options.groupName !== undefined && (options.groupName === '' || !isLabelValue(options.groupName))) {
     issues.push(
-      fieldIssue('t9k.groupName', options.groupName, "a label value: 1 to 63 characters, alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"),
+      fieldIssue('groupName', options.groupName, "a label value: 1 to 63 characters, alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"),
     );
+  }
+  if (options.mode === 'shared-gpu' && options.pool) {
+    const allXgn = checkSharedGpuPool(options.pool.name, options.pool.nodes);
+    if (allXgn) issues.push(allXgn);
   }
   return issues;
 }
@@ -96,9 +104,9 @@ function pickContainer(containers: readonly T9kContainerLike[], wanted: string |
   const names = containers.map((c) => formatValue(c.name)).join(', ');
   if (wanted !== undefined) {
     const index = containers.findIndex((c) => c.name === wanted);
-    return index >= 0 ? index : fieldIssue('t9k.container', wanted, `one of the pod's containers: ${names}`);
+    return index >= 0 ? index : fieldIssue('container', wanted, `one of the pod's containers: ${names}`);
   }
-  return containers.length === 1 ? 0 : fieldIssue('t9k.container', wanted, `one of the pod's containers: ${names}`);
+  return containers.length === 1 ? 0 : fieldIssue('container', wanted, `one of the pod's containers: ${names}`);
 }
 
 /** A value the template already sets must be the one the mode sets; an absent one is fine. */
@@ -144,7 +152,7 @@ export function t9kPodTemplate<T extends T9kPodTemplateLike>(template: T, option
     checkUnset('spec.schedulerName', spec.schedulerName, T9K.schedulerName, 'T9k resources are scheduled by the T9k Scheduler'),
     options.groupName === undefined
       ? undefined
-      : checkUnset(entryPath('metadata.labels', T9K.groupNameLabel), labels?.[T9K.groupNameLabel], options.groupName, 't9k.groupName sets it'),
+      : checkUnset(entryPath('metadata.labels', T9K.groupNameLabel), labels?.[T9K.groupNameLabel], options.groupName, 'groupName sets it'),
     checkUnset(entryPath('spec.nodeSelector', T9K.allocModeLabel), spec.nodeSelector?.[T9K.allocModeLabel], allocMode, `mode ${options.mode} runs on ${allocMode} nodes`),
   ];
   for (const issue of conflicts) if (issue) issues.push(issue);

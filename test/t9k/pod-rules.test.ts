@@ -35,7 +35,7 @@ describe('checkSharedGpuPool', () => {
         { name: 'gpu-a100-1', allocMode: 'xgn' },
       ])?.message,
     ).toBe(
-      't9k.mode: got "shared-gpu", expected exclusive-gpu or exclusive-node: every node of pool "training" is xgn (gpu-a100-0, gpu-a100-1); shared GPUs need an sgn node',
+      'mode: got "shared-gpu", expected exclusive-gpu or exclusive-node: every node of pool "training" is xgn (gpu-a100-0, gpu-a100-1); shared GPUs need an sgn node',
     );
   });
 

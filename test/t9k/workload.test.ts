@@ -121,21 +121,21 @@ describe('t9kPodTemplate: merging into an existing template', () => {
 
 describe('t9kPodTemplate: validation', () => {
   it.each<[string, unknown, string[]]>([
-    ['unknown mode', { mode: 'mig' }, ['t9k.mode: got "mig", expected one of exclusive-gpu, shared-gpu, exclusive-node']],
-    ['gpus 0', { mode: 'exclusive-gpu', gpus: 0 }, ['t9k.gpus: got 0, expected an integer from 1 to 128']],
-    ['gpus 1.5', { mode: 'exclusive-gpu', gpus: 1.5 }, ['t9k.gpus: got 1.5, expected an integer from 1 to 128']],
-    ['gpus missing', { mode: 'exclusive-gpu' }, ['t9k.gpus: got nothing, expected an integer from 1 to 128']],
-    ['percent 0', { mode: 'shared-gpu', percent: 0 }, ['t9k.percent: got 0, expected an integer from 1 to 100']],
-    ['percent 101', { mode: 'shared-gpu', percent: 101 }, ['t9k.percent: got 101, expected an integer from 1 to 100']],
-    ['percent 12.5', { mode: 'shared-gpu', percent: 12.5 }, ['t9k.percent: got 12.5, expected an integer from 1 to 100']],
-    ['percent as string', { mode: 'shared-gpu', percent: '30' }, ['t9k.percent: got "30", expected an integer from 1 to 100']],
-    ['gpus on shared', { mode: 'shared-gpu', percent: 30, gpus: 1 }, ['t9k.gpus: got 1, expected nothing for mode "shared-gpu" (gpus is for exclusive-gpu)']],
-    ['percent on node', { mode: 'exclusive-node', percent: 30 }, ['t9k.percent: got 30, expected nothing for mode "exclusive-node" (percent is for shared-gpu)']],
-    ['empty container', { mode: 'exclusive-node', container: '' }, ['t9k.container: got "", expected a container name']],
+    ['unknown mode', { mode: 'mig' }, ['mode: got "mig", expected one of exclusive-gpu, shared-gpu, exclusive-node']],
+    ['gpus 0', { mode: 'exclusive-gpu', gpus: 0 }, ['gpus: got 0, expected an integer from 1 to 128']],
+    ['gpus 1.5', { mode: 'exclusive-gpu', gpus: 1.5 }, ['gpus: got 1.5, expected an integer from 1 to 128']],
+    ['gpus missing', { mode: 'exclusive-gpu' }, ['gpus: got nothing, expected an integer from 1 to 128']],
+    ['percent 0', { mode: 'shared-gpu', percent: 0 }, ['percent: got 0, expected an integer from 1 to 100']],
+    ['percent 101', { mode: 'shared-gpu', percent: 101 }, ['percent: got 101, expected an integer from 1 to 100']],
+    ['percent 12.5', { mode: 'shared-gpu', percent: 12.5 }, ['percent: got 12.5, expected an integer from 1 to 100']],
+    ['percent as string', { mode: 'shared-gpu', percent: '30' }, ['percent: got "30", expected an integer from 1 to 100']],
+    ['gpus on shared', { mode: 'shared-gpu', percent: 30, gpus: 1 }, ['gpus: got 1, expected nothing for mode "shared-gpu" (gpus is for exclusive-gpu)']],
+    ['percent on node', { mode: 'exclusive-node', percent: 30 }, ['percent: got 30, expected nothing for mode "exclusive-node" (percent is for shared-gpu)']],
+    ['empty container', { mode: 'exclusive-node', container: '' }, ['container: got "", expected a container name']],
     [
       'bad group name',
       { mode: 'exclusive-node', groupName: 'Gpu usage' },
-      ["t9k.groupName: got \"Gpu usage\", expected a label value: 1 to 63 characters, alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"],
+      ["groupName: got \"Gpu usage\", expected a label value: 1 to 63 characters, alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"],
     ],
   ])('%s', (_name, options, expected) => {
     expect(checkT9kGpuOptions(options as T9kGpuOptions).map((i) => i.message)).toEqual(expected);
@@ -158,10 +158,10 @@ describe('t9kPodTemplate: validation', () => {
     ]);
     const two = template({ name: 'app' }, { name: 'proxy' });
     expect(messagesOf(() => t9kPodTemplate(two, { mode: 'exclusive-gpu', gpus: 1 }))).toEqual([
-      't9k.container: got nothing, expected one of the pod\'s containers: "app", "proxy"',
+      'container: got nothing, expected one of the pod\'s containers: "app", "proxy"',
     ]);
     expect(messagesOf(() => t9kPodTemplate(two, { mode: 'exclusive-gpu', gpus: 1, container: 'ap' }))).toEqual([
-      't9k.container: got "ap", expected one of the pod\'s containers: "app", "proxy"',
+      'container: got "ap", expected one of the pod\'s containers: "app", "proxy"',
     ]);
   });
 
@@ -172,7 +172,7 @@ describe('t9kPodTemplate: validation', () => {
     };
     expect(messagesOf(() => t9kPodTemplate(input, { mode: 'shared-gpu', percent: 30, groupName: 'mine' }))).toEqual([
       'spec.schedulerName: got "volcano", expected "t9k-scheduler" or nothing (T9k resources are scheduled by the T9k Scheduler)',
-      'metadata.labels["scheduler.tensorstack.dev/group-name"]: got "other", expected "mine" or nothing (t9k.groupName sets it)',
+      'metadata.labels["scheduler.tensorstack.dev/group-name"]: got "other", expected "mine" or nothing (groupName sets it)',
       'spec.nodeSelector["sched.tensorstack.dev/node-alloc-mode"]: got "xgn", expected "sgn" or nothing (mode shared-gpu runs on sgn nodes)',
     ]);
   });
@@ -218,5 +218,26 @@ describe('t9kPodTemplate: validation', () => {
     const before = JSON.stringify(input);
     expect(() => t9kPodTemplate(input, { mode: 'exclusive-gpu', gpus: 1 })).toThrow(ValidationError);
     expect(JSON.stringify(input)).toBe(before);
+  });
+});
+
+describe('shared GPU on a known pool', () => {
+  const template = { spec: { containers: [{ name: 'shared', image: 'example.io/app' }] } };
+  const { t9kPoolNodes } = require('../../lib/render/gpu-node') as typeof import('../../lib/render/gpu-node');
+  const nodes = [
+    { nodeName: 'gpu-a100-0', pools: ['training'], t9k: { accelerator: 'nvidia-gpu' as const, allocMode: 'xgn' as const } },
+    { nodeName: 'gpu-a100-1', pools: ['training'], t9k: { accelerator: 'nvidia-gpu' as const, allocMode: 'xgn' as const } },
+    { nodeName: 'gpu-t4-0', pools: ['inference'], t9k: { accelerator: 'nvidia-gpu' as const, allocMode: 'sgn' as const } },
+  ];
+
+  it('rejects a shared-GPU request on a pool whose nodes are all xgn', () => {
+    expect(() => t9kPodTemplate(template, { mode: 'shared-gpu', percent: 30, pool: { name: 'training', nodes: t9kPoolNodes('training', nodes) } })).toThrow(
+      'mode: got "shared-gpu", expected exclusive-gpu or exclusive-node: every node of pool "training" is xgn (gpu-a100-0, gpu-a100-1); shared GPUs need an sgn node',
+    );
+  });
+
+  it('accepts it on a pool with an sgn node', () => {
+    const out = t9kPodTemplate(template, { mode: 'shared-gpu', percent: 30, pool: { name: 'inference', nodes: t9kPoolNodes('inference', nodes) } });
+    expect((out.spec.containers[0] as { resources?: { limits?: object } }).resources?.limits).toEqual({ 'tensorstack.dev/nvidia-gpu-percent': 30 });
   });
 });
