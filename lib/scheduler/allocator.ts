@@ -22,6 +22,11 @@ export interface AllocatorOptions {
   readonly seed?: number;
   /** Settings per pool name; pools not listed use the defaults of {@link PoolConfig}. */
   readonly pools?: Readonly<Record<string, PoolConfig>>;
+  /**
+   * `false` scores every node of the pool for each request instead of using the per-shape index.
+   * Same placements, O(nodes) per request: a reference for tests and benchmarks. @default true
+   */
+  readonly indexed?: boolean;
 }
 
 interface Placed {
@@ -48,6 +53,7 @@ function byName<T extends { name: string }>(a: T, b: T): number {
  */
 export class Allocator {
   private readonly seed: number;
+  private readonly indexed: boolean;
   private readonly pools = new Map<string, PoolState>();
   private readonly nodes = new Map<string, NodeState>();
   private readonly gpuOwners = new Map<string, NodeState>();
@@ -56,6 +62,7 @@ export class Allocator {
 
   constructor(options: AllocatorOptions = {}) {
     this.seed = options.seed ?? 0;
+    this.indexed = options.indexed ?? true;
     for (const [name, config] of Object.entries(options.pools ?? {})) this.configurePool(name, config);
   }
 
@@ -241,7 +248,7 @@ export class Allocator {
   private poolState(name: string): PoolState {
     let pool = this.pools.get(name);
     if (!pool) {
-      pool = new PoolState(name);
+      pool = new PoolState(name, this.indexed);
       this.pools.set(name, pool);
     }
     return pool;

@@ -45,7 +45,11 @@ export class PoolState implements PoolView {
   private mark = new Int32Array(0);
   private markStamp = 0;
 
-  constructor(readonly name: string) {}
+  /** `indexed: false` scores every node per request: the reference the index is checked against. */
+  constructor(
+    readonly name: string,
+    private readonly indexed = true,
+  ) {}
 
   configure(config: PoolConfig): void {
     this.oversell = config.tflopsOversellRatio ?? DEFAULT_OVERSELL_RATIO;
@@ -119,8 +123,25 @@ export class PoolState implements PoolView {
 
   /** The best node for `need`, or undefined when none can take it. */
   best(need: Need): NodeState | undefined {
+    if (!this.indexed) return this.scan(need);
     const slot = this.treeFor(need).top();
     return slot < 0 ? undefined : this.slots[slot];
+  }
+
+  private scan(need: Need): NodeState | undefined {
+    let best: NodeState | undefined;
+    let bp = 0;
+    let bs = 0;
+    for (const node of this.slots) {
+      if (!node || !evaluate(node, need, this, score, null)) continue;
+      const { primary: p, secondary: s } = score;
+      if (!best || p > bp || (p === bp && (s > bs || (s === bs && (node.rank < best.rank || (node.rank === best.rank && node.slot < best.slot)))))) {
+        best = node;
+        bp = p;
+        bs = s;
+      }
+    }
+    return best;
   }
 
   private treeFor(need: Need): ScoreTree {

@@ -48,7 +48,7 @@ function sortFits(n: number, fullestFirst: boolean): void {
 }
 
 function cpuFraction(node: NodeState, need: Need): number {
-  return node.cpuCap === Infinity ? 0 : (node.cpuCap - node.cpuUsed - need.cpu) / node.cpuCap;
+  return node.cpuCap === Infinity || node.cpuCap === 0 ? 0 : (node.cpuCap - node.cpuUsed - need.cpu) / node.cpuCap;
 }
 
 /**

@@ -44,8 +44,8 @@ function specs(s: Scenario): NodeSpec[] {
   }));
 }
 
-function build(s: Scenario): Allocator {
-  const a = new Allocator({ seed: s.seed, pools: { p: { tflopsOversellRatio: s.ratio, placementMode: s.mode } } });
+function build(s: Scenario, indexed = true): Allocator {
+  const a = new Allocator({ seed: s.seed, indexed, pools: { p: { tflopsOversellRatio: s.ratio, placementMode: s.mode } } });
   for (const n of specs(s)) a.addNode(n);
   return a;
 }
@@ -157,6 +157,15 @@ describe('allocator invariants (fast-check)', () => {
         expect(run(build(s), s)).toEqual(run(build(s), s));
       }),
       { numRuns: 100 },
+    );
+  });
+
+  it('the index places exactly as scoring every node would, in every mode', () => {
+    fc.assert(
+      fc.property(scenarioArb, (s) => {
+        expect(run(build(s), s)).toEqual(run(build(s, false), s));
+      }),
+      { numRuns: 150 },
     );
   });
 
