@@ -29,9 +29,11 @@ export class TensorFusionController extends Construct {
   public readonly serviceAccountName: string;
 
   constructor(scope: Construct, id: string, props: TensorFusionControllerProps = {}) {
-    super(scope, id);
+    // Validated and rendered before super(): bad props leave the construct tree untouched.
     const resolved = resolveControllerProps(props);
-    this.apiObjects = addObjects(this, renderController(props, resolved.image === undefined ? loadControllerBundle() : undefined));
+    const objects = renderController(props, resolved.image === undefined ? loadControllerBundle() : undefined);
+    super(scope, id);
+    this.apiObjects = addObjects(this, objects);
     this.namespace = resolved.namespace;
     this.webhookServiceName = CONTROLLER_NAMES.webhookService;
     this.metricsServiceName = resolved.metrics ? CONTROLLER_NAMES.metricsService : undefined;

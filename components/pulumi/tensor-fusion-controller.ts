@@ -28,9 +28,10 @@ export class TensorFusionController extends pulumi.ComponentResource {
   public readonly resources: pulumi.CustomResource[];
 
   constructor(name: string, args: TensorFusionControllerArgs = {}, opts?: pulumi.ComponentResourceOptions) {
-    super('tensor-fusion:index:TensorFusionController', name, {}, opts);
+    // Validated and rendered before super(): bad props register nothing, not even the component.
     const resolved = resolveControllerProps(args);
     const objects = renderController(args, resolved.image === undefined ? loadControllerBundle() : undefined);
+    super('tensor-fusion:index:TensorFusionController', name, {}, opts);
     // Namespaced objects and custom resources need the Namespace and CRDs to exist first.
     const foundation = objects.filter((o) => o.kind === 'Namespace' || o.kind === 'CustomResourceDefinition');
     // registerObjects names a lone object after the prefix alone; give it the name it has in a list,

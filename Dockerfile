@@ -1,0 +1,17 @@
+# The tensor-fusion runtime controller as an image, for the TensorFusionController `image` prop.
+# It runs the same bundle the component otherwise ships in a ConfigMap. Build context: the package
+# root after `npm run build` (a source checkout or node_modules/tensor-fusion-iac, which ships this
+# file and build/controller/), e.g.
+#   docker build -t registry.example.com/tensor-fusion-controller:$(node -p "require('./package.json').version") .
+FROM node:20-alpine
+
+WORKDIR /app
+# Copied files belong to root, so the runtime user cannot rewrite its own code.
+COPY build/controller/controller.js /app/controller.js
+
+ENV NODE_ENV=production
+# Numeric uid of the image's `node` user, so that Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+# 8080: /metrics, /healthz, /readyz; 9443: the admission webhook (HTTPS).
+EXPOSE 8080 9443
+ENTRYPOINT ["node", "/app/controller.js"]

@@ -1,0 +1,45 @@
+import { createHash } from 'crypto';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import { gunzipSync } from 'zlib';
+import { CONTROLLER_BUNDLE_FILE, controllerBundlePath, loadControllerBundle, packageRoot } from '../../lib/controller-bundle';
+
+describe('loadControllerBundle', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tf-bundle-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('resolves the bundle relative to the package root', () => {
+    expect(packageRoot()).toBe(path.resolve(__dirname, '..', '..'));
+    expect(controllerBundlePath()).toBe(path.resolve(__dirname, '..', '..', 'build', 'controller', 'controller.js'));
+    expect(CONTROLLER_BUNDLE_FILE).toBe(path.join('build', 'controller', 'controller.js'));
+  });
+
+  it('gzips the file and hashes its uncompressed content', () => {
+    const file = path.join(dir, 'controller.js');
+    const source = 'console.log("hello");\n'.repeat(500);
+    writeFileSync(file, source);
+    const bundle = loadControllerBundle(file);
+    expect(gunzipSync(Buffer.from(bundle.gzipBase64, 'base64')).toString()).toBe(source);
+    expect(bundle.sha256).toBe(createHash('sha256').update(source).digest('hex'));
+    expect(bundle.size).toBe(source.length);
+    expect(bundle.gzippedSize).toBe(Buffer.from(bundle.gzipBase64, 'base64').length);
+    expect(bundle.gzippedSize).toBeLessThan(bundle.size / 10);
+  });
+
+  it('reads the file again when it changes', () => {
+    const file = path.join(dir, 'changing.js');
+    writeFileSync(file, 'one');
+    const first = loadControllerBundle(file);
+    writeFileSync(file, 'two');
+    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    expect(loadControllerBundle(file).sha256).not.toBe(first.sha256);
+  });
+
+  it('names the missing file and the way out', () => {
+    const file = path.join(dir, 'missing.js');
+    expect(() => loadControllerBundle(file)).toThrow(
+      `TensorFusionController: the controller bundle ${file} does not exist; build it with \`npm run build\` or set the image prop`,
+    );
+  });
+});

@@ -1,0 +1,217 @@
+import { execFileSync } from 'child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { gunzipSync } from 'zlib';
+import { KubeObject } from '../../lib/k8s-object';
+import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL } from '../../lib/labels';
+import { buildCrds } from '../../lib/api/crd';
+import { BUNDLE_KEY, CONTROLLER_ENV, renderController, TensorFusionControllerProps } from '../../lib/render/controller';
+import { validateAll } from '../support/validate-k8s';
+import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
+
+const render = (props: TensorFusionControllerProps = {}) => renderController(props, FAKE_BUNDLE);
+const kinds = (objects: KubeObject[]) => objects.map((o) => o.kind);
+const envOf = (objects: KubeObject[]) =>
+  Object.fromEntries((podSpec(objects).containers[0].env as Json[]).map((e) => [e.name, e.value ?? e.valueFrom.fieldRef.fieldPath]));
+
+describe('renderController', () => {
+  it.each(Object.entries(MODES))('renders only valid objects (%s)', (_, props) => {
+    const objects = render(props as TensorFusionControllerProps);
+    expect(() => validateAll(objects)).not.toThrow();
+  });
+
+  it('renders the full install in apply order by default', () => {
+    const objects = render();
+    const crds = buildCrds().length;
+    expect(kinds(objects)).toEqual([
+      'Namespace', ...Array(crds).fill('CustomResourceDefinition'),
+      'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Secret', 'ConfigMap',
+      'Deployment', 'PodDisruptionBudget', 'Service', 'Service', 'NetworkPolicy', 'MutatingWebhookConfiguration',
+    ]);
+    expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(buildCrds());
+    const ns = find(objects, 'Namespace');
+    expect(ns.metadata.name).toBe('tensor-fusion-system');
+    expect(ns.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]).toBe('restricted');
+    for (const o of objects.filter((x) => !['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration'].includes(x.kind))) {
+      expect(`${o.kind} ${o.metadata.namespace}`).toBe(`${o.kind} tensor-fusion-system`);
+    }
+  });
+
+  describe('webhook configuration', () => {
+    it.each(['tensor-fusion-system', 'gpu-system'])('excludes kube-system and its own namespace %s, and admits only opted-in pods', (namespace) => {
+      const [webhook] = (find(render({ namespace }), 'MutatingWebhookConfiguration') as Json).webhooks;
+      expect(webhook.namespaceSelector).toEqual({ matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: ['kube-system', namespace] }] });
+      expect(webhook.objectSelector).toEqual({ matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] });
+      expect(webhook.clientConfig).toEqual({ service: { name: 'tensor-fusion-webhook', namespace, path: '/mutate-pods', port: 443 } });
+    });
+
+    it('mutates pod creation only, without side effects on dry runs, within 5 seconds, reinvoked if needed', () => {
+      const config = find(render(), 'MutatingWebhookConfiguration') as Json;
+      expect(config.metadata.name).toBe('tensor-fusion-webhook');
+      const [webhook] = config.webhooks;
+      expect(webhook.rules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }]);
+      expect(webhook.sideEffects).toBe('NoneOnDryRun');
+      expect(webhook.timeoutSeconds).toBeLessThanOrEqual(5);
+      expect(webhook.reinvocationPolicy).toBe('IfNeeded');
+      expect(webhook.failurePolicy).toBe('Fail');
+      expect(webhook.admissionReviewVersions).toEqual(['v1']);
+      expect(webhook.clientConfig.caBundle).toBeUndefined();
+      expect((find(render({ failurePolicy: 'Ignore' }), 'MutatingWebhookConfiguration') as Json).webhooks[0].failurePolicy).toBe('Ignore');
+    });
+
+    it('routes the webhook Service 443 to the container port the controller listens on', () => {
+      const objects = render();
+      const svc = find(objects, 'Service', 'tensor-fusion-webhook') as Json;
+      expect(svc.spec.ports).toEqual([{ name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' }]);
+      const container = podSpec(objects).containers[0];
+      expect(container.ports).toContainEqual({ name: 'webhook', containerPort: 9443, protocol: 'TCP' });
+      expect(envOf(objects)[CONTROLLER_ENV.webhookPort]).toBe('9443');
+      expect(svc.spec.selector).toEqual((find(objects, 'Deployment') as Json).spec.selector.matchLabels);
+    });
+  });
+
+  describe('certificates', () => {
+    it('self-managed: pre-creates the empty TLS Secret and tells the controller which webhook to patch', () => {
+      const objects = render();
+      expect(find(objects, 'Secret')).toEqual(expect.objectContaining({ metadata: expect.objectContaining({ name: 'tensor-fusion-webhook-tls' }), type: 'Opaque' }));
+      expect((find(objects, 'Secret') as Json).data).toBeUndefined();
+      const env = envOf(objects);
+      expect(env).toMatchObject({ CERT_MODE: 'self-managed', TLS_SECRET_NAME: 'tensor-fusion-webhook-tls', WEBHOOK_CONFIG_NAME: 'tensor-fusion-webhook', WEBHOOK_SERVICE_NAME: 'tensor-fusion-webhook' });
+      expect(env.TLS_DIR).toBeUndefined();
+      expect(kinds(objects)).not.toContain('Certificate');
+    });
+
+    it('cert-manager: a self-signed Issuer, a Certificate for the webhook Service, CA injection and the Secret mounted', () => {
+      const objects = render({ certificateMode: 'cert-manager' });
+      expect(kinds(objects)).not.toContain('Secret');
+      expect((find(objects, 'Issuer') as Json).spec).toEqual({ selfSigned: {} });
+      const cert = find(objects, 'Certificate') as Json;
+      expect(cert.spec.secretName).toBe('tensor-fusion-webhook-tls');
+      expect(cert.spec.issuerRef).toEqual({ name: 'tensor-fusion-selfsigned', kind: 'Issuer', group: 'cert-manager.io' });
+      expect(cert.spec.dnsNames).toEqual(['tensor-fusion-webhook', 'tensor-fusion-webhook.tensor-fusion-system', 'tensor-fusion-webhook.tensor-fusion-system.svc', 'tensor-fusion-webhook.tensor-fusion-system.svc.cluster.local']);
+      const webhookConfig = find(objects, 'MutatingWebhookConfiguration');
+      expect(webhookConfig.metadata.annotations).toEqual({ 'cert-manager.io/inject-ca-from': 'tensor-fusion-system/tensor-fusion-webhook' });
+      const spec = podSpec(objects);
+      expect(spec.volumes).toContainEqual({ name: 'tls', secret: { secretName: 'tensor-fusion-webhook-tls', defaultMode: 0o440 } });
+      expect(spec.containers[0].volumeMounts).toContainEqual({ name: 'tls', mountPath: '/tls', readOnly: true });
+      expect(envOf(objects)).toMatchObject({ CERT_MODE: 'cert-manager', TLS_DIR: '/tls' });
+    });
+  });
+
+  describe('shipping', () => {
+    it('ships the gzipped bundle in a ConfigMap, unpacks it into an emptyDir and rolls pods on a new bundle', () => {
+      const objects = render();
+      const cm = find(objects, 'ConfigMap') as Json;
+      expect(Object.keys(cm.binaryData)).toEqual([BUNDLE_KEY]);
+      expect(gunzipSync(Buffer.from(cm.binaryData[BUNDLE_KEY], 'base64')).toString()).toContain('controller');
+      const deployment = find(objects, 'Deployment') as Json;
+      expect(deployment.spec.template.metadata.annotations).toEqual({ [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: FAKE_BUNDLE.sha256 });
+      const spec = deployment.spec.template.spec;
+      expect(spec.initContainers[0].image).toBe('node:20-alpine');
+      expect(spec.containers[0].image).toBe('node:20-alpine');
+      expect(spec.containers[0].command).toEqual(['node', '/app/controller.js']);
+      expect(spec.volumes).toContainEqual({ name: 'app', emptyDir: { sizeLimit: '64Mi' } });
+      expect(spec.volumes).toContainEqual({ name: 'bundle', configMap: { name: 'tensor-fusion-controller-bundle', defaultMode: 0o444 } });
+
+      const other = { gzipBase64: FAKE_BUNDLE.gzipBase64, sha256: 'f'.repeat(64) };
+      const rolled = find(renderController({}, other), 'Deployment') as Json;
+      expect(rolled.spec.template.metadata.annotations[CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]).toBe('f'.repeat(64));
+    });
+
+    it('the unpack command really unpacks the ConfigMap content to the path the controller runs', () => {
+      // Runs the init container's script with its paths moved into a temp directory.
+      const objects = render();
+      const dir = mkdtempSync(join(tmpdir(), 'tf-unpack-'));
+      mkdirSync(join(dir, 'bundle'));
+      mkdirSync(join(dir, 'app'));
+      writeFileSync(join(dir, 'bundle', BUNDLE_KEY), Buffer.from((find(objects, 'ConfigMap') as Json).binaryData[BUNDLE_KEY], 'base64'));
+      const [, , script] = podSpec(objects).initContainers[0].command as string[];
+      execFileSync(process.execPath, ['-e', script.replaceAll("'/bundle/", `'${dir}/bundle/`).replaceAll("'/app/", `'${dir}/app/`)]);
+      const entry = podSpec(objects).containers[0].command[1] as string;
+      expect(execFileSync(process.execPath, [join(dir, entry)]).toString()).toBe('controller\n');
+      expect(readFileSync(join(dir, 'app', 'controller.js')).toString()).toBe("process.stdout.write('controller\\n');\n");
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('with image: runs that image with its own entrypoint, and needs no bundle', () => {
+      const objects = renderController({ image: 'registry.example.com/tf:1' });
+      expect(kinds(objects)).not.toContain('ConfigMap');
+      const deployment = find(objects, 'Deployment') as Json;
+      expect(deployment.spec.template.metadata.annotations).toBeUndefined();
+      const spec = deployment.spec.template.spec;
+      expect(spec.initContainers).toBeUndefined();
+      expect(spec.containers[0].image).toBe('registry.example.com/tf:1');
+      expect(spec.containers[0].command).toBeUndefined();
+      expect(spec.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
+    });
+
+    it('without image and without a bundle it refuses to render', () => {
+      expect(() => renderController({})).toThrow('TensorFusionController: the controller bundle is required when no image is set');
+    });
+  });
+
+  describe('deployment', () => {
+    it('runs 2 replicas spread over nodes, with a PodDisruptionBudget and a surge-only rollout', () => {
+      const objects = render();
+      const deployment = find(objects, 'Deployment') as Json;
+      expect(deployment.spec.replicas).toBe(2);
+      expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+      const anti = deployment.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0];
+      expect(anti.podAffinityTerm).toEqual({ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: deployment.spec.selector.matchLabels } });
+      const pdb = find(objects, 'PodDisruptionBudget') as Json;
+      expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: deployment.spec.selector });
+    });
+
+    it('probes /healthz and /readyz on the metrics port and passes the downward API and settings as env', () => {
+      const objects = render({ logLevel: 'warn' });
+      const c = podSpec(objects).containers[0];
+      expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics', scheme: 'HTTP' });
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics', scheme: 'HTTP' });
+      expect(envOf(objects)).toMatchObject({
+        POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', LOG_LEVEL: 'warn', METRICS_PORT: '8080',
+        WEBHOOK_PORT: '9443', LEADER_ELECTION_ID: 'tensor-fusion-controller',
+      });
+    });
+
+    it('passes replicas, resources, node selector and tolerations through', () => {
+      const objects = render(MODES.tuned as TensorFusionControllerProps);
+      expect((find(objects, 'Deployment') as Json).spec.replicas).toBe(3);
+      const spec = podSpec(objects);
+      expect(spec.nodeSelector).toEqual(MODES.tuned.nodeSelector);
+      expect(spec.tolerations).toEqual(MODES.tuned.tolerations);
+      expect(spec.containers[0].resources).toEqual({ requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } });
+    });
+  });
+
+  describe('metrics', () => {
+    it('by default: a metrics Service and the NetworkPolicy admits the webhook and metrics ports only', () => {
+      const objects = render();
+      expect((find(objects, 'Service', 'tensor-fusion-controller-metrics') as Json).spec.ports).toEqual([{ name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' }]);
+      const np = find(objects, 'NetworkPolicy') as Json;
+      expect(np.spec.policyTypes).toEqual(['Ingress']);
+      expect(np.spec.ingress).toEqual([{ ports: [{ port: 9443, protocol: 'TCP' }, { port: 8080, protocol: 'TCP' }] }]);
+      expect(np.spec.podSelector).toEqual((find(objects, 'Deployment') as Json).spec.selector);
+      expect(kinds(objects)).not.toContain('ServiceMonitor');
+    });
+
+    it('metrics off: no metrics Service and only webhook traffic admitted', () => {
+      const objects = render({ metrics: false });
+      expect(objects.filter((o) => o.kind === 'Service').map((o) => o.metadata.name)).toEqual(['tensor-fusion-webhook']);
+      expect((find(objects, 'NetworkPolicy') as Json).spec.ingress).toEqual([{ ports: [{ port: 9443, protocol: 'TCP' }] }]);
+    });
+
+    it('serviceMonitor: scrapes the metrics port of the controller Services', () => {
+      const objects = render({ serviceMonitor: true });
+      const sm = find(objects, 'ServiceMonitor') as Json;
+      expect(sm.apiVersion).toBe('monitoring.coreos.com/v1');
+      expect(sm.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', scheme: 'http' }]);
+      const metricsLabels = find(objects, 'Service', 'tensor-fusion-controller-metrics').metadata.labels ?? {};
+      for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) expect(metricsLabels[k]).toBe(v);
+    });
+  });
+
+  it('installCrds false leaves the CRDs out', () => {
+    expect(kinds(render({ installCrds: false }))).not.toContain('CustomResourceDefinition');
+  });
+});

@@ -1,0 +1,100 @@
+import { KubeObject } from '../../lib/k8s-object';
+import { renderController, TensorFusionControllerProps } from '../../lib/render/controller';
+import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
+import { restrictedViolations } from './restricted';
+
+const ALL_MODES = Object.entries(MODES).map(([name, props]) => [name, renderController(props as TensorFusionControllerProps, FAKE_BUNDLE)] as const);
+const RBAC_KINDS = ['ClusterRole', 'Role'];
+const rulesOf = (objects: readonly KubeObject[], kind: string): Json[] => (find(objects, kind) as Json).rules;
+
+describe('restricted checker', () => {
+  it('flags what "restricted" forbids (so that an empty result means something)', () => {
+    expect(restrictedViolations({
+      hostNetwork: true,
+      securityContext: { runAsUser: 0 },
+      volumes: [{ name: 'host', hostPath: { path: '/' } }],
+      containers: [{ name: 'c', ports: [{ containerPort: 80, hostPort: 80 }], securityContext: { privileged: true, capabilities: { add: ['SYS_ADMIN'] } } }],
+    })).toEqual([
+      'hostNetwork is set', 'volume host has type hostPath', 'pod runAsUser is 0', 'container c is privileged',
+      'container c allows privilege escalation', 'container c may run as root', 'container c has seccomp undefined',
+      'container c does not drop ALL capabilities', 'container c adds SYS_ADMIN', 'container c uses hostPort 80',
+    ]);
+  });
+});
+
+describe.each(ALL_MODES)('security of the %s install', (_, objects) => {
+  it('has no RBAC wildcard in any apiGroup, resource, verb or resourceName', () => {
+    const rules = objects.filter((o) => RBAC_KINDS.includes(o.kind)).flatMap((o) => (o as Json).rules as Json[]);
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      for (const list of [rule.apiGroups, rule.resources, rule.verbs, rule.resourceNames ?? []]) {
+        for (const entry of list) expect(entry).not.toMatch(/\*/);
+      }
+      expect(rule.nonResourceURLs).toBeUndefined();
+      for (const dangerous of ['escalate', 'bind', 'impersonate']) expect(rule.verbs).not.toContain(dangerous);
+    }
+  });
+
+  it('reaches Secrets only by name in its own namespace, and Leases only in its namespace', () => {
+    const clusterRules = rulesOf(objects, 'ClusterRole');
+    for (const r of clusterRules) expect(r.resources).not.toEqual(expect.arrayContaining(['secrets']));
+    for (const r of clusterRules) expect(r.resources).not.toEqual(expect.arrayContaining(['leases']));
+    const secretRules = rulesOf(objects, 'Role').filter((r) => r.resources.includes('secrets'));
+    for (const r of secretRules) {
+      expect(r.resourceNames).toEqual(['tensor-fusion-webhook-tls']);
+      expect(r.verbs).not.toContain('create');
+      expect(r.verbs).not.toContain('list');
+      expect(r.verbs).not.toContain('watch');
+    }
+    const webhookRules = clusterRules.filter((r) => r.resources.includes('mutatingwebhookconfigurations'));
+    for (const r of webhookRules) expect(r.resourceNames).toEqual(['tensor-fusion-webhook']);
+    // Role and binding live in the controller's namespace and bind only its ServiceAccount.
+    const namespace = find(objects, 'Namespace').metadata.name;
+    expect(find(objects, 'Role').metadata.namespace).toBe(namespace);
+    for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
+      expect((find(objects, kind) as Json).subjects).toEqual([{ kind: 'ServiceAccount', name: 'tensor-fusion-controller', namespace }]);
+    }
+  });
+
+  it('runs a pod that meets the "restricted" Pod Security Standard, read-only and bounded', () => {
+    const spec = podSpec(objects);
+    expect(restrictedViolations(spec)).toEqual([]);
+    for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+      expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+      expect(c.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+      expect(c.resources.limits).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+    }
+    expect(spec.securityContext.runAsUser).toBeGreaterThan(0);
+    expect(find(objects, 'Namespace').metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'restricted' });
+  });
+});
+
+describe('least privilege by mode', () => {
+  it('self-managed: may patch its own webhook configuration and fill its own Secret', () => {
+    const objects = renderController({}, FAKE_BUNDLE);
+    expect(rulesOf(objects, 'ClusterRole')).toContainEqual({
+      apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: ['tensor-fusion-webhook'],
+    });
+    expect(rulesOf(objects, 'Role')).toContainEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'patch'], resourceNames: ['tensor-fusion-webhook-tls'] });
+  });
+
+  it('cert-manager: no Secret or webhook configuration access at all (cainjector and the kubelet do that)', () => {
+    const objects = renderController({ certificateMode: 'cert-manager' }, FAKE_BUNDLE);
+    const all = [...rulesOf(objects, 'ClusterRole'), ...rulesOf(objects, 'Role')].flatMap((r) => r.resources as string[]);
+    expect(all).not.toContain('secrets');
+    expect(all).not.toContain('mutatingwebhookconfigurations');
+  });
+
+  it('grants exactly these cluster-wide permissions', () => {
+    expect(rulesOf(renderController({}, FAKE_BUNDLE), 'ClusterRole')).toEqual([
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpus', 'tensorfusionworkloads'], verbs: ['create', 'patch', 'delete'] },
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'workloadprofiles/status', 'tensorfusionworkloads/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: ['tensor-fusion-webhook'] },
+    ]);
+  });
+});
