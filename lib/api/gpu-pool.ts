@@ -81,7 +81,7 @@ export const GPUPoolSpec = Type.Object(
     ),
     defaultUsingLocalGPU: Type.Optional(
       Type.Boolean({
-        description: 'Whether pods that do not say otherwise run on the GPU server (true when unset, as upstream).',
+        description: 'Whether pods that do not say otherwise run on the GPU server. Unset means false here (seed 002) but true upstream, so GpuPool always writes it.',
       }),
     ),
     placement: Type.Optional(
