@@ -85,14 +85,18 @@ describe('least privilege by mode', () => {
     expect(all).not.toContain('mutatingwebhookconfigurations');
   });
 
-  it('grants exactly these cluster-wide permissions', () => {
+  it('grants exactly these permissions', () => {
+    expect(rulesOf(renderController({}, FAKE_BUNDLE), 'Role')).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-controller'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'patch'], resourceNames: ['tensor-fusion-webhook-tls'] },
+    ]);
     expect(rulesOf(renderController({}, FAKE_BUNDLE), 'ClusterRole')).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['tensor-fusion.ai'], resources: ['gpus', 'tensorfusionworkloads'], verbs: ['create', 'patch', 'delete'] },
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpunodes', 'gpus', 'tensorfusionworkloads'], verbs: ['create', 'patch', 'delete'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'workloadprofiles/status', 'tensorfusionworkloads/status'], verbs: ['get', 'patch', 'update'] },
       { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: ['tensor-fusion-webhook'] },
     ]);

@@ -25,15 +25,17 @@ export const CONTROLLER_API_RESOURCES: readonly string[] = KIND_NAMES.map((k) =>
 /** Cluster-wide permissions. In cert-manager mode cainjector, not the controller, patches the webhook. */
 export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'certificateMode'>): PolicyRule[] {
   const rules: PolicyRule[] = [
-    // Nodes: labels and taints are merged key by key with a resourceVersion precondition (patch).
+    // Nodes: labels and taints are merged key by key with a resourceVersion precondition (JSON patch).
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
-    // Pods: the allocator rebuilds its state from admitted pods and records allocations on them.
-    { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'patch'] },
+    // Pods are only read: allocations travel in the admission response. Cluster-wide pod patch would
+    // let the controller swap any pod's image, so it is deliberately not granted.
+    { apiGroups: [''], resources: ['pods'], verbs: READ },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: [GROUP], resources: [...CONTROLLER_API_RESOURCES], verbs: READ },
-    // GPUs are discovered per node and TensorFusionWorkloads generated for annotated pods.
-    { apiGroups: [GROUP], resources: [KINDS.GPU.plural, KINDS.TensorFusionWorkload.plural], verbs: ['create', 'patch', 'delete'] },
+    // GPUNodes and GPUs mirror the nodes (server-side apply, which creates when absent) and go with
+    // them; TensorFusionWorkloads are generated for pods that ask for it.
+    { apiGroups: [GROUP], resources: [KINDS.GPUNode.plural, KINDS.GPU.plural, KINDS.TensorFusionWorkload.plural], verbs: ['create', 'patch', 'delete'] },
+    // Status is written with PUT to /status (update), resourceVersion as the precondition.
     { apiGroups: [GROUP], resources: CONTROLLER_API_RESOURCES.map((r) => `${r}/status`), verbs: ['get', 'patch', 'update'] },
   ];
   if (props.certificateMode === 'self-managed') {
@@ -54,7 +56,8 @@ export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'cer
  */
 export function controllerNamespaceRules(props: Pick<ResolvedControllerProps, 'certificateMode'>): PolicyRule[] {
   const rules: PolicyRule[] = [
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update', 'patch'], resourceNames: [CONTROLLER_NAMES.lease] },
+    // client-go's LeaseLock protocol: get, create once, then update (PUT) with the resourceVersion.
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [CONTROLLER_NAMES.lease] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
   ];
   // In cert-manager mode the Secret is mounted, which needs no RBAC.
