@@ -4,7 +4,7 @@
  * until it does, {@link usageFromPods} reads them from pod annotations.
  */
 import type { Condition, GPUNodeStatus, GPUPoolStatus, GPUStatus, GPUPool } from '../../api';
-import { DEFAULT_TFLOPS_OVERSELL_RATIO } from '../../api';
+import { DEFAULT_TFLOPS_OVERSELL_RATIO } from '../../api/gpu-pool';
 import { GFD, GPU_IDS_ANNOTATION, HOSTNAME_LABEL, ANNOTATION_PREFIX } from '../../labels';
 import { formatBytes, formatTflops, parseQuantity } from '../../quantity';
 import { lookupGpuTflops } from '../../gpu-catalog';

@@ -1,0 +1,50 @@
+/**
+ * Process entry of the runtime controller (bundled to build/controller/controller.js).
+ * Environment: POD_NAME, POD_NAMESPACE, LOG_LEVEL, METRICS_PORT, WEBHOOK_PORT, LEADER_ELECTION_ID;
+ * cluster access from the in-cluster service account or KUBECONFIG.
+ */
+import pino from 'pino';
+import { loadConnection } from './kubeconfig';
+import { ComponentFactory, readEnv, startRuntime } from './runtime';
+
+/**
+ * Components started next to the controller. The admission webhook plugs in here:
+ * `(ctx) => new WebhookServer({ port: ctx.env.webhookPort, cluster: ctx.cluster, ... })`.
+ */
+export const COMPONENTS: ComponentFactory[] = [];
+
+/** Grace for endpoints to drop this pod before servers close (webhook callers keep using it briefly). */
+const SHUTDOWN_DRAIN_MS = 5_000;
+
+async function main(): Promise<void> {
+  const env = readEnv();
+  const logger = pino({ level: env.logLevel, base: { pod: env.podName } });
+  const connection = await loadConnection(`tensor-fusion-controller/${env.podName}`);
+  const runtime = await startRuntime({ env, connection, logger, components: COMPONENTS, processMetrics: true });
+  let shuttingDown = false;
+  process.on('SIGTERM', () => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info('SIGTERM: draining');
+    setTimeout(() => {
+      runtime.stop().then(() => process.exit(0), (err) => {
+        logger.error({ err: String(err) }, 'shutdown failed');
+        process.exit(1);
+      });
+    }, env.webhookPort && COMPONENTS.length ? SHUTDOWN_DRAIN_MS : 0).unref();
+  });
+  const outcome = await runtime.done;
+  if (outcome === 'lost' && !shuttingDown) {
+    // Fencing by exit: in-flight promises cannot be cancelled, so a replica that lost the lease ends now.
+    logger.fatal('leader election lost; exiting');
+    process.exit(1);
+  }
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    // eslint-disable-next-line no-console
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,147 @@
+/**
+ * Wires one controller replica: informers (every replica), leader election (only the leader
+ * reconciles and writes, through a fenced client), the ops server, and any extra components such as
+ * the admission webhook. main.ts calls {@link startRuntime} with the environment; tests call it with
+ * a connection to the API-server double and a manual clock.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import pino, { Logger } from 'pino';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
+import { Cluster } from './cluster';
+import { Clock, realClock } from './clock';
+import { Controller, ControllerOptions } from './controller';
+import { HttpCluster, Connection } from './http-cluster';
+import { LeaderElector, LeaderElectionOptions, fenceWrites } from './leader-election';
+import { RuntimeMetrics } from './metrics';
+import { Component, OpsServer } from './ops-server';
+
+/** Settings read from the environment. */
+export interface RuntimeEnv {
+  /** POD_NAME (downward API). @default the host name */
+  podName: string;
+  /** POD_NAMESPACE (downward API); the Lease lives here. @default 'default' */
+  namespace: string;
+  /** LOG_LEVEL. @default 'info' */
+  logLevel: string;
+  /** METRICS_PORT: /metrics, /healthz, /readyz. @default 8080 */
+  metricsPort: number;
+  /** WEBHOOK_PORT, for the admission webhook component. @default 9443 */
+  webhookPort: number;
+  /** LEADER_ELECTION_ID: the Lease name. @default 'tensor-fusion-controller' */
+  leaderElectionId: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function port(name: string, raw: string | undefined, fallback: number, issues: FieldIssue[]): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) issues.push(fieldIssue(name, raw, 'a port number from 0 to 65535'));
+  return n;
+}
+
+/** Reads and validates the environment; throws a ValidationError naming every bad variable. */
+export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
+  const issues: FieldIssue[] = [];
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) issues.push(fieldIssue('LOG_LEVEL', logLevel, `one of ${LOG_LEVELS.join(', ')}`));
+  const out: RuntimeEnv = {
+    podName: env.POD_NAME || hostname(),
+    namespace: env.POD_NAMESPACE || 'default',
+    logLevel,
+    metricsPort: port('METRICS_PORT', env.METRICS_PORT, 8080, issues),
+    webhookPort: port('WEBHOOK_PORT', env.WEBHOOK_PORT, 9443, issues),
+    leaderElectionId: env.LEADER_ELECTION_ID || 'tensor-fusion-controller',
+  };
+  throwIfInvalid(issues, 'controller environment');
+  return out;
+}
+
+/** What extra components (the webhook) get to work with. */
+export interface RuntimeContext {
+  env: RuntimeEnv;
+  logger: Logger;
+  metrics: RuntimeMetrics;
+  /** Unfenced client: reads, and writes every replica may do. */
+  cluster: Cluster;
+  /** Client whose writes fail unless this replica is the leader. */
+  leaderCluster: Cluster;
+  controller: Controller;
+  isLeader(): boolean;
+}
+
+export type ComponentFactory = (ctx: RuntimeContext) => Component;
+
+export interface StartOptions {
+  env: RuntimeEnv;
+  connection: Connection;
+  /** Extra components, e.g. the webhook HTTPS server, started after the ops server. */
+  components?: ComponentFactory[];
+  clock?: Clock;
+  logger?: Logger;
+  leaderElection?: Partial<Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>>;
+  controller?: Partial<Pick<ControllerOptions, 'informer' | 'queue' | 'workers' | 'usage'>>;
+  /** Also collect process metrics. @default false */
+  processMetrics?: boolean;
+}
+
+export interface Runtime {
+  ctx: RuntimeContext;
+  elector: LeaderElector;
+  ops: OpsServer;
+  /** Resolves when leadership is lost ('lost') or the runtime was stopped ('stopped'). */
+  done: Promise<'lost' | 'stopped'>;
+  /** Graceful stop: not ready, stop reconciling, release the lease, stop servers. */
+  stop(): Promise<void>;
+}
+
+/** Starts a replica. The caller exits the process when `done` resolves 'lost'. */
+export async function startRuntime(opts: StartOptions): Promise<Runtime> {
+  const { env } = opts;
+  const clock = opts.clock ?? realClock;
+  const logger = opts.logger ?? pino({ level: env.logLevel, base: { pod: env.podName } });
+  const metrics = new RuntimeMetrics();
+  if (opts.processMetrics) metrics.withDefaultMetrics();
+  const cluster = new HttpCluster({ userAgent: `tensor-fusion-controller/${env.podName}`, ...opts.connection });
+  const controller = new Controller({ cluster, clock, logger, metrics, ...opts.controller });
+  const abort = new AbortController();
+  let stopping = false;
+  const elector: LeaderElector = new LeaderElector({
+    cluster, clock, logger, namespace: env.namespace, name: env.leaderElectionId,
+    identity: `${env.podName}_${randomUUID()}`,
+    ...opts.leaderElection,
+    onStartedLeading: () => {
+      metrics.isLeader.set(1);
+      void controller.startReconciling(leaderCluster);
+    },
+    onStoppedLeading: () => {
+      metrics.isLeader.set(0);
+      // Writes are already refused by the fence; stop reconciling at once.
+      controller.queue.shutDown();
+    },
+  });
+  const leaderCluster = fenceWrites(cluster, () => !stopping && elector.isLeader());
+  const ctx: RuntimeContext = { env, logger, metrics, cluster, leaderCluster, controller, isLeader: () => elector.isLeader() };
+  const ops = new OpsServer({
+    port: env.metricsPort, registry: metrics.registry,
+    readiness: { informers: () => !stopping && controller.isReady() },
+  });
+  const components: Component[] = [ops, ...(opts.components ?? []).map((f) => f(ctx))];
+  for (const c of components) await c.start();
+  controller.startInformers();
+  const done = elector.run(abort.signal);
+  logger.info({ namespace: env.namespace, lease: env.leaderElectionId, components: components.map((c) => c.name) }, 'controller started');
+  return {
+    ctx, elector, ops, done,
+    async stop() {
+      stopping = true;
+      abort.abort();
+      await controller.stop();
+      await done;
+      await elector.release();
+      for (const c of [...components].reverse()) await c.stop();
+      metrics.isLeader.set(0);
+    },
+  };
+}

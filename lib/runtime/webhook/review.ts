@@ -1,0 +1,81 @@
+/**
+ * AdmissionReview v1 on the wire: the request fields the webhook reads and the responses it writes.
+ * Responses always echo the request's uid and apiVersion; patches are base64 RFC 6902 documents.
+ */
+import type { FieldIssue } from '../../errors';
+import type { JsonPatchOp, K8sObject } from '../cluster';
+
+export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+
+/** The parts of `AdmissionReview.request` the webhook reads. */
+export interface AdmissionRequest {
+  uid: string;
+  kind?: { group?: string; version?: string; kind?: string };
+  resource?: { group?: string; version?: string; resource?: string };
+  subResource?: string;
+  operation?: string;
+  namespace?: string;
+  name?: string;
+  dryRun?: boolean;
+  object?: K8sObject;
+}
+
+export interface AdmissionReview {
+  apiVersion?: string;
+  kind?: string;
+  request?: AdmissionRequest;
+  response?: AdmissionResponse;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: { code: number; message: string; reason?: string };
+  patchType?: 'JSONPatch';
+  /** Base64 of the JSON patch. */
+  patch?: string;
+  warnings?: string[];
+}
+
+/** What the handler decided, before it is put on the wire. */
+export type Decision =
+  | { readonly allowed: true; readonly patch: readonly JsonPatchOp[]; readonly warnings?: readonly string[] }
+  | { readonly allowed: false; readonly code: number; readonly message: string };
+
+export const allow = (patch: readonly JsonPatchOp[] = [], warnings?: readonly string[]): Decision =>
+  ({ allowed: true, patch, ...(warnings && warnings.length ? { warnings } : {}) });
+
+/** A denial listing every issue, one per line, with the lib/ messages unchanged. */
+export const deny = (issues: readonly FieldIssue[] | string, code = 403): Decision =>
+  ({ allowed: false, code, message: typeof issues === 'string' ? issues : issues.map((i) => i.message).join('\n') });
+
+/**
+ * Reads a review body. Returns a string describing the problem when it is not an AdmissionReview v1
+ * with a request uid (answered with HTTP 400: there is no uid to echo).
+ */
+export function parseReview(body: unknown): AdmissionReview | string {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'body: expected an AdmissionReview object';
+  const review = body as AdmissionReview;
+  if (review.apiVersion !== ADMISSION_API_VERSION) return `apiVersion: got ${JSON.stringify(review.apiVersion)}, expected "${ADMISSION_API_VERSION}"`;
+  const req = review.request;
+  if (req === null || typeof req !== 'object' || typeof req.uid !== 'string' || req.uid === '') {
+    return 'request.uid: expected a non-empty string';
+  }
+  return review;
+}
+
+/** Wraps a decision in the AdmissionReview the API server expects. */
+export function toReview(review: AdmissionReview, decision: Decision): AdmissionReview {
+  const uid = review.request?.uid ?? '';
+  const response: AdmissionResponse = decision.allowed
+    ? {
+      uid,
+      allowed: true,
+      ...(decision.patch.length > 0
+        ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(decision.patch)).toString('base64') }
+        : {}),
+      ...(decision.warnings ? { warnings: [...decision.warnings] } : {}),
+    }
+    : { uid, allowed: false, status: { code: decision.code, message: decision.message, reason: decision.code === 403 ? 'Forbidden' : 'InternalError' } };
+  return { apiVersion: review.apiVersion ?? ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+}

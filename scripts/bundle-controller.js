@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+/**
+ * Bundles the runtime controller entry (lib/runtime/main.ts) into one minified file,
+ * build/controller/controller.js, that the TensorFusionController component ships in a ConfigMap
+ * (1 MiB limit) and runs on the stock Node.js image. Prints the raw and gzipped sizes.
+ * Optional transports of client-node that the controller never uses are stubbed out to keep it small.
+ */
+const path = require('node:path');
+const fs = require('node:fs');
+const zlib = require('node:zlib');
+const esbuild = require('esbuild');
+
+const root = path.resolve(__dirname, '..');
+const outfile = path.join(root, 'build', 'controller', 'controller.js');
+const CONFIGMAP_LIMIT = 1024 * 1024;
+
+// Modules reachable from client-node's KubeConfig that the controller does not need: websockets
+// (exec/attach/port-forward), proxies, tar (cp), form-data and node-fetch (the generated API client;
+// we talk HTTP ourselves). Stubbing them keeps auth (token, client certs, exec, OIDC) intact.
+const STUBBED = ['ws', 'isomorphic-ws', 'socks-proxy-agent', 'hpagent', 'tar-fs', 'form-data', 'node-fetch', 'stream-buffers'];
+
+const stubPlugin = {
+  name: 'stub-unused',
+  setup(build) {
+    const filter = new RegExp(`^(${STUBBED.map((s) => s.replace(/[-/]/g, '\\$&')).join('|')})(/.*)?$`);
+    build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'stub' }));
+    build.onLoad({ filter: /.*/, namespace: 'stub' }, (args) => ({
+      contents: `const unavailable = () => { throw new Error(${JSON.stringify(`${args.path} is not bundled in the controller`)}); };
+module.exports = new Proxy(unavailable, { get: (t, k) => (k === '__esModule' ? false : k === 'default' ? unavailable : unavailable) });`,
+      loader: 'js',
+    }));
+  },
+};
+
+async function main() {
+  fs.mkdirSync(path.dirname(outfile), { recursive: true });
+  const result = await esbuild.build({
+    entryPoints: [path.join(root, 'lib', 'runtime', 'main.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minify: true,
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'warning',
+    plugins: [stubPlugin],
+  });
+  const bytes = fs.statSync(outfile).size;
+  const gz = zlib.gzipSync(fs.readFileSync(outfile)).length;
+  const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+  console.log(`controller bundle: ${path.relative(root, outfile)} ${kib(bytes)} (gzip ${kib(gz)})`);
+  if (process.argv.includes('--analyze')) console.log(await esbuild.analyzeMetafile(result.metafile));
+  if (bytes > CONFIGMAP_LIMIT) {
+    console.error(`controller bundle is ${kib(bytes)}, over the ConfigMap limit of ${kib(CONFIGMAP_LIMIT)}`);
+    process.exit(1);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
