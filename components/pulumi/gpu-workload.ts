@@ -1,7 +1,8 @@
-import { GpuWorkloadOptions } from '../../lib/annotations';
+import { encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
+import { throwIfInvalid } from '../../lib/errors';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
 import { PodTemplate } from '../../lib/render/pod-template';
-import { T9kGpuOptions, T9kPodTemplateLike, t9kPodTemplate } from '../../lib/t9k';
+import { checkT9kGpuOptions, T9kGpuOptions, T9kPodTemplateLike, t9kPodTemplate } from '../../lib/t9k';
 import { patchPodTemplateArgs } from './pod-template';
 
 /**
@@ -12,9 +13,12 @@ import { patchPodTemplateArgs } from './pod-template';
  * @example
  * new k8s.apps.v1.Deployment('pytorch', gpuWorkload({ metadata: {...}, spec: {...} },
  *   { pool: 'default-pool', injectContainers: ['python'], tflopsRequest: 10, vramRequest: '4Gi' }));
- * @throws ValidationError naming every bad option (at preview when the args hold Outputs)
+ * @throws ValidationError naming every bad option; checks that need the pod template's containers
+ *   surface at preview when the args hold Outputs
  */
 export function gpuWorkload<T extends object>(args: T, options: GpuWorkloadOptions): T {
+  // Options are checked now even when the template is an Output, so most errors point at this call.
+  encodeGpuWorkload(options);
   return patchPodTemplateArgs(args, (template) => gpuWorkloadPodTemplate(template, options));
 }
 
@@ -23,8 +27,10 @@ export function gpuWorkload<T extends object>(args: T, options: GpuWorkloadOptio
  *
  * @example
  * new k8s.core.v1.Pod('shared', t9kGpuWorkload({ spec: {...} }, { mode: 'shared-gpu', percent: 30 }));
- * @throws ValidationError naming every bad option (at preview when the args hold Outputs)
+ * @throws ValidationError naming every bad option; checks that need the pod template surface at
+ *   preview when the args hold Outputs
  */
 export function t9kGpuWorkload<T extends object>(args: T, options: T9kGpuOptions): T {
+  throwIfInvalid(checkT9kGpuOptions(options));
   return patchPodTemplateArgs(args, (template) => t9kPodTemplate(template as T9kPodTemplateLike, options) as PodTemplate);
 }

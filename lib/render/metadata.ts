@@ -1,5 +1,5 @@
 import { FieldIssue } from '../errors';
-import { checkLabelValue, checkObjectName } from '../names';
+import { checkDnsLabel, checkLabelValue, checkObjectName } from '../names';
 
 /** Metadata props shared by every component that renders one object of ours. */
 export interface ObjectMetaProps {
@@ -23,9 +23,9 @@ export interface NamespacedMetaProps extends ObjectMetaProps {
   readonly namespace?: string;
 }
 
-/** Validates name, namespace and label values. */
+/** Validates name, namespace (a DNS-1123 label, as Kubernetes requires) and label values. */
 export function checkMeta(name: string, props: NamespacedMetaProps): FieldIssue[] {
-  const issues = [checkObjectName('name', name), props.namespace === undefined ? undefined : checkObjectName('namespace', props.namespace)];
+  const issues = [checkObjectName('name', name), props.namespace === undefined ? undefined : checkDnsLabel('namespace', props.namespace)];
   for (const [key, value] of Object.entries(props.labels ?? {})) issues.push(checkLabelValue(`labels["${key}"]`, value));
   return issues.filter((i): i is FieldIssue => i !== undefined);
 }
