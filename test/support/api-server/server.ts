@@ -21,6 +21,8 @@ export interface FaultRule {
   path?: string | RegExp;
   /** Only watch requests (true) or only non-watch requests (false). */
   watch?: boolean;
+  /** Only requests whose User-Agent contains this (to partition one client). */
+  userAgent?: string;
   status: number;
   retryAfterSeconds?: number;
   /** How many matching requests fail. @default 1 */
@@ -304,6 +306,7 @@ export class ApiServerDouble {
       rule.remaining > 0 &&
       (!rule.method || rule.method === r.method) &&
       (rule.watch === undefined || rule.watch === r.watch) &&
+      (!rule.userAgent || r.userAgent.includes(rule.userAgent)) &&
       (!rule.path || (typeof rule.path === 'string' ? r.path.includes(rule.path) : rule.path.test(r.path))));
     if (!f) return undefined;
     f.remaining--;
