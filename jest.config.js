@@ -5,5 +5,6 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   // Type checking runs once in `npm run typecheck`; jest only transpiles, which keeps the suite fast.
   transform: { '^.+\\.ts$': ['ts-jest', {}] },
+  globalSetup: '<rootDir>/test/global-setup.js',
   testTimeout: 30000,
 };

@@ -4,12 +4,16 @@
  * the three T9k Scheduler GPU modes of seed 004 on two T9k nodes.
  */
 import type { GpuWorkloadOptions } from '../lib/annotations';
+import type { TensorFusionControllerProps } from '../lib/render/controller';
 import type { GpuNodeProps } from '../lib/render/gpu-node';
 import type { GpuPoolProps } from '../lib/render/gpu-pool';
 import type { WorkloadProfileProps } from '../lib/render/workload-profile';
 import type { T9kGpuOptions } from '../lib/t9k';
 
 export const NAMESPACE = 'ml';
+
+/** The runtime controller with its defaults: two replicas, self-managed TLS, metrics on. */
+export const controller: TensorFusionControllerProps = {};
 
 export const pool: GpuPoolProps = {
   name: 'default-pool',

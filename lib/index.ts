@@ -16,3 +16,5 @@ export type { WorkloadProfileProps, TensorFusionWorkloadProps } from './render/w
 export { gpuWorkloadPodTemplate } from './render/gpu-workload';
 export { podTemplatePath, getPodTemplate, transformPodTemplate } from './render/pod-template';
 export type { PodTemplate } from './render/pod-template';
+export * from './render/controller';
+export { loadControllerBundle, controllerBundlePath } from './controller-bundle';

@@ -3,3 +3,4 @@ export * from './gpu-pool';
 export * from './gpu-node';
 export * from './workload-profile';
 export * from './gpu-workload';
+export * from './tensor-fusion-controller';

@@ -5,8 +5,8 @@
  */
 import { ApiObject, App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, WorkloadProfile } from '../../components/cdk8s';
-import { NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
+import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, WorkloadProfile } from '../../components/cdk8s';
+import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
 
 /** Adds the example platform to a chart. */
 export function buildPlatform(scope: Construct): void {
@@ -18,9 +18,18 @@ export function buildPlatform(scope: Construct): void {
   for (const p of t9kPods) t9kGpuWorkload(new ApiObject(scope, p.name, t9kPod(p)), p.mode);
 }
 
-/** Synthesizes the example app into `outdir`. */
+/** Adds the runtime controller (CRDs, RBAC, Deployment, webhook, ...) to a chart. */
+export function buildController(scope: Construct): void {
+  new TensorFusionController(scope, 'tensor-fusion', controller);
+}
+
+/**
+ * Synthesizes the example app into `outdir`: `controller.k8s.yaml` (CRDs and the controller) sorts
+ * before `platform.k8s.yaml`, so `kubectl apply --server-side -f dist/` installs the CRDs first.
+ */
 export function synthExample(outdir = 'dist'): App {
   const app = new App({ outdir });
+  buildController(new Chart(app, 'controller'));
   buildPlatform(new Chart(app, 'platform'));
   app.synth();
   return app;

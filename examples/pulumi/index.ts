@@ -3,8 +3,8 @@
  * objects as the cdk8s example; a parity test checks that under Pulumi's mocks.
  */
 import * as k8s from '@pulumi/kubernetes';
-import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, WorkloadProfile } from '../../components/pulumi';
-import { NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
+import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, WorkloadProfile } from '../../components/pulumi';
+import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
 
 /** Declares the example platform in the current stack. */
 export function buildPlatform(): void {
@@ -16,4 +16,12 @@ export function buildPlatform(): void {
   for (const p of t9kPods) new k8s.core.v1.Pod(p.name, t9kGpuWorkload(t9kPod(p), p.mode) as k8s.core.v1.PodArgs);
 }
 
-if (!process.env.JEST_WORKER_ID) buildPlatform();
+/** Installs the runtime controller in the current stack. */
+export function buildController(): TensorFusionController {
+  return new TensorFusionController('tensor-fusion', controller);
+}
+
+if (!process.env.JEST_WORKER_ID) {
+  buildController();
+  buildPlatform();
+}

@@ -2,19 +2,19 @@
  * The same props give the same objects in both frameworks: the example platform (which uses every
  * component) synthesized by cdk8s and registered by Pulumi under mocks.
  */
-import { buildPlatform as buildCdk8s } from '../../examples/cdk8s/main';
-import { buildPlatform as buildPulumi } from '../../examples/pulumi/index';
+import { buildController as controllerCdk8s, buildPlatform as buildCdk8s } from '../../examples/cdk8s/main';
+import { buildController as controllerPulumi, buildPlatform as buildPulumi } from '../../examples/pulumi/index';
 import { synthChart, sortObjects } from '../support/cdk8s';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
 import { KubeObject } from '../../lib/k8s-object';
 
 describe('example platform parity', () => {
-  const cdk8sObjects = sortObjects(synthChart((chart) => buildCdk8s(chart)));
+  const cdk8sObjects = sortObjects(synthChart((chart) => { controllerCdk8s(chart); buildCdk8s(chart); }));
   let pulumiObjects: Record<string, unknown>[];
 
   beforeAll(async () => {
-    pulumiObjects = sortObjects(objectsOf(await capture(() => buildPulumi())));
+    pulumiObjects = sortObjects(objectsOf(await capture(() => { controllerPulumi(); buildPulumi(); })));
   });
 
   it('registers the same objects in Pulumi as cdk8s synthesizes', () => {
