@@ -1,0 +1,132 @@
+/**
+ * The packed package works from a platform repo: `npm pack` of the compiled package, installed into a
+ * fresh project whose peer dependencies are the repo's own (symlinked: no network), a TypeScript
+ * program importing `tensor-fusion-iac`, `/cdk8s` and `/pulumi` compiled with node16 resolution
+ * (so `exports` and their `types` are what TypeScript and Node use), then run to synthesize a chart.
+ */
+import { execFileSync } from 'child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join, resolve } from 'path';
+import { parseAllDocuments } from 'yaml';
+
+const REPO = resolve(__dirname, '../..');
+const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
+const NPM_ENV = { ...process.env, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+
+const CONSUMER = `
+import { ApiObject, App, Chart } from 'cdk8s';
+import { GpuNode, GpuPool, gpuWorkload, WorkloadProfile } from 'tensor-fusion-iac/cdk8s';
+import * as tfPulumi from 'tensor-fusion-iac/pulumi';
+import type { GpuPoolArgs } from 'tensor-fusion-iac/pulumi';
+import { encodeGpuWorkload, ValidationError } from 'tensor-fusion-iac';
+
+const poolArgs: GpuPoolArgs = { isDefault: true, defaultQos: 'medium' };
+const app = new App({ outdir: process.argv[2] });
+const chart = new Chart(app, 'platform', { namespace: 'ml' });
+new GpuPool(chart, 'default-pool', poolArgs);
+new GpuNode(chart, 'a100', { nodeName: 'gpu-a100-0', pools: ['default-pool'], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 8, memory: '80Gi' } });
+new WorkloadProfile(chart, 'default-profile', { qos: 'medium' });
+const deployment = new ApiObject(chart, 'train', {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'train' },
+  spec: {
+    selector: { matchLabels: { app: 'train' } },
+    template: { metadata: { labels: { app: 'train' } }, spec: { containers: [{ name: 'python', image: 'pytorch/pytorch' }] } },
+  },
+});
+gpuWorkload(deployment, { pool: 'default-pool', tflopsRequest: 10, vramRequest: '4Gi', workloadProfile: 'default-profile' });
+let rejected = '';
+try {
+  gpuWorkload(deployment, { qos: 'urgent' as never });
+} catch (err) {
+  rejected = err instanceof ValidationError ? err.message : 'not a ValidationError';
+}
+app.synth();
+console.log(JSON.stringify({
+  pulumiComponents: [typeof tfPulumi.GpuPool, typeof tfPulumi.GpuNode, typeof tfPulumi.gpuWorkload],
+  annotations: encodeGpuWorkload({ tflopsRequest: 10 }).annotations,
+  rejected,
+}));
+`;
+
+describe('npm pack -> install -> compile -> synthesize', () => {
+  let work: string;
+  let tarball: string;
+  let entries: string[];
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'tf-pack-'));
+    // Stage the package in a temp dir (compiled there, not into the shared build/).
+    const stage = join(work, 'stage');
+    mkdirSync(stage);
+    for (const f of ['package.json', 'README.md', 'crds']) if (existsSync(join(REPO, f))) cpSync(join(REPO, f), join(stage, f), { recursive: true });
+    execFileSync(process.execPath, [TSC, '-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(stage, 'build')], { cwd: REPO, stdio: 'pipe' });
+    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: stage, env: NPM_ENV, stdio: 'pipe' });
+    tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
+    entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
+  }, 300_000);
+
+  afterAll(() => work && rmSync(work, { recursive: true, force: true }));
+
+  it('contains compiled JS and type declarations for every entry point, and no sources, tests or examples', () => {
+    for (const f of ['build/lib/index', 'build/components/cdk8s/index', 'build/components/pulumi/index']) {
+      expect(entries).toContain(`package/${f}.js`);
+      expect(entries).toContain(`package/${f}.d.ts`);
+    }
+    expect(entries).toContain('package/package.json');
+    expect(entries.filter((e) => /^package\/(test|examples|bench|scripts)\//.test(e))).toEqual([]);
+    expect(entries.filter((e) => e.endsWith('.ts') && !e.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  it('compiles and runs a program importing tensor-fusion-iac, /cdk8s and /pulumi, which synthesizes a chart', () => {
+    const project = join(work, 'consumer');
+    const modules = join(project, 'node_modules');
+    const pkg = join(modules, 'tensor-fusion-iac');
+    mkdirSync(pkg, { recursive: true });
+    execFileSync('tar', ['-xzf', tarball, '-C', pkg, '--strip-components=1']);
+    // Peer (and their transitive) dependencies: the repo's installed modules, linked, not downloaded.
+    for (const name of readdirSync(join(REPO, 'node_modules'))) {
+      if (name === 'tensor-fusion-iac' || name.startsWith('.')) continue;
+      symlinkSync(join(REPO, 'node_modules', name), join(modules, name), 'dir');
+    }
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'platform', private: true }));
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'node16', moduleResolution: 'node16', strict: true, types: ['node'], skipLibCheck: true, outDir: 'out' },
+        files: ['main.ts'],
+      }),
+    );
+    writeFileSync(join(project, 'main.ts'), CONSUMER);
+    try {
+      execFileSync(process.execPath, [TSC, '-p', project], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
+    } catch (err) {
+      throw new Error(`consumer does not compile:\n${(err as { stdout: string }).stdout}`);
+    }
+    const dist = join(project, 'dist');
+    const stdout = execFileSync(process.execPath, [join(project, 'out/main.js'), dist], { cwd: project, encoding: 'utf8' });
+
+    const report = JSON.parse(stdout.trim().split('\n').pop()!);
+    expect(report).toEqual({
+      pulumiComponents: ['function', 'function', 'function'],
+      annotations: { 'tensor-fusion.ai/tflops-request': '10' },
+      rejected: 'GPU workload options: qos: got "urgent", expected one of low, medium, high, critical',
+    });
+    const docs = parseAllDocuments(readFileSync(join(dist, 'platform.k8s.yaml'), 'utf8')).map((d) => d.toJS());
+    expect(docs.map((d) => `${d.kind}/${d.metadata.name}/${d.metadata.namespace ?? '-'}`)).toEqual([
+      'GPUPool/default-pool/-',
+      'Node/gpu-a100-0/-',
+      'WorkloadProfile/default-profile/ml',
+      'Deployment/train/ml',
+    ]);
+    expect(docs[3].spec.template.metadata.annotations).toEqual({
+      'tensor-fusion.ai/gpupool': 'default-pool',
+      'tensor-fusion.ai/tflops-request': '10',
+      'tensor-fusion.ai/vram-request': '4Gi',
+      'tensor-fusion.ai/workload-profile': 'default-profile',
+    });
+    expect(docs[1].metadata.labels['nvidia.com/gpu.memory']).toBe('81920');
+  }, 300_000);
+});
