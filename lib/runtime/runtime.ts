@@ -8,6 +8,8 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import pino, { Logger } from 'pino';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
+import { CERT_MODES, CertificateMode, CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS } from '../render/controller/env';
+import { oneOf } from '../rules';
 import { Cluster } from './cluster';
 import { Clock, realClock } from './clock';
 import { Controller, ControllerOptions } from './controller';
@@ -16,11 +18,11 @@ import { LeaderElector, LeaderElectionOptions, fenceWrites } from './leader-elec
 import { RuntimeMetrics } from './metrics';
 import { Component, OpsServer } from './ops-server';
 
-/** Settings read from the environment. */
+/** Settings read from the environment (names and defaults: lib/render/controller/env.ts). */
 export interface RuntimeEnv {
   /** POD_NAME (downward API). @default the host name */
   podName: string;
-  /** POD_NAMESPACE (downward API); the Lease lives here. @default 'default' */
+  /** POD_NAMESPACE (downward API); the Lease and the TLS Secret live here. @default 'default' */
   namespace: string;
   /** LOG_LEVEL. @default 'info' */
   logLevel: string;
@@ -30,9 +32,20 @@ export interface RuntimeEnv {
   webhookPort: number;
   /** LEADER_ELECTION_ID: the Lease name. @default 'tensor-fusion-controller' */
   leaderElectionId: string;
+  /** TLS_SECRET_NAME: the webhook's CA and serving certificate. @default 'tensor-fusion-webhook-tls' */
+  tlsSecretName: string;
+  /** WEBHOOK_CONFIG_NAME: the MutatingWebhookConfiguration whose caBundle is kept current. */
+  webhookConfigName: string;
+  /** WEBHOOK_SERVICE_NAME: the Service the serving certificate is issued for. */
+  webhookServiceName: string;
+  /** CERT_MODE: `self-managed` or `cert-manager`. */
+  certMode: CertificateMode;
+  /** TLS_DIR: where cert-manager's Secret is mounted. @default '/tls' */
+  tlsDir: string;
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+// pino also accepts 'silent', which tests use.
+const ACCEPTED_LOG_LEVELS: readonly string[] = [...LOG_LEVELS, 'silent'];
 
 function port(name: string, raw: string | undefined, fallback: number, issues: FieldIssue[]): number {
   if (raw === undefined || raw === '') return fallback;
@@ -43,16 +56,25 @@ function port(name: string, raw: string | undefined, fallback: number, issues: F
 
 /** Reads and validates the environment; throws a ValidationError naming every bad variable. */
 export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
+  const E = CONTROLLER_ENV;
+  const D = CONTROLLER_ENV_DEFAULTS;
   const issues: FieldIssue[] = [];
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) issues.push(fieldIssue('LOG_LEVEL', logLevel, `one of ${LOG_LEVELS.join(', ')}`));
+  const logLevel = env[E.logLevel] || D.logLevel;
+  if (!ACCEPTED_LOG_LEVELS.includes(logLevel)) issues.push(fieldIssue(E.logLevel, logLevel, oneOf(ACCEPTED_LOG_LEVELS)));
+  const certMode = (env[E.certMode] || D.certMode) as CertificateMode;
+  if (!CERT_MODES.includes(certMode)) issues.push(fieldIssue(E.certMode, certMode, oneOf(CERT_MODES)));
   const out: RuntimeEnv = {
-    podName: env.POD_NAME || hostname(),
-    namespace: env.POD_NAMESPACE || 'default',
+    podName: env[E.podName] || hostname(),
+    namespace: env[E.podNamespace] || 'default',
     logLevel,
-    metricsPort: port('METRICS_PORT', env.METRICS_PORT, 8080, issues),
-    webhookPort: port('WEBHOOK_PORT', env.WEBHOOK_PORT, 9443, issues),
-    leaderElectionId: env.LEADER_ELECTION_ID || 'tensor-fusion-controller',
+    metricsPort: port(E.metricsPort, env[E.metricsPort], D.metricsPort, issues),
+    webhookPort: port(E.webhookPort, env[E.webhookPort], D.webhookPort, issues),
+    leaderElectionId: env[E.leaderElectionId] || D.leaderElectionId,
+    tlsSecretName: env[E.tlsSecretName] || D.tlsSecretName,
+    webhookConfigName: env[E.webhookConfigName] || D.webhookConfigName,
+    webhookServiceName: env[E.webhookServiceName] || D.webhookServiceName,
+    certMode,
+    tlsDir: env[E.tlsDir] || D.tlsDir,
   };
   throwIfInvalid(issues, 'controller environment');
   return out;
