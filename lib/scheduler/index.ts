@@ -18,12 +18,13 @@
  * **How it chooses** (`PlacementMode` from lib/rules.ts, per pool or per request):
  * - `MinFragmentation` (default): FGD-style. The pool keeps a workload mix (configured, or learned
  *   from the requests it sees); a node's fragmentation is the free GPU share that typical requests
- *   of the mix could not use there. The placement that lowers it most (raises it least) wins.
+ *   of the mix could not use there. The placement that lowers it most (raises it least) wins, on a
+ *   scale of 100 levels (100 x sigmoid of the change in GPUs), as in FGD: finer scores spread work.
  * - `CompactFirst`: binpack, the node with the least free GPU share after placement, fullest GPUs.
  * - `LowLoadFirst`: spread, the node with the largest free fraction after placement, emptiest GPUs.
  * - `NodeCompactGPULowLoad`: nodes as `CompactFirst`, GPUs within the node as `LowLoadFirst`.
- * Ties go to the fuller node, then to a rank derived from the seed and the node name: the same
- * nodes, requests and seed always give the same placements.
+ * Equal scores go to a rank derived from the seed and the node name (a fixed order, so ties pack
+ * like first-fit): the same nodes, requests and seed always give the same placements.
  *
  * **Cost.** Each pool keeps one argmax tree per request shape (model filter, amounts, CPU, memory,
  * mode) over its nodes; a placement re-scores only the nodes changed since that shape was last

@@ -5,7 +5,7 @@
  *
  * - `MinFragmentation`: the placement that lowers (or least raises) the node's fragmentation for the
  *   pool's workload mix; a single-GPU request tries each distinct GPU, a multi-GPU request takes the
- *   fullest GPUs that fit. Ties go to the fuller node.
+ *   fullest GPUs that fit. Scores are coarse levels (see FRAG_SCORE_LEVELS).
  * - `CompactFirst` (binpack): the node with the least free GPU share after placement, fullest GPUs.
  * - `LowLoadFirst` (spread): the node with the largest free fraction after placement, emptiest GPUs.
  * - `NodeCompactGPULowLoad`: nodes as `CompactFirst`, GPUs within the node as `LowLoadFirst`.
@@ -25,6 +25,14 @@ export interface Score {
   primary: number;
   secondary: number;
 }
+
+/**
+ * `MinFragmentation` scores a node by 100 x sigmoid(fragmentation removed, in GPUs), truncated to an
+ * integer, as FGD does. The coarse levels matter: with exact gains the argmax chases differences of a
+ * few thousandths of a GPU and spreads work over many nodes (9.8% unallocated on openb against 4.6%).
+ * Equal levels fall to the seeded node rank, a fixed order that packs like first-fit.
+ */
+const FRAG_SCORE_LEVELS = 100;
 
 const fits: number[] = [];
 const shares: number[] = [];
@@ -89,6 +97,8 @@ export function evaluate(node: NodeState, need: Need, pool: PoolView, out: Score
     default:
       sortFits(n, true);
       minFragmentation(node, need, pool, out, n);
+      out.primary = Math.trunc(FRAG_SCORE_LEVELS / (1 + Math.exp(-out.primary)));
+      out.secondary = 0;
   }
   if (pick !== null) {
     pick.length = 0;
@@ -108,18 +118,16 @@ function pickedShare(node: NodeState, need: Need): number {
   return s;
 }
 
-/** Fills `out` for `MinFragmentation`; for one GPU, moves the best candidate to `fits[0]`. */
+/** Puts the fragmentation removed in `out.primary`; for one GPU, moves the best candidate to `fits[0]`. */
 function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Score, n: number): void {
   const profile = profileOf(node, pool.mix, pool.mixEpoch);
   if (need.k !== 1) {
     const after = fragAfter(node, profile, pool.mix, fits, need.k, need.t, need.v, need.cpu, need.mem, totAfter);
     out.primary = profile.frag - after;
-    out.secondary = -totAfter[0];
     return;
   }
   let best = -1;
   let bestGain = -Infinity;
-  let bestTot = 0;
   for (let c = 0; c < n; c++) {
     const g = node.gpus[fits[c]];
     // GPUs in the same state score the same: try each state once (fits is sorted, so they are adjacent).
@@ -132,12 +140,10 @@ function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Scor
     if (gain > bestGain) {
       best = c;
       bestGain = gain;
-      bestTot = totAfter[0];
     }
   }
   const chosen = fits[best];
   fits[best] = fits[0];
   fits[0] = chosen;
   out.primary = bestGain;
-  out.secondary = -bestTot;
 }
