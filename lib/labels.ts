@@ -91,3 +91,6 @@ export const WORKLOAD_LABEL = `${GROUP}/workload`;
 
 /** Pod annotation with the comma-separated GPU object names the pod's share was placed on (as upstream). */
 export const GPU_IDS_ANNOTATION = `${GROUP}/gpu-ids`;
+
+/** Label on the per-pool allocation ledger ConfigMaps the admission webhook keeps, naming the pool. */
+export const ALLOCATION_LEDGER_LABEL = `${GROUP}/allocation-ledger`;

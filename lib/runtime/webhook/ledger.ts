@@ -1,0 +1,296 @@
+/**
+ * The allocation ledger of one GPUPool: a ConfigMap (`tf-alloc-<pool>` in the controller's namespace)
+ * listing every allocation of the pool, written with its resourceVersion as precondition. It is what
+ * makes admissions on several webhook replicas race-free (see index.ts):
+ *
+ * - one committer per pool per replica: requests queue up and are placed as a batch on an Allocator
+ *   that mirrors the ledger, then the whole batch is written in one conditional update (group commit);
+ * - a 409 means another replica (or the leader releasing) wrote first: re-read, rebuild, place again;
+ * - a request that does not fit is re-checked once against a fresh read before it is refused, so a
+ *   replica never denies because of a release it has not seen yet.
+ *
+ * Size: one entry is about 150 bytes, so a pool holds some 6,000 live allocations within the 1 MiB
+ * ConfigMap limit.
+ */
+import { createHash } from 'node:crypto';
+import { Allocation, AllocateResult, AllocationRequest, Allocator, NodeSpec, PoolConfig } from '../../scheduler';
+import { ALLOCATION_LEDGER_LABEL } from '../../labels';
+import { ApiError, Cluster, K8sObject, isConflict, isNotFound } from '../cluster';
+import { WEBHOOK_RESOURCES } from './resources';
+
+/** One allocation as the ledger keeps it. */
+export interface LedgerEntry {
+  readonly allocation: Allocation;
+  /** Wall-clock ms when it was placed (for the never-appeared grace period). */
+  readonly createdAt: number;
+  /** Namespace of the pod it was made for. */
+  readonly namespace: string;
+}
+
+/** The pool's nodes and settings as currently known; `version` changes whenever they do. */
+export interface PoolTopology {
+  version(): number;
+  nodes(pool: string): NodeSpec[];
+  config(pool: string): PoolConfig;
+}
+
+interface ConfigMap extends K8sObject {
+  data?: Record<string, string>;
+}
+
+type Op =
+  | { kind: 'reserve'; request: AllocationRequest; namespace: string; dryRun: boolean; resolve: (r: AllocateResult) => void; reject: (e: unknown) => void }
+  | { kind: 'release'; ids: readonly string[]; resolve: (n: number) => void; reject: (e: unknown) => void }
+  | { kind: 'restore'; entries: readonly LedgerEntry[]; resolve: (n: number) => void; reject: (e: unknown) => void };
+
+const KEY_CHARS = /^[-._a-zA-Z0-9]{1,200}$/;
+
+/** ConfigMap data key of an allocation id (ids are admission uids, which already fit). */
+export function ledgerKey(id: string): string {
+  return KEY_CHARS.test(id) ? id : `h-${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
+}
+
+/** ConfigMap name of a pool's ledger. */
+export function ledgerName(pool: string): string {
+  return `tf-alloc-${pool}`;
+}
+
+export function encodeEntry(e: LedgerEntry): string {
+  return JSON.stringify({ ...e.allocation, createdAt: e.createdAt, namespace: e.namespace });
+}
+
+export function decodeEntry(text: string): LedgerEntry | undefined {
+  try {
+    const { createdAt, namespace, ...allocation } = JSON.parse(text);
+    if (typeof allocation.id !== 'string' || !Array.isArray(allocation.gpuIds)) return undefined;
+    return { allocation: allocation as Allocation, createdAt: Number(createdAt) || 0, namespace: String(namespace ?? '') };
+  } catch {
+    return undefined;
+  }
+}
+
+export interface PoolLedgerOptions {
+  cluster: Cluster;
+  /** Namespace of the ledger ConfigMaps (the controller's). */
+  namespace: string;
+  pool: string;
+  topology: PoolTopology;
+  /** @default Date.now */
+  now?: () => number;
+  /** Conditional writes tried per batch before the batch fails. @default 20 */
+  maxAttempts?: number;
+}
+
+/** Thrown when a batch lost the race more than `maxAttempts` times in a row. */
+export class LedgerBusyError extends Error {
+  constructor(pool: string) {
+    super(`allocation ledger of pool ${JSON.stringify(pool)} is busy; retry`);
+    this.name = 'LedgerBusyError';
+  }
+}
+
+export class PoolLedger {
+  private entries = new Map<string, LedgerEntry>();
+  private allocator = new Allocator();
+  private rv?: string;
+  private loaded = false;
+  private topologyVersion = -1;
+  private queue: Op[] = [];
+  private draining = false;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: PoolLedgerOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Places a request; a dry run is placed on the mirror and taken back, and nothing is written. */
+  reserve(request: AllocationRequest, namespace: string, dryRun = false): Promise<AllocateResult> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'reserve', request, namespace, dryRun, resolve, reject }));
+  }
+
+  /** Removes allocations; resolves with how many were present. */
+  release(ids: readonly string[]): Promise<number> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'release', ids, resolve, reject }));
+  }
+
+  /** Adds allocations found on pods but missing from the ledger (restore after loss); resolves with how many. */
+  restore(entries: readonly LedgerEntry[]): Promise<number> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'restore', entries, resolve, reject }));
+  }
+
+  /** The ledger entry of an allocation id, as last read or written by this replica. */
+  entry(id: string): LedgerEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  /** Every entry, as last read or written by this replica. */
+  list(): LedgerEntry[] {
+    return [...this.entries.values()];
+  }
+
+  /** Re-reads the ledger (queued behind pending writes); the leader does before collecting. */
+  async refresh(): Promise<void> {
+    this.loaded = false;
+    await this.release([]);
+  }
+
+  private enqueue(op: Op): void {
+    this.queue.push(op);
+    if (!this.draining) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0);
+        try {
+          await this.commit(batch);
+        } catch (err) {
+          // The mirror may hold placements that were never written: start from a fresh read.
+          this.loaded = false;
+          for (const op of batch) op.reject(err);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async load(): Promise<void> {
+    const cm = await this.opts.cluster.get<ConfigMap>(WEBHOOK_RESOURCES.configmaps, { namespace: this.opts.namespace, name: ledgerName(this.opts.pool) });
+    this.entries = new Map();
+    for (const text of Object.values(cm?.data ?? {})) {
+      const e = decodeEntry(text);
+      if (e) this.entries.set(e.allocation.id, e);
+    }
+    this.rv = cm?.metadata.resourceVersion;
+    this.loaded = true;
+    this.rebuildMirror();
+  }
+
+  private rebuildMirror(): void {
+    const { topology, pool } = this.opts;
+    this.topologyVersion = topology.version();
+    const allocator = new Allocator({ pools: { [pool]: topology.config(pool) } });
+    for (const spec of topology.nodes(pool)) {
+      try {
+        allocator.addNode(spec);
+      } catch {
+        // A node with inconsistent GPU objects takes no shares until the controller fixes them.
+      }
+    }
+    allocator.rebuild([...this.entries.values()].map((e) => e.allocation));
+    this.allocator = allocator;
+  }
+
+  private async commit(batch: Op[]): Promise<void> {
+    const attempts = this.opts.maxAttempts ?? 20;
+    let freshRead = false;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (!this.loaded) {
+        await this.load();
+        freshRead = true;
+      } else if (this.topologyVersion !== this.opts.topology.version()) {
+        this.rebuildMirror();
+      }
+      const next = new Map(this.entries);
+      const results = new Map<Op, AllocateResult | number>();
+      let changed = false;
+      let refused = false;
+      for (const op of batch) {
+        if (op.kind === 'reserve') {
+          const have = next.get(op.request.id);
+          if (have) {
+            results.set(op, { ok: true, allocation: have.allocation });
+            continue;
+          }
+          const r = this.allocator.allocate(op.request);
+          results.set(op, r);
+          if (!r.ok) refused = true;
+          else if (op.dryRun) this.allocator.release(op.request.id);
+          else {
+            next.set(op.request.id, { allocation: r.allocation, createdAt: this.now(), namespace: op.namespace });
+            changed = true;
+          }
+        } else if (op.kind === 'release') {
+          let n = 0;
+          for (const id of op.ids) {
+            if (next.delete(id)) {
+              this.allocator.release(id);
+              n++;
+            }
+          }
+          results.set(op, n);
+          changed ||= n > 0;
+        } else {
+          const fresh = op.entries.filter((e) => !next.has(e.allocation.id));
+          const restored = this.allocator.rebuild([...next.values(), ...fresh].map((e) => e.allocation));
+          const skipped = new Set(restored.skipped.map((s) => s.id));
+          let n = 0;
+          for (const e of fresh) {
+            if (!skipped.has(e.allocation.id)) {
+              next.set(e.allocation.id, e);
+              n++;
+            }
+          }
+          results.set(op, n);
+          changed ||= n > 0;
+        }
+      }
+      if (refused && !freshRead) {
+        // Someone may have released since our last read: decide refusals on fresh data only.
+        await this.load();
+        freshRead = true;
+        attempt--;
+        continue;
+      }
+      if (changed) {
+        try {
+          await this.write(next);
+        } catch (err) {
+          if (!isConflict(err)) {
+            this.loaded = false;
+            throw err;
+          }
+          await this.load();
+          freshRead = true;
+          continue;
+        }
+      }
+      this.entries = next;
+      for (const op of batch) {
+        const r = results.get(op);
+        if (op.kind === 'reserve') op.resolve(r as AllocateResult);
+        else op.resolve(r as number);
+      }
+      return;
+    }
+    this.loaded = false;
+    throw new LedgerBusyError(this.opts.pool);
+  }
+
+  private async write(next: Map<string, LedgerEntry>): Promise<void> {
+    const data: Record<string, string> = {};
+    for (const e of next.values()) data[ledgerKey(e.allocation.id)] = encodeEntry(e);
+    const body: ConfigMap = {
+      apiVersion: 'v1', kind: 'ConfigMap',
+      metadata: {
+        name: ledgerName(this.opts.pool), namespace: this.opts.namespace,
+        labels: { [ALLOCATION_LEDGER_LABEL]: this.opts.pool },
+        ...(this.rv ? { resourceVersion: this.rv } : {}),
+      },
+      data,
+    };
+    const { cluster } = this.opts;
+    let written: ConfigMap;
+    try {
+      written = this.rv ? await cluster.replace(WEBHOOK_RESOURCES.configmaps, body) : await cluster.create(WEBHOOK_RESOURCES.configmaps, body);
+    } catch (err) {
+      // Deleted under us: treat as a conflict so the next attempt starts from an empty ledger.
+      if (isNotFound(err)) throw new ApiError(409, 'Conflict', 'ledger vanished');
+      throw err;
+    }
+    this.rv = written.metadata.resourceVersion;
+  }
+}

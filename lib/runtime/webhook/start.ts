@@ -1,0 +1,228 @@
+/**
+ * Wires the webhook: informer-backed view, per-pool ledgers, workload writer, TLS source and the
+ * HTTPS server, plus the leader's loops (certificate renewal, release and collection of allocations).
+ * Every replica serves admissions; only the leader renews certificates and collects allocations.
+ */
+import type { Logger } from 'pino';
+import { Counter, Histogram } from 'prom-client';
+import { fieldIssue, throwIfInvalid } from '../../errors';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../labels';
+import { CERT_MODES, CertificateMode, CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from '../../render/controller/env';
+import type { Cluster, K8sObject } from '../cluster';
+import { Informer, InformerOptions } from '../informer';
+import type { RuntimeMetrics } from '../metrics';
+import { RESOURCES } from '../resources';
+import { admitPod, AdmissionServices, recordedAllocation } from './admit';
+import { Allocations, SweepResult } from './allocations';
+import { createViewInformers, InformerView, ViewInformers } from './cluster-view';
+import { isActivePod } from './lifecycle';
+import { AdmissionReview, toReview } from './review';
+import { AdmissionServer } from './server';
+import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
+import { WorkloadWriter } from './workloads';
+
+/** Webhook settings read from the environment the TensorFusionController component sets. */
+export interface WebhookEnv {
+  port: number;
+  certMode: CertificateMode;
+  tlsDir: string;
+  tlsSecretName: string;
+  webhookConfigName: string;
+  webhookServiceName: string;
+}
+
+/** Reads the webhook's variables (CONTROLLER_ENV); throws a ValidationError naming every bad one. */
+export function readWebhookEnv(env: NodeJS.ProcessEnv = process.env): WebhookEnv {
+  const issues = [];
+  const rawPort = env[CONTROLLER_ENV.webhookPort];
+  const port = rawPort === undefined || rawPort === '' ? CONTROLLER_ENV_DEFAULTS.webhookPort : Number(rawPort);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) issues.push(fieldIssue(CONTROLLER_ENV.webhookPort, rawPort, 'a port number from 0 to 65535'));
+  const certMode = (env[CONTROLLER_ENV.certMode] || CONTROLLER_ENV_DEFAULTS.certMode) as CertificateMode;
+  if (!CERT_MODES.includes(certMode)) issues.push(fieldIssue(CONTROLLER_ENV.certMode, certMode, `one of ${CERT_MODES.join(', ')}`));
+  throwIfInvalid(issues, 'webhook environment');
+  return {
+    port, certMode,
+    tlsDir: env[CONTROLLER_ENV.tlsDir] || CONTROLLER_ENV_DEFAULTS.tlsDir,
+    tlsSecretName: env[CONTROLLER_ENV.tlsSecretName] || CONTROLLER_ENV_DEFAULTS.tlsSecretName,
+    webhookConfigName: env[CONTROLLER_ENV.webhookConfigName] || CONTROLLER_ENV_DEFAULTS.webhookConfigName,
+    webhookServiceName: env[CONTROLLER_ENV.webhookServiceName] || CONTROLLER_ENV_DEFAULTS.webhookServiceName,
+  };
+}
+
+/** The DNS names a Service is reached by from the API server. */
+export function serviceDnsNames(service: string, namespace: string): string[] {
+  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
+}
+
+export interface StartWebhookOptions {
+  /** Unfenced client: every replica writes ledgers and generated workloads during admission. */
+  cluster: Cluster;
+  /** The controller's namespace: TLS Secret and allocation ledgers live here. */
+  namespace: string;
+  /** @default readWebhookEnv(process.env) */
+  env?: WebhookEnv;
+  isLeader: () => boolean;
+  logger?: Logger;
+  metrics?: RuntimeMetrics;
+  /** @default '0.0.0.0' */
+  host?: string;
+  /** Share the controller's informers for the kinds it already watches. */
+  informers?: Partial<ViewInformers>;
+  informerOptions?: InformerOptions<K8sObject>;
+  /** Replaces the TLS source chosen by `env.certMode` (tests). */
+  tls?: TlsSource;
+  /** How often the TLS source is polled (and renewed by the leader). @default 10000 */
+  tlsPollMs?: number;
+  /** How often the leader collects allocations. @default 30000 */
+  sweepIntervalMs?: number;
+  /** How long an allocation may wait for its pod to appear. @default 120000 */
+  graceMs?: number;
+  /** Grace for in-flight reviews on close. @default 10000 */
+  drainMs?: number;
+}
+
+export interface WebhookHandle {
+  /** True while serving: caches synced, certificate loaded, listening. For /readyz. */
+  ready(): boolean;
+  /** Resolves once ready. */
+  whenReady(): Promise<void>;
+  /** The HTTPS port (useful with port 0). */
+  port(): number;
+  /** Decides one review without HTTP (benchmarks, tests). */
+  handle(review: AdmissionReview): Promise<AdmissionReview>;
+  /** Leader: one collection pass now. */
+  sweep(): Promise<SweepResult>;
+  readonly allocations: Allocations;
+  readonly tls: TlsSource;
+  /** Drains and stops everything this call started. */
+  close(): Promise<void>;
+}
+
+function webhookMetrics(metrics?: RuntimeMetrics) {
+  if (!metrics) return undefined;
+  const registers = [metrics.registry];
+  return {
+    admissions: new Counter({ name: 'tf_webhook_admissions_total', help: 'Admission reviews by outcome.', labelNames: ['outcome'] as const, registers }),
+    seconds: new Histogram({
+      name: 'tf_webhook_admission_duration_seconds', help: 'Time to answer one admission review.', labelNames: ['outcome'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
+    }),
+    released: new Counter({ name: 'tf_webhook_allocations_released_total', help: 'Allocations released by the leader.', registers }),
+  };
+}
+
+/** Keeps what the leader needs of a pod: identity, phase and the allocation annotation. */
+function slimPod(pod: K8sObject): K8sObject {
+  const m = pod.metadata;
+  const allocation = recordedAllocation(pod);
+  return {
+    metadata: {
+      name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, deletionTimestamp: m.deletionTimestamp,
+      annotations: allocation ? { [ALLOCATION_ANNOTATION]: m.annotations![ALLOCATION_ANNOTATION] } : undefined,
+    },
+    status: { phase: (pod.status as { phase?: string } | undefined)?.phase },
+  };
+}
+
+/**
+ * Starts the webhook on this replica. Returns at once; `whenReady()` resolves when it serves.
+ * @example
+ * const webhook = startWebhook({ cluster, namespace: env.namespace, isLeader: () => elector.isLeader(), logger, metrics });
+ */
+export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
+  const env = opts.env ?? readWebhookEnv();
+  const { cluster, namespace, logger } = opts;
+  const m = webhookMetrics(opts.metrics);
+  const created = createViewInformers(cluster, opts.informerOptions);
+  const informers: ViewInformers = { ...created, ...opts.informers };
+  const ownInformers = (Object.keys(created) as (keyof ViewInformers)[]).filter((k) => !opts.informers?.[k]).map((k) => created[k] as Informer<K8sObject>);
+  const view = new InformerView(cluster, informers);
+  const allocations = new Allocations({ cluster, namespace, topology: view });
+  const writer = new WorkloadWriter({ cluster, cached: (key) => informers.workloads.get(key) });
+  const services: AdmissionServices = {
+    view,
+    reserve: (req, ns, dryRun) => allocations.reserve(req, ns, dryRun),
+    allocation: (pool, id) => allocations.allocation(pool, id),
+    ensureWorkload: (ns, name, pool, spec) => writer.ensure(ns, name, pool, spec),
+  };
+  const handle = async (review: AdmissionReview) => toReview(review, await admitPod(review.request!, services));
+
+  const pods = new Informer<K8sObject>(cluster, RESOURCES.pods, { ...opts.informerOptions, labelSelector: `${ENABLED_LABEL}=true`, transform: slimPod });
+  const seen = new Set<string>();
+  const releaseOf = (pod: K8sObject) => {
+    const a = recordedAllocation(pod);
+    if (!a || !opts.isLeader()) return;
+    allocations.release(a.pool, [a.id]).then((n) => m?.released.inc(n), (err) => logger?.warn({ err: String(err) }, 'release failed; the sweep retries'));
+  };
+  pods.on({ update: (_old, pod) => !isActivePod(pod) && releaseOf(pod), delete: releaseOf });
+
+  const tls = opts.tls ?? (env.certMode === 'cert-manager'
+    ? new FileTlsSource(env.tlsDir, logger)
+    : new SelfManagedTlsSource({
+      cluster, namespace, secretName: env.tlsSecretName, webhookConfigName: env.webhookConfigName,
+      dnsNames: serviceDnsNames(env.webhookServiceName, namespace), isLeader: opts.isLeader, logger,
+    }));
+
+  let server: AdmissionServer | undefined;
+  let closed = false;
+  let serving = false;
+  const timers: NodeJS.Timeout[] = [];
+  tls.onChange((pair) => server?.setCertificate(pair));
+
+  const sweep = async (): Promise<SweepResult> => {
+    const r = await allocations.sweep(view.poolNames(), pods.list(), opts.graceMs ?? 120_000, seen);
+    m?.released.inc(r.released);
+    if (r.released || r.restored) logger?.info(r, 'allocations collected');
+    return r;
+  };
+
+  for (const i of [...ownInformers, pods]) i.start();
+  const ready = (async () => {
+    await Promise.all([...view.informerList(), pods].map((i) => i.waitForSync()));
+    while (!closed && !tls.current()) {
+      await tls.tick().catch((err) => logger?.warn({ err: String(err) }, 'TLS not available yet'));
+      if (!tls.current()) await new Promise((r) => setTimeout(r, Math.min(opts.tlsPollMs ?? 10_000, 1_000)));
+    }
+    if (closed) return;
+    server = new AdmissionServer({
+      path: CONTROLLER_PATHS.mutatePods, port: env.port, host: opts.host, tls: tls.current()!, handle, logger,
+      observe: (outcome, s) => {
+        m?.admissions.inc({ outcome });
+        m?.seconds.observe({ outcome }, s);
+      },
+    });
+    await server.listen();
+    serving = true;
+    const every = (ms: number, fn: () => Promise<unknown>) => {
+      let busy = false;
+      const t = setInterval(() => {
+        if (busy) return;
+        busy = true;
+        fn().catch((err) => logger?.warn({ err: String(err) }, 'webhook background task failed')).finally(() => (busy = false));
+      }, ms);
+      t.unref();
+      timers.push(t);
+    };
+    every(opts.tlsPollMs ?? 10_000, () => tls.tick());
+    every(opts.sweepIntervalMs ?? 30_000, async () => (opts.isLeader() ? sweep() : undefined));
+    logger?.info({ port: server.port, certMode: env.certMode }, 'admission webhook serving');
+  })();
+  ready.catch((err) => logger?.error({ err: String(err) }, 'admission webhook failed to start'));
+
+  return {
+    ready: () => serving && !closed && view.synced(),
+    whenReady: () => ready,
+    port: () => server?.port ?? 0,
+    handle,
+    sweep,
+    allocations,
+    tls,
+    async close() {
+      closed = true;
+      for (const t of timers) clearInterval(t);
+      await server?.close(opts.drainMs ?? 10_000);
+      serving = false;
+      await Promise.all([...ownInformers, pods].map((i) => i.stop()));
+    },
+  };
+}

@@ -1,0 +1,212 @@
+/** A small GPU cluster in the API-server double, webhook instances over it, and an HTTPS client. */
+import * as https from 'node:https';
+import { randomUUID } from 'node:crypto';
+import { applyPatch, deepClone } from 'fast-json-patch';
+import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
+import { API_VERSION, ALLOCATION_ANNOTATION, DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../../lib/labels';
+import { WEBHOOK_RESOURCES } from '../../lib/runtime/webhook/resources';
+import { createCa, issueServingCert, KeyPair } from '../../lib/runtime/webhook/certificates';
+import { startWebhook, StartWebhookOptions, WebhookHandle } from '../../lib/runtime/webhook/start';
+import type { AdmissionReview } from '../../lib/runtime/webhook/review';
+import type { TlsSource } from '../../lib/runtime/webhook/tls';
+import type { K8sObject } from '../../lib/runtime/cluster';
+import { ledgerName, decodeEntry, LedgerEntry } from '../../lib/runtime/webhook/ledger';
+
+export const GiB = 2 ** 30;
+export const NS = 'tensor-fusion-system';
+export const SERVICE_HOST = `tensor-fusion-webhook.${NS}.svc`;
+
+export async function startDouble(): Promise<ApiServerDouble> {
+  return startApiServer({ resources: Object.values(WEBHOOK_RESOURCES), bookmarkIntervalMs: 60_000 });
+}
+
+export interface PoolSeed {
+  name: string;
+  nodes: number;
+  gpusPerNode: number;
+  tflops?: number;
+  vram?: number;
+  model?: string;
+  isDefault?: boolean;
+  spec?: Record<string, unknown>;
+  taints?: Array<Record<string, string>>;
+}
+
+/** Puts a GPUPool, its GPUNodes, Nodes and Running GPUs into the double. */
+export function seedPool(double: ApiServerDouble, seed: PoolSeed): void {
+  const { name, tflops = 100, vram = 80 * GiB, model = 'A100' } = seed;
+  double.put('gpupools', {
+    apiVersion: API_VERSION, kind: 'GPUPool',
+    metadata: { name, ...(seed.isDefault ? { annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } } : {}) },
+    spec: { nodeManagerConfig: {}, ...seed.spec },
+  });
+  for (let n = 0; n < seed.nodes; n++) {
+    const node = `${name}-node-${n}`;
+    double.put('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [HOSTNAME_LABEL]: node } }, spec: { taints: seed.taints ?? [] } });
+    double.put('gpunodes', { apiVersion: API_VERSION, kind: 'GPUNode', metadata: { name: node, labels: { [MANAGED_BY_LABEL]: name } }, spec: {} });
+    for (let g = 0; g < seed.gpusPerNode; g++) {
+      double.put('gpus', {
+        apiVersion: API_VERSION, kind: 'GPU',
+        metadata: { name: `${node}-gpu-${g}`, labels: { [MANAGED_BY_LABEL]: node } },
+        status: {
+          uuid: `GPU-${name}-${n}-${g}`, index: g, gpuModel: model, vendor: 'NVIDIA', phase: 'Running',
+          capacity: { tflops: String(tflops), vram: String(vram) }, available: { tflops: String(tflops), vram: String(vram) },
+          nodeSelector: { [HOSTNAME_LABEL]: node }, message: '',
+        },
+      });
+    }
+  }
+}
+
+let pki: { ca: KeyPair; serving: KeyPair } | undefined;
+
+/** One CA and serving certificate per test file (RSA key generation costs ~0.2 s). */
+export function testPki(): { ca: KeyPair; serving: KeyPair } {
+  pki ??= (() => {
+    const ca = createCa();
+    return { ca, serving: issueServingCert(ca, [SERVICE_HOST]) };
+  })();
+  return pki;
+}
+
+/** A TLS source that never changes. */
+export function staticTls(pair: KeyPair): TlsSource {
+  return { current: () => pair, onChange: () => undefined, tick: async () => undefined };
+}
+
+export async function startTestWebhook(double: ApiServerDouble, opts: Partial<StartWebhookOptions> & { name?: string } = {}): Promise<WebhookHandle> {
+  const webhook = startWebhook({
+    cluster: clusterFor(double, opts.name ?? 'webhook'),
+    namespace: NS,
+    env: { port: 0, certMode: 'self-managed', tlsDir: '/nonexistent', tlsSecretName: 'tf-tls', webhookConfigName: 'tf-webhook', webhookServiceName: 'tensor-fusion-webhook' },
+    host: '127.0.0.1',
+    isLeader: () => true,
+    tls: opts.tls ?? staticTls(testPki().serving),
+    sweepIntervalMs: 3_600_000,
+    informerOptions: { backoffInitialMs: 20, backoffMaxMs: 200 },
+    drainMs: 2_000,
+    ...opts,
+  });
+  await webhook.whenReady();
+  return webhook;
+}
+
+/** An HTTPS client trusting `ca`, checking the Service host name. */
+export function client(ca = testPki().ca.cert, maxSockets = 64): https.Agent {
+  return new https.Agent({ keepAlive: true, maxSockets, ca, servername: SERVICE_HOST });
+}
+
+export interface HttpAnswer {
+  status: number;
+  body: any;
+}
+
+export function post(port: number, agent: https.Agent, body: unknown, path = '/mutate-pods'): Promise<HttpAnswer> {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = https.request({
+      host: '127.0.0.1', port, path, method: 'POST', agent, servername: SERVICE_HOST,
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown = raw;
+        try {
+          parsed = JSON.parse(raw);
+        } catch {
+          // plain-text answers (400, 404, 413)
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+export interface PodOptions {
+  name?: string;
+  namespace?: string;
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+  containers?: string[];
+  ownerReferences?: Array<Record<string, unknown>>;
+}
+
+export function pod(o: PodOptions = {}): K8sObject {
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: {
+      ...(o.name !== undefined ? { name: o.name } : { generateName: 'app-' }),
+      namespace: o.namespace ?? 'default',
+      labels: o.labels ?? { [ENABLED_LABEL]: 'true' },
+      annotations: o.annotations ?? {},
+      ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}),
+    },
+    spec: { containers: (o.containers ?? ['python']).map((name) => ({ name, image: 'python:3.12' })) },
+  };
+}
+
+export function review(object: K8sObject, extra: { uid?: string; dryRun?: boolean; operation?: string } = {}): AdmissionReview {
+  return {
+    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    request: {
+      uid: extra.uid ?? randomUUID(),
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      operation: extra.operation ?? 'CREATE',
+      namespace: object.metadata.namespace,
+      dryRun: extra.dryRun ?? false,
+      object,
+    },
+  };
+}
+
+/** The pod after the response's patch, as the API server would store it (throws on an invalid patch). */
+export function patched(object: K8sObject, answer: AdmissionReview): K8sObject {
+  const r = answer.response!;
+  if (!r.patch) return object;
+  const ops = JSON.parse(Buffer.from(r.patch, 'base64').toString('utf8'));
+  return applyPatch(deepClone(object), ops, true, false).newDocument;
+}
+
+export function patchOps(answer: AdmissionReview): any[] {
+  const p = answer.response?.patch;
+  return p ? JSON.parse(Buffer.from(p, 'base64').toString('utf8')) : [];
+}
+
+/** The ledger entries of a pool as stored in the double. */
+export function ledgerEntries(double: ApiServerDouble, pool: string): LedgerEntry[] {
+  const cm = double.getObject('configmaps', ledgerName(pool), NS);
+  return Object.values((cm?.data ?? {}) as Record<string, string>).map((t) => decodeEntry(t)!).filter(Boolean);
+}
+
+/** Per-GPU requested TFLOPS and VRAM summed over entries. */
+export function usageByGpu(entries: LedgerEntry[]): Map<string, { tflops: number; vram: number; count: number }> {
+  const out = new Map<string, { tflops: number; vram: number; count: number }>();
+  for (const e of entries) {
+    for (const g of e.allocation.gpuIds) {
+      const u = out.get(g) ?? { tflops: 0, vram: 0, count: 0 };
+      u.tflops += e.allocation.tflopsRequest;
+      u.vram += e.allocation.vramRequest;
+      u.count++;
+      out.set(g, u);
+    }
+  }
+  return out;
+}
+
+export function allocationOf(p: K8sObject): { id: string; gpuIds: string[]; node: string } | undefined {
+  const t = p.metadata.annotations?.[ALLOCATION_ANNOTATION];
+  return t ? JSON.parse(t) : undefined;
+}
+
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
