@@ -14,6 +14,7 @@ import { KubeObject } from '../../lib/k8s-object';
 import { synthChart } from '../support/cdk8s';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
+import { thrownMessage } from './frameworks';
 
 const OPTIONS: GpuWorkloadOptions = {
   pool: 'default-pool',
@@ -166,20 +167,11 @@ describe('gpuWorkload on other targets', () => {
       (args.spec.template.metadata.annotations as Record<string, string>)['tensor-fusion.ai/tflop-request'] = '10';
       return new ApiObject(chart, 'w', { apiVersion: 'apps/v1', kind: 'Deployment', ...args });
     };
-    const message = thrown(() => synthChart((chart) => cdk8sGpuWorkload(build(chart), { vramRequest: '4Gi' })));
+    const message = thrownMessage(() => synthChart((chart) => cdk8sGpuWorkload(build(chart), { vramRequest: '4Gi' })));
     expect(message).toMatch(/^GPU workload pod template: tensor-fusion\.ai\/tflop-request: /);
     expect(message).toContain('tensor-fusion.ai/tflops-request');
   });
 });
-
-function thrown(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return '<did not throw>';
-}
 
 describe('a failing call changes nothing', () => {
   const bad: GpuWorkloadOptions = { injectContainers: ['python'], tflopsRequest: 10, tflopsLimit: 5, qos: 'medium' };
