@@ -147,7 +147,7 @@ export class Allocator {
     const need = this.need(request, pool.mode);
     pool.observe(need);
     const node = pool.best(need);
-    if (!node) return { ok: false, reasons: explain(pool.name, pool.nodes(), need, pool.oversell) };
+    if (!node) return { ok: false, reasons: pool.reasons(need) };
     evaluate(node, need, pool, scratch, this.pick);
     const gpus = this.pick.map((i) => node.gpus[i]);
     const allocation: Allocation = {

@@ -5,10 +5,11 @@
  */
 import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../rules';
 import { MixLearner, normaliseMix } from './fragmentation';
+import { explain, Why } from './reasons';
 import { ScoreTree } from './score-tree';
 import { Need, NodeState, Typical } from './state';
 import { evaluate, PoolView, Score } from './strategies';
-import { PoolConfig } from './types';
+import { PlacementReason, PoolConfig } from './types';
 import { DEFAULT_OVERSELL_RATIO } from './validate';
 
 /** Trees kept per pool; the least recently used one is dropped beyond this. */
@@ -19,6 +20,8 @@ interface TreeEntry {
   /** Absolute log position the tree has caught up to. */
   pos: number;
   readonly epoch: number;
+  /** Failure reason counts, kept up to date once the shape has failed. */
+  why?: Why;
 }
 
 const score: Score = { primary: 0, secondary: 0 };
@@ -36,6 +39,7 @@ export class PoolState implements PoolView {
   private readonly freeSlots: number[] = [];
   rank = new Uint32Array(0);
   nodeCount = 0;
+  gpuCount = 0;
 
   private readonly trees = new Map<string, TreeEntry>();
   /** Bumped when every tree must be rebuilt (nodes added or removed, settings changed). */
@@ -94,6 +98,7 @@ export class PoolState implements PoolView {
     }
     this.rank[node.slot] = node.rank;
     this.nodeCount++;
+    this.gpuCount += node.gpus.length;
     this.invalidate();
   }
 
@@ -101,6 +106,7 @@ export class PoolState implements PoolView {
     this.slots[node.slot] = undefined;
     this.freeSlots.push(node.slot);
     this.nodeCount--;
+    this.gpuCount -= node.gpus.length;
     this.invalidate();
   }
 
@@ -126,6 +132,18 @@ export class PoolState implements PoolView {
     if (!this.indexed) return this.scan(need);
     const slot = this.treeFor(need).top();
     return slot < 0 ? undefined : this.slots[slot];
+  }
+
+  /** Why nothing can take `need`; call right after {@link best} returned undefined. */
+  reasons(need: Need): PlacementReason[] {
+    const entry = this.indexed ? this.trees.get(need.key) : undefined;
+    if (!entry) return explain(this.name, this.slots, need, this.oversell);
+    if (!entry.why) {
+      entry.why = new Why(this.slots.length, need, this.oversell);
+      this.slots.forEach((node, slot) => node && entry.why?.set(slot, node));
+      entry.why.setPoolSize(this.nodeCount, this.gpuCount);
+    }
+    return entry.why.reasons(this.name);
   }
 
   private scan(need: Need): NodeState | undefined {
@@ -158,6 +176,7 @@ export class PoolState implements PoolView {
         const node = this.slots[slot];
         if (node && evaluate(node, need, this, score, null)) entry.tree.set(slot, score.primary, score.secondary);
         else entry.tree.set(slot, -Infinity, 0);
+        entry.why?.set(slot, node);
       }
       entry.pos = end;
       return entry.tree;
