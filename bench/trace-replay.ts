@@ -122,7 +122,7 @@ export function traceMix(pods: readonly TracePod[]): TypicalRequest[] {
   const mix: TypicalRequest[] = [];
   let covered = 0;
   for (const { p, n } of sorted) {
-    if (covered >= Number(process.env.COV ?? 0.95) * pods.length) break;
+    if (covered >= 0.95 * pods.length) break;
     mix.push({ gpuCount: p.n, tflops: p.g / 1000, vram: p.g, cpu: p.cpu, models: p.spec, weight: n });
     covered += n;
   }

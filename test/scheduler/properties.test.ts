@@ -22,16 +22,25 @@ const requestArb = fc.record({
   mode: fc.option(fc.constantFrom(...PLACEMENT_MODES), { nil: undefined }),
 });
 
-/** An operation: place a request, or release the i-th live allocation. */
-const opArb = fc.oneof({ arbitrary: requestArb.map((r) => ({ kind: 'allocate' as const, r })), weight: 4 }, { arbitrary: fc.nat().map((i) => ({ kind: 'release' as const, i })), weight: 1 });
-
-const scenarioArb = fc.record({
-  nodes: fc.array(nodeArb, { minLength: 1, maxLength: 5 }),
-  ratio: fc.integer({ min: 100, max: 400 }),
-  mode: fc.constantFrom(...PLACEMENT_MODES),
-  seed: fc.integer(),
-  ops: fc.array(opArb, { maxLength: 40 }),
-});
+/**
+ * Operations: place a request of a few recurring shapes (so shapes fail, the cluster changes and
+ * they are tried again), or release the i-th live allocation.
+ */
+const scenarioArb = fc.array(requestArb, { minLength: 1, maxLength: 4 }).chain((shapes) =>
+  fc.record({
+    nodes: fc.array(nodeArb, { minLength: 1, maxLength: 5 }),
+    ratio: fc.integer({ min: 100, max: 400 }),
+    mode: fc.constantFrom(...PLACEMENT_MODES),
+    seed: fc.integer(),
+    ops: fc.array(
+      fc.oneof(
+        { arbitrary: fc.constantFrom(...shapes).map((r) => ({ kind: 'allocate' as const, r })), weight: 4 },
+        { arbitrary: fc.nat().map((i) => ({ kind: 'release' as const, i })), weight: 1 },
+      ),
+      { maxLength: 40 },
+    ),
+  }),
+);
 
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
 
