@@ -94,3 +94,9 @@ export const GPU_IDS_ANNOTATION = `${GROUP}/gpu-ids`;
 
 /** Label on the per-pool allocation ledger ConfigMaps the admission webhook keeps, naming the pool. */
 export const ALLOCATION_LEDGER_LABEL = `${GROUP}/allocation-ledger`;
+
+/**
+ * Annotation on an allocation ledger ConfigMap: until this time (epoch ms), replicas pause briefly
+ * after each ledger write, because another replica kept losing the write race.
+ */
+export const LEDGER_CONTENDED_ANNOTATION = `${GROUP}/ledger-contended-until`;

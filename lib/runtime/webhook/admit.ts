@@ -214,10 +214,12 @@ export async function admitPod(req: AdmissionRequest, svc: AdmissionServices): P
     return allow(podPatch(pod, { labels, env: envFor(r.injectInto, vars) }));
   }
 
-  // A reinvocation sees the allocation the first call recorded; reuse it only if the ledger has it,
-  // so that a copied annotation never grants a share twice.
+  // A reinvocation sees the allocation the first call recorded; reuse it only if the ledger has it
+  // (or, for a dry run, if this very request made it), so a copied annotation never grants a share.
   const previous = recordedAllocation(pod);
-  let allocation = previous && previous.pool === r.pool ? svc.allocation(r.pool, previous.id) : undefined;
+  let allocation = previous && previous.pool === r.pool
+    ? svc.allocation(r.pool, previous.id) ?? (req.dryRun && previous.id === req.uid ? previous : undefined)
+    : undefined;
   if (!allocation) {
     const result = await svc.reserve({
       id: req.uid, pool: r.pool, qos: r.share.qos, gpuCount: r.share.gpuCount,

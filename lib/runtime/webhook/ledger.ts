@@ -14,8 +14,9 @@
  */
 import { createHash } from 'node:crypto';
 import { Allocation, AllocateResult, AllocationRequest, Allocator, NodeSpec, PoolConfig } from '../../scheduler';
-import { ALLOCATION_LEDGER_LABEL } from '../../labels';
-import { ApiError, Cluster, K8sObject, isConflict, isNotFound } from '../cluster';
+import { ALLOCATION_LEDGER_LABEL, LEDGER_CONTENDED_ANNOTATION } from '../../labels';
+import { escapePathComponent } from 'fast-json-patch';
+import { ApiError, Cluster, JsonPatchOp, K8sObject, isConflict, isNotFound } from '../cluster';
 import { WEBHOOK_RESOURCES } from './resources';
 
 /** One allocation as the ledger keeps it. */
@@ -42,6 +43,9 @@ type Op =
   | { kind: 'reserve'; request: AllocationRequest; namespace: string; dryRun: boolean; resolve: (r: AllocateResult) => void; reject: (e: unknown) => void }
   | { kind: 'release'; ids: readonly string[]; resolve: (n: number) => void; reject: (e: unknown) => void }
   | { kind: 'restore'; entries: readonly LedgerEntry[]; resolve: (n: number) => void; reject: (e: unknown) => void };
+
+/** How long a contention mark makes writers pause after each write. */
+const CONTENDED_MS = 10_000;
 
 const KEY_CHARS = /^[-._a-zA-Z0-9]{1,200}$/;
 
@@ -93,6 +97,8 @@ export class PoolLedger {
   private entries = new Map<string, LedgerEntry>();
   private allocator = new Allocator();
   private rv?: string;
+  private hasData = false;
+  private contendedUntil = 0;
   private loaded = false;
   private topologyVersion = -1;
   private queue: Op[] = [];
@@ -145,7 +151,13 @@ export class PoolLedger {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0);
         try {
-          await this.commit(batch);
+          const wrote = await this.commit(batch);
+          // A committer that writes back to back starves the other replicas: their read + write never
+          // fits between two of its writes. While the ledger is marked contended, pause about one
+          // write's duration after each write (requests gather into the next batch meanwhile).
+          if (wrote > 0 && this.queue.length > 0 && this.now() < this.contendedUntil) {
+            await new Promise((r) => setTimeout(r, Math.min(50, wrote)));
+          }
         } catch (err) {
           // The mirror may hold placements that were never written: start from a fresh read.
           this.loaded = false;
@@ -164,7 +176,7 @@ export class PoolLedger {
       const e = decodeEntry(text);
       if (e) this.entries.set(e.allocation.id, e);
     }
-    this.rv = cm?.metadata.resourceVersion;
+    this.observe(cm);
     this.loaded = true;
     this.rebuildMirror();
   }
@@ -184,9 +196,11 @@ export class PoolLedger {
     this.allocator = allocator;
   }
 
-  private async commit(batch: Op[]): Promise<void> {
+  /** Places and writes a batch; returns how long the successful write took in ms (0: nothing written). */
+  private async commit(batch: Op[]): Promise<number> {
     const attempts = this.opts.maxAttempts ?? 20;
     let freshRead = false;
+    let conflicts = 0;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (!this.loaded) {
         await this.load();
@@ -245,14 +259,20 @@ export class PoolLedger {
         attempt--;
         continue;
       }
+      let wroteMs = 0;
       if (changed) {
+        const started = performance.now();
         try {
           await this.write(next);
+          wroteMs = Math.max(1, performance.now() - started);
         } catch (err) {
           if (!isConflict(err)) {
             this.loaded = false;
             throw err;
           }
+          if (++conflicts === 2) await this.markContended();
+          // Replicas that collided would collide again in lock-step: back off a random few ms.
+          await new Promise((r) => setTimeout(r, Math.random() * Math.min(64, 2 ** attempt)));
           await this.load();
           freshRead = true;
           continue;
@@ -264,33 +284,62 @@ export class PoolLedger {
         if (op.kind === 'reserve') op.resolve(r as AllocateResult);
         else op.resolve(r as number);
       }
-      return;
+      return wroteMs;
     }
     this.loaded = false;
     throw new LedgerBusyError(this.opts.pool);
   }
 
+  /**
+   * Writes the difference to the ledger: a JSON patch whose first op tests the resourceVersion we
+   * read (so it is conditional, and small: only added and removed entries travel), or a create when
+   * the ledger does not exist yet.
+   */
   private async write(next: Map<string, LedgerEntry>): Promise<void> {
-    const data: Record<string, string> = {};
-    for (const e of next.values()) data[ledgerKey(e.allocation.id)] = encodeEntry(e);
-    const body: ConfigMap = {
-      apiVersion: 'v1', kind: 'ConfigMap',
-      metadata: {
-        name: ledgerName(this.opts.pool), namespace: this.opts.namespace,
-        labels: { [ALLOCATION_LEDGER_LABEL]: this.opts.pool },
-        ...(this.rv ? { resourceVersion: this.rv } : {}),
-      },
-      data,
-    };
-    const { cluster } = this.opts;
+    const { cluster, namespace, pool } = this.opts;
+    const rt = WEBHOOK_RESOURCES.configmaps;
+    const name = ledgerName(pool);
     let written: ConfigMap;
     try {
-      written = this.rv ? await cluster.replace(WEBHOOK_RESOURCES.configmaps, body) : await cluster.create(WEBHOOK_RESOURCES.configmaps, body);
+      if (this.rv === undefined) {
+        const data: Record<string, string> = {};
+        for (const e of next.values()) data[ledgerKey(e.allocation.id)] = encodeEntry(e);
+        written = await cluster.create<ConfigMap>(rt, {
+          apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { [ALLOCATION_LEDGER_LABEL]: pool } }, data,
+        });
+      } else {
+        const ops: JsonPatchOp[] = [{ op: 'test', path: '/metadata/resourceVersion', value: this.rv }];
+        if (!this.hasData) ops.push({ op: 'add', path: '/data', value: {} });
+        for (const id of this.entries.keys()) {
+          if (!next.has(id)) ops.push({ op: 'remove', path: `/data/${escapePathComponent(ledgerKey(id))}` });
+        }
+        for (const [id, e] of next) {
+          if (!this.entries.has(id)) ops.push({ op: 'add', path: `/data/${escapePathComponent(ledgerKey(id))}`, value: encodeEntry(e) });
+        }
+        written = await cluster.jsonPatch<ConfigMap>(rt, { namespace, name }, ops);
+      }
     } catch (err) {
-      // Deleted under us: treat as a conflict so the next attempt starts from an empty ledger.
-      if (isNotFound(err)) throw new ApiError(409, 'Conflict', 'ledger vanished');
+      // A failed `test` (422), a lost create race (409) or a deleted ledger (404): re-read and retry.
+      if (isNotFound(err) || (err instanceof ApiError && err.code === 422)) throw new ApiError(409, 'Conflict', 'ledger changed');
       throw err;
     }
-    this.rv = written.metadata.resourceVersion;
+    this.observe(written);
+  }
+
+  private observe(cm: ConfigMap | undefined): void {
+    this.rv = cm?.metadata.resourceVersion;
+    this.hasData = cm?.data !== undefined;
+    this.contendedUntil = Number(cm?.metadata.annotations?.[LEDGER_CONTENDED_ANNOTATION]) || 0;
+  }
+
+  /** Tells the other replicas we keep losing: an unconditional write, so it always lands. */
+  private async markContended(): Promise<void> {
+    const until = String(this.now() + CONTENDED_MS);
+    try {
+      await this.opts.cluster.mergePatch(WEBHOOK_RESOURCES.configmaps, { namespace: this.opts.namespace, name: ledgerName(this.opts.pool) },
+        { metadata: { annotations: { [LEDGER_CONTENDED_ANNOTATION]: until } } });
+    } catch {
+      // Best effort: the retry loop goes on either way.
+    }
   }
 }

@@ -1,0 +1,175 @@
+/**
+ * Admission webhook benchmark: autocannon at 200 connections over HTTPS against (1) a trivial HTTPS
+ * handler that answers a fixed AdmissionReview and (2) the webhook admitting local-GPU pods (decode,
+ * resolve, allocate, ledger write, patch), both in one child process (one core, plain node from an
+ * esbuild bundle). The API-server double runs in a second child, autocannon in this process. Pods "finish" shortly
+ * after admission (the child releases allocations older than RETAIN_MS) so the pool stays in steady
+ * state. Prints figures and ends with one JSON line.
+ */
+import { fork } from 'node:child_process';
+import * as https from 'node:https';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import autocannon from 'autocannon';
+import { buildSync } from 'esbuild';
+import { HttpCluster, keepAliveAgent } from '../lib/runtime/http-cluster';
+import { RuntimeMetrics } from '../lib/runtime/metrics';
+import { startWebhook } from '../lib/runtime/webhook/start';
+import { createCa, issueServingCert } from '../lib/runtime/webhook/certificates';
+import { WEBHOOK_RESOURCES } from '../lib/runtime/webhook/resources';
+import { API_VERSION, DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../lib/labels';
+import { startApiServer } from '../test/support/api-server';
+
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 200;
+const TARGET_RPS = Number(process.env.BENCH_RATE ?? 3000);
+const RETAIN_MS = Number(process.env.BENCH_RETAIN_MS ?? 250);
+const NS = 'tensor-fusion-system';
+const HOST = `tensor-fusion-webhook.${NS}.svc`;
+
+function reviewBody(): string {
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    request: {
+      uid: '[<id>]', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' },
+      operation: 'CREATE', namespace: 'default', dryRun: false,
+      object: {
+        apiVersion: 'v1', kind: 'Pod',
+        metadata: {
+          generateName: 'bench-', namespace: 'default', labels: { [ENABLED_LABEL]: 'true', app: 'bench' },
+          annotations: {
+            'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '1', 'tensor-fusion.ai/tflops-limit': '4',
+            'tensor-fusion.ai/vram-request': '256Mi', 'tensor-fusion.ai/vram-limit': '1Gi', 'tensor-fusion.ai/workload': 'bench',
+            'tensor-fusion.ai/generate-workload': 'false',
+          },
+        },
+        spec: { containers: [{ name: 'python', image: 'python:3.12', command: ['python', '-c', 'import torch'], resources: { requests: { cpu: '1', memory: '1Gi' } } }] },
+      },
+    },
+  });
+}
+
+async function child(): Promise<void> {
+  const ca = createCa();
+  const tls = issueServingCert(ca, [HOST]);
+  const url = process.env.BENCH_API as string;
+  const cluster = new HttpCluster({ server: url, agent: keepAliveAgent(url), userAgent: 'bench-webhook' });
+  const metrics = new RuntimeMetrics();
+  const webhook = startWebhook({
+    cluster, namespace: NS, host: '127.0.0.1', isLeader: () => true,
+    env: { port: 0, certMode: 'self-managed', tlsDir: '/nonexistent', tlsSecretName: 'tls', webhookConfigName: 'wh', webhookServiceName: 'tensor-fusion-webhook' },
+    tls: { current: () => tls, onChange: () => undefined, tick: async () => undefined },
+    sweepIntervalMs: 3_600_000, metrics,
+  });
+  await webhook.whenReady();
+  const fixed = Buffer.from(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed: true } }));
+  const trivial = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': fixed.length });
+      res.end(fixed);
+    });
+  });
+  trivial.keepAliveTimeout = 120_000;
+  await new Promise<void>((r) => trivial.listen(0, '127.0.0.1', r));
+  // Pods finish: release what is older than RETAIN_MS, as the leader does when pods end.
+  setInterval(() => {
+    const cutoff = Date.now() - RETAIN_MS;
+    const old = webhook.allocations.entries().filter((e) => e.createdAt < cutoff).map((e) => e.allocation.id);
+    if (old.length) void webhook.allocations.release('bench-pool', old).catch(() => undefined);
+  }, 100).unref();
+  let cpuStart = process.cpuUsage();
+  process.on('message', (m) => {
+    if (m === 'reset-cpu') cpuStart = process.cpuUsage();
+  });
+  process.send?.({ port: webhook.port(), baselinePort: (trivial.address() as { port: number }).port, ca: ca.cert });
+  process.on('message', async (m) => {
+    if (m === 'stop') {
+      const entries = webhook.allocations.entries().length;
+      const cpu = process.cpuUsage(cpuStart);
+      const counts = (await metrics.registry.getSingleMetric('tf_webhook_admissions_total')!.get()).values;
+      const outcomes = Object.fromEntries(counts.map((v) => [String(v.labels.outcome), v.value]));
+      await webhook.close();
+      trivial.close();
+      process.send?.({ entries, outcomes, cpuMs: (cpu.user + cpu.system) / 1000 });
+      process.exit(0);
+    }
+  });
+}
+
+const template = reviewBody();
+let seq = 0;
+
+function run(port: number, ca: string, overallRate?: number): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const inst = autocannon({
+      url: `https://127.0.0.1:${port}/mutate-pods`, method: 'POST', connections: CONNECTIONS, duration: DURATION_S,
+      headers: { 'content-type': 'application/json' },
+      // A fresh admission uid per request (autocannon 8's idReplacement sends nothing on Node 20).
+      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: template.replace('[<id>]', `bench-${++seq}`) }) }],
+      tlsOptions: { ca, servername: HOST }, timeout: 10, ...(overallRate ? { overallRate } : {}),
+    } as unknown as autocannon.Options, (err, res) => (err ? reject(err) : resolve(res)));
+    autocannon.track(inst, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
+  });
+}
+
+/** The API-server double in a process of its own, so that neither autocannon nor the webhook slows it. */
+async function apiChild(): Promise<void> {
+  const api = await startApiServer({ resources: Object.values(WEBHOOK_RESOURCES), historyLimit: 50 });
+  api.put('gpupools', { apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'bench-pool', annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } }, spec: { nodeManagerConfig: {} } });
+  for (let n = 0; n < 20; n++) {
+    const node = `node-${n}`;
+    api.put('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [HOSTNAME_LABEL]: node } } });
+    api.put('gpunodes', { apiVersion: API_VERSION, kind: 'GPUNode', metadata: { name: node, labels: { [MANAGED_BY_LABEL]: 'bench-pool' } } });
+    for (let g = 0; g < 8; g++) {
+      api.put('gpus', {
+        apiVersion: API_VERSION, kind: 'GPU', metadata: { name: `${node}-gpu-${g}`, labels: { [MANAGED_BY_LABEL]: node } },
+        status: { uuid: `GPU-${n}-${g}`, index: g, gpuModel: 'A100', vendor: 'NVIDIA', phase: 'Running', capacity: { tflops: '312', vram: '80Gi' }, available: { tflops: '312', vram: '80Gi' }, nodeSelector: { [HOSTNAME_LABEL]: node }, message: '' },
+      });
+    }
+  }
+  api.put('tensorfusionworkloads', { apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'bench', namespace: 'default' }, spec: { poolName: 'bench-pool' } });
+  process.send?.({ url: api.url });
+}
+
+async function parent(): Promise<void> {
+  const bundle = path.join(os.tmpdir(), `webhook-bench-${process.pid}.js`);
+  buildSync({ entryPoints: [__filename], bundle: true, platform: 'node', target: 'node20', outfile: bundle, logLevel: 'error' });
+  const apiProc = fork(bundle, ['--api']);
+  const { url } = await new Promise<{ url: string }>((r) => apiProc.once('message', (m) => r(m as never)));
+  const proc = fork(bundle, ['--child'], { env: { ...process.env, BENCH_API: url }, execArgv: process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : [] });
+  const ready = await new Promise<{ port: number; baselinePort: number; ca: string }>((r) => proc.once('message', (m) => r(m as never)));
+
+  const baseline = await run(ready.baselinePort, ready.ca);
+  proc.send('reset-cpu');
+  const hook = await run(ready.port, ready.ca);
+  // Little's law: 200 busy connections at N/s wait 200/N s each, so latency is measured again at the
+  // target rate, where it shows the time an admission takes rather than the queue in front of it.
+  const paced = await run(ready.port, ready.ca, TARGET_RPS);
+  proc.send('stop');
+  const { entries, outcomes, cpuMs } = await new Promise<{ entries: number; outcomes: Record<string, number>; cpuMs: number }>((r) => proc.once('message', (m) => r(m as never)));
+  apiProc.kill();
+
+  const line = (name: string, r: autocannon.Result) =>
+    `${name.padEnd(10)} rps ${Math.round(r.requests.average)}  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}  timeouts ${r.timeouts}`;
+  console.log(`${CONNECTIONS} connections, ${DURATION_S} s each, server on one core (child process), API double in another; pods finish after ${RETAIN_MS} ms`);
+  console.log(line('baseline', baseline));
+  console.log(line('webhook', hook));
+  console.log(line(`at ${TARGET_RPS}/s`, paced));
+  console.log(`throughput ratio webhook/baseline: ${(hook.requests.average / baseline.requests.average).toFixed(3)}; live allocations at the end: ${entries}`);
+  const cpuPerAdmission = cpuMs / Math.max(1, outcomes.allowed ?? 0);
+  console.log(`webhook outcomes: ${JSON.stringify(outcomes)}; webhook process CPU per admission (TLS, HTTP, handler, ledger client): ${cpuPerAdmission.toFixed(3)} ms`);
+  console.log(JSON.stringify({
+    p50Ms: paced.latency.p50, p99Ms: paced.latency.p99, pacedRps: Math.round(paced.requests.average), targetRps: TARGET_RPS,
+    saturatedP50Ms: hook.latency.p50, saturatedP99Ms: hook.latency.p99, rps: Math.round(hook.requests.average),
+    baselineRps: Math.round(baseline.requests.average), baselineP99Ms: baseline.latency.p99,
+    ratio: Number((hook.requests.average / baseline.requests.average).toFixed(3)), errors: hook.errors + hook.non2xx, denied: outcomes.denied ?? 0, cpuMsPerAdmission: Number(cpuPerAdmission.toFixed(3)),
+  }));
+}
+
+if (process.argv.includes('--child')) void child();
+else if (process.argv.includes('--api')) void apiChild();
+else parent().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,95 @@
+/**
+ * Property tests over arbitrary annotation maps: the webhook never fails internally, every patch it
+ * returns applies cleanly to the pod (RFC 6902, validated by fast-json-patch), and running it again
+ * on the patched pod is a no-op (idempotent patches, no second allocation).
+ */
+import fc from 'fast-check';
+import type * as https from 'node:https';
+import type { ApiServerDouble } from '../support/api-server';
+import { GPU_WORKLOAD_ANNOTATIONS } from '../../lib/annotations';
+import type { WebhookHandle } from '../../lib/runtime/webhook/start';
+import { client, ledgerEntries, patched, pod, post, review, seedPool, startDouble, startTestWebhook } from './fixtures';
+
+let double: ApiServerDouble;
+let webhook: WebhookHandle;
+let agent: https.Agent;
+
+beforeAll(async () => {
+  double = await startDouble();
+  seedPool(double, { name: 'pool-a', nodes: 4, gpusPerNode: 4, isDefault: true, taints: [{ key: 'tensor-fusion.ai/x~y/z', value: 'v', effect: 'NoSchedule' }] });
+  seedPool(double, { name: 'pool-b', nodes: 1, gpusPerNode: 1 });
+  webhook = await startTestWebhook(double);
+  agent = client();
+});
+
+afterAll(async () => {
+  agent.destroy();
+  await webhook.close();
+  await double.stop();
+});
+
+const KEYS = GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key);
+const VALUES = ['true', 'false', '0', '1', '2', '-1', '129', '10', '0.5', '500m', '4Gi', '1e3', '', ' ', 'pool-a', 'pool-b', 'python', 'sidecar',
+  'python,sidecar', 'medium', 'critical', 'A100', 'H100', 'a/b', '~0', 'ñ', '{"id":"x"}'];
+
+const noise = fc.dictionary(
+  fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(...KEYS) },
+    { weight: 1, arbitrary: fc.string().map((s) => `tensor-fusion.ai/${s}`) },
+    { weight: 1, arbitrary: fc.string() },
+  ),
+  fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...VALUES) }, { weight: 1, arbitrary: fc.string() }, { weight: 1, arbitrary: fc.fullUnicodeString({ maxLength: 8 }) }),
+  { maxKeys: 3 },
+);
+
+/** A valid share half of the time, with up to three arbitrary entries on top half of the time. */
+const annotationMap = fc.tuple(fc.boolean(), fc.boolean(), noise, fc.boolean()).map(([valid, local, extra, quiet]) => ({
+  ...(valid ? { [KEYS[4]]: '10', [KEYS[6]]: '1Gi', [KEYS[11]]: String(local) } : {}),
+  ...(quiet ? {} : extra),
+}));
+
+const podShape = fc.record({
+  annotations: annotationMap,
+  containers: fc.constantFrom(['python'], ['python', 'sidecar'], ['a~b', 'c/d']),
+  dryRun: fc.boolean(),
+  named: fc.boolean(),
+});
+
+const stats = { allowed: 0, denied: 0, allocated: new Set<string>() };
+
+async function check(shape: { annotations: Record<string, string>; containers: string[]; dryRun: boolean; named: boolean }, viaHttps: boolean): Promise<void> {
+  const p = pod({ name: shape.named ? 'fuzz' : undefined, annotations: shape.annotations, containers: shape.containers });
+  const r = review(p, { dryRun: shape.dryRun });
+  const answer = viaHttps ? (await post(webhook.port(), agent, r)).body : await webhook.handle(r);
+  const res = answer.response;
+  expect(res.uid).toBe(r.request!.uid);
+  if (!res.allowed) {
+    stats.denied++;
+    expect(res.status.code).toBe(403);
+    expect(res.status.message).toMatch(/: got .+, expected /);
+    return;
+  }
+  stats.allowed++;
+  const admitted = patched(p, answer);
+  const allocation = admitted.metadata.annotations?.['tensor-fusion.ai/allocation'];
+  if (allocation && !shape.dryRun) stats.allocated.add(JSON.parse(allocation).id);
+  // The API server reinvokes with the same request uid.
+  const again = await webhook.handle(review(admitted, { dryRun: shape.dryRun, uid: r.request!.uid }));
+  expect(again.response!.allowed).toBe(true);
+  expect(again.response!.patch).toBeUndefined();
+}
+
+it('never errors, and every patch applies and is idempotent (direct handler)', async () => {
+  await fc.assert(fc.asyncProperty(podShape, (s) => check(s, false)), { numRuns: 400 });
+});
+
+it('never errors over HTTPS either', async () => {
+  await fc.assert(fc.asyncProperty(podShape, (s) => check(s, true)), { numRuns: 100 });
+});
+
+it('explored both outcomes, and the ledgers hold exactly the allocations of admitted non-dry-run pods', () => {
+  expect(stats.allowed).toBeGreaterThan(50);
+  expect(stats.denied).toBeGreaterThan(50);
+  const ids = [...ledgerEntries(double, 'pool-a'), ...ledgerEntries(double, 'pool-b')].map((e) => e.allocation.id).sort();
+  expect(ids).toEqual([...stats.allocated].sort());
+});
