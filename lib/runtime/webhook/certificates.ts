@@ -40,11 +40,15 @@ function baseCert(publicKey: forge.pki.PublicKey, v: Validity): forge.pki.Certif
   return cert;
 }
 
-/** A self-signed CA. @default validity 3650 days */
+/**
+ * A self-signed CA. Each gets a distinct name: while the bundle holds the old and the new CA during a
+ * rotation, a verifier that looks issuers up by name must not find the wrong one.
+ * @default validity 3650 days
+ */
 export function createCa(commonName = 'tensor-fusion-webhook-ca', v: Validity = { days: 3650 }): KeyPair {
   const k = rsaKey();
   const cert = baseCert(k.publicKey, v);
-  const subject = [{ name: 'commonName', value: commonName }];
+  const subject = [{ name: 'commonName', value: `${commonName}-${randomBytes(4).toString('hex')}` }];
   cert.setSubject(subject);
   cert.setIssuer(subject);
   cert.setExtensions([
@@ -68,6 +72,7 @@ export function issueServingCert(ca: KeyPair, dnsNames: readonly string[], v: Va
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
     { name: 'extKeyUsage', serverAuth: true },
     { name: 'subjectAltName', altNames: dnsNames.map((value) => ({ type: 2, value })) },
+    { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
   ]);
   cert.sign(forge.pki.privateKeyFromPem(ca.key) as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
   return { cert: forge.pki.certificateToPem(cert), key: k.pem };
