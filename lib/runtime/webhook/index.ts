@@ -45,3 +45,7 @@ export { readWebhookEnv, serviceDnsNames, startWebhook } from './start';
 export type { StartWebhookOptions, WebhookEnv, WebhookHandle } from './start';
 export { FileTlsSource, SECRET_KEYS, SelfManagedTlsSource } from './tls';
 export type { TlsSource } from './tls';
+export { usageFromAllocations } from './usage';
+export type { AllocatedUsage } from './usage';
+export { planWorkers, workerPod, WORKER_CONTAINER } from './workers';
+export type { WorkerPlan } from './workers';

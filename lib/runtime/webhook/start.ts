@@ -1,12 +1,13 @@
 /**
  * Wires the webhook: informer-backed view, per-pool ledgers, workload writer, TLS source and the
  * HTTPS server, plus the leader's loops (certificate renewal, release and collection of allocations).
- * Every replica serves admissions; only the leader renews certificates and collects allocations.
+ * Every replica serves admissions; only the leader renews certificates, collects allocations and
+ * keeps remote-mode worker pods.
  */
 import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
 import { fieldIssue, throwIfInvalid } from '../../errors';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
 import { CERT_MODES, CertificateMode, CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from '../../render/controller/env';
 import type { Cluster, K8sObject } from '../cluster';
 import { Informer, InformerOptions } from '../informer';
@@ -20,6 +21,7 @@ import { AdmissionReview, toReview } from './review';
 import { AdmissionServer } from './server';
 import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
 import { WorkloadWriter } from './workloads';
+import { planWorkers } from './workers';
 
 /** Webhook settings read from the environment the TensorFusionController component sets. */
 export interface WebhookEnv {
@@ -92,6 +94,8 @@ export interface WebhookHandle {
   handle(review: AdmissionReview): Promise<AdmissionReview>;
   /** Leader: one collection pass now. */
   sweep(): Promise<SweepResult>;
+  /** Leader: creates and deletes remote-mode worker pods so each remote workload has its replicas. */
+  syncWorkers(): Promise<{ created: number; deleted: number }>;
   readonly allocations: Allocations;
   readonly tls: TlsSource;
   /** Drains and stops everything this call started. */
@@ -118,6 +122,7 @@ function slimPod(pod: K8sObject): K8sObject {
   return {
     metadata: {
       name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, deletionTimestamp: m.deletionTimestamp,
+      labels: m.labels?.[WORKLOAD_LABEL] ? { [WORKLOAD_LABEL]: m.labels[WORKLOAD_LABEL] } : undefined,
       annotations: allocation ? { [ALLOCATION_ANNOTATION]: m.annotations![ALLOCATION_ANNOTATION] } : undefined,
     },
     status: { phase: (pod.status as { phase?: string } | undefined)?.phase },
@@ -176,6 +181,28 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     return r;
   };
 
+  const syncWorkers = async () => {
+    let created = 0;
+    let deleted = 0;
+    for (const wl of informers.workloads.list()) {
+      if (wl.spec?.isLocalGPU !== false || wl.metadata.deletionTimestamp) continue;
+      const ns = wl.metadata.namespace as string;
+      const plan = planWorkers(wl, view.pool(String(wl.spec.poolName ?? '')), pods.list().filter((p) => p.metadata.namespace === ns));
+      if (plan.problem) logger?.warn({ workload: `${ns}/${wl.metadata.name}` }, plan.problem);
+      for (const name of plan.delete) if (await cluster.delete(RESOURCES.pods, { namespace: ns, name })) deleted++;
+      for (const pod of plan.create) {
+        try {
+          await cluster.create(RESOURCES.pods, pod);
+          created++;
+        } catch (err) {
+          // Denied by the webhook (no room yet) or already there: the next pass tries again.
+          logger?.info({ pod: `${ns}/${pod.metadata.name}`, err: String(err) }, 'worker pod not created');
+        }
+      }
+    }
+    return { created, deleted };
+  };
+
   for (const i of [...ownInformers, pods]) i.start();
   const ready = (async () => {
     await Promise.all([...view.informerList(), pods].map((i) => i.waitForSync()));
@@ -204,7 +231,11 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
       timers.push(t);
     };
     every(opts.tlsPollMs ?? 10_000, () => tls.tick());
-    every(opts.sweepIntervalMs ?? 30_000, async () => (opts.isLeader() ? sweep() : undefined));
+    every(opts.sweepIntervalMs ?? 30_000, async () => {
+      if (!opts.isLeader()) return;
+      await sweep();
+      await syncWorkers();
+    });
     logger?.info({ port: server.port, certMode: env.certMode }, 'admission webhook serving');
   })();
   ready.catch((err) => logger?.error({ err: String(err) }, 'admission webhook failed to start'));
@@ -215,6 +246,7 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     port: () => server?.port ?? 0,
     handle,
     sweep,
+    syncWorkers,
     allocations,
     tls,
     async close() {

@@ -1,0 +1,26 @@
+/**
+ * GPU usage as the controller's status reconcilers want it (`ControllerOptions.usage`), read from the
+ * allocation annotations of active pods: the source of truth of what runs on each GPU.
+ */
+import type { K8sObject } from '../cluster';
+import { recordedAllocation } from './admit';
+import { isActivePod } from './lifecycle';
+
+export type AllocatedUsage = Map<string, { tflops: number; vram: number; pods: number }>;
+
+/** Requested TFLOPS and VRAM and pod count per GPU object name. */
+export function usageFromAllocations(pods: Iterable<K8sObject>): AllocatedUsage {
+  const usage: AllocatedUsage = new Map();
+  for (const pod of pods) {
+    const a = recordedAllocation(pod);
+    if (!a || !isActivePod(pod)) continue;
+    for (const gpu of a.gpuIds) {
+      const u = usage.get(gpu) ?? { tflops: 0, vram: 0, pods: 0 };
+      u.tflops += Number(a.tflopsRequest) || 0;
+      u.vram += Number(a.vramRequest) || 0;
+      u.pods++;
+      usage.set(gpu, u);
+    }
+  }
+  return usage;
+}

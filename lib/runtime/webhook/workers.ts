@@ -1,0 +1,108 @@
+/**
+ * Remote mode: a TensorFusionWorkload with `isLocalGPU: false` keeps `spec.replicas` worker pods.
+ * Each worker is an ordinary opted-in pod in local mode, so the webhook gives it its own GPU share
+ * when the API server admits it. The pod comes from the pool's worker template
+ * (`spec.componentConfig.worker`: `podTemplate` merged under, `image` set on the `worker` container).
+ * This package ships no worker image: without one the workload gets no workers (see the README).
+ */
+import type { GPUPool, TensorFusionWorkload } from '../../api';
+import { ANNOTATION } from '../../annotations';
+import { API_VERSION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
+import type { K8sObject } from '../cluster';
+import { isActivePod } from './lifecycle';
+
+/** Name of the container that runs the worker image. */
+export const WORKER_CONTAINER = 'worker';
+
+export interface WorkerPlan {
+  /** Pods to create, complete objects. */
+  readonly create: K8sObject[];
+  /** Names of pods to delete (highest ordinals first). */
+  readonly delete: string[];
+  /** Why nothing can be created, when that is the case. */
+  readonly problem?: string;
+}
+
+const ORDINAL = /-worker-(\d+)$/;
+
+const str = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(v));
+
+/** The worker pod of ordinal `i`, or undefined when the pool names no worker image or template. */
+export function workerPod(workload: TensorFusionWorkload, pool: GPUPool, i: number): K8sObject | undefined {
+  const name = workload.metadata.name as string;
+  const namespace = workload.metadata.namespace as string;
+  const worker = pool.spec.componentConfig?.worker;
+  const template = (worker?.podTemplate ?? {}) as { metadata?: Record<string, any>; spec?: Record<string, any> };
+  const spec = { ...(template.spec ?? {}) } as Record<string, any>;
+  const containers: Record<string, any>[] = Array.isArray(spec.containers) ? spec.containers.map((c: Record<string, any>) => ({ ...c })) : [];
+  let main = containers.find((c) => c.name === WORKER_CONTAINER) ?? containers[0];
+  if (!main) {
+    if (!worker?.image) return undefined;
+    main = { name: WORKER_CONTAINER };
+    containers.push(main);
+  }
+  if (worker?.image) main.image = worker.image;
+  if (!main.image) return undefined;
+  const s = workload.spec ?? {};
+  const res = s.resources;
+  const annotations: Record<string, string> = {
+    ...(template.metadata?.annotations ?? {}),
+    [ANNOTATION.pool]: pool.metadata.name as string,
+    [ANNOTATION.isLocalGpu]: 'true',
+    [ANNOTATION.generateWorkload]: 'false',
+    [ANNOTATION.workload]: name,
+    [ANNOTATION.injectContainers]: main.name,
+  };
+  const put = (key: string, v: unknown) => {
+    const text = str(v);
+    if (text !== undefined) annotations[key] = text;
+  };
+  put(ANNOTATION.tflopsRequest, res?.requests?.tflops);
+  put(ANNOTATION.tflopsLimit, res?.limits?.tflops);
+  put(ANNOTATION.vramRequest, res?.requests?.vram);
+  put(ANNOTATION.vramLimit, res?.limits?.vram);
+  put(ANNOTATION.qos, s.qos);
+  put(ANNOTATION.gpuCount, s.gpuCount);
+  put(ANNOTATION.gpuModel, s.gpuModel);
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: {
+      name: `${name}-worker-${i}`, namespace,
+      labels: { ...(template.metadata?.labels ?? {}), [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: name },
+      annotations,
+      ownerReferences: workload.metadata.uid
+        ? [{ apiVersion: API_VERSION, kind: 'TensorFusionWorkload', name, uid: workload.metadata.uid, controller: true, blockOwnerDeletion: true }]
+        : undefined,
+    },
+    spec: { ...spec, containers },
+  };
+}
+
+/**
+ * What to create and delete so that a remote workload has `spec.replicas` active workers. Finished
+ * workers are replaced (deleted and re-created under their ordinal).
+ */
+export function planWorkers(workload: TensorFusionWorkload, pool: GPUPool | undefined, pods: readonly K8sObject[]): WorkerPlan {
+  const name = workload.metadata.name as string;
+  const wanted = workload.spec?.isLocalGPU === false ? Math.max(0, Number(workload.spec?.replicas ?? 0)) : 0;
+  const mine = pods.filter((p) => p.metadata.labels?.[WORKLOAD_LABEL] === name && ORDINAL.test(p.metadata.name ?? '') && p.metadata.name?.startsWith(`${name}-worker-`));
+  const ordinal = (p: K8sObject) => Number(ORDINAL.exec(p.metadata.name as string)![1]);
+  const del: string[] = [];
+  const taken = new Set<number>();
+  for (const p of [...mine].sort((a, b) => ordinal(b) - ordinal(a))) {
+    const i = ordinal(p);
+    if (i >= wanted || !isActivePod(p)) {
+      if (!p.metadata.deletionTimestamp) del.push(p.metadata.name as string);
+    } else taken.add(i);
+  }
+  const create: K8sObject[] = [];
+  const terminating = new Set(mine.filter((p) => !isActivePod(p)).map(ordinal));
+  for (let i = 0; i < wanted; i++) {
+    if (taken.has(i) || terminating.has(i)) continue;
+    if (!pool) return { create: [], delete: del, problem: `GPUPool ${JSON.stringify(workload.spec?.poolName)} not found` };
+    const pod = workerPod(workload, pool, i);
+    if (!pod) return { create: [], delete: del, problem: `GPUPool ${JSON.stringify(pool.metadata.name)} names no worker image (spec.componentConfig.worker)` };
+    create.push(pod);
+  }
+  return { create, delete: del };
+}
