@@ -57,7 +57,7 @@ async function child(): Promise<void> {
   const metrics = new RuntimeMetrics();
   const webhook = startWebhook({
     cluster, namespace: NS, host: '127.0.0.1', isLeader: () => true,
-    env: { port: 0, certMode: 'self-managed', tlsDir: '/nonexistent', tlsSecretName: 'tls', webhookConfigName: 'wh', webhookServiceName: 'tensor-fusion-webhook' },
+    env: { webhookPort: 0, certMode: 'self-managed', tlsDir: '/nonexistent', tlsSecretName: 'tls', webhookConfigName: 'wh', webhookServiceName: 'tensor-fusion-webhook' },
     tls: { current: () => tls, onChange: () => undefined, tick: async () => undefined },
     sweepIntervalMs: 3_600_000, metrics,
   });

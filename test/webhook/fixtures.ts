@@ -78,7 +78,7 @@ export async function startTestWebhook(double: ApiServerDouble, opts: Partial<St
   const webhook = startWebhook({
     cluster: clusterFor(double, opts.name ?? 'webhook'),
     namespace: NS,
-    env: { port: 0, certMode: 'self-managed', tlsDir: '/nonexistent', tlsSecretName: 'tf-tls', webhookConfigName: 'tf-webhook', webhookServiceName: 'tensor-fusion-webhook' },
+    env: { webhookPort: 0, certMode: 'self-managed', tlsDir: '/nonexistent', tlsSecretName: 'tf-tls', webhookConfigName: 'tf-webhook', webhookServiceName: 'tensor-fusion-webhook' },
     host: '127.0.0.1',
     isLeader: () => true,
     tls: opts.tls ?? staticTls(testPki().serving),

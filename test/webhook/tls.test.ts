@@ -172,7 +172,7 @@ describe('cert-manager', () => {
     write();
     const webhook = await startTestWebhook(double, {
       tls: undefined, tlsPollMs: 50,
-      env: { port: 0, certMode: 'cert-manager', tlsDir: dir, tlsSecretName: 'tf-tls', webhookConfigName: 'tf-webhook', webhookServiceName: 'tensor-fusion-webhook' },
+      env: { webhookPort: 0, certMode: 'cert-manager', tlsDir: dir, tlsSecretName: 'tf-tls', webhookConfigName: 'tf-webhook', webhookServiceName: 'tensor-fusion-webhook' },
     });
     const serial = () => new Promise<string>((resolve, reject) => {
       const s = tls.connect({ host: '127.0.0.1', port: webhook.port(), servername: SERVICE_HOST, ca: ca.cert }, () => {

@@ -1,6 +1,5 @@
 /** The webhook's pure parts: MPS limits, owner naming, patch building, collection planning, env, usage. */
 import { applyPatch, deepClone } from 'fast-json-patch';
-import { ValidationError } from '../../lib/errors';
 import { ALLOCATION_ANNOTATION } from '../../lib/labels';
 import type { K8sObject } from '../../lib/runtime/cluster';
 import { mpsMemoryLimit, mpsThreadPercentage } from '../../lib/runtime/webhook/env';
@@ -8,7 +7,7 @@ import { planCollection } from '../../lib/runtime/webhook/lifecycle';
 import { ledgerKey } from '../../lib/runtime/webhook/ledger';
 import { topOwnerName } from '../../lib/runtime/webhook/owner';
 import { podPatch } from '../../lib/runtime/webhook/patch';
-import { readWebhookEnv, serviceDnsNames } from '../../lib/runtime/webhook/start';
+import { serviceDnsNames } from '../../lib/runtime/webhook/start';
 import { usageFromAllocations } from '../../lib/runtime/webhook/usage';
 import type { Allocation } from '../../lib/scheduler';
 
@@ -109,21 +108,7 @@ describe('ledger keys', () => {
   });
 });
 
-describe('webhook environment', () => {
-  it('takes the component defaults', () => {
-    expect(readWebhookEnv({})).toEqual({
-      port: 9443, certMode: 'self-managed', tlsDir: '/tls', tlsSecretName: 'tensor-fusion-webhook-tls',
-      webhookConfigName: 'tensor-fusion-webhook', webhookServiceName: 'tensor-fusion-webhook',
-    });
-  });
-
-  it('names every bad variable', () => {
-    expect(() => readWebhookEnv({ WEBHOOK_PORT: '70000', CERT_MODE: 'vault' })).toThrow(new ValidationError([
-      { field: 'WEBHOOK_PORT', value: '70000', expected: 'a port number from 0 to 65535', message: 'WEBHOOK_PORT: got "70000", expected a port number from 0 to 65535' },
-      { field: 'CERT_MODE', value: 'vault', expected: 'one of self-managed, cert-manager', message: 'CERT_MODE: got "vault", expected one of self-managed, cert-manager' },
-    ], 'webhook environment'));
-  });
-
+describe('webhook service', () => {
   it('lists the Service DNS names the certificate covers', () => {
     expect(serviceDnsNames('hook', 'sys')).toEqual(['hook', 'hook.sys', 'hook.sys.svc', 'hook.sys.svc.cluster.local']);
   });

@@ -6,13 +6,13 @@
  */
 import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
-import { fieldIssue, throwIfInvalid } from '../../errors';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
-import { CERT_MODES, CertificateMode, CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from '../../render/controller/env';
+import { CONTROLLER_PATHS } from '../../render/controller/env';
 import type { Cluster, K8sObject } from '../cluster';
 import { Informer, InformerOptions } from '../informer';
 import type { RuntimeMetrics } from '../metrics';
 import { RESOURCES } from '../resources';
+import type { RuntimeEnv } from '../runtime';
 import { admitPod, AdmissionServices, recordedAllocation } from './admit';
 import { Allocations, SweepResult } from './allocations';
 import { createViewInformers, InformerView, ViewInformers } from './cluster-view';
@@ -23,33 +23,8 @@ import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
 import { WorkloadWriter } from './workloads';
 import { planWorkers } from './workers';
 
-/** Webhook settings read from the environment the TensorFusionController component sets. */
-export interface WebhookEnv {
-  port: number;
-  certMode: CertificateMode;
-  tlsDir: string;
-  tlsSecretName: string;
-  webhookConfigName: string;
-  webhookServiceName: string;
-}
-
-/** Reads the webhook's variables (CONTROLLER_ENV); throws a ValidationError naming every bad one. */
-export function readWebhookEnv(env: NodeJS.ProcessEnv = process.env): WebhookEnv {
-  const issues = [];
-  const rawPort = env[CONTROLLER_ENV.webhookPort];
-  const port = rawPort === undefined || rawPort === '' ? CONTROLLER_ENV_DEFAULTS.webhookPort : Number(rawPort);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) issues.push(fieldIssue(CONTROLLER_ENV.webhookPort, rawPort, 'a port number from 0 to 65535'));
-  const certMode = (env[CONTROLLER_ENV.certMode] || CONTROLLER_ENV_DEFAULTS.certMode) as CertificateMode;
-  if (!CERT_MODES.includes(certMode)) issues.push(fieldIssue(CONTROLLER_ENV.certMode, certMode, `one of ${CERT_MODES.join(', ')}`));
-  throwIfInvalid(issues, 'webhook environment');
-  return {
-    port, certMode,
-    tlsDir: env[CONTROLLER_ENV.tlsDir] || CONTROLLER_ENV_DEFAULTS.tlsDir,
-    tlsSecretName: env[CONTROLLER_ENV.tlsSecretName] || CONTROLLER_ENV_DEFAULTS.tlsSecretName,
-    webhookConfigName: env[CONTROLLER_ENV.webhookConfigName] || CONTROLLER_ENV_DEFAULTS.webhookConfigName,
-    webhookServiceName: env[CONTROLLER_ENV.webhookServiceName] || CONTROLLER_ENV_DEFAULTS.webhookServiceName,
-  };
-}
+/** The webhook's settings, as the runtime reads them from the environment (CONTROLLER_ENV). */
+export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'>;
 
 /** The DNS names a Service is reached by from the API server. */
 export function serviceDnsNames(service: string, namespace: string): string[] {
@@ -61,8 +36,8 @@ export interface StartWebhookOptions {
   cluster: Cluster;
   /** The controller's namespace: TLS Secret and allocation ledgers live here. */
   namespace: string;
-  /** @default readWebhookEnv(process.env) */
-  env?: WebhookEnv;
+  /** From the runtime's `readEnv()`. */
+  env: WebhookEnv;
   isLeader: () => boolean;
   logger?: Logger;
   metrics?: RuntimeMetrics;
@@ -135,7 +110,7 @@ function slimPod(pod: K8sObject): K8sObject {
  * const webhook = startWebhook({ cluster, namespace: env.namespace, isLeader: () => elector.isLeader(), logger, metrics });
  */
 export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
-  const env = opts.env ?? readWebhookEnv();
+  const env = opts.env;
   const { cluster, namespace, logger } = opts;
   const m = webhookMetrics(opts.metrics);
   const created = createViewInformers(cluster, opts.informerOptions);
@@ -212,7 +187,7 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     }
     if (closed) return;
     server = new AdmissionServer({
-      path: CONTROLLER_PATHS.mutatePods, port: env.port, host: opts.host, tls: tls.current()!, handle, logger,
+      path: CONTROLLER_PATHS.mutatePods, port: env.webhookPort, host: opts.host, tls: tls.current()!, handle, logger,
       observe: (outcome, s) => {
         m?.admissions.inc({ outcome });
         m?.seconds.observe({ outcome }, s);

@@ -1,0 +1,41 @@
+/**
+ * The webhook as a runtime component (`COMPONENTS` in main.ts): it shares the controller's informers
+ * for the kinds both read, writes through the unfenced client (every replica admits), and leaves
+ * leader-only work to `ctx.isLeader`.
+ */
+import type { K8sObject } from '../cluster';
+import type { Informer } from '../informer';
+import type { Component } from '../ops-server';
+import type { RuntimeContext } from '../runtime';
+import type { ViewInformers } from './cluster-view';
+import { startWebhook, WebhookHandle } from './start';
+
+export interface WebhookComponent extends Component {
+  /** For the ops server's readiness checks. */
+  ready(): boolean;
+  /** The running webhook, once started. */
+  handle(): WebhookHandle | undefined;
+}
+
+export function webhookComponent(ctx: RuntimeContext): WebhookComponent {
+  let webhook: WebhookHandle | undefined;
+  const c = ctx.controller;
+  return {
+    name: 'webhook',
+    async start() {
+      webhook = startWebhook({
+        cluster: ctx.cluster, namespace: ctx.env.namespace, env: ctx.env, isLeader: () => ctx.isLeader(),
+        logger: ctx.logger.child({ component: 'webhook' }), metrics: ctx.metrics,
+        informers: {
+          pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, workloads: c.workloads,
+          nodes: c.nodes as unknown as Informer<K8sObject>,
+        } as Partial<ViewInformers>,
+      });
+    },
+    async stop() {
+      await webhook?.close();
+    },
+    ready: () => webhook?.ready() ?? false,
+    handle: () => webhook,
+  };
+}
