@@ -84,6 +84,21 @@ describe('local GPU mode', () => {
     expect(ledgerEntries(double, 'pool-a')).toHaveLength(before);
   });
 
+  it('recognises the allocation when the reinvocation reaches another replica', async () => {
+    const other = await startTestWebhook(double, { name: 'other-replica' });
+    try {
+      const p = pod({ name: 'train-4', annotations });
+      const admitted = patched(p, (await post(webhook.port(), agent, review(p))).body);
+      const before = ledgerEntries(double, 'pool-a').length;
+      const again = await post(other.port(), agent, review(admitted));
+      expect(again.body.response.allowed).toBe(true);
+      expect(again.body.response.patch).toBeUndefined();
+      expect(ledgerEntries(double, 'pool-a')).toHaveLength(before);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('injects into a container another webhook added, on reinvocation', async () => {
     const p = pod({ name: 'train-2', annotations: { ...annotations, 'tensor-fusion.ai/inject-container': 'python,sidecar' }, containers: ['python', 'sidecar'] });
     const admitted: any = patched(p, (await post(webhook.port(), agent, review(p))).body);

@@ -185,7 +185,7 @@ describe('pool resolution without a usable default', () => {
       profile: async () => undefined, workload: async () => undefined, gpu: () => undefined, nodeTaints: () => [],
     },
     reserve: async () => { throw new Error('must not allocate'); },
-    allocation: () => undefined,
+    allocation: async () => undefined,
     ensureWorkload: async () => { throw new Error('must not write'); },
   });
   const req = () => review(pod({ name: 'p', annotations: annotationsOf({ name: '', annotations: {}, message: '' }) })).request!;

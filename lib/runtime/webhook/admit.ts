@@ -43,8 +43,11 @@ export interface AdmissionServices {
   readonly view: AdmissionView;
   /** Places a share for allocation id `request.id`; a dry run changes nothing. */
   reserve(request: AllocationRequest, namespace: string, dryRun: boolean): Promise<AllocateResult>;
-  /** The placed allocation with this id, if the ledger holds it (a reinvoked admission). */
-  allocation(pool: string, id: string): Allocation | undefined;
+  /**
+   * The placed allocation with this id, if the ledger holds it (a reinvoked admission, possibly
+   * answered first by another replica: a miss re-reads the ledger before saying no).
+   */
+  allocation(pool: string, id: string): Promise<Allocation | undefined>;
   /** Creates or updates a generated TensorFusionWorkload; never called for dry runs. */
   ensureWorkload(namespace: string, name: string, pool: string, spec: TensorFusionWorkloadSpec): Promise<void>;
 }
@@ -218,7 +221,7 @@ export async function admitPod(req: AdmissionRequest, svc: AdmissionServices): P
   // (or, for a dry run, if this very request made it), so a copied annotation never grants a share.
   const previous = recordedAllocation(pod);
   let allocation = previous && previous.pool === r.pool
-    ? svc.allocation(r.pool, previous.id) ?? (req.dryRun && previous.id === req.uid ? previous : undefined)
+    ? (req.dryRun && previous.id === req.uid ? previous : await svc.allocation(r.pool, previous.id))
     : undefined;
   if (!allocation) {
     const result = await svc.reserve({

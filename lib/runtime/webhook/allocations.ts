@@ -42,8 +42,13 @@ export class Allocations {
     return this.ledger(request.pool).reserve(request, namespace, dryRun);
   }
 
-  allocation(pool: string, id: string): Allocation | undefined {
-    return this.ledgers.get(pool)?.entry(id)?.allocation;
+  /** The allocation with this id in the pool's ledger, re-reading the ledger once on a miss. */
+  async allocation(pool: string, id: string): Promise<Allocation | undefined> {
+    const ledger = this.ledger(pool);
+    const hit = ledger.entry(id);
+    if (hit) return hit.allocation;
+    await ledger.refresh();
+    return ledger.entry(id)?.allocation;
   }
 
   /** Every entry this replica last read, across pools. */
