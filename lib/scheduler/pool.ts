@@ -42,6 +42,7 @@ export class PoolState implements PoolView {
   gpuCount = 0;
 
   private readonly trees = new Map<string, TreeEntry>();
+  private pressureCache: Map<string, number> | undefined;
   /** Bumped when every tree must be rebuilt (nodes added or removed, settings changed). */
   private epoch = 0;
   private log: number[] = [];
@@ -67,6 +68,29 @@ export class PoolState implements PoolView {
     }
     this.mixEpoch++;
     this.invalidate();
+  }
+
+  /**
+   * Demand on a GPU model from typical requests that can run only on a subset of the pool's models:
+   * their GPU volume (weight x GPUs x share) over the fraction of the pool's GPUs they may use.
+   */
+  pressure(model: string): number {
+    if (!this.pressureCache) {
+      const gpus = new Map<string, number>();
+      for (const node of this.nodes()) for (const g of node.gpus) gpus.set(g.model, (gpus.get(g.model) ?? 0) + 1);
+      const total = this.gpuCount;
+      const cache = new Map<string, number>();
+      for (const m of this.mix) {
+        if (m.models === null || m.k === 0) continue;
+        let supply = 0;
+        for (const x of m.models) supply += gpus.get(x) ?? 0;
+        if (supply === 0 || supply === total) continue;
+        const share = 0.5 * (m.t / 1000 + m.v / 1000);
+        for (const x of m.models) cache.set(x, (cache.get(x) ?? 0) + (m.p * m.k * share * total) / supply);
+      }
+      this.pressureCache = cache;
+    }
+    return this.pressureCache.get(model) ?? 0;
   }
 
   /** Records a request for the learned mix. */
@@ -123,6 +147,7 @@ export class PoolState implements PoolView {
 
   /** Drops every tree, e.g. after the node set or the settings changed. */
   invalidate(): void {
+    this.pressureCache = undefined;
     this.epoch++;
     this.trees.clear();
   }

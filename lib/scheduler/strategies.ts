@@ -18,6 +18,7 @@ export interface PoolView {
   readonly oversell: number;
   readonly mix: readonly Typical[];
   readonly mixEpoch: number;
+  pressure(model: string): number;
 }
 
 /** Scores of the last {@link evaluate} call. */
@@ -108,6 +109,24 @@ export function evaluate(node: NodeState, need: Need, pool: PoolView, out: Score
   return true;
 }
 
+/**
+ * Weight of model scarcity in `MinFragmentation`: a placement on a GPU model that typical requests
+ * restricted to few models depend on costs its share times that model's pressure (PoolState.pressure).
+ * FGD has no such term and lets unrestricted work fill scarce models early: on openb gpuspec33,
+ * unallocated GPU at 100% arrived goes from 14.3% without it to 6.6% with it (FGD: 12.2%).
+ */
+const SCARCITY_WEIGHT = 1;
+
+/** Model pressure summed over the GPUs the request would take (`only`: just that GPU). */
+function pickedPressure(node: NodeState, need: Need, pool: PoolView, count: number, only = -1): number {
+  let s = 0;
+  for (let c = 0; c < count; c++) {
+    const g = node.gpus[only >= 0 ? only : fits[c]];
+    s += pool.pressure(g.model) * 0.5 * (need.t / g.capT + need.v / g.capV);
+  }
+  return s;
+}
+
 /** Free share the request takes from the node (the same on every GPU of one model). */
 function pickedShare(node: NodeState, need: Need): number {
   let s = 0;
@@ -123,7 +142,7 @@ function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Scor
   const profile = profileOf(node, pool.mix, pool.mixEpoch);
   if (need.k !== 1) {
     const after = fragAfter(node, profile, pool.mix, fits, need.k, need.t, need.v, need.cpu, need.mem, totAfter);
-    out.primary = profile.frag - after;
+    out.primary = profile.frag - after - SCARCITY_WEIGHT * pickedPressure(node, need, pool, need.k);
     return;
   }
   let best = -1;
@@ -136,7 +155,7 @@ function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Scor
       if (prev.usedT === g.usedT && prev.usedV === g.usedV && prev.model === g.model && prev.capT === g.capT && prev.capV === g.capV) continue;
     }
     one[0] = fits[c];
-    const gain = profile.frag - fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter);
+    const gain = profile.frag - fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter) - SCARCITY_WEIGHT * pickedPressure(node, need, pool, 1, fits[c]);
     if (gain > bestGain) {
       best = c;
       bestGain = gain;
