@@ -66,6 +66,23 @@ describe('placement modes', () => {
     expect(build('MinFragmentation')).toBe('a');
   });
 
+  it('MinFragmentation keeps scarce models for the requests that can only run there', () => {
+    const place = (seed: number, restricted: boolean) => {
+      const models = restricted ? ['T4'] : undefined;
+      const a = new Allocator({
+        seed,
+        pools: { p: { workloadMix: [{ gpuCount: 1, tflops: 50, vram: 20 * GiB, models, weight: 1 }, { gpuCount: 1, tflops: 50, vram: 20 * GiB, weight: 1 }] } },
+      });
+      a.addNode(node('t4', 1, { model: 'T4' }));
+      a.addNode(node('a100', 1, { model: 'A100' }));
+      return placed(a, req('x', 0.5)).node;
+    };
+    const seeds = [0, 1, 2, 3, 4, 5, 6, 7];
+    // Without restricted demand the two nodes tie and the seed decides; with it, the A100 always wins.
+    expect(new Set(seeds.map((s) => place(s, false)))).toEqual(new Set(['t4', 'a100']));
+    expect(new Set(seeds.map((s) => place(s, true)))).toEqual(new Set(['a100']));
+  });
+
   it('multi-GPU requests take distinct GPUs of one node, listed by index', () => {
     const a = new Allocator();
     a.addNode(node('a', 2));

@@ -27,6 +27,14 @@ describe('fragmentation', () => {
     expect(profileOf(nodeOf([[0, 0], [0, 0]], 100), mix, 1).frag).toBeCloseTo((3 / 9) * 2 + (1 / 9) * 2 + (2 / 9) * 2 + 1 / 9);
   });
 
+  it('counts GPUs stranded by CPU before the node runs out', () => {
+    // One typical request: 1 GPU and 60 CPU. With 100 CPU free only one of the two free GPUs is usable.
+    const cpuHeavy = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 60, weight: 1 }]);
+    expect(profileOf(nodeOf([[0, 0], [0, 0]], 0), cpuHeavy, 1).frag).toBeCloseTo(1);
+    expect(profileOf(nodeOf([[0, 0], [500, 500]], 0), cpuHeavy, 1).frag).toBeCloseTo(0.5);
+    expect(profileOf(nodeOf([[0, 0], [0, 0]], 50), cpuHeavy, 1).frag).toBeCloseTo(2);
+  });
+
   it('the incremental score equals recomputing the node after the placement', () => {
     const used = fc.tuple(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 0, max: 1000 }));
     fc.assert(
