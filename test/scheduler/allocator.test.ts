@@ -67,20 +67,22 @@ describe('placement modes', () => {
   });
 
   it('MinFragmentation keeps scarce models for the requests that can only run there', () => {
-    const place = (seed: number, restricted: boolean) => {
-      const models = restricted ? ['T4'] : undefined;
-      const a = new Allocator({
-        seed,
-        pools: { p: { workloadMix: [{ gpuCount: 1, tflops: 50, vram: 20 * GiB, models, weight: 1 }, { gpuCount: 1, tflops: 50, vram: 20 * GiB, weight: 1 }] } },
-      });
-      a.addNode(node('t4', 1, { model: 'T4' }));
-      a.addNode(node('a100', 1, { model: 'A100' }));
-      return placed(a, req('x', 0.5)).node;
-    };
-    const seeds = [0, 1, 2, 3, 4, 5, 6, 7];
-    // Without restricted demand the two nodes tie and the seed decides; with it, the A100 always wins.
-    expect(new Set(seeds.map((s) => place(s, false)))).toEqual(new Set(['t4', 'a100']));
-    expect(new Set(seeds.map((s) => place(s, true)))).toEqual(new Set(['a100']));
+    // Typical work: whole GPUs with 40 CPU (weight 0.6), and whole T4s (0.4). The request takes a
+    // whole GPU and 70 CPU: on the CPU-poor A100 node it strands the other GPU for the first kind,
+    // which alone would send it to the T4 node; the T4s' pressure (0.4 x 4 GPUs / 2 T4s) outweighs that.
+    const a = new Allocator({
+      pools: {
+        p: {
+          workloadMix: [
+            { gpuCount: 1, tflops: 100, vram: 40 * GiB, cpu: 40, weight: 0.6 },
+            { gpuCount: 1, tflops: 100, vram: 40 * GiB, models: ['T4'], weight: 0.4 },
+          ],
+        },
+      },
+    });
+    a.addNode(node('t4', 2, { model: 'T4', cpu: 1000 }));
+    a.addNode(node('a100', 2, { cpu: 100 }));
+    expect(placed(a, req('x', 1, { cpu: 70 })).node).toBe('a100');
   });
 
   it('multi-GPU requests take distinct GPUs of one node, listed by index', () => {
