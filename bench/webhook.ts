@@ -23,6 +23,7 @@ import { startApiServer } from '../test/support/api-server';
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 200;
 const TARGET_RPS = Number(process.env.BENCH_RATE ?? 3000);
+const LIGHT_RPS = Number(process.env.BENCH_LIGHT_RATE ?? 1000);
 const RETAIN_MS = Number(process.env.BENCH_RETAIN_MS ?? 250);
 const NS = 'tensor-fusion-system';
 const HOST = `tensor-fusion-webhook.${NS}.svc`;
@@ -145,22 +146,25 @@ async function parent(): Promise<void> {
   const hook = await run(ready.port, ready.ca);
   // Little's law: 200 busy connections at N/s wait 200/N s each, so latency is measured again at the
   // target rate, where it shows the time an admission takes rather than the queue in front of it.
+  const light = await run(ready.port, ready.ca, LIGHT_RPS);
   const paced = await run(ready.port, ready.ca, TARGET_RPS);
   proc.send('stop');
   const { entries, outcomes, cpuMs } = await new Promise<{ entries: number; outcomes: Record<string, number>; cpuMs: number }>((r) => proc.once('message', (m) => r(m as never)));
   apiProc.kill();
 
   const line = (name: string, r: autocannon.Result) =>
-    `${name.padEnd(10)} rps ${Math.round(r.requests.average)}  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}  timeouts ${r.timeouts}`;
+    `${name.padEnd(11)} rps ${Math.round(r.requests.average)}  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}  timeouts ${r.timeouts}`;
   console.log(`${CONNECTIONS} connections, ${DURATION_S} s each, server on one core (child process), API double in another; pods finish after ${RETAIN_MS} ms`);
   console.log(line('baseline', baseline));
   console.log(line('webhook', hook));
+  console.log(line(`at ${LIGHT_RPS}/s`, light));
   console.log(line(`at ${TARGET_RPS}/s`, paced));
   console.log(`throughput ratio webhook/baseline: ${(hook.requests.average / baseline.requests.average).toFixed(3)}; live allocations at the end: ${entries}`);
   const cpuPerAdmission = cpuMs / Math.max(1, outcomes.allowed ?? 0);
   console.log(`webhook outcomes: ${JSON.stringify(outcomes)}; webhook process CPU per admission (TLS, HTTP, handler, ledger client): ${cpuPerAdmission.toFixed(3)} ms`);
   console.log(JSON.stringify({
     p50Ms: paced.latency.p50, p99Ms: paced.latency.p99, pacedRps: Math.round(paced.requests.average), targetRps: TARGET_RPS,
+    p50MsAtLight: light.latency.p50, p99MsAtLight: light.latency.p99, lightRps: LIGHT_RPS,
     saturatedP50Ms: hook.latency.p50, saturatedP99Ms: hook.latency.p99, rps: Math.round(hook.requests.average),
     baselineRps: Math.round(baseline.requests.average), baselineP99Ms: baseline.latency.p99,
     ratio: Number((hook.requests.average / baseline.requests.average).toFixed(3)), errors: hook.errors + hook.non2xx, denied: outcomes.denied ?? 0, cpuMsPerAdmission: Number(cpuPerAdmission.toFixed(3)),

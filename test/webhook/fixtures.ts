@@ -85,6 +85,7 @@ export async function startTestWebhook(double: ApiServerDouble, opts: Partial<St
     sweepIntervalMs: 3_600_000,
     informerOptions: { backoffInitialMs: 20, backoffMaxMs: 200 },
     drainMs: 2_000,
+    caPropagationMs: 100,
     ...opts,
   });
   await webhook.whenReady();

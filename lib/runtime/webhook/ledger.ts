@@ -42,7 +42,8 @@ interface ConfigMap extends K8sObject {
 type Op =
   | { kind: 'reserve'; request: AllocationRequest; namespace: string; dryRun: boolean; resolve: (r: AllocateResult) => void; reject: (e: unknown) => void }
   | { kind: 'release'; ids: readonly string[]; resolve: (n: number) => void; reject: (e: unknown) => void }
-  | { kind: 'restore'; entries: readonly LedgerEntry[]; resolve: (n: number) => void; reject: (e: unknown) => void };
+  | { kind: 'restore'; entries: readonly LedgerEntry[]; resolve: (n: number) => void; reject: (e: unknown) => void }
+  | { kind: 'refresh'; resolve: (n: number) => void; reject: (e: unknown) => void };
 
 /** How long a contention mark makes writers pause after each write. */
 const CONTENDED_MS = 10_000;
@@ -136,8 +137,7 @@ export class PoolLedger {
 
   /** Re-reads the ledger (queued behind pending writes); the leader does before collecting. */
   async refresh(): Promise<void> {
-    this.loaded = false;
-    await this.release([]);
+    await new Promise<number>((resolve, reject) => this.enqueue({ kind: 'refresh', resolve, reject }));
   }
 
   private enqueue(op: Op): void {
@@ -202,7 +202,7 @@ export class PoolLedger {
     let freshRead = false;
     let conflicts = 0;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (!this.loaded) {
+      if (!this.loaded || (!freshRead && batch.some((op) => op.kind === 'refresh'))) {
         await this.load();
         freshRead = true;
       } else if (this.topologyVersion !== this.opts.topology.version()) {
@@ -237,6 +237,8 @@ export class PoolLedger {
           }
           results.set(op, n);
           changed ||= n > 0;
+        } else if (op.kind === 'refresh') {
+          results.set(op, 0);
         } else {
           const fresh = op.entries.filter((e) => !next.has(e.allocation.id));
           const restored = this.allocator.rebuild([...next.values(), ...fresh].map((e) => e.allocation));

@@ -50,6 +50,8 @@ export interface StartWebhookOptions {
   tls?: TlsSource;
   /** How often the TLS source is polled (and renewed by the leader). @default 10000 */
   tlsPollMs?: number;
+  /** Self-managed mode: wait after publishing a new CA before using it. @default 30000 */
+  caPropagationMs?: number;
   /** How often the leader collects allocations. @default 30000 */
   sweepIntervalMs?: number;
   /** How long an allocation may wait for its pod to appear. @default 120000 */
@@ -141,6 +143,7 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     : new SelfManagedTlsSource({
       cluster, namespace, secretName: env.tlsSecretName, webhookConfigName: env.webhookConfigName,
       dnsNames: serviceDnsNames(env.webhookServiceName, namespace), isLeader: opts.isLeader, logger,
+      caPropagationMs: opts.caPropagationMs,
     }));
 
   let server: AdmissionServer | undefined;

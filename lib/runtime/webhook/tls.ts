@@ -86,6 +86,8 @@ export interface SelfManagedTlsOptions {
   caDays?: number;
   /** @default 365 */
   caRenewBeforeDays?: number;
+  /** Wait between publishing a new CA bundle and serving a certificate of the new CA. @default 30000 */
+  caPropagationMs?: number;
   /** Wall clock. @default Date.now */
   now?: () => number;
   logger?: Logger;
@@ -106,6 +108,7 @@ function validCerts(bundle: string, now: number): string[] {
 
 export class SelfManagedTlsSource extends PollingSource {
   private readonly now: () => number;
+  private chain: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly opts: SelfManagedTlsOptions) {
     super();
@@ -113,25 +116,43 @@ export class SelfManagedTlsSource extends PollingSource {
   }
 
   async tick(): Promise<void> {
-    let secret = await this.read();
-    if (this.opts.isLeader()) {
-      try {
-        secret = (await this.renew(secret, false)) ?? secret;
-      } catch (err) {
-        // A conflict means another writer was faster; the next tick sees its result.
-        if (!isConflict(err)) this.opts.logger?.error({ err: String(err) }, 'webhook certificate renewal failed');
+    await this.exclusive(async () => {
+      let secret = await this.read();
+      if (this.opts.isLeader()) {
+        try {
+          secret = (await this.renew(secret, false)) ?? secret;
+        } catch (err) {
+          // A conflict means another writer was faster; the next tick sees its result.
+          if (!isConflict(err)) this.opts.logger?.error({ err: String(err) }, 'webhook certificate renewal failed');
+        }
       }
-    }
-    const d = secret?.data ?? {};
-    const cert = unb64(d[SECRET_KEYS.cert]);
-    const key = unb64(d[SECRET_KEYS.key]);
-    if (cert && key) this.publish({ cert, key });
+      this.publishSecret(secret);
+    });
   }
 
   /** Leader: issues a new serving certificate now (and a new CA when `ca` is true). */
   async rotate(ca = false): Promise<void> {
-    await this.renew(await this.read(), true, ca);
-    await this.tick();
+    await this.exclusive(async () => {
+      const written = await this.renew(await this.read(), true, ca);
+      this.publishSecret(written);
+    });
+  }
+
+  /**
+   * Runs renewals one at a time: a check that read the Secret before a rotation must not write the
+   * bundle it computed from that stale read afterwards.
+   */
+  private exclusive(fn: () => Promise<void>): Promise<void> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private publishSecret(secret: Secret | undefined): void {
+    const d = secret?.data ?? {};
+    const cert = unb64(d[SECRET_KEYS.cert]);
+    const key = unb64(d[SECRET_KEYS.key]);
+    if (cert && key) this.publish({ cert, key });
   }
 
   private read(): Promise<Secret | undefined> {
@@ -147,6 +168,7 @@ export class SelfManagedTlsSource extends PollingSource {
     let bundle = unb64(d[SECRET_KEYS.caBundle]) || ca.cert;
     const caExpiry = notAfter(ca.cert)?.getTime() ?? 0;
     const needCa = forceCa || !ca.key || caExpiry - now < (o.caRenewBeforeDays ?? 365) * DAY_MS;
+    const replacingCa = needCa && ca.key !== '';
     if (needCa) {
       ca = createCa(undefined, { notBefore: new Date(now), days: o.caDays ?? 3650 });
       bundle = [ca.cert, ...validCerts(bundle, now)].join('');
@@ -155,8 +177,10 @@ export class SelfManagedTlsSource extends PollingSource {
     const certExpiry = notAfter(cert.cert)?.getTime() ?? 0;
     const needCert = needCa || forceCert || !cert.key || certExpiry - now < (o.renewBeforeDays ?? 90) * DAY_MS
       || !certMatches(cert.cert, ca.cert, o.dnsNames);
-    // The bundle goes first: the API server must trust the new CA before any replica serves its certificate.
-    await this.publishBundle(bundle);
+    // The bundle goes first, and has time to reach the API servers' caches, so that they trust the
+    // new CA before any replica serves a certificate it signed.
+    const bundleChanged = await this.publishBundle(bundle);
+    if (bundleChanged && replacingCa) await new Promise((r) => setTimeout(r, o.caPropagationMs ?? 30_000));
     if (!needCert) return undefined;
     cert = issueServingCert(ca, o.dnsNames, { notBefore: new Date(now), days: o.certDays ?? 365 });
     const data = {
@@ -176,11 +200,12 @@ export class SelfManagedTlsSource extends PollingSource {
     return written;
   }
 
-  private async publishBundle(bundle: string): Promise<void> {
+  /** Writes the bundle into every webhook of the configuration; true when it changed anything. */
+  private async publishBundle(bundle: string): Promise<boolean> {
     const o = this.opts;
     const rt = WEBHOOK_RESOURCES.mutatingwebhookconfigurations;
     const config = await o.cluster.get<K8sObject>(rt, { name: o.webhookConfigName });
-    if (!config) return;
+    if (!config) return false;
     const want = b64(bundle);
     const webhooks = Array.isArray(config.webhooks) ? (config.webhooks as Array<{ clientConfig?: { caBundle?: string } }>) : [];
     const ops: JsonPatchOp[] = [];
@@ -190,13 +215,15 @@ export class SelfManagedTlsSource extends PollingSource {
         ? { op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: want }
         : { op: 'add', path: `/webhooks/${i}/clientConfig`, value: { caBundle: want } });
     });
-    if (ops.length === 0) return;
+    if (ops.length === 0) return false;
     try {
       await o.cluster.jsonPatch(rt, { name: o.webhookConfigName }, [
         { op: 'test', path: '/metadata/resourceVersion', value: config.metadata.resourceVersion }, ...ops,
       ]);
+      return true;
     } catch (err) {
       if (!isNotFound(err)) throw err;
+      return false;
     }
   }
 }
