@@ -58,11 +58,21 @@ got dir ${JSON.stringify(dir)}`);
     process.exit(2);
   }
   const seedCount = Number(flags.get('seeds') ?? 10);
+  if (!Number.isInteger(seedCount) || seedCount < 1) {
+    console.error(`--seeds: got ${JSON.stringify(flags.get('seeds'))}, expected a positive integer`);
+    process.exit(2);
+  }
+  const variants = flags.has('variants') ? (flags.get('variants') as string).split(',') : ALL_VARIANTS;
+  const missing = variants.filter((v) => !existsSync(join(dir, `openb_pod_list_${v}.csv`)));
+  if (missing.length > 0) {
+    console.error(`--variants: got ${missing.join(', ')}, expected variants with an openb_pod_list_<variant>.csv in ${dir}`);
+    process.exit(2);
+  }
   const sibling = resolve(dir, '..', 'fgd-results');
   return {
     dir,
     seeds: Array.from({ length: seedCount }, (_, i) => 42 + i),
-    variants: flags.has('variants') ? (flags.get('variants') as string).split(',') : ALL_VARIANTS,
+    variants,
     published: flags.get('published') ?? (existsSync(join(sibling, 'analysis_allo_discrete.csv')) ? sibling : undefined),
     scale: !flags.has('no-scale'),
   };
