@@ -114,6 +114,12 @@ describe('local GPU mode', () => {
     expect(JSON.parse(out.metadata.annotations![ALLOCATION_ANNOTATION]).id).toBe(r.request!.uid);
   });
 
+  it('counts fractional VRAM quantities as whole bytes, rounded up', async () => {
+    const p = pod({ name: 'frac', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '1', 'vram-request': '1500m', 'vram-limit': '0.5Ki' }) });
+    const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    expect(JSON.parse(out.metadata.annotations[ALLOCATION_ANNOTATION])).toMatchObject({ vramRequest: 2, vramLimit: 512 });
+  });
+
   it('gives a dry run the same answer and writes nothing', async () => {
     double.requests.length = 0;
     const before = double.getObject('configmaps', 'tf-alloc-pool-a', NS)!.metadata.resourceVersion;

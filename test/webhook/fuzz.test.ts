@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 const KEYS = GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key);
-const VALUES = ['true', 'false', '0', '1', '2', '-1', '129', '10', '0.5', '500m', '4Gi', '1e3', '', ' ', 'pool-a', 'pool-b', 'python', 'sidecar',
+const VALUES = ['true', 'false', '0', '1', '2', '-1', '129', '10', '0.5', '500m', '1500m', '4Gi', '1e3', '1e-3', '0.5Ki', '', ' ', 'pool-a', 'pool-b', 'python', 'sidecar',
   'python,sidecar', 'medium', 'critical', 'A100', 'H100', 'a/b', '~0', 'ñ', '{"id":"x"}'];
 
 const noise = fc.dictionary(

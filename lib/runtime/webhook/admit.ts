@@ -227,7 +227,8 @@ export async function admitPod(req: AdmissionRequest, svc: AdmissionServices): P
     const result = await svc.reserve({
       id: req.uid, pool: r.pool, qos: r.share.qos, gpuCount: r.share.gpuCount,
       tflopsRequest: r.share.tflopsRequest, tflopsLimit: r.share.tflopsLimit,
-      vramRequest: r.share.vramRequest, vramLimit: r.share.vramLimit,
+      // Quantities may be fractional (`1500m`); the allocator counts whole bytes, rounded up.
+      vramRequest: Math.ceil(r.share.vramRequest), vramLimit: Math.ceil(r.share.vramLimit),
       ...(r.settings.gpuModel !== undefined ? { gpuModel: r.settings.gpuModel } : {}),
     }, namespace, req.dryRun === true);
     if (!result.ok) {

@@ -88,8 +88,8 @@ export function shareEnv(s: ShareSettings, mode: 'local' | 'remote'): EnvVar[] {
     { name: TF_ENV.qos, value: s.qos },
     { name: TF_ENV.tflopsRequest, value: decimal(s.tflopsRequest) },
     { name: TF_ENV.tflopsLimit, value: decimal(s.tflopsLimit) },
-    { name: TF_ENV.vramRequest, value: String(Math.round(s.vramRequest)) },
-    { name: TF_ENV.vramLimit, value: String(Math.round(s.vramLimit)) },
+    { name: TF_ENV.vramRequest, value: String(Math.ceil(s.vramRequest)) },
+    { name: TF_ENV.vramLimit, value: String(Math.ceil(s.vramLimit)) },
     { name: TF_ENV.gpuCount, value: String(s.gpuCount) },
     { name: TF_ENV.workload, value: s.workload ?? '' },
   ];

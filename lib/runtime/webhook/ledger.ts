@@ -210,6 +210,7 @@ export class PoolLedger {
       }
       const next = new Map(this.entries);
       const results = new Map<Op, AllocateResult | number>();
+      const failed = new Map<Op, unknown>();
       let changed = false;
       let refused = false;
       for (const op of batch) {
@@ -219,7 +220,14 @@ export class PoolLedger {
             results.set(op, { ok: true, allocation: have.allocation });
             continue;
           }
-          const r = this.allocator.allocate(op.request);
+          let r: AllocateResult;
+          try {
+            r = this.allocator.allocate(op.request);
+          } catch (err) {
+            // One malformed request must not fail the batch it arrived with.
+            failed.set(op, err);
+            continue;
+          }
           results.set(op, r);
           if (!r.ok) refused = true;
           else if (op.dryRun) this.allocator.release(op.request.id);
@@ -283,7 +291,8 @@ export class PoolLedger {
       this.entries = next;
       for (const op of batch) {
         const r = results.get(op);
-        if (op.kind === 'reserve') op.resolve(r as AllocateResult);
+        if (failed.has(op)) op.reject(failed.get(op));
+        else if (op.kind === 'reserve') op.resolve(r as AllocateResult);
         else op.resolve(r as number);
       }
       return wroteMs;
