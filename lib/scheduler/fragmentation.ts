@@ -5,7 +5,7 @@
  * fragmentation is the popularity-weighted sum over the workload mix; a placement is scored by how
  * much it changes that sum. One change to FGD: GPUs stranded by a lack of CPU or memory count as
  * fragmented before the node runs out entirely (see fragFor); it lowers unallocated GPU on openb
- * from 4.64% to 4.37% (seeds 42-44).
+ * from 4.64% to 4.24% (seeds 42-44).
  */
 import { freeShare, GpuState, NodeProfile, NodeState, Typical, toMilli } from './state';
 import { TypicalRequest } from './types';
@@ -40,7 +40,7 @@ export function profileOf(node: NodeState, mix: readonly Typical[], mixEpoch: nu
     }
     p.cnt[j] = cnt;
     p.nonfit[j] = nonfit;
-    frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree);
+    frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree, node);
   }
   p.tot = tot;
   p.frag = frag;
@@ -91,24 +91,33 @@ export function fragAfter(
       if (after) cnt++;
       else nonfit += 0.5 * ((g.capT - g.usedT - t) / g.capT + (g.capV - g.usedV - v) / g.capV);
     }
-    frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree);
+    frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree, node);
   }
   return frag;
 }
 
 /**
- * Free share of one node that typical request `m` cannot use. As in FGD, everything when the node
- * cannot host one `m`, else the GPUs too small for it. Unlike FGD, fitting GPUs beyond what the
- * node's CPU and memory let `m` use are counted too (in proportion): a node whose CPU runs out first
- * strands its GPUs, and FGD's yes/no test only sees that once the last instance no longer fits.
+ * Free share of one node that typical request `m` cannot use. As in FGD: everything when the node
+ * cannot host one `m`, else the GPUs too small for it. Added to FGD: fitting GPUs that the node's
+ * remaining CPU or memory no longer lets `m` use, beyond those an empty node of this shape would
+ * already leave idle for `m` alone. FGD's yes/no test only sees such stranded GPUs once the last
+ * instance no longer fits.
  */
-function fragFor(m: Typical, cnt: number, nonfit: number, tot: number, cpuFree: number, memFree: number): number {
+function fragFor(m: Typical, cnt: number, nonfit: number, tot: number, cpuFree: number, memFree: number, node: NodeState): number {
   if (m.k === 0 || cpuFree < m.cpu || memFree < m.mem || cnt < m.k) return tot;
-  let inst = Math.floor(cnt / m.k);
-  if (m.cpu > 0) inst = Math.min(inst, Math.floor(cpuFree / m.cpu));
-  if (m.mem > 0) inst = Math.min(inst, Math.floor(memFree / m.mem));
-  const usable = Math.min(cnt, inst * m.k);
-  return nonfit + ((cnt - usable) / cnt) * (tot - nonfit);
+  const stranded = cnt - Math.min(cnt, instances(m, cnt, cpuFree, memFree) * m.k);
+  if (stranded === 0) return nonfit;
+  const gpus = node.gpus.length;
+  const idleWhenEmpty = gpus - Math.min(gpus, instances(m, gpus, node.cpuCap, node.memCap) * m.k);
+  return nonfit + (Math.max(0, stranded - idleWhenEmpty) / cnt) * (tot - nonfit);
+}
+
+/** How many `m` fit in `gpus` fitting GPUs, `cpu` and `mem`. */
+function instances(m: Typical, gpus: number, cpu: number, mem: number): number {
+  let n = Math.floor(gpus / m.k);
+  if (m.cpu > 0) n = Math.min(n, Math.floor(cpu / m.cpu));
+  if (m.mem > 0) n = Math.min(n, Math.floor(mem / m.mem));
+  return n;
 }
 
 /** Converts a configured workload mix to internal units with weights summing to 1. */

@@ -28,11 +28,20 @@ describe('fragmentation', () => {
   });
 
   it('counts GPUs stranded by CPU before the node runs out', () => {
-    // One typical request: 1 GPU and 60 CPU. With 100 CPU free only one of the two free GPUs is usable.
-    const cpuHeavy = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 60, weight: 1 }]);
-    expect(profileOf(nodeOf([[0, 0], [0, 0]], 0), cpuHeavy, 1).frag).toBeCloseTo(1);
-    expect(profileOf(nodeOf([[0, 0], [500, 500]], 0), cpuHeavy, 1).frag).toBeCloseTo(0.5);
-    expect(profileOf(nodeOf([[0, 0], [0, 0]], 50), cpuHeavy, 1).frag).toBeCloseTo(2);
+    // Typical request: 1 GPU and 30 CPU. Nodes have 100 CPU.
+    const cpu30 = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 30, weight: 1 }]);
+    expect(profileOf(nodeOf([[0, 0], [0, 0], [0, 0]], 0), cpu30, 1).frag).toBeCloseTo(0);
+    // 50 CPU used: one instance fits, two free GPUs are stranded.
+    expect(profileOf(nodeOf([[0, 0], [0, 0], [0, 0]], 50), cpu30, 1).frag).toBeCloseTo(2);
+    // Half a GPU is too small for it (0.5), and with 50 CPU one of the two free GPUs is stranded.
+    expect(profileOf(nodeOf([[500, 500], [0, 0], [0, 0]], 50), cpu30, 1).frag).toBeCloseTo(1.5);
+  });
+
+  it('does not count GPUs an empty node of that shape would leave idle anyway', () => {
+    // 1 GPU and 60 CPU: an empty 2-GPU, 100-CPU node hosts one, which is not fragmentation.
+    const cpu60 = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 60, weight: 1 }]);
+    expect(profileOf(nodeOf([[0, 0], [0, 0]], 0), cpu60, 1).frag).toBeCloseTo(0);
+    expect(profileOf(nodeOf([[0, 0], [0, 0]], 50), cpu60, 1).frag).toBeCloseTo(2);
   });
 
   it('the incremental score equals recomputing the node after the placement', () => {
