@@ -18,8 +18,11 @@
  * **How it chooses** (`PlacementMode` from lib/rules.ts, per pool or per request):
  * - `MinFragmentation` (default): FGD-style. The pool keeps a workload mix (configured, or learned
  *   from the requests it sees); a node's fragmentation is the free GPU share that typical requests
- *   of the mix could not use there. The placement that lowers it most (raises it least) wins, on a
- *   scale of 100 levels (100 x sigmoid of the change in GPUs), as in FGD: finer scores spread work.
+ *   of the mix could not use there: GPUs too small for them, or all of the node when it cannot host
+ *   one, or (our addition) GPUs its remaining CPU or memory strands. A placement on a GPU model that
+ *   model-restricted typical requests depend on also pays for that model's scarcity. The placement
+ *   that lowers the sum most wins, on 100 levels (100 x sigmoid of the change in GPUs) as in FGD:
+ *   finer scores chase noise and spread work.
  * - `CompactFirst`: binpack, the node with the least free GPU share after placement, fullest GPUs.
  * - `LowLoadFirst`: spread, the node with the largest free fraction after placement, emptiest GPUs.
  * - `NodeCompactGPULowLoad`: nodes as `CompactFirst`, GPUs within the node as `LowLoadFirst`.
@@ -28,8 +31,9 @@
  *
  * **Cost.** Each pool keeps one argmax tree per request shape (model filter, amounts, CPU, memory,
  * mode) over its nodes; a placement re-scores only the nodes changed since that shape was last
- * placed (O(changes x log n)), then reads the best node at the root. A failed placement is explained
- * by one pass over the pool.
+ * placed (O(changes x log n)), then reads the best node at the root. Failure reasons are counted
+ * the same way: one pass the first time a shape fails, then only changed nodes. Up to 256 shapes per
+ * pool keep their trees; the least recently used is rebuilt when it returns.
  */
 export { Allocator } from './allocator';
 export type { AllocatorOptions } from './allocator';
