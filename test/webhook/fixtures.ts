@@ -181,7 +181,7 @@ export function patchOps(answer: AdmissionReview): any[] {
 /** The ledger entries of a pool as stored in the double. */
 export function ledgerEntries(double: ApiServerDouble, pool: string): LedgerEntry[] {
   const cm = double.getObject('configmaps', ledgerName(pool), NS);
-  return Object.values((cm?.data ?? {}) as Record<string, string>).map((t) => decodeEntry(t)!).filter(Boolean);
+  return Object.entries((cm?.data ?? {}) as Record<string, string>).map(([k, t]) => decodeEntry(k, t, pool)!).filter(Boolean);
 }
 
 /** Per-GPU requested TFLOPS and VRAM summed over entries. */

@@ -88,7 +88,7 @@ it('never errors over HTTPS either', async () => {
 });
 
 it('explored both outcomes, and the ledgers hold exactly the allocations of admitted non-dry-run pods', () => {
-  expect(stats.allowed).toBeGreaterThan(50);
+  expect(stats.allowed).toBeGreaterThan(20);
   expect(stats.denied).toBeGreaterThan(50);
   const ids = [...ledgerEntries(double, 'pool-a'), ...ledgerEntries(double, 'pool-b')].map((e) => e.allocation.id).sort();
   expect(ids).toEqual([...stats.allocated].sort());

@@ -4,7 +4,7 @@ import { ALLOCATION_ANNOTATION } from '../../lib/labels';
 import type { K8sObject } from '../../lib/runtime/cluster';
 import { mpsMemoryLimit, mpsThreadPercentage } from '../../lib/runtime/webhook/env';
 import { planCollection } from '../../lib/runtime/webhook/lifecycle';
-import { ledgerKey } from '../../lib/runtime/webhook/ledger';
+import { decodeEntry, encodeEntry, ledgerKey } from '../../lib/runtime/webhook/ledger';
 import { topOwnerName } from '../../lib/runtime/webhook/owner';
 import { podPatch } from '../../lib/runtime/webhook/patch';
 import { serviceDnsNames } from '../../lib/runtime/webhook/start';
@@ -97,6 +97,25 @@ describe('collection plan', () => {
     expect(plan.release.get('p')!.sort()).toEqual(['deleting', 'done', 'failed', 'gone', 'old']);
     expect(plan.restore.get('p')!.map((e) => e.allocation.id)).toEqual(['unknown-to-ledger']);
     expect(seen.has('running')).toBe(true);
+  });
+});
+
+describe('ledger entries', () => {
+  const allocation = { id: 'u-1', pool: 'p', node: 'n1', gpuIds: ['n1-gpu-0', 'n1-gpu-1'], tflopsRequest: 1.5, tflopsLimit: 3, vramRequest: GiB, vramLimit: 2 * GiB, cpu: 0, memory: 0, qos: 'high' as const };
+
+  it('round-trip compactly, keeping a hashed id inside the value', () => {
+    const e = { allocation, createdAt: 1700000000000, namespace: 'ml' };
+    const text = encodeEntry(e);
+    expect(text).toBe('["n1",["n1-gpu-0","n1-gpu-1"],1.5,3,1073741824,2147483648,"high",1700000000000,"ml",0,0]');
+    expect(decodeEntry('u-1', text, 'p')).toEqual(e);
+    const odd = { ...e, allocation: { ...allocation, id: 'a/b' } };
+    expect(decodeEntry(ledgerKey('a/b'), encodeEntry(odd), 'p')).toEqual(odd);
+  });
+
+  it('ignores values that are not entries', () => {
+    expect(decodeEntry('k', 'not json', 'p')).toBeUndefined();
+    expect(decodeEntry('k', '{"id":"k"}', 'p')).toBeUndefined();
+    expect(decodeEntry('k', '[1,2]', 'p')).toBeUndefined();
   });
 });
 

@@ -9,8 +9,8 @@
  * - a request that does not fit is re-checked once against a fresh read before it is refused, so a
  *   replica never denies because of a release it has not seen yet.
  *
- * Size: one entry is about 150 bytes, so a pool holds some 6,000 live allocations within the 1 MiB
- * ConfigMap limit.
+ * Size: one entry is about 150 bytes with its key, so a pool holds some 6,000 live allocations within
+ * the 1 MiB ConfigMap limit.
  */
 import { createHash } from 'node:crypto';
 import { Allocation, AllocateResult, AllocationRequest, Allocator, NodeSpec, PoolConfig } from '../../scheduler';
@@ -60,15 +60,30 @@ export function ledgerName(pool: string): string {
   return `tf-alloc-${pool}`;
 }
 
+/**
+ * One ledger value: a JSON array, about half the size of the allocation object, since every write and
+ * read carries the whole ledger. The pool is the ledger's; the id is the data key unless the key had
+ * to be hashed, in which case it is the last element.
+ * `[node, gpuIds, tflopsRequest, tflopsLimit, vramRequest, vramLimit, qos, createdAt, namespace, cpu, memory, id?]`
+ */
 export function encodeEntry(e: LedgerEntry): string {
-  return JSON.stringify({ ...e.allocation, createdAt: e.createdAt, namespace: e.namespace });
+  const a = e.allocation;
+  const row: unknown[] = [a.node, a.gpuIds, a.tflopsRequest, a.tflopsLimit, a.vramRequest, a.vramLimit, a.qos, e.createdAt, e.namespace, a.cpu, a.memory];
+  if (ledgerKey(a.id) !== a.id) row.push(a.id);
+  return JSON.stringify(row);
 }
 
-export function decodeEntry(text: string): LedgerEntry | undefined {
+/** Reads a ledger value back; undefined when it is not one (the ConfigMap was edited by hand). */
+export function decodeEntry(key: string, text: string, pool: string): LedgerEntry | undefined {
   try {
-    const { createdAt, namespace, ...allocation } = JSON.parse(text);
-    if (typeof allocation.id !== 'string' || !Array.isArray(allocation.gpuIds)) return undefined;
-    return { allocation: allocation as Allocation, createdAt: Number(createdAt) || 0, namespace: String(namespace ?? '') };
+    const row = JSON.parse(text);
+    if (!Array.isArray(row) || row.length < 11 || typeof row[0] !== 'string' || !Array.isArray(row[1])) return undefined;
+    const [node, gpuIds, tflopsRequest, tflopsLimit, vramRequest, vramLimit, qos, createdAt, namespace, cpu, memory, id] = row;
+    return {
+      allocation: { id: typeof id === 'string' ? id : key, pool, node, gpuIds, tflopsRequest, tflopsLimit, vramRequest, vramLimit, cpu, memory, qos },
+      createdAt: Number(createdAt) || 0,
+      namespace: String(namespace ?? ''),
+    };
   } catch {
     return undefined;
   }
@@ -172,8 +187,8 @@ export class PoolLedger {
   private async load(): Promise<void> {
     const cm = await this.opts.cluster.get<ConfigMap>(WEBHOOK_RESOURCES.configmaps, { namespace: this.opts.namespace, name: ledgerName(this.opts.pool) });
     this.entries = new Map();
-    for (const text of Object.values(cm?.data ?? {})) {
-      const e = decodeEntry(text);
+    for (const [key, text] of Object.entries(cm?.data ?? {})) {
+      const e = decodeEntry(key, text, this.opts.pool);
       if (e) this.entries.set(e.allocation.id, e);
     }
     this.observe(cm);
