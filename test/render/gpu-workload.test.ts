@@ -1,5 +1,6 @@
 import { ValidationError } from '../../lib/errors';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
+import { issueMessages } from '../support/validation';
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object') {
@@ -9,15 +10,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-function messages(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ValidationError) return e.issues.map((i) => i.message);
-    throw e;
-  }
-  return [];
-}
 
 const template = () => ({
   metadata: { labels: { app: 'pytorch' }, annotations: { 'prometheus.io/scrape': 'true' } },
@@ -56,10 +48,10 @@ describe('gpuWorkloadPodTemplate', () => {
 
   it("checks inject-container against the template's containers", () => {
     const two = { spec: { containers: [{ name: 'python' }, { name: 'proxy' }] } };
-    expect(messages(() => gpuWorkloadPodTemplate(two, { tflopsRequest: 1 }))).toEqual([
+    expect(issueMessages(() => gpuWorkloadPodTemplate(two, { tflopsRequest: 1 }))).toEqual([
       'injectContainers: got nothing, expected a list of container names, required because the pod template has 2 containers (python, proxy)',
     ]);
-    expect(messages(() => gpuWorkloadPodTemplate(two, { injectContainers: ['cuda'] }))).toEqual([
+    expect(issueMessages(() => gpuWorkloadPodTemplate(two, { injectContainers: ['cuda'] }))).toEqual([
       'injectContainers: got "cuda", expected a container of the pod template: one of python, proxy',
     ]);
     expect(gpuWorkloadPodTemplate(two, { injectContainers: ['python'] }).metadata.annotations).toEqual({
@@ -72,8 +64,8 @@ describe('gpuWorkloadPodTemplate', () => {
       metadata: { annotations: { 'tensor-fusion.ai/inject-container': inject } },
       spec: { containers: [{ name: 'python' }, { name: 'proxy' }] },
     });
-    expect(messages(() => gpuWorkloadPodTemplate(two('python'), { tflopsRequest: 1 }))).toEqual([]);
-    expect(messages(() => gpuWorkloadPodTemplate(two('pyhton'), { tflopsRequest: 1 }))).toEqual([
+    expect(issueMessages(() => gpuWorkloadPodTemplate(two('python'), { tflopsRequest: 1 }))).toEqual([]);
+    expect(issueMessages(() => gpuWorkloadPodTemplate(two('pyhton'), { tflopsRequest: 1 }))).toEqual([
       'tensor-fusion.ai/inject-container: got "pyhton", expected a container of the pod template: one of python, proxy',
     ]);
   });
@@ -83,7 +75,7 @@ describe('gpuWorkloadPodTemplate', () => {
       metadata: { annotations: { 'tensor-fusion.ai/tflops-limit': '5', 'tensor-fusion.ai/vram-limt': '4Gi' } },
       spec: { containers: [{ name: 'python' }] },
     };
-    expect(messages(() => gpuWorkloadPodTemplate(base, { tflopsRequest: 10 }))).toEqual([
+    expect(issueMessages(() => gpuWorkloadPodTemplate(base, { tflopsRequest: 10 }))).toEqual([
       'tensor-fusion.ai/vram-limt: got "4Gi", expected a known tensor-fusion.ai annotation; did you mean tensor-fusion.ai/vram-limit?',
       'tensor-fusion.ai/tflops-limit: got "5", expected at least tensor-fusion.ai/tflops-request (10)',
     ]);
@@ -91,7 +83,7 @@ describe('gpuWorkloadPodTemplate', () => {
 
   it('throws on bad options with the option names, changing nothing', () => {
     const input = deepFreeze(template());
-    expect(messages(() => gpuWorkloadPodTemplate(input, { gpuCount: 200, vramLimit: 'lots' }))).toEqual([
+    expect(issueMessages(() => gpuWorkloadPodTemplate(input, { gpuCount: 200, vramLimit: 'lots' }))).toEqual([
       'gpuCount: got 200, expected an integer from 1 to 128',
       'vramLimit: got "lots", expected a positive Kubernetes quantity such as 4Gi or 512Mi',
     ]);

@@ -1,16 +1,8 @@
 import { ValidationError } from '../../lib/errors';
 import { AllocationRequest, Allocator, NodeSpec, PoolConfig } from '../../lib/scheduler';
 import { GiB, node, req } from './fixtures';
+import { issueMessages } from '../support/validation';
 
-function messages(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ValidationError) return e.issues.map((i) => i.message);
-    throw e;
-  }
-  throw new Error('no error thrown');
-}
 
 function withNode(): Allocator {
   const a = new Allocator();
@@ -38,14 +30,14 @@ describe('request validation', () => {
   it.each(cases)('%s', (_name, patch, message) => {
     const a = withNode();
     const before = a.snapshot();
-    expect(messages(() => a.allocate({ ...req('x', 0.1), ...patch } as AllocationRequest))).toEqual([message]);
+    expect(issueMessages(() => a.allocate({ ...req('x', 0.1), ...patch } as AllocationRequest))).toEqual([message]);
     expect(a.snapshot()).toEqual(before);
   });
 
   it('an id already allocated', () => {
     const a = withNode();
     a.allocate(req('x', 0.1));
-    expect(messages(() => a.allocate(req('x', 0.1)))).toEqual(['request.id: got "x", expected an id not already allocated']);
+    expect(issueMessages(() => a.allocate(req('x', 0.1)))).toEqual(['request.id: got "x", expected an id not already allocated']);
   });
 });
 
@@ -67,17 +59,17 @@ describe('node validation', () => {
   ];
   it.each(cases)('%s', (_name, patch, message) => {
     const a = new Allocator();
-    expect(messages(() => a.addNode({ ...node('n', 1), ...patch } as NodeSpec))).toEqual([message]);
+    expect(issueMessages(() => a.addNode({ ...node('n', 1), ...patch } as NodeSpec))).toEqual([message]);
     expect(a.snapshot()).toEqual({ pools: [], nodes: [] });
   });
 
   it('a name already added, a GPU id used elsewhere, an update of an unknown node', () => {
     const a = withNode();
-    expect(messages(() => a.addNode(node('a', 1)))).toEqual(['node.name: got "a", expected a node name not added yet']);
-    expect(messages(() => a.addNode({ ...node('b', 1), gpus: node('a', 1).gpus }))).toEqual([
+    expect(issueMessages(() => a.addNode(node('a', 1)))).toEqual(['node.name: got "a", expected a node name not added yet']);
+    expect(issueMessages(() => a.addNode({ ...node('b', 1), gpus: node('a', 1).gpus }))).toEqual([
       'node.gpus[0].id: got "a-gpu0", expected a GPU id not used on another node',
     ]);
-    expect(messages(() => a.updateNode(node('zz', 1)))).toEqual(['node.name: got "zz", expected the name of a node already added']);
+    expect(issueMessages(() => a.updateNode(node('zz', 1)))).toEqual(['node.name: got "zz", expected the name of a node already added']);
   });
 
   it('a failed update leaves the node and its allocations as they were', () => {
@@ -85,7 +77,7 @@ describe('node validation', () => {
     a.addNode(node('b', 1));
     a.allocate(req('x', 0.5, { gpuModel: 'A100' }));
     const before = a.snapshot();
-    expect(messages(() => a.updateNode({ ...node('a', 1), gpus: node('b', 1).gpus }))).toEqual([
+    expect(issueMessages(() => a.updateNode({ ...node('a', 1), gpus: node('b', 1).gpus }))).toEqual([
       'node.gpus[0].id: got "b-gpu0", expected a GPU id not used on another node',
     ]);
     expect(a.snapshot()).toEqual(before);
@@ -105,8 +97,8 @@ describe('pool validation', () => {
     ['mix weight', { workloadMix: [{ gpuCount: 1, tflops: 1, vram: 1, weight: 0 }] }, 'pools.p.workloadMix[0].weight: got 0, expected a finite number > 0'],
   ];
   it.each(cases)('%s', (_name, config, message) => {
-    expect(messages(() => new Allocator({ pools: { p: config as PoolConfig } }))).toEqual([message]);
+    expect(issueMessages(() => new Allocator({ pools: { p: config as PoolConfig } }))).toEqual([message]);
     const a = withNode();
-    expect(messages(() => a.configurePool('p', config as PoolConfig))).toEqual([message]);
+    expect(issueMessages(() => a.configurePool('p', config as PoolConfig))).toEqual([message]);
   });
 });

@@ -1,6 +1,7 @@
 import { Pod } from 'kubernetes-models/v1';
 import { ValidationError } from '../../lib/errors';
 import { T9kGpuOptions, T9kPodTemplateLike, checkT9kGpuOptions, t9kPodTemplate } from '../../lib/t9k';
+import { issueMessages } from '../support/validation';
 
 const XGN_TOLERATION = { key: 'sched.tensorstack.dev/xgn-mode', operator: 'Equal', value: 'true', effect: 'NoSchedule' };
 
@@ -22,15 +23,6 @@ function validatePod(result: T9kPodTemplateLike): void {
   new Pod({ metadata: { name: 'demo', ...result.metadata }, spec: result.spec as never }).validate();
 }
 
-function messagesOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ValidationError) return e.issues.map((i) => i.message);
-    throw e;
-  }
-  throw new Error('expected a ValidationError');
-}
 
 describe('t9kPodTemplate: seed 004 examples', () => {
   it('exclusive GPU: tensorstack.dev/nvidia-gpu: 2 on an xgn node', () => {
@@ -139,7 +131,7 @@ describe('t9kPodTemplate: validation', () => {
     ],
   ])('%s', (_name, options, expected) => {
     expect(checkT9kGpuOptions(options as T9kGpuOptions).map((i) => i.message)).toEqual(expected);
-    expect(messagesOf(() => t9kPodTemplate(template({ name: 'a' }), options as T9kGpuOptions))).toEqual(expected);
+    expect(issueMessages(() => t9kPodTemplate(template({ name: 'a' }), options as T9kGpuOptions))).toEqual(expected);
   });
 
   it('accepts a 63-character group name and the bounds of percent', () => {
@@ -150,17 +142,17 @@ describe('t9kPodTemplate: validation', () => {
   });
 
   it('needs a container, and names the containers when the choice is ambiguous or wrong', () => {
-    expect(messagesOf(() => t9kPodTemplate({ spec: { containers: [] } }, { mode: 'exclusive-node' }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate({ spec: { containers: [] } }, { mode: 'exclusive-node' }))).toEqual([
       'spec.containers: got [], expected at least one container',
     ]);
-    expect(messagesOf(() => t9kPodTemplate({}, { mode: 'exclusive-node' }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate({}, { mode: 'exclusive-node' }))).toEqual([
       'spec.containers: got nothing, expected at least one container',
     ]);
     const two = template({ name: 'app' }, { name: 'proxy' });
-    expect(messagesOf(() => t9kPodTemplate(two, { mode: 'exclusive-gpu', gpus: 1 }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate(two, { mode: 'exclusive-gpu', gpus: 1 }))).toEqual([
       'container: got nothing, expected one of the pod\'s containers: "app", "proxy"',
     ]);
-    expect(messagesOf(() => t9kPodTemplate(two, { mode: 'exclusive-gpu', gpus: 1, container: 'ap' }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate(two, { mode: 'exclusive-gpu', gpus: 1, container: 'ap' }))).toEqual([
       'container: got "ap", expected one of the pod\'s containers: "app", "proxy"',
     ]);
   });
@@ -170,7 +162,7 @@ describe('t9kPodTemplate: validation', () => {
       metadata: { labels: { 'scheduler.tensorstack.dev/group-name': 'other' } },
       spec: { containers: [{ name: 'a' }], schedulerName: 'volcano', nodeSelector: { 'sched.tensorstack.dev/node-alloc-mode': 'xgn' } },
     };
-    expect(messagesOf(() => t9kPodTemplate(input, { mode: 'shared-gpu', percent: 30, groupName: 'mine' }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate(input, { mode: 'shared-gpu', percent: 30, groupName: 'mine' }))).toEqual([
       'spec.schedulerName: got "volcano", expected "t9k-scheduler" or nothing (T9k resources are scheduled by the T9k Scheduler)',
       'metadata.labels["scheduler.tensorstack.dev/group-name"]: got "other", expected "mine" or nothing (groupName sets it)',
       'spec.nodeSelector["sched.tensorstack.dev/node-alloc-mode"]: got "xgn", expected "sgn" or nothing (mode shared-gpu runs on sgn nodes)',
@@ -179,7 +171,7 @@ describe('t9kPodTemplate: validation', () => {
 
   it('rejects a second container requesting nvidia-gpu-node, also when the template already had one', () => {
     const once = t9kPodTemplate(template({ name: 'a' }, { name: 'b' }), { mode: 'exclusive-node', container: 'a' });
-    expect(messagesOf(() => t9kPodTemplate(once, { mode: 'exclusive-node', container: 'b' }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate(once, { mode: 'exclusive-node', container: 'b' }))).toEqual([
       'spec.containers[1].resources.limits["tensorstack.dev/nvidia-gpu-node"]: got 1, expected one container per pod requesting tensorstack.dev/nvidia-gpu-node (container "a" already does; a pod runs on one node)',
     ]);
     const handWritten = template(
@@ -187,28 +179,28 @@ describe('t9kPodTemplate: validation', () => {
       { name: 'b', resources: { limits: { 'tensorstack.dev/nvidia-gpu-node': 1 } } },
       { name: 'c' },
     );
-    expect(messagesOf(() => t9kPodTemplate(handWritten, { mode: 'exclusive-gpu', gpus: 1, container: 'c' }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate(handWritten, { mode: 'exclusive-gpu', gpus: 1, container: 'c' }))).toEqual([
       'spec.containers[1].resources.limits["tensorstack.dev/nvidia-gpu-node"]: got 1, expected one container per pod requesting tensorstack.dev/nvidia-gpu-node (container "a" already does; a pod runs on one node)',
     ]);
   });
 
   it('rejects a second T9k resource in one container', () => {
     const once = t9kPodTemplate(template({ name: 'a' }), { mode: 'exclusive-gpu', gpus: 2 });
-    expect(messagesOf(() => t9kPodTemplate(once, { mode: 'exclusive-node' }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate(once, { mode: 'exclusive-node' }))).toEqual([
       'spec.containers[0].resources.limits["tensorstack.dev/nvidia-gpu-node"]: got 1, expected at most one T9k resource per container (container "a" already requests tensorstack.dev/nvidia-gpu)',
     ]);
   });
 
   it('rejects shared and exclusive resources in one pod', () => {
     const input = template({ name: 'a', resources: { limits: { 'tensorstack.dev/nvidia-gpu': 1 } } }, { name: 'b' });
-    expect(messagesOf(() => t9kPodTemplate(input, { mode: 'shared-gpu', percent: 30, container: 'b' }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate(input, { mode: 'shared-gpu', percent: 30, container: 'b' }))).toEqual([
       'spec.containers[1].resources.limits["tensorstack.dev/nvidia-gpu-percent"]: got 30, expected no shared-GPU resource in a pod that requests tensorstack.dev/nvidia-gpu (container "a"): shared GPUs are on sgn nodes, exclusive ones on xgn nodes',
     ]);
   });
 
   it('rejects T9k resources on a template with tensor-fusion.ai annotations', () => {
     const annotated = { ...template({ name: 'a' }), metadata: { annotations: { 'tensor-fusion.ai/vram-request': '4Gi', 'example.com/x': 'y' } } };
-    expect(messagesOf(() => t9kPodTemplate(annotated, { mode: 'shared-gpu', percent: 30 }))).toEqual([
+    expect(issueMessages(() => t9kPodTemplate(annotated, { mode: 'shared-gpu', percent: 30 }))).toEqual([
       'metadata.annotations["tensor-fusion.ai/vram-request"]: got "4Gi", expected no tensor-fusion.ai GPU key on a pod that requests T9k resources (spec.containers[0].resources.limits["tensorstack.dev/nvidia-gpu-percent"]); use one GPU-sharing system per pod',
     ]);
   });
