@@ -1,17 +1,15 @@
 /**
  * Process entry of the runtime controller (bundled to build/controller/controller.js).
- * Environment: POD_NAME, POD_NAMESPACE, LOG_LEVEL, METRICS_PORT, WEBHOOK_PORT, LEADER_ELECTION_ID;
- * cluster access from the in-cluster service account or KUBECONFIG.
+ * Environment: see CONTROLLER_ENV in lib/render/controller/env.ts; cluster access from the in-cluster
+ * service account or KUBECONFIG.
  */
 import pino from 'pino';
 import { loadConnection } from './kubeconfig';
 import { ComponentFactory, readEnv, startRuntime } from './runtime';
+import { usageFromAllocations, webhookComponent } from './webhook';
 
-/**
- * Components started next to the controller. The admission webhook plugs in here:
- * `(ctx) => new WebhookServer({ port: ctx.env.webhookPort, cluster: ctx.cluster, ... })`.
- */
-export const COMPONENTS: ComponentFactory[] = [];
+/** Components started next to the controller: the admission webhook, served by every replica. */
+export const COMPONENTS: ComponentFactory[] = [webhookComponent];
 
 /** Grace for endpoints to drop this pod before servers close (webhook callers keep using it briefly). */
 const SHUTDOWN_DRAIN_MS = 5_000;
@@ -20,7 +18,11 @@ async function main(): Promise<void> {
   const env = readEnv();
   const logger = pino({ level: env.logLevel, base: { pod: env.podName } });
   const connection = await loadConnection(`tensor-fusion-controller/${env.podName}`);
-  const runtime = await startRuntime({ env, connection, logger, components: COMPONENTS, processMetrics: true });
+  const runtime = await startRuntime({
+    env, connection, logger, components: COMPONENTS, processMetrics: true,
+    // GPU status shows what the webhook allocated, read from the pods' allocation annotations.
+    controller: { usage: usageFromAllocations },
+  });
   let shuttingDown = false;
   process.on('SIGTERM', () => {
     if (shuttingDown) return;

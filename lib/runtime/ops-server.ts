@@ -21,6 +21,8 @@ export interface Component {
   start(): Promise<void>;
   /** Stops accepting work and drains; called in reverse start order on shutdown. */
   stop(): Promise<void>;
+  /** When present, /readyz reports ready only while this returns true. */
+  ready?(): boolean;
 }
 
 export class OpsServer implements Component {

@@ -145,11 +145,11 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   });
   const leaderCluster = fenceWrites(cluster, () => !stopping && elector.isLeader());
   const ctx: RuntimeContext = { env, logger, metrics, cluster, leaderCluster, controller, isLeader: () => elector.isLeader() };
-  const ops = new OpsServer({
-    port: env.metricsPort, registry: metrics.registry,
-    readiness: { informers: () => !stopping && controller.isReady() },
-  });
-  const components: Component[] = [ops, ...(opts.components ?? []).map((f) => f(ctx))];
+  const extras = (opts.components ?? []).map((f) => f(ctx));
+  const readiness: Record<string, () => boolean> = { informers: () => !stopping && controller.isReady() };
+  for (const c of extras) if (c.ready) readiness[c.name] = () => !stopping && c.ready!();
+  const ops = new OpsServer({ port: env.metricsPort, registry: metrics.registry, readiness });
+  const components: Component[] = [ops, ...extras];
   for (const c of components) await c.start();
   controller.startInformers();
   const done = elector.run(abort.signal);

@@ -89,11 +89,12 @@ describe('least privilege by mode', () => {
     expect(rulesOf(renderController({}, FAKE_BUNDLE), 'Role')).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-controller'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'patch'], resourceNames: ['tensor-fusion-webhook-tls'] },
     ]);
     expect(rulesOf(renderController({}, FAKE_BUNDLE), 'ClusterRole')).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpunodes', 'gpus', 'tensorfusionworkloads'], verbs: ['create', 'patch', 'delete'] },

@@ -27,9 +27,10 @@ export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'cer
   const rules: PolicyRule[] = [
     // Nodes: labels and taints are merged key by key with a resourceVersion precondition (JSON patch).
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
-    // Pods are only read: allocations travel in the admission response. Cluster-wide pod patch would
-    // let the controller swap any pod's image, so it is deliberately not granted.
-    { apiGroups: [''], resources: ['pods'], verbs: READ },
+    // Pods: allocations travel in the admission response, so pods are never patched (cluster-wide
+    // patch would let the controller swap any pod's image). Create and delete are for the worker pods
+    // of remote-mode TensorFusionWorkloads, which the controller owns.
+    { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'create', 'delete'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: [GROUP], resources: [...CONTROLLER_API_RESOURCES], verbs: READ },
     // GPUNodes and GPUs mirror the nodes (server-side apply, which creates when absent) and go with
@@ -59,6 +60,9 @@ export function controllerNamespaceRules(props: Pick<ResolvedControllerProps, 'c
     // client-go's LeaseLock protocol: get, create once, then update (PUT) with the resourceVersion.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [CONTROLLER_NAMES.lease] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    // The per-pool allocation ledgers (`tf-alloc-<pool>`): their names follow the pools, so they
+    // cannot be listed by resourceNames; the grant stays inside the controller's namespace.
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
   ];
   // In cert-manager mode the Secret is mounted, which needs no RBAC.
   if (props.certificateMode === 'self-managed') {
