@@ -1,22 +1,8 @@
 import { ValidationError } from '../../lib/errors';
 import { ANNOTATION, decodeGpuAnnotations, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
+import { SEED_002_ANNOTATIONS } from '../support/seed';
 
-// Seed 002's example Deployment, pod template annotations, in the seed's order.
-const SEED_ANNOTATIONS = {
-  'tensor-fusion.ai/gpupool': 'default-pool',
-  'tensor-fusion.ai/inject-container': 'python',
-  'tensor-fusion.ai/replicas': '1',
-  'tensor-fusion.ai/tflops-limit': '20',
-  'tensor-fusion.ai/tflops-request': '10',
-  'tensor-fusion.ai/vram-limit': '4Gi',
-  'tensor-fusion.ai/vram-request': '4Gi',
-  'tensor-fusion.ai/qos': 'medium',
-  'tensor-fusion.ai/workload': 'pytorch-example',
-  'tensor-fusion.ai/generate-workload': 'true',
-  'tensor-fusion.ai/workload-profile': 'default-profile',
-  'tensor-fusion.ai/is-local-gpu': 'true',
-  'tensor-fusion.ai/gpu-count': '1',
-};
+const SEED_ANNOTATIONS = SEED_002_ANNOTATIONS;
 
 const SEED_OPTIONS: GpuWorkloadOptions = {
   pool: 'default-pool',

@@ -4,6 +4,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { parseAllDocuments } from 'yaml';
 import { synthExample } from '../../examples/cdk8s/main';
+import { SEED_002_ANNOTATIONS } from '../support/seed';
 
 interface Doc {
   apiVersion: string;
@@ -28,21 +29,7 @@ describe('cdk8s example (npm run synth)', () => {
 
   it("writes the pytorch-example Deployment with exactly seed 002's annotation strings and the enabled label", () => {
     const template = find('Deployment', 'pytorch-example').spec.template;
-    expect(template.metadata.annotations).toStrictEqual({
-      'tensor-fusion.ai/gpupool': 'default-pool',
-      'tensor-fusion.ai/inject-container': 'python',
-      'tensor-fusion.ai/replicas': '1',
-      'tensor-fusion.ai/tflops-limit': '20',
-      'tensor-fusion.ai/tflops-request': '10',
-      'tensor-fusion.ai/vram-limit': '4Gi',
-      'tensor-fusion.ai/vram-request': '4Gi',
-      'tensor-fusion.ai/qos': 'medium',
-      'tensor-fusion.ai/workload': 'pytorch-example',
-      'tensor-fusion.ai/generate-workload': 'true',
-      'tensor-fusion.ai/workload-profile': 'default-profile',
-      'tensor-fusion.ai/is-local-gpu': 'true',
-      'tensor-fusion.ai/gpu-count': '1',
-    });
+    expect(template.metadata.annotations).toStrictEqual(SEED_002_ANNOTATIONS);
     expect(template.metadata.labels['tensor-fusion.ai/enabled']).toBe('true');
   });
 
