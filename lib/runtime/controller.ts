@@ -133,7 +133,12 @@ export class Controller {
     this.gpuNodes.on({ add: gpuNodeChanged, update: (o, n) => { gpuNodeChanged(o); gpuNodeChanged(n); }, delete: gpuNodeChanged });
     const gpuChanged = (g: GPU & K8sObject) => {
       const node = g.metadata.labels?.[MANAGED_BY_LABEL];
-      if (node) add(`node/${node}`);
+      if (!node) return;
+      add(`node/${node}`);
+      // Pool status counts GPU objects from this cache, so a GPU arriving after its GPUNode's last
+      // status change must requeue the pool too.
+      const pool = this.gpuNodes.get(node)?.metadata.labels?.[MANAGED_BY_LABEL];
+      if (pool) add(`pool/${pool}`);
     };
     this.gpus.on({ add: gpuChanged, update: (_o, n) => gpuChanged(n), delete: gpuChanged });
     const podChanged = (p: PodLike) => {
