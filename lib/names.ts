@@ -56,3 +56,8 @@ export function checkLabelValue(field: string, value: unknown): FieldIssue | und
 export function checkDnsLabel(field: string, value: unknown): FieldIssue | undefined {
   return isDnsLabel(value) ? undefined : fieldIssue(field, value, `a DNS-1123 label of at most 63 characters (${LABEL_WORDS})`);
 }
+
+/** The DNS names a Service is reached by from inside the cluster (what a serving certificate covers). */
+export function serviceDnsNames(service: string, namespace: string): string[] {
+  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
+}

@@ -19,6 +19,7 @@ import type { GPUPoolSpec } from './gpu-pool';
 import { isKindName, KIND_NAMES, KINDS, KindName } from './kinds';
 import type { TensorFusionWorkloadSpec } from './tensor-fusion-workload';
 import { RETIRED_PROFILE_FIELDS, WorkloadProfileSpec } from './workload-profile';
+import { isDnsLabel, isDnsSubdomain } from '../names';
 
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false });
 addFormats(ajv, ['date-time', 'int32', 'int64']);
@@ -274,19 +275,17 @@ export function validateStatus(kind: KindName, status: unknown, fieldPrefix = 's
   return schemaIssues(kind, 'status', status, fieldPrefix);
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function metadataIssues(kind: KindName, metadata: unknown): FieldIssue[] {
   if (!isObj(metadata)) return [fieldIssue('metadata', metadata, 'an object with a name')];
   const issues: FieldIssue[] = [];
   const { name, namespace } = metadata;
-  if (typeof name !== 'string' || name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
+  if (!isDnsSubdomain(name)) {
     issues.push(fieldIssue('metadata.name', name, 'a lowercase RFC 1123 name of at most 253 characters such as default-pool'));
   }
   if (KINDS[kind].scope === 'Cluster') {
     if (namespace !== undefined) issues.push(fieldIssue('metadata.namespace', namespace, `nothing: ${kind} is cluster-scoped`));
-  } else if (namespace !== undefined && (typeof namespace !== 'string' || namespace.length > 63 || !DNS_LABEL.test(namespace))) {
+  } else if (namespace !== undefined && !isDnsLabel(namespace)) {
     issues.push(fieldIssue('metadata.namespace', namespace, 'a lowercase RFC 1123 label of at most 63 characters such as team-a'));
   }
   return issues;

@@ -104,8 +104,8 @@ function checkPercent(field: string, value: number | undefined, min: number, max
 
 /** Validates the props that are not plain spec fields (their spec paths differ from the prop names). */
 export function checkGpuPoolProps(name: string, props: GpuPoolProps): FieldIssue[] {
-  const issues = checkMeta(name, props).filter((i) => i.field !== 'name');
-  issues.unshift(...[checkPoolName('name', name)].filter((i): i is FieldIssue => i !== undefined));
+  // The pool name becomes part of the membership label key, so it follows the stricter pool rule.
+  const issues = checkMeta(name, props, checkPoolName);
   const more = [
     props.defaultQos === undefined ? undefined : checkQos('defaultQos', props.defaultQos),
     props.placement === undefined ? undefined : checkEnum('placement', props.placement, PLACEMENT_MODES),

@@ -24,8 +24,12 @@ export interface NamespacedMetaProps extends ObjectMetaProps {
 }
 
 /** Validates name, namespace (a DNS-1123 label, as Kubernetes requires) and label values. */
-export function checkMeta(name: string, props: NamespacedMetaProps): FieldIssue[] {
-  const issues = [checkObjectName('name', name), props.namespace === undefined ? undefined : checkDnsLabel('namespace', props.namespace)];
+export function checkMeta(
+  name: string,
+  props: NamespacedMetaProps,
+  checkName: (field: string, value: unknown) => FieldIssue | undefined = checkObjectName,
+): FieldIssue[] {
+  const issues = [checkName('name', name), props.namespace === undefined ? undefined : checkDnsLabel('namespace', props.namespace)];
   for (const [key, value] of Object.entries(props.labels ?? {})) issues.push(checkLabelValue(`labels["${key}"]`, value));
   return issues.filter((i): i is FieldIssue => i !== undefined);
 }

@@ -11,10 +11,8 @@ import { BUNDLE_KEY, CONFIGMAP_MAX_BYTES, TensorFusionControllerProps } from '..
 import { sortObjects, synthChart } from '../support/cdk8s';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
-import { ensureBundle } from './bundle';
 import { find, Json, MODES } from './fixtures';
 
-beforeAll(() => ensureBundle(), 180_000);
 
 describe.each(Object.entries(MODES))('TensorFusionController parity (%s)', (_, modeProps) => {
   const props = modeProps as TensorFusionControllerProps;

@@ -7,7 +7,7 @@ import { planCollection } from '../../lib/runtime/webhook/lifecycle';
 import { decodeEntry, encodeEntry, ledgerKey } from '../../lib/runtime/webhook/ledger';
 import { topOwnerName } from '../../lib/runtime/webhook/owner';
 import { podPatch } from '../../lib/runtime/webhook/patch';
-import { serviceDnsNames } from '../../lib/runtime/webhook/start';
+import { serviceDnsNames } from '../../lib/names';
 import { usageFromAllocations } from '../../lib/runtime/webhook/usage';
 import type { Allocation } from '../../lib/scheduler';
 

@@ -9,6 +9,7 @@ import { CONTROLLER_PATHS } from './env';
 import { WEBHOOK_SERVICE_PORT } from './network';
 import { CONTROLLER_NAMES } from './names';
 import { ResolvedControllerProps } from './props';
+import { serviceDnsNames } from '../../names';
 
 /** Upper bound of the webhook's timeout: a slow admission must not stall pod creation. */
 export const WEBHOOK_TIMEOUT_SECONDS = 5;
@@ -20,8 +21,7 @@ const CERT_MANAGER = 'cert-manager.io/v1';
 
 /** DNS names the serving certificate must cover for the webhook Service. */
 export function webhookDnsNames(namespace: string): string[] {
-  const svc = CONTROLLER_NAMES.webhookService;
-  return [svc, `${svc}.${namespace}`, `${svc}.${namespace}.svc`, `${svc}.${namespace}.svc.cluster.local`];
+  return serviceDnsNames(CONTROLLER_NAMES.webhookService, namespace);
 }
 
 export function renderWebhookConfiguration(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject {

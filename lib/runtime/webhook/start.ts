@@ -22,14 +22,11 @@ import { AdmissionServer } from './server';
 import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
 import { WorkloadWriter } from './workloads';
 import { planWorkers } from './workers';
+import { serviceDnsNames } from '../../names';
 
 /** The webhook's settings, as the runtime reads them from the environment (CONTROLLER_ENV). */
 export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'>;
 
-/** The DNS names a Service is reached by from the API server. */
-export function serviceDnsNames(service: string, namespace: string): string[] {
-  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
-}
 
 export interface StartWebhookOptions {
   /** Unfenced client: every replica writes ledgers and generated workloads during admission. */
