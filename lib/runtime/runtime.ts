@@ -38,6 +38,8 @@ export interface RuntimeEnv {
   webhookConfigName: string;
   /** WEBHOOK_SERVICE_NAME: the Service the serving certificate is issued for. */
   webhookServiceName: string;
+  /** WEBHOOK_EXTRA_NAMES: names besides the Service's on the self-managed serving certificate. @default [] */
+  webhookExtraNames: string[];
   /** CERT_MODE: `self-managed` or `cert-manager`. */
   certMode: CertificateMode;
   /** TLS_DIR: where cert-manager's Secret is mounted. @default '/tls' */
@@ -73,6 +75,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
     tlsSecretName: env[E.tlsSecretName] || D.tlsSecretName,
     webhookConfigName: env[E.webhookConfigName] || D.webhookConfigName,
     webhookServiceName: env[E.webhookServiceName] || D.webhookServiceName,
+    webhookExtraNames: (env[E.webhookExtraNames] ?? '').split(',').map((n) => n.trim()).filter(Boolean),
     certMode,
     tlsDir: env[E.tlsDir] || D.tlsDir,
   };

@@ -151,8 +151,12 @@ describe('readEnv', () => {
     expect(readEnv({ POD_NAME: 'p', POD_NAMESPACE: 'tf' })).toEqual({
       podName: 'p', namespace: 'tf', logLevel: 'info', metricsPort: 8080, webhookPort: 9443, leaderElectionId: 'tensor-fusion-controller',
       tlsSecretName: 'tensor-fusion-webhook-tls', webhookConfigName: 'tensor-fusion-webhook', webhookServiceName: 'tensor-fusion-webhook',
-      certMode: 'self-managed', tlsDir: '/tls',
+      webhookExtraNames: [], certMode: 'self-managed', tlsDir: '/tls',
     });
+  });
+
+  test('WEBHOOK_EXTRA_NAMES: comma-separated, blanks dropped', () => {
+    expect(readEnv({ WEBHOOK_EXTRA_NAMES: '127.0.0.1, localhost,,' }).webhookExtraNames).toEqual(['127.0.0.1', 'localhost']);
   });
 
   test('names every bad variable', () => {

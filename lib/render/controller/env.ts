@@ -24,6 +24,12 @@ export const CONTROLLER_ENV = {
   webhookConfigName: 'WEBHOOK_CONFIG_NAME',
   /** Service in front of the webhook; the serving certificate is issued for its DNS names. */
   webhookServiceName: 'WEBHOOK_SERVICE_NAME',
+  /**
+   * Extra names (DNS names or IP addresses, comma-separated) for the self-managed serving certificate,
+   * for a webhook reached by `clientConfig.url` instead of the Service, e.g. a controller run outside
+   * the cluster on `https://127.0.0.1:9443`.
+   */
+  webhookExtraNames: 'WEBHOOK_EXTRA_NAMES',
   /** `self-managed` or `cert-manager`, see {@link CERT_MODES}. */
   certMode: 'CERT_MODE',
   /** Directory of the mounted TLS Secret (cert-manager mode). */

@@ -4,6 +4,7 @@
  * from Node's native generator, which is far faster than forge's pure-JS one.
  */
 import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
 import * as forge from 'node-forge';
 
 export interface KeyPair {
@@ -60,7 +61,12 @@ export function createCa(commonName = 'tensor-fusion-webhook-ca', v: Validity = 
   return { cert: forge.pki.certificateToPem(cert), key: k.pem };
 }
 
-/** A serving certificate for `dnsNames` signed by `ca`. @default validity 365 days */
+/** A subjectAltName entry: an IP address (webhooks reached by `clientConfig.url`) or a DNS name. */
+function altName(name: string): { type: number; value?: string; ip?: string } {
+  return isIP(name) ? { type: 7, ip: name } : { type: 2, value: name };
+}
+
+/** A serving certificate for `dnsNames` (DNS names or IP addresses) signed by `ca`. @default validity 365 days */
 export function issueServingCert(ca: KeyPair, dnsNames: readonly string[], v: Validity = { days: 365 }): KeyPair {
   const k = rsaKey();
   const caCert = forge.pki.certificateFromPem(ca.cert);
@@ -71,7 +77,7 @@ export function issueServingCert(ca: KeyPair, dnsNames: readonly string[], v: Va
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
     { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: dnsNames.map((value) => ({ type: 2, value })) },
+    { name: 'subjectAltName', altNames: dnsNames.map(altName) },
     { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
   ]);
   cert.sign(forge.pki.privateKeyFromPem(ca.key) as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
@@ -91,7 +97,7 @@ export function notAfter(pem: string): Date | undefined {
 export function certMatches(cert: string, caPem: string, dnsNames: readonly string[]): boolean {
   try {
     const x = new X509Certificate(cert);
-    const names = (x.subjectAltName ?? '').split(',').map((s) => s.trim().replace(/^DNS:/, ''));
+    const names = (x.subjectAltName ?? '').split(',').map((s) => s.trim().replace(/^(DNS|IP Address):/, ''));
     return dnsNames.every((n) => names.includes(n)) && x.verify(new X509Certificate(caPem).publicKey);
   } catch {
     return false;

@@ -25,7 +25,7 @@ import { planWorkers } from './workers';
 import { serviceDnsNames } from '../../names';
 
 /** The webhook's settings, as the runtime reads them from the environment (CONTROLLER_ENV). */
-export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'>;
+export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'> & Partial<Pick<RuntimeEnv, 'webhookExtraNames'>>;
 
 
 export interface StartWebhookOptions {
@@ -139,7 +139,7 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     ? new FileTlsSource(env.tlsDir, logger)
     : new SelfManagedTlsSource({
       cluster, namespace, secretName: env.tlsSecretName, webhookConfigName: env.webhookConfigName,
-      dnsNames: serviceDnsNames(env.webhookServiceName, namespace), isLeader: opts.isLeader, logger,
+      dnsNames: [...serviceDnsNames(env.webhookServiceName, namespace), ...(env.webhookExtraNames ?? [])], isLeader: opts.isLeader, logger,
       caPropagationMs: opts.caPropagationMs,
     }));
 

@@ -1,0 +1,112 @@
+/**
+ * npm run envtest:setup — builds the real control-plane binaries the integration tests run against
+ * (kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, etcd, kwok) from their Go modules,
+ * into a cache outside the repo keyed by version (test/envtest/assets.ts). Idempotent: binaries already
+ * built from the same go.mod/go.sum are kept. Binaries that KUBEBUILDER_ASSETS provides are not built.
+ * Only Go modules come from the network (GOTOOLCHAIN=local: no toolchain download either).
+ *
+ * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok limits the builds.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import {
+  ENVTEST_DIR, GO_BUILDS, GoBuild, KUBEBUILDER_BINARIES, buildDir, cacheRoot, goModVersion, kwokStagesDir,
+} from '../test/envtest/assets';
+
+/** KWOK v0.8 ships no built-in stages: these lifecycles (nodes Ready, pods Running, deletes finish) are copied from its module. */
+const KWOK_STAGES = [
+  'node/fast/node-initialize.yaml',
+  'node/heartbeat-with-lease/node-heartbeat-with-lease.yaml',
+  'pod/fast/pod-ready.yaml',
+  'pod/fast/pod-complete.yaml',
+  'pod/fast/pod-delete.yaml',
+];
+
+const args = process.argv.slice(2);
+const force = args.includes('--force');
+const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+
+function goEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' };
+}
+
+function go(build: GoBuild, goArgs: string[]): string {
+  return execFileSync('go', goArgs, { cwd: path.join(ENVTEST_DIR, build.name), env: goEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+/** What a build's binaries were made from: a change to the wrapper module rebuilds them. */
+function fingerprint(build: GoBuild): string {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(path.join(ENVTEST_DIR, build.name, f)));
+  h.update(execFileSync('go', ['env', 'GOVERSION'], { env: goEnv(), encoding: 'utf8' }));
+  return h.digest('hex');
+}
+
+/** -X flags that stamp the Kubernetes version where `kubectl version` and /version read it (hack/lib/version.sh). */
+function kubernetesLdflags(version: string): string {
+  const [major, minor] = version.replace(/^v/, '').split('.');
+  const vars = { gitVersion: version, gitMajor: major, gitMinor: minor, gitTreeState: 'clean', buildDate: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+  const flags: string[] = [];
+  for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
+    for (const [k, v] of Object.entries(vars)) flags.push(`-X ${pkg}.${k}=${v}`);
+  }
+  return flags.join(' ');
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function setup(build: GoBuild): void {
+  const version = goModVersion(build);
+  const dir = buildDir(build);
+  const binDir = path.join(dir, 'bin');
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  const wanted = Object.keys(build.binaries).filter((b) => !(assets && KUBEBUILDER_BINARIES.includes(b as never) && existsSync(path.join(assets, b))));
+  const skipped = Object.keys(build.binaries).filter((b) => !wanted.includes(b));
+  for (const b of skipped) console.log(`  ${b}: from KUBEBUILDER_ASSETS (${assets})`);
+  if (wanted.length === 0) return;
+  const stampFile = path.join(dir, 'stamp.json');
+  const print = fingerprint(build);
+  const stamp = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) as { fingerprint?: string } : {};
+  const have = wanted.every((b) => existsSync(path.join(binDir, b)));
+  if (!force && have && stamp.fingerprint === print) {
+    console.log(`  ${build.name} ${version}: cached in ${binDir} (${wanted.join(', ')})`);
+    return;
+  }
+  mkdirSync(binDir, { recursive: true });
+  const ldflags = ['-s', '-w', build.name === 'kubernetes' ? kubernetesLdflags(version) : ''].join(' ').trim();
+  for (const bin of wanted) {
+    const started = Date.now();
+    const tmp = path.join(binDir, `.${bin}.tmp`);
+    go(build, ['build', '-trimpath', '-ldflags', ldflags, '-o', tmp, build.binaries[bin]]);
+    renameSync(tmp, path.join(binDir, bin));
+    console.log(`  built ${bin} ${version} in ${seconds(Date.now() - started)}`);
+  }
+  if (build.name === 'kwok') {
+    const moduleDir = go(build, ['list', '-m', '-f', '{{.Dir}}', build.module]).trim();
+    const stages = kwokStagesDir();
+    rmSync(stages, { recursive: true, force: true });
+    mkdirSync(stages, { recursive: true });
+    for (const s of KWOK_STAGES) copyFileSync(path.join(moduleDir, 'kustomize', 'stage', s), path.join(stages, path.basename(s)));
+    console.log(`  copied ${KWOK_STAGES.length} KWOK stages to ${stages}`);
+  }
+  writeFileSync(stampFile, JSON.stringify({ version, fingerprint: print, builtAt: new Date().toISOString() }, null, 2));
+}
+
+function main(): void {
+  try {
+    execFileSync('go', ['version'], { stdio: 'ignore' });
+  } catch {
+    console.error('envtest:setup: `go` was not found on PATH. Install Go 1.26 or newer, or set KUBEBUILDER_ASSETS to a setup-envtest directory (kube-apiserver, etcd, kubectl).');
+    process.exit(1);
+  }
+  console.log(`envtest:setup: cache ${cacheRoot()}`);
+  const started = Date.now();
+  for (const build of GO_BUILDS) if (!only || only.includes(build.name)) setup(build);
+  console.log(`envtest:setup: done in ${seconds(Date.now() - started)}`);
+}
+
+main();

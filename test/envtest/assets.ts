@@ -1,0 +1,77 @@
+/**
+ * Where the real control-plane binaries live: one home for their versions (read from the wrapper
+ * go.mod files beside this file), the cache directory and the KUBEBUILDER_ASSETS convention. Used by
+ * `npm run envtest:setup` (which builds them) and by the test harness (which runs them).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import * as path from 'node:path';
+
+/** A wrapper Go module under test/envtest/ and the main packages it builds. */
+export interface GoBuild {
+  /** Folder name under test/envtest/, also the cache prefix. */
+  name: 'kubernetes' | 'etcd' | 'kwok';
+  /** The module whose version keys the cache. */
+  module: string;
+  /** Binary name -> Go main package. */
+  binaries: Record<string, string>;
+}
+
+export const GO_BUILDS: readonly GoBuild[] = [
+  {
+    name: 'kubernetes', module: 'k8s.io/kubernetes',
+    binaries: {
+      'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
+      'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
+      'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
+      kubectl: 'k8s.io/kubernetes/cmd/kubectl',
+    },
+  },
+  { name: 'etcd', module: 'go.etcd.io/etcd/server/v3', binaries: { etcd: 'go.etcd.io/etcd/server/v3' } },
+  { name: 'kwok', module: 'sigs.k8s.io/kwok', binaries: { kwok: 'sigs.k8s.io/kwok/cmd/kwok' } },
+];
+
+/** Every binary the harness can run. */
+export type Binary = 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kubectl' | 'etcd' | 'kwok';
+
+/** What setup-envtest puts in KUBEBUILDER_ASSETS; the rest come from our own cache. */
+export const KUBEBUILDER_BINARIES: readonly Binary[] = ['kube-apiserver', 'etcd', 'kubectl'];
+
+export const ENVTEST_DIR = __dirname;
+
+/** `~/.cache/tensor-fusion-iac/envtest`, or `$XDG_CACHE_HOME/...`, or TF_ENVTEST_CACHE. */
+export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TF_ENVTEST_CACHE) return env.TF_ENVTEST_CACHE;
+  return path.join(env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'tensor-fusion-iac', 'envtest');
+}
+
+/** The version of `module` required by the wrapper go.mod of `build`. */
+export function goModVersion(build: GoBuild): string {
+  const gomod = readFileSync(path.join(ENVTEST_DIR, build.name, 'go.mod'), 'utf8');
+  const m = new RegExp(`^\\s*(?:require\\s+)?${build.module.replace(/[./]/g, '\\$&')}\\s+(v\\S+)`, 'm').exec(gomod);
+  if (!m) throw new Error(`test/envtest/${build.name}/go.mod: no requirement on ${build.module}`);
+  return m[1];
+}
+
+/** The cache folder of one build, keyed by its version: `<cache>/kubernetes-v1.36.3/bin`. */
+export function buildDir(build: GoBuild, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(cacheRoot(env), `${build.name}-${goModVersion(build)}`);
+}
+
+/** The KWOK stage files (node and pod lifecycles) copied from its module by the setup. */
+export function kwokStagesDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(buildDir(GO_BUILDS.find((b) => b.name === 'kwok')!, env), 'stages');
+}
+
+/** Path of a binary: KUBEBUILDER_ASSETS first for the ones setup-envtest provides, else our cache. */
+export function binaryPath(bin: Binary, env: NodeJS.ProcessEnv = process.env): string {
+  const assets = env.KUBEBUILDER_ASSETS;
+  if (assets && KUBEBUILDER_BINARIES.includes(bin) && existsSync(path.join(assets, bin))) return path.join(assets, bin);
+  const build = GO_BUILDS.find((b) => bin in b.binaries)!;
+  return path.join(buildDir(build, env), 'bin', bin);
+}
+
+/** The binaries among `wanted` that cannot be found. */
+export function missingBinaries(wanted: readonly Binary[], env: NodeJS.ProcessEnv = process.env): Binary[] {
+  return wanted.filter((b) => !existsSync(binaryPath(b, env)));
+}

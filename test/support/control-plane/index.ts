@@ -1,0 +1,47 @@
+/**
+ * Entry of the real-control-plane harness for test files: {@link describeControlPlane} starts one
+ * control plane per test file (beforeAll) and always stops it (afterAll), or skips the file with one
+ * line when the binaries are missing. Under CI=true missing binaries fail instead: the suites must run.
+ */
+import { Binary, missingBinaries } from '../../envtest/assets';
+import { ControlPlane, ControlPlaneOptions, binariesFor } from './control-plane';
+
+export { ControlPlane, ControlPlaneOptions, KWOK_NODE_ANNOTATION } from './control-plane';
+export { waitFor } from './process';
+
+const HOW = 'run `npm run envtest:setup` (needs Go), or set KUBEBUILDER_ASSETS to a setup-envtest directory';
+
+/** Whether the binaries for `opts` are present; logs one line (or throws under CI) when not. */
+export function controlPlaneAvailable(file: string, opts: ControlPlaneOptions): boolean {
+  const missing: Binary[] = missingBinaries(binariesFor(opts));
+  if (missing.length === 0) return true;
+  const msg = `${file}: needs ${missing.join(', ')}; ${HOW}`;
+  if (process.env.CI) throw new Error(`${msg} (CI=true: the real-control-plane suites may not skip)`);
+  // eslint-disable-next-line no-console
+  console.log(`skipped ${msg}`);
+  return false;
+}
+
+/**
+ * `describe` with a control plane: `get()` returns it inside tests. Start time is printed once so
+ * reports can quote it.
+ */
+export function describeControlPlane(name: string, opts: ControlPlaneOptions, body: (get: () => ControlPlane) => void, startTimeoutMs = 120_000): void {
+  const file = expect.getState().testPath ?? name;
+  const enabled = controlPlaneAvailable(file.replace(/^.*\/test\//, 'test/'), opts);
+  (enabled ? describe : describe.skip)(name, () => {
+    let cp: ControlPlane | undefined;
+    beforeAll(async () => {
+      cp = await ControlPlane.start(opts);
+      // eslint-disable-next-line no-console
+      console.log(`${name}: control plane started in ${cp.startMs} ms`);
+    }, startTimeoutMs);
+    afterAll(async () => {
+      await cp?.stop();
+    }, 60_000);
+    body(() => {
+      if (!cp) throw new Error('control plane did not start');
+      return cp;
+    });
+  });
+}
