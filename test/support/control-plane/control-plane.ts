@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as https from 'node:https';
 import * as http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -35,6 +35,8 @@ export interface ControlPlaneOptions {
   kwok?: boolean;
   /** Users besides the admin, e.g. `system:serviceaccount:ns:name` to run a process with its RBAC. */
   users?: User[];
+  /** Write an audit log (Metadata level, every request) that {@link ControlPlane.auditEvents} reads. */
+  audit?: boolean;
   /** Extra kube-apiserver flags (`--name=value`). */
   apiServerFlags?: string[];
 }
@@ -76,6 +78,18 @@ async function httpOk(url: string, agent?: http.Agent): Promise<boolean> {
     req.on('error', () => resolve(false));
     req.on('timeout', () => req.destroy());
   });
+}
+
+/** The fields of an audit.k8s.io/v1 Event the tests read. */
+export interface AuditEvent {
+  verb: string;
+  requestURI: string;
+  userAgent?: string;
+  user: { username: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string; apiGroup?: string };
+  responseStatus?: { code?: number };
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
 }
 
 export interface KubectlResult {
@@ -225,9 +239,25 @@ export class ControlPlane {
       // TaintNodesByCondition would give every new node a not-ready taint that only the node lifecycle
       // controller removes; KWOK nodes are Ready at once, and tests want exactly the taints they set.
       '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
+      ...(this.opts.audit ? this.auditFlags() : []),
       ...(this.opts.apiServerFlags ?? []),
     ], this.log('kube-apiserver'));
     await waitFor('kube-apiserver /readyz', () => httpOk(`${this.server}/readyz`, this.agent), START_TIMEOUT_MS, 100, this.apiServer);
+  }
+
+  private auditFlags(): string[] {
+    const policy = this.file('audit-policy.yaml', stringify({
+      apiVersion: 'audit.k8s.io/v1', kind: 'Policy', omitStages: ['RequestReceived'], rules: [{ level: 'Metadata' }],
+    }));
+    return [`--audit-policy-file=${policy}`, `--audit-log-path=${path.join(this.dir, 'audit.log')}`, '--audit-log-format=json', '--audit-log-maxsize=0'];
+  }
+
+  /** Every audit event so far (ResponseComplete stage), oldest first; needs `audit: true`. */
+  auditEvents(): AuditEvent[] {
+    if (!this.opts.audit) throw new Error('control plane: started without audit');
+    const text = readFileSync(path.join(this.dir, 'audit.log'), 'utf8');
+    return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent & { stage: string })
+      .filter((e) => e.stage === 'ResponseComplete');
   }
 
   /** Kills kube-apiserver with SIGKILL (etcd keeps the data). */

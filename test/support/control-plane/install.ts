@@ -1,0 +1,116 @@
+/**
+ * The example install on a harness control plane, as an operator does it: KWOK nodes, the synthesized
+ * controller YAML applied with `kubectl apply --server-side`, the controller bundle run as N replica
+ * processes behind a loopback balancer (the webhook Service's stand-in), and the webhook configuration
+ * pointed at it by URL (envtest's rewrite of `clientConfig.service`).
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { CONTROLLER_PATHS } from '../../../lib/render/controller/env';
+import { CONTROLLER_NAMES } from '../../../lib/render/controller/names';
+import { synthExample } from '../../../examples/cdk8s/main';
+import { ControlPlane, KWOK_NODE_ANNOTATION } from './control-plane';
+import { Balancer, ControllerReplica, serviceAccountUser, startBalancer, startReplica } from './controller-process';
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export interface KwokNodeSpec {
+  name: string;
+  labels?: Record<string, string>;
+  taints?: { key: string; value?: string; effect: string }[];
+  cpu?: string;
+  memory?: string;
+  /** Extra allocatable resources, e.g. `{ 'nvidia.com/gpu': '8' }`. */
+  extended?: Record<string, string>;
+}
+
+/** A Node object KWOK runs (Ready at once, pods on it go Running). */
+export function kwokNode(n: KwokNodeSpec): Obj {
+  const resources = { cpu: n.cpu ?? '64', memory: n.memory ?? '512Gi', pods: '110', ...n.extended };
+  return {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name, ...n.labels }, annotations: { [KWOK_NODE_ANNOTATION.key]: KWOK_NODE_ANNOTATION.value } },
+    spec: n.taints ? { taints: n.taints } : {},
+    status: { allocatable: resources, capacity: resources },
+  };
+}
+
+/** The synthesized example (`npm run synth`), in a temp dir: `controller.k8s.yaml` and `platform.k8s.yaml`. */
+export function synthToTemp(): { dir: string; controller: Obj[]; platform: Obj[] } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tf-synth-'));
+  synthExample(dir);
+  const read = (f: string): Obj[] => parseAllDocuments(readFileSync(path.join(dir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean);
+  return { dir, controller: read('controller.k8s.yaml'), platform: read('platform.k8s.yaml') };
+}
+
+/** The controller documents with the webhook reached at `url` instead of the Service (as envtest rewrites it). */
+export function withWebhookUrl(docs: Obj[], url: string): Obj[] {
+  return docs.map((d) => d.kind !== 'MutatingWebhookConfiguration' ? d : {
+    ...d, webhooks: d.webhooks.map((w: Obj) => ({ ...w, clientConfig: { url } })),
+  });
+}
+
+export function writeYaml(dir: string, file: string, docs: Obj[]): string {
+  const p = path.join(dir, file);
+  writeFileSync(p, docs.map((d) => stringify(d)).join('---\n'));
+  return p;
+}
+
+export interface RunningController {
+  namespace: string;
+  balancer: Balancer;
+  replicas: ControllerReplica[];
+  /** Starts another replica (or restarts one by name) and adds it to the balancer. */
+  add(name: string): Promise<ControllerReplica>;
+  /** The Lease holder's replica name, if any. */
+  leader(): Promise<string | undefined>;
+  stop(): Promise<void>;
+}
+
+/** The controller's namespace and ServiceAccount as the example renders them. */
+export function controllerIdentity(docs: Obj[]): { namespace: string; user: ReturnType<typeof serviceAccountUser> } {
+  const deployment = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === CONTROLLER_NAMES.controller);
+  if (!deployment) throw new Error('no controller Deployment in the synthesized YAML');
+  return { namespace: deployment.metadata.namespace, user: serviceAccountUser(deployment.metadata.namespace, deployment.spec.template.spec.serviceAccountName) };
+}
+
+/**
+ * Applies the controller YAML (webhook by URL to a balancer) and starts `replicas` controller
+ * processes with the rendered Deployment's environment, as its ServiceAccount.
+ */
+export async function installController(cp: ControlPlane, docs: Obj[], dir: string, replicas = 2, env: Record<string, string> = {}): Promise<RunningController> {
+  const balancer = await startBalancer([]);
+  const file = writeYaml(dir, 'controller.k8s.yaml', withWebhookUrl(docs, `https://127.0.0.1:${balancer.port}${CONTROLLER_PATHS.mutatePods}`));
+  await cp.kubectlOk(['apply', '--server-side', '-f', file]);
+  await cp.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  const { namespace, user } = controllerIdentity(docs);
+  const deployment = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === CONTROLLER_NAMES.controller)!;
+  const rendered: Record<string, string> = {};
+  for (const e of deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[]) if (e.value !== undefined) rendered[e.name] = e.value;
+  delete rendered.METRICS_PORT;
+  delete rendered.WEBHOOK_PORT;
+  const running: ControllerReplica[] = [];
+  const add = async (name: string): Promise<ControllerReplica> => {
+    const old = running.findIndex((r) => r.name === name);
+    const r = await startReplica(cp, { name, namespace, user: user.name, env: { ...rendered, ...env } });
+    if (old >= 0) running.splice(old, 1, r); else running.push(r);
+    balancer.setBackends(running.map((x) => x.webhookPort));
+    return r;
+  };
+  for (let i = 0; i < replicas; i++) await add(`controller-${i}`);
+  const leaseName = rendered.LEADER_ELECTION_ID;
+  return {
+    namespace, balancer, replicas: running, add,
+    async leader() {
+      const r = await cp.kubectl(['get', 'lease', '-n', namespace, leaseName, '-o', 'jsonpath={.spec.holderIdentity}']);
+      const holder = r.code === 0 ? r.stdout.trim() : '';
+      return holder ? holder.replace(/_[0-9a-f-]{36}$/, '') : undefined;
+    },
+    async stop() {
+      await Promise.all(running.map((r) => r.process.stop(5_000)));
+      await balancer.close();
+    },
+  };
+}
