@@ -6,7 +6,8 @@
 import { Binary, missingBinaries } from '../../envtest/assets';
 import { ControlPlane, ControlPlaneOptions, binariesFor } from './control-plane';
 
-export { ControlPlane, ControlPlaneOptions, KWOK_NODE_ANNOTATION } from './control-plane';
+export { ControlPlane, KWOK_NODE_ANNOTATION } from './control-plane';
+export type { AuditEvent, ControlPlaneOptions } from './control-plane';
 export { waitFor } from './process';
 
 const HOW = 'run `npm run envtest:setup` (needs Go), or set KUBEBUILDER_ASSETS to a setup-envtest directory';
@@ -36,12 +37,14 @@ export function describeControlPlane(name: string, opts: ControlPlaneOptions, bo
       // eslint-disable-next-line no-console
       console.log(`${name}: control plane started in ${cp.startMs} ms`);
     }, startTimeoutMs);
-    afterAll(async () => {
-      await cp?.stop();
-    }, 60_000);
     body(() => {
       if (!cp) throw new Error('control plane did not start');
       return cp;
     });
+    // Registered after the body's hooks: jest runs afterAll hooks in order, so the body's own
+    // processes (controllers) stop before the control plane does.
+    afterAll(async () => {
+      await cp?.stop();
+    }, 60_000);
   });
 }
