@@ -1,7 +1,7 @@
 /**
  * The example platform with cdk8s: `npm run synth` writes it to dist/*.k8s.yaml, no cluster needed.
- * Apply with `kubectl apply --server-side -f dist/` (server-side, so GpuNode's Node manifests own only
- * their labels).
+ * Apply server-side (so GpuNode's Node manifests own only their labels), the controller first: see the
+ * README's quick start.
  */
 import { ApiObject, App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
@@ -24,8 +24,10 @@ export function buildController(scope: Construct): void {
 }
 
 /**
- * Synthesizes the example app into `outdir`: `controller.k8s.yaml` (CRDs and the controller) sorts
- * before `platform.k8s.yaml`, so `kubectl apply --server-side -f dist/` installs the CRDs first.
+ * Synthesizes the example app into `outdir`: `controller.k8s.yaml` (CRDs and the controller) and
+ * `platform.k8s.yaml`. They are applied one after the other: in a single `kubectl apply -f dist/`,
+ * kubectl maps every object before the CRDs exist ("no matches for kind GPUPool"), and opted-in pods
+ * would reach the webhook before a controller replica serves it.
  */
 export function synthExample(outdir = 'dist'): App {
   const app = new App({ outdir });
