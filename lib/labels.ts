@@ -100,3 +100,28 @@ export const ALLOCATION_LEDGER_LABEL = `${GROUP}/allocation-ledger`;
  * after each ledger write, because another replica kept losing the write race.
  */
 export const LEDGER_CONTENDED_ANNOTATION = `${GROUP}/ledger-contended-until`;
+
+/** The kube-scheduler profile (schedulerName) that places GPU pods through our extender. */
+export const SCHEDULER_NAME = 'tensor-fusion-scheduler';
+
+/**
+ * Pod annotation the webhook writes: the resolved share request (JSON, see lib/runtime/share.ts)
+ * that the scheduler extender places. Protected like the allocation.
+ */
+export const SHARE_ANNOTATION = `${GROUP}/share`;
+
+/**
+ * Pod annotations written at bind time (in the Binding, atomically with `spec.nodeName`) that the
+ * webhook's downward-API env variables read: their values depend on the placement.
+ */
+export const PLACEMENT_ANNOTATIONS = {
+  allocationId: `${GROUP}/allocation-id`,
+  visibleDevices: `${GROUP}/visible-devices`,
+  mpsMemoryLimit: `${GROUP}/mps-memory-limit`,
+  mpsThreadPercentage: `${GROUP}/mps-thread-percentage`,
+} as const;
+
+/** The PriorityClass the webhook gives a pod of QoS level `qos` (rendered by TensorFusionController). */
+export function qosPriorityClassName(qos: string): string {
+  return `tensor-fusion-${qos}`;
+}

@@ -16,6 +16,8 @@ export const CONTROLLER_ENV = {
   metricsPort: 'METRICS_PORT',
   /** Port of the HTTPS admission webhook server. */
   webhookPort: 'WEBHOOK_PORT',
+  /** Port of the plain-HTTP scheduler extender on 127.0.0.1 (called by the kube-scheduler in the same pod). */
+  extenderPort: 'EXTENDER_PORT',
   /** Name of the leader election Lease. */
   leaderElectionId: 'LEADER_ELECTION_ID',
   /** Secret holding the webhook CA and serving certificate. */
@@ -49,6 +51,7 @@ export const CONTROLLER_ENV_DEFAULTS = {
   logLevel: 'info' as LogLevel,
   metricsPort: 8080,
   webhookPort: 9443,
+  extenderPort: 8888,
   leaderElectionId: 'tensor-fusion-controller',
   tlsSecretName: 'tensor-fusion-webhook-tls',
   webhookConfigName: 'tensor-fusion-webhook',
@@ -61,6 +64,8 @@ export const CONTROLLER_ENV_DEFAULTS = {
 export const CONTROLLER_PATHS = {
   /** AdmissionReview endpoint on the webhook port. */
   mutatePods: '/mutate-pods',
+  /** URL prefix of the scheduler extender; kube-scheduler POSTs to `<prefix>/<verb>`. */
+  extender: '/scheduler',
   metrics: '/metrics',
   healthz: '/healthz',
   readyz: '/readyz',

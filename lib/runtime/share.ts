@@ -1,0 +1,62 @@
+/**
+ * The share request the webhook resolves for a pod and records in its {@link SHARE_ANNOTATION}, and
+ * the scheduler extender reads back to place it: the contract between the two halves of placement.
+ * Plain JSON with whole bytes, so that both read the same numbers.
+ */
+import { SHARE_ANNOTATION } from '../labels';
+import type { QosLevel } from '../rules';
+import type { AllocationRequest } from '../scheduler';
+import type { K8sObject } from './cluster';
+
+export interface ShareRequest {
+  readonly pool: string;
+  readonly qos: QosLevel;
+  /** GPUs on one node (>= 1). */
+  readonly gpuCount: number;
+  /** Per-GPU TFLOPS. */
+  readonly tflopsRequest: number;
+  readonly tflopsLimit: number;
+  /** Per-GPU VRAM in whole bytes. */
+  readonly vramRequest: number;
+  readonly vramLimit: number;
+  /** Allowed GPU model, if the pod or its profile names one. */
+  readonly gpuModel?: string;
+}
+
+const QOS: readonly string[] = ['low', 'medium', 'high', 'critical'];
+
+function positive(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+}
+
+/** The annotation value for a share. */
+export function encodeShare(s: ShareRequest): string {
+  return JSON.stringify({
+    pool: s.pool, qos: s.qos, gpuCount: s.gpuCount, tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit,
+    vramRequest: Math.ceil(s.vramRequest), vramLimit: Math.ceil(s.vramLimit), ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}),
+  });
+}
+
+/** The share recorded on a pod, or undefined when it has none or it does not parse (never written by us). */
+export function shareOf(pod: K8sObject): ShareRequest | undefined {
+  const text = pod.metadata?.annotations?.[SHARE_ANNOTATION];
+  if (typeof text !== 'string') return undefined;
+  try {
+    const s = JSON.parse(text) as Record<string, unknown>;
+    if (typeof s.pool !== 'string' || !QOS.includes(s.qos as string) || !Number.isInteger(s.gpuCount) || (s.gpuCount as number) < 1) return undefined;
+    if (![s.tflopsRequest, s.tflopsLimit, s.vramRequest, s.vramLimit].every(positive)) return undefined;
+    if (s.gpuModel !== undefined && typeof s.gpuModel !== 'string') return undefined;
+    return s as unknown as ShareRequest;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The allocator request for a pod's share; the allocation id is the pod's UID. */
+export function allocationRequest(uid: string, s: ShareRequest): AllocationRequest {
+  return {
+    id: uid, pool: s.pool, qos: s.qos, gpuCount: s.gpuCount,
+    tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit, vramRequest: s.vramRequest, vramLimit: s.vramLimit,
+    ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}),
+  };
+}
