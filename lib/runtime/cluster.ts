@@ -136,6 +136,12 @@ export interface Cluster {
   mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status'): Promise<T>;
   /** Deletes; resolves false when the object was already gone. */
   delete(rt: ResourceType, ref: ObjectRef): Promise<boolean>;
+  /**
+   * Binds a pod to a node (POST `pods/<name>/binding`). The Binding's annotations reach the pod in
+   * the same atomic update that sets `spec.nodeName`; the API server refuses pods already bound, being
+   * deleted or scheduling-gated, and a `uid` that is not the pod's.
+   */
+  bind(ref: ObjectRef & { uid?: string }, node: string, annotations?: Record<string, string>): Promise<void>;
   /** Records a core/v1 Event about `involved`. Failures are swallowed: events are best effort. */
   recordEvent(involved: K8sObject, event: EventRecord): Promise<void>;
 }

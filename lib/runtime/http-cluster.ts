@@ -220,6 +220,12 @@ export class HttpCluster implements Cluster {
     return this.call<T>('PATCH', resourcePath(rt, ref.namespace, ref.name, subresource), { fieldManager: FIELD_MANAGER }, patch, 'application/merge-patch+json');
   }
 
+  async bind(ref: ObjectRef & { uid?: string }, node: string, annotations?: Record<string, string>): Promise<void> {
+    const metadata = { name: ref.name, namespace: ref.namespace, ...(ref.uid ? { uid: ref.uid } : {}), ...(annotations ? { annotations } : {}) };
+    await this.call('POST', resourcePath(RESOURCES.pods, ref.namespace, ref.name, 'binding'), {},
+      { apiVersion: 'v1', kind: 'Binding', metadata, target: { apiVersion: 'v1', kind: 'Node', name: node } });
+  }
+
   async delete(rt: ResourceType, ref: ObjectRef): Promise<boolean> {
     try {
       await this.call('DELETE', resourcePath(rt, ref.namespace, ref.name));

@@ -6,10 +6,14 @@
 import pino from 'pino';
 import { loadConnection } from './kubeconfig';
 import { ComponentFactory, readEnv, startRuntime } from './runtime';
+import { extenderComponent } from './extender/component';
 import { usageFromAllocations, webhookComponent } from './webhook';
 
-/** Components started next to the controller: the admission webhook, served by every replica. */
-export const COMPONENTS: ComponentFactory[] = [webhookComponent];
+/**
+ * Components started next to the controller, on every replica: the admission webhook and the
+ * scheduler extender that the kube-scheduler in the same pod calls.
+ */
+export const COMPONENTS: ComponentFactory[] = [webhookComponent, extenderComponent];
 
 /** Grace for endpoints to drop this pod before servers close (webhook callers keep using it briefly). */
 const SHUTDOWN_DRAIN_MS = 5_000;

@@ -30,6 +30,8 @@ export interface RuntimeEnv {
   metricsPort: number;
   /** WEBHOOK_PORT, for the admission webhook component. @default 9443 */
   webhookPort: number;
+  /** EXTENDER_PORT, for the scheduler extender on 127.0.0.1. @default 8888 */
+  extenderPort: number;
   /** LEADER_ELECTION_ID: the Lease name. @default 'tensor-fusion-controller' */
   leaderElectionId: string;
   /** TLS_SECRET_NAME: the webhook's CA and serving certificate. @default 'tensor-fusion-webhook-tls' */
@@ -71,6 +73,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
     logLevel,
     metricsPort: port(E.metricsPort, env[E.metricsPort], D.metricsPort, issues),
     webhookPort: port(E.webhookPort, env[E.webhookPort], D.webhookPort, issues),
+    extenderPort: port(E.extenderPort, env[E.extenderPort], D.extenderPort, issues),
     leaderElectionId: env[E.leaderElectionId] || D.leaderElectionId,
     tlsSecretName: env[E.tlsSecretName] || D.tlsSecretName,
     webhookConfigName: env[E.webhookConfigName] || D.webhookConfigName,

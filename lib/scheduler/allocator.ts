@@ -11,6 +11,7 @@ import {
   GpuUsage,
   NodeSpec,
   NodeUsage,
+  PlacementReason,
   PoolConfig,
   PoolUsage,
   RebuildResult,
@@ -36,6 +37,20 @@ interface Placed {
 }
 
 const scratch: Score = { primary: 0, secondary: 0 };
+
+/** What {@link Allocator.choose} says of a scheduler's feasible nodes. */
+export interface Choice {
+  /** The node the placement mode prefers among those that fit; undefined when none fits. */
+  readonly best?: string;
+  /** Every candidate that can take the request. */
+  readonly fitting: readonly string[];
+  /** Candidates that cannot, with why. */
+  readonly unfit: ReadonlyMap<string, readonly PlacementReason[]>;
+}
+
+function notInPool(node: string, pool: string): PlacementReason {
+  return { kind: 'NoNodesInPool', pool, message: `node ${JSON.stringify(node)} has no GPUs in pool ${JSON.stringify(pool)}` };
+}
 
 function byName<T extends { name: string }>(a: T, b: T): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
@@ -134,8 +149,11 @@ export class Allocator {
     return this.restoreAll(kept).skipped.map((s) => s.id);
   }
 
-  /** Places a request, or says why it cannot be placed. Throws a ValidationError on bad input. */
-  allocate(request: AllocationRequest): AllocateResult {
+  /**
+   * Places a request, or says why it cannot be placed. With `on`, only that node is considered (the
+   * node a scheduler chose). Throws a ValidationError on bad input.
+   */
+  allocate(request: AllocationRequest, on?: { node: string }): AllocateResult {
     throwIfInvalid(validateRequest(request), 'allocate');
     if (this.placed.has(request.id)) {
       throw new ValidationError([fieldIssue('request.id', request.id, 'an id not already allocated')], 'allocate');
@@ -146,7 +164,15 @@ export class Allocator {
     }
     const need = this.need(request, pool.mode);
     pool.observe(need);
-    const node = pool.best(need);
+    let node: NodeState | undefined;
+    if (on) {
+      const pinned = this.nodes.get(on.node);
+      if (!pinned || pinned.pool !== pool.name) return { ok: false, reasons: [notInPool(on.node, pool.name)] };
+      if (!evaluate(pinned, need, pool, scratch, null)) return { ok: false, reasons: explain(pool.name, [pinned], need, pool.oversell) };
+      node = pinned;
+    } else {
+      node = pool.best(need);
+    }
     if (!node) return { ok: false, reasons: pool.reasons(need) };
     evaluate(node, need, pool, scratch, this.pick);
     const gpus = this.pick.map((i) => node.gpus[i]);
@@ -165,6 +191,35 @@ export class Allocator {
     };
     this.apply(allocation, node, gpus, 1);
     return { ok: true, allocation };
+  }
+
+  /**
+   * Judges the nodes a scheduler found feasible for a request, without placing it: the one the pool's
+   * placement mode chooses among them, and for every other one why it cannot take the request
+   * (unknown or of another pool, or the per-node reasons). Throws a ValidationError on bad input.
+   */
+  choose(request: AllocationRequest, candidates: readonly string[]): Choice {
+    throwIfInvalid(validateRequest(request), 'choose');
+    const pool = this.pools.get(request.pool);
+    const need = this.need(request, pool?.mode ?? 'MinFragmentation');
+    const fitting: NodeState[] = [];
+    const unfit = new Map<string, readonly PlacementReason[]>();
+    for (const name of candidates) {
+      const node = this.nodes.get(name);
+      if (!pool || !node || node.pool !== pool.name) unfit.set(name, [notInPool(name, request.pool)]);
+      else if (evaluate(node, need, pool, scratch, null)) fitting.push(node);
+      else unfit.set(name, explain(pool.name, [node], need, pool.oversell));
+    }
+    const best = pool && fitting.length > 0 ? pool.bestOf(need, fitting)?.name : undefined;
+    return { best, fitting: fitting.map((n) => n.name), unfit };
+  }
+
+  /**
+   * Adds allocations that are running (even beyond capacity) without clearing the others; the same
+   * checks as {@link rebuild}.
+   */
+  restore(allocations: readonly Allocation[]): RebuildResult {
+    return this.restoreAll(allocations);
   }
 
   /** Frees an allocation. Returns false when the id is unknown (already released). */

@@ -36,6 +36,6 @@
  * pool keep their trees; the least recently used is rebuilt when it returns.
  */
 export { Allocator } from './allocator';
-export type { AllocatorOptions } from './allocator';
+export type { AllocatorOptions, Choice } from './allocator';
 export { DEFAULT_OVERSELL_RATIO, OVERSELL_MAX, OVERSELL_MIN } from './validate';
 export * from './types';

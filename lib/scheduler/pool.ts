@@ -171,11 +171,19 @@ export class PoolState implements PoolView {
     return entry.why.reasons(this.name);
   }
 
-  private scan(need: Need): NodeState | undefined {
+  /**
+   * The best of `nodes` (nodes of this pool) for `need`, by a full scan: for a scheduler's subset of
+   * feasible nodes, where the per-shape index over the whole pool does not apply.
+   */
+  bestOf(need: Need, nodes: readonly NodeState[]): NodeState | undefined {
+    return this.scan(need, nodes);
+  }
+
+  private scan(need: Need, nodes: readonly (NodeState | undefined)[] = this.slots): NodeState | undefined {
     let best: NodeState | undefined;
     let bp = 0;
     let bs = 0;
-    for (const node of this.slots) {
+    for (const node of nodes) {
       if (!node || !evaluate(node, need, this, score, null)) continue;
       const { primary: p, secondary: s } = score;
       if (!best || p > bp || (p === bp && (s > bs || (s === bs && (node.rank < best.rank || (node.rank === best.rank && node.slot < best.slot)))))) {

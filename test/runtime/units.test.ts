@@ -149,7 +149,7 @@ describe('capacity', () => {
 describe('readEnv', () => {
   test('defaults', () => {
     expect(readEnv({ POD_NAME: 'p', POD_NAMESPACE: 'tf' })).toEqual({
-      podName: 'p', namespace: 'tf', logLevel: 'info', metricsPort: 8080, webhookPort: 9443, leaderElectionId: 'tensor-fusion-controller',
+      podName: 'p', namespace: 'tf', logLevel: 'info', metricsPort: 8080, webhookPort: 9443, extenderPort: 8888, leaderElectionId: 'tensor-fusion-controller',
       tlsSecretName: 'tensor-fusion-webhook-tls', webhookConfigName: 'tensor-fusion-webhook', webhookServiceName: 'tensor-fusion-webhook',
       webhookExtraNames: [], certMode: 'self-managed', tlsDir: '/tls',
     });

@@ -1,0 +1,60 @@
+/**
+ * The scheduler extender as a runtime component (`COMPONENTS` in main.ts), on every replica: only the
+ * replica whose kube-scheduler holds the scheduler lease is called, so one allocator decides at a
+ * time. It reads the controller's informers and binds through the unfenced client (binding does not
+ * depend on the controller's own leadership).
+ */
+import { Counter, Histogram } from 'prom-client';
+import { CONTROLLER_PATHS } from '../../render/controller/env';
+import type { K8sObject } from '../cluster';
+import type { Informer } from '../informer';
+import type { Component } from '../ops-server';
+import type { RuntimeContext } from '../runtime';
+import { Extender } from './extender';
+import { ExtenderServer } from './server';
+import { PlacementState } from './state';
+
+export interface ExtenderComponent extends Component {
+  ready(): boolean;
+  /** The bound port (useful with port 0). */
+  port(): number;
+  readonly state: PlacementState;
+}
+
+export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
+  const c = ctx.controller;
+  const logger = ctx.logger.child({ component: 'extender' });
+  const pods = c.pods as unknown as Informer<K8sObject>;
+  const state = new PlacementState({ sources: { pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods } });
+  const extender = new Extender({ state, cluster: ctx.cluster, pods, logger });
+  const registers = [ctx.metrics.registry];
+  const calls = new Counter({ name: 'tf_extender_calls_total', help: 'Scheduler extender calls by verb and outcome.', labelNames: ['verb', 'outcome'] as const, registers });
+  const seconds = new Histogram({
+    name: 'tf_extender_call_duration_seconds', help: 'Time to answer one extender call.', labelNames: ['verb'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
+  });
+  const server = new ExtenderServer({
+    extender, prefix: CONTROLLER_PATHS.extender, port: ctx.env.extenderPort, logger,
+    observe: (verb, s, ok) => {
+      calls.inc({ verb, outcome: ok ? 'ok' : 'error' });
+      seconds.observe({ verb }, s);
+    },
+  });
+  let listening = false;
+  return {
+    name: 'extender',
+    state,
+    async start() {
+      await server.listen();
+      listening = true;
+      logger.info({ port: server.port }, 'scheduler extender serving');
+    },
+    async stop() {
+      listening = false;
+      await server.close();
+    },
+    // Answers need the GPU topology and the pods: only once the caches are synced.
+    ready: () => listening && [c.pools, c.gpuNodes, c.gpus, c.pods].every((i) => i.hasSynced()),
+    port: () => server.port,
+  };
+}

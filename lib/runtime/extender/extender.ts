@@ -1,0 +1,128 @@
+/**
+ * The scheduler extender's decisions. kube-scheduler has already applied every constraint of the pod
+ * (nodeName, selectors, affinity, taints, cordons, CPU and memory, topology spread) when it calls
+ * filter with the nodes that remain; we decide GPU fit and GPU choice:
+ *
+ * - filter narrows the nodes to the one the pool's placement mode chooses among them ("filter to
+ *   best"), so the scheduler's own scoring cannot trade placement quality away, and reserves the share
+ *   there for the bind to come; every node that cannot take the share gets a reason;
+ * - prioritize (only called when several nodes pass, which filter avoids) scores the chosen node 10;
+ * - bind chooses the GPUs and binds with the allocation in the Binding's annotations, so the record
+ *   reaches the pod in the same atomic update as `spec.nodeName`.
+ *
+ * After a pause (a restart, or this replica's scheduler just took the lease) the state is rebuilt from
+ * a fresh list of the pods before anything is answered.
+ */
+import type { Logger } from 'pino';
+import { ENABLED_LABEL } from '../../labels';
+import type { Cluster, K8sObject } from '../cluster';
+import type { Informer } from '../informer';
+import { RESOURCES } from '../resources';
+import { allocationRequest, shareOf } from '../share';
+import {
+  ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority, MAX_EXTENDER_PRIORITY, nodeNamesOf,
+} from './protocol';
+import { nodeReason } from './reasons';
+import { bindingAnnotations } from './record';
+import type { PlacementState } from './state';
+
+export interface ExtenderOptions {
+  state: PlacementState;
+  cluster: Pick<Cluster, 'bind' | 'list' | 'get'>;
+  /** The controller's pod cache, to find a pod's share at bind without a round trip. */
+  pods: Informer<K8sObject>;
+  logger?: Logger;
+  /** A call after this long without one first re-reads the pods. @default 5000 */
+  resyncAfterIdleMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+function result(nodes: string[], unresolvable: Record<string, string> = {}): ExtenderFilterResult {
+  return { Nodes: null, NodeNames: nodes, FailedNodes: {}, FailedAndUnresolvableNodes: unresolvable, Error: '' };
+}
+
+export class Extender {
+  private lastCall = -Infinity;
+  private resyncing?: Promise<void>;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: ExtenderOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Rebuilds the state from a consistent list of opted-in pods when the extender was idle. */
+  private async fresh(): Promise<void> {
+    const idle = this.now() - this.lastCall > (this.opts.resyncAfterIdleMs ?? 5_000);
+    this.lastCall = this.now();
+    if (idle && !this.resyncing) {
+      this.resyncing = (async () => {
+        const pods = await this.opts.cluster.list(RESOURCES.pods, { labelSelector: `${ENABLED_LABEL}=true` });
+        this.opts.state.resetFromPods(pods.items);
+        this.opts.logger?.info({ pods: pods.items.length, ...this.opts.state.stats() }, 'placement state rebuilt from pods');
+      })().finally(() => { this.resyncing = undefined; });
+    }
+    await this.resyncing;
+  }
+
+  async filter(args: ExtenderArgs): Promise<ExtenderFilterResult> {
+    await this.fresh();
+    const nodes = nodeNamesOf(args);
+    const pod = args.Pod;
+    const uid = pod?.metadata?.uid;
+    const share = pod && shareOf(pod);
+    // Not a GPU share (a pod of our scheduler that the webhook did not mark): every node will do.
+    if (!share || !uid) return result(nodes);
+    const { state } = this.opts;
+    state.cancel(uid);
+    const request = allocationRequest(uid, share);
+    const choice = state.choose(request, nodes);
+    const unfit: Record<string, string> = {};
+    for (const [node, reasons] of choice.unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
+    if (choice.best === undefined) return result([], unfit);
+    const reserved = state.reserve(request, choice.best);
+    if (!reserved.ok) return result([], { ...unfit, [choice.best]: nodeReason(reserved.reasons, share.gpuCount) });
+    return result([choice.best], unfit);
+  }
+
+  async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
+    await this.fresh();
+    const nodes = nodeNamesOf(args);
+    const uid = args.Pod?.metadata?.uid;
+    const share = args.Pod && shareOf(args.Pod);
+    const best = share && uid ? (this.opts.state.holding(uid)?.node ?? this.opts.state.choose(allocationRequest(uid, share), nodes).best) : undefined;
+    return nodes.map((n) => ({ Host: n, Score: n === best ? MAX_EXTENDER_PRIORITY : 0 }));
+  }
+
+  async bind(args: ExtenderBindingArgs): Promise<ExtenderBindingResult> {
+    await this.fresh();
+    const { state, cluster } = this.opts;
+    const ref = { namespace: args.PodNamespace, name: args.PodName, uid: args.PodUID };
+    let reserved = state.isReserved(args.PodUID) ? state.holding(args.PodUID) : undefined;
+    if (reserved && reserved.node !== args.Node) {
+      state.cancel(args.PodUID);
+      reserved = undefined;
+    }
+    try {
+      if (!reserved) {
+        // No reservation for this node (the extender restarted since filter): place on the scheduler's node now.
+        const pod = this.opts.pods.get(`${ref.namespace}/${ref.name}`) ?? await cluster.get(RESOURCES.pods, ref);
+        const share = pod && pod.metadata.uid === ref.uid ? shareOf(pod) : undefined;
+        if (!share) {
+          await cluster.bind(ref, args.Node);
+          return { Error: '' };
+        }
+        const r = state.reserve(allocationRequest(ref.uid, share), args.Node);
+        if (!r.ok) return { Error: `GPU share does not fit on node ${args.Node}: ${nodeReason(r.reasons, share.gpuCount)}` };
+        reserved = r.allocation;
+      }
+      await cluster.bind(ref, args.Node, bindingAnnotations(reserved, state.devices()));
+      state.commit(ref.uid);
+      return { Error: '' };
+    } catch (err) {
+      state.cancel(ref.uid);
+      this.opts.logger?.warn({ pod: `${ref.namespace}/${ref.name}`, node: args.Node, err: String(err) }, 'bind failed');
+      return { Error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The allocation as the pod records it: written at bind, in the Binding's annotations (so it reaches
+ * the pod atomically with `spec.nodeName`), read back after a restart or failover. The record names
+ * the pod UID: a pod created from a copy of another's YAML carries a record with a foreign id, which
+ * holds nothing.
+ */
+import { ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS } from '../../labels';
+import type { Allocation } from '../../scheduler';
+import type { K8sObject } from '../cluster';
+import { mpsMemoryLimit, mpsThreadPercentage } from '../webhook/env';
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The allocation a pod holds: its record, when it parses and names this pod's UID. */
+export function allocationOf(pod: K8sObject): Allocation | undefined {
+  const text = pod.metadata?.annotations?.[ALLOCATION_ANNOTATION];
+  const uid = pod.metadata?.uid;
+  if (typeof text !== 'string' || !uid) return undefined;
+  try {
+    const a = JSON.parse(text) as unknown;
+    if (!isObject(a) || a.id !== uid || typeof a.pool !== 'string' || typeof a.node !== 'string' || !Array.isArray(a.gpuIds)) return undefined;
+    return a as unknown as Allocation;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pods in a terminal phase hold nothing; a terminating pod still runs, so it keeps its share. */
+export function isTerminal(pod: K8sObject): boolean {
+  const phase = (pod.status as { phase?: string } | undefined)?.phase;
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+/** What the devices are called inside the pod, and the smallest GPU's TFLOPS, per GPU object name. */
+export interface DeviceInfo {
+  device: string;
+  tflops: number;
+}
+
+/**
+ * The annotations a Binding carries: the record, the GPU object names, and the values the
+ * containers' downward-API variables read (NVIDIA_VISIBLE_DEVICES, the MPS limits, the allocation id).
+ */
+export function bindingAnnotations(a: Allocation, devices: ReadonlyMap<string, DeviceInfo>): Record<string, string> {
+  const infos = a.gpuIds.map((id) => devices.get(id));
+  const smallest = Math.min(...infos.map((d) => d?.tflops ?? Infinity));
+  return {
+    [ALLOCATION_ANNOTATION]: JSON.stringify(a),
+    [GPU_IDS_ANNOTATION]: a.gpuIds.join(','),
+    [PLACEMENT_ANNOTATIONS.allocationId]: a.id,
+    [PLACEMENT_ANNOTATIONS.visibleDevices]: a.gpuIds.map((id, i) => infos[i]?.device ?? id).join(','),
+    [PLACEMENT_ANNOTATIONS.mpsMemoryLimit]: mpsMemoryLimit(a.gpuIds.length, a.vramLimit),
+    [PLACEMENT_ANNOTATIONS.mpsThreadPercentage]: mpsThreadPercentage(a.tflopsLimit, Number.isFinite(smallest) ? smallest : 0),
+  };
+}

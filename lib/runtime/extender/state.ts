@@ -1,0 +1,184 @@
+/**
+ * The extender's picture of GPU usage: an {@link Allocator} over the pools' GPUs (from the GPU, GPUNode
+ * and GPUPool objects the controller keeps) holding every share that pods record, plus the shares
+ * reserved at filter time for pods whose bind is still to come (keyed by pod UID).
+ *
+ * The pods are the durable record. A share is released only when its pod is deleted (a watch event or
+ * an authoritative relist) or reaches a terminal phase; a terminating pod keeps its share, as
+ * kube-scheduler counts it until it is gone. Nothing is released on a timer except reservations whose
+ * bind never came.
+ */
+import type { GPU, GPUNode, GPUPool } from '../../api';
+import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig } from '../../scheduler';
+import type { K8sObject } from '../cluster';
+import type { Informer } from '../informer';
+import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
+import { allocationOf, DeviceInfo, isTerminal } from './record';
+
+export interface PlacementSources {
+  pools: Informer<GPUPool & K8sObject>;
+  gpuNodes: Informer<GPUNode & K8sObject>;
+  gpus: Informer<GPU & K8sObject>;
+  /** Pods with their tensor-fusion.ai annotations, uid, phase and node (the controller's slim cache). */
+  pods: Informer<K8sObject>;
+}
+
+export interface PlacementStateOptions {
+  sources: PlacementSources;
+  /** How long a filter-time reservation waits for its bind. @default 60000 */
+  reservationTtlMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/** The allocator settings a GPUPool asks for. */
+export function poolConfig(pool: GPUPool | undefined): PoolConfig {
+  const spec = pool?.spec;
+  const ratio = spec?.capacityConfig?.oversubscription?.tflopsOversellRatio;
+  const mode = spec?.placement?.mode;
+  return { ...(ratio !== undefined ? { tflopsOversellRatio: ratio } : {}), ...(mode !== undefined ? { placementMode: mode } : {}) };
+}
+
+export class PlacementState {
+  private allocator?: Allocator;
+  private gpuInfos?: Map<string, GpuInfo>;
+  /** Shares recorded on live pods, by pod UID. */
+  private readonly held = new Map<string, Allocation>();
+  /** Shares reserved by filter for a bind to come, by pod UID. */
+  private readonly reserved = new Map<string, { allocation: Allocation; at: number }>();
+  private readonly now: () => number;
+  private readonly ttl: number;
+
+  constructor(private readonly opts: PlacementStateOptions) {
+    this.now = opts.now ?? Date.now;
+    this.ttl = opts.reservationTtlMs ?? 60_000;
+    const s = opts.sources;
+    const topologyChanged = () => {
+      this.allocator = undefined;
+      this.gpuInfos = undefined;
+    };
+    for (const inf of [s.pools, s.gpuNodes, s.gpus] as Informer<K8sObject>[]) inf.on({ add: topologyChanged, update: topologyChanged, delete: topologyChanged });
+    s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
+  }
+
+  /** Replaces what the pods say with an authoritative list (a consistent LIST after a failover). */
+  resetFromPods(pods: readonly K8sObject[]): void {
+    this.held.clear();
+    for (const p of pods) {
+      const a = !isTerminal(p) ? allocationOf(p) : undefined;
+      if (a) {
+        this.held.set(a.id, a);
+        this.reserved.delete(a.id);
+      }
+    }
+    this.allocator = undefined;
+  }
+
+  /** Builds from the caches as they are now; used before the first answer. */
+  resetFromCaches(): void {
+    this.resetFromPods(this.opts.sources.pods.list());
+  }
+
+  private observe(pod: K8sObject): void {
+    const uid = pod.metadata.uid;
+    if (!uid) return;
+    if (isTerminal(pod)) return void this.release(uid);
+    const a = allocationOf(pod);
+    if (!a || this.held.has(uid)) return;
+    // The record arrived (our own bind, or another replica's before a failover): it replaces any reservation.
+    const r = this.reserved.get(uid);
+    this.reserved.delete(uid);
+    this.held.set(uid, a);
+    if (this.allocator) {
+      if (r) this.allocator.release(uid);
+      this.allocator.restore([a]);
+    }
+  }
+
+  /** Frees the share of a pod that is gone. */
+  release(uid: string | undefined): void {
+    if (!uid) return;
+    const held = this.held.delete(uid);
+    const reserved = this.reserved.delete(uid);
+    if (held || reserved) this.allocator?.release(uid);
+  }
+
+  /** The allocator with current topology and usage (rebuilt after a topology change). */
+  current(): Allocator {
+    this.expireReservations();
+    if (!this.allocator) this.allocator = this.build();
+    return this.allocator;
+  }
+
+  private build(): Allocator {
+    const s = this.opts.sources;
+    const pools = s.pools.list();
+    const allocator = new Allocator({ pools: Object.fromEntries(pools.map((p) => [p.metadata.name as string, poolConfig(p)])) });
+    const owners = nodePools(s.gpuNodes.list());
+    const infos = this.gpus();
+    for (const p of pools) {
+      for (const spec of poolNodeSpecs(p.metadata.name as string, infos.values(), owners)) allocator.addNode(spec);
+    }
+    allocator.restore([...this.held.values(), ...[...this.reserved.values()].map((r) => r.allocation)]);
+    return allocator;
+  }
+
+  private expireReservations(): void {
+    const cutoff = this.now() - this.ttl;
+    for (const [uid, r] of this.reserved) {
+      if (r.at >= cutoff) continue;
+      this.reserved.delete(uid);
+      this.allocator?.release(uid);
+    }
+  }
+
+  /** GPU objects usable for placement, by name. */
+  gpus(): Map<string, GpuInfo> {
+    this.gpuInfos ??= new Map([...this.opts.sources.gpus.list()].map((g) => gpuInfo(g)).filter((g): g is GpuInfo => !!g).map((g) => [g.name, g]));
+    return this.gpuInfos;
+  }
+
+  /** Device names and TFLOPS of the GPUs, for the binding annotations. */
+  devices(): Map<string, DeviceInfo> {
+    return new Map([...this.gpus()].map(([name, g]) => [name, { device: g.device, tflops: g.tflops }]));
+  }
+
+  /** The share a pod holds or has reserved. */
+  holding(uid: string): Allocation | undefined {
+    return this.held.get(uid) ?? this.reserved.get(uid)?.allocation;
+  }
+
+  isReserved(uid: string): boolean {
+    return this.reserved.has(uid);
+  }
+
+  choose(request: AllocationRequest, nodes: readonly string[]): Choice {
+    return this.current().choose(request, nodes);
+  }
+
+  /** Reserves a share on `node` for a bind to come; a previous reservation of the same pod is dropped first. */
+  reserve(request: AllocationRequest, node: string): AllocateResult {
+    this.cancel(request.id);
+    const r = this.current().allocate(request, { node });
+    if (r.ok) this.reserved.set(request.id, { allocation: r.allocation, at: this.now() });
+    return r;
+  }
+
+  /** The bind succeeded: the share is the pod's (its record arrives through the watch later). */
+  commit(uid: string): void {
+    const r = this.reserved.get(uid);
+    if (!r) return;
+    this.reserved.delete(uid);
+    this.held.set(uid, r.allocation);
+  }
+
+  /** Drops a reservation (bind failed, or the pod is filtered again). */
+  cancel(uid: string): void {
+    if (this.reserved.delete(uid)) this.allocator?.release(uid);
+  }
+
+  /** Counts for metrics and benchmarks. */
+  stats(): { held: number; reserved: number } {
+    return { held: this.held.size, reserved: this.reserved.size };
+  }
+}
