@@ -322,6 +322,9 @@ export class ApiServerDouble {
 
   private dispatch(method: string, route: Route, query: Record<string, string>, body: string, contentType: string): { code: number; body: unknown } {
     const { rt, namespace, name, subresource } = route;
+    if (subresource === 'binding' && rt.plural === 'pods' && method === 'POST') {
+      return { code: 201, body: this.bindPod(namespace as string, this.required(name), this.parseJson(body)) };
+    }
     if (subresource && subresource !== 'status') throw new HttpError(404, 'NotFound', `subresource ${subresource} not supported`);
     if (subresource === 'status' && !rt.statusSubresource) throw new HttpError(404, 'NotFound', `${rt.plural} has no status subresource`);
     if (rt.namespaced && name !== undefined && !namespace) throw new HttpError(404, 'NotFound', 'namespace required');
@@ -456,6 +459,30 @@ export class ApiServerDouble {
       return prev; // no-op writes do not bump the resourceVersion, as on a real server
     }
     return this.store.commit(this.resKey(rt), key, 'MODIFIED', stamped);
+  }
+
+  /**
+   * POST pods/<name>/binding, as BindingREST does: sets spec.nodeName, merges the Binding's
+   * annotations and the PodScheduled condition in one update; refuses a wrong uid, a bound or a
+   * terminating pod with the real server's messages.
+   */
+  private bindPod(namespace: string, name: string, binding: Obj): Obj {
+    const rt = RESOURCES.pods;
+    const prev = this.read(rt, namespace, name);
+    const uid = binding.metadata?.uid;
+    if (uid && uid !== prev.metadata.uid) {
+      throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on pods "${name}": StorageError: invalid object, Code: 4, Key: /registry/pods/${namespace}/${name}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${prev.metadata.uid}`);
+    }
+    const refuse = (why: string) => new HttpError(409, 'Conflict', `Operation cannot be fulfilled on pods/binding "${name}": ${why}`);
+    if (prev.metadata.deletionTimestamp) throw refuse(`pod ${name} is being deleted, cannot be assigned to a host`);
+    if (prev.spec?.nodeName) throw refuse(`pod ${name} is already assigned to node "${prev.spec.nodeName}"`);
+    const next = deepClone(prev);
+    next.spec.nodeName = binding.target?.name;
+    if (binding.metadata?.annotations) next.metadata.annotations = { ...next.metadata.annotations, ...binding.metadata.annotations };
+    const conditions = (next.status?.conditions ?? []).filter((c: { type: string }) => c.type !== 'PodScheduled');
+    next.status = { ...next.status, conditions: [...conditions, { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: new Date().toISOString() }] };
+    this.commitUpdate(rt, prev, next);
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
   }
 
   private update(rt: ResourceType, namespace: string | undefined, name: string, obj: Obj, subresource: string | undefined, query: Record<string, string>): Obj {

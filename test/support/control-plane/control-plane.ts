@@ -286,9 +286,13 @@ export class ControlPlane {
     await waitFor('kube-controller-manager /healthz', () => httpOk(`https://127.0.0.1:${port}/healthz`, new https.Agent({ rejectUnauthorized: false })), START_TIMEOUT_MS, 100, p);
   }
 
-  private async startScheduler(cfg: SchedulerConfig): Promise<void> {
+  /**
+   * Starts a kube-scheduler with `cfg` (more than one may run, e.g. one per controller replica with
+   * leader election on); it is stopped with the control plane, or earlier by the caller.
+   */
+  async startScheduler(cfg: SchedulerConfig, name = 'kube-scheduler'): Promise<ManagedProcess> {
     const port = await freePort();
-    const config = this.file('scheduler.yaml', stringify({
+    const config = this.file(`${name}.yaml`, stringify({
       apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration',
       clientConnection: { kubeconfig: this.kubeconfig, qps: 1000, burst: 2000 },
       leaderElection: cfg.leaderElection ?? { leaderElect: false },
@@ -296,12 +300,13 @@ export class ControlPlane {
       ...(cfg.profiles ? { profiles: cfg.profiles } : {}),
       ...(cfg.extenders ? { extenders: cfg.extenders } : {}),
     }));
-    const p = startProcess('kube-scheduler', binaryPath('kube-scheduler'), [
+    const p = startProcess(name, binaryPath('kube-scheduler'), [
       `--config=${config}`, '--bind-address=127.0.0.1', `--secure-port=${port}`,
       `--authentication-kubeconfig=${this.kubeconfig}`, `--authorization-kubeconfig=${this.kubeconfig}`,
-    ], this.log('kube-scheduler'));
+    ], this.log(name));
     this.others.push(p);
-    await waitFor('kube-scheduler /healthz', () => httpOk(`https://127.0.0.1:${port}/healthz`, new https.Agent({ rejectUnauthorized: false })), START_TIMEOUT_MS, 100, p);
+    await waitFor(`${name} /healthz`, () => httpOk(`https://127.0.0.1:${port}/healthz`, new https.Agent({ rejectUnauthorized: false })), START_TIMEOUT_MS, 100, p);
+    return p;
   }
 
   private async startKwok(): Promise<void> {

@@ -24,6 +24,8 @@ export interface ControllerReplica {
   readonly name: string;
   readonly metricsPort: number;
   readonly webhookPort: number;
+  /** The scheduler extender's port (plain HTTP on 127.0.0.1). */
+  readonly extenderPort: number;
   readonly process: ManagedProcess;
   /** GET /readyz is 200. */
   ready(): Promise<boolean>;
@@ -61,6 +63,7 @@ export async function startReplica(cp: ControlPlane, o: ReplicaOptions): Promise
   const E = CONTROLLER_ENV;
   const metricsPort = await freePort();
   const webhookPort = o.webhookPort ?? await freePort();
+  const extenderPort = await freePort();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     KUBECONFIG: cp.writeKubeconfig(o.user),
@@ -69,12 +72,13 @@ export async function startReplica(cp: ControlPlane, o: ReplicaOptions): Promise
     [E.logLevel]: 'info',
     [E.metricsPort]: String(metricsPort),
     [E.webhookPort]: String(webhookPort),
+    [E.extenderPort]: String(extenderPort),
     [E.webhookExtraNames]: '127.0.0.1',
     ...o.env,
   };
   const proc = startProcess(`controller ${o.name}`, process.execPath, [BUNDLE], path.join(cp.dir, `controller-${o.name}.log`), env);
   const replica: ControllerReplica = {
-    name: o.name, metricsPort, webhookPort, process: proc,
+    name: o.name, metricsPort, webhookPort, extenderPort, process: proc,
     ready: async () => (await get(metricsPort, CONTROLLER_PATHS.readyz).catch(() => ({ status: 0 }))).status === 200,
     metrics: async () => (await get(metricsPort, CONTROLLER_PATHS.metrics)).body,
   };

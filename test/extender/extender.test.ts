@@ -1,0 +1,200 @@
+/**
+ * The scheduler extender's filter, prioritize and bind against the API-server double: placement among
+ * the scheduler's feasible nodes, typed reasons, reservations between filter and bind, the record in
+ * the Binding, and what releases a share (a deleted or finished pod) and what does not (a terminating
+ * pod, a copied record, a stalled watch).
+ */
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/labels';
+import type { K8sObject } from '../../lib/runtime/cluster';
+import { Informer } from '../../lib/runtime/informer';
+import { RESOURCES } from '../../lib/runtime/resources';
+import { Extender } from '../../lib/runtime/extender/extender';
+import type { ExtenderArgs } from '../../lib/runtime/extender/protocol';
+import { PlacementState } from '../../lib/runtime/extender/state';
+import { encodeShare, ShareRequest } from '../../lib/runtime/share';
+import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
+import { eventually } from '../runtime/fixtures';
+import { GiB, seedPool } from '../webhook/fixtures';
+
+const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: 60 * GiB, vramLimit: 60 * GiB };
+const NODES = ['p-node-0', 'p-node-1'];
+
+let api: ApiServerDouble;
+let informers: Informer<K8sObject>[];
+let state: PlacementState;
+let extender: Extender;
+
+function podObj(name: string, share: ShareRequest | null = SHARE, extra: Record<string, unknown> = {}): K8sObject {
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, namespace: 'default', labels: { [ENABLED_LABEL]: 'true' }, annotations: share ? { [SHARE_ANNOTATION]: encodeShare(share) } : {} },
+    spec: { containers: [{ name: 'main', image: 'x' }] },
+    ...extra,
+  };
+}
+
+/** Creates the pod in the double and returns it with its uid. */
+function put(pod: K8sObject): K8sObject {
+  return api.put('pods', pod) as K8sObject;
+}
+
+function args(pod: K8sObject, nodes = NODES): ExtenderArgs {
+  return { Pod: pod, NodeNames: nodes, Nodes: null };
+}
+
+async function place(name: string, share?: ShareRequest, nodes = NODES): Promise<{ pod: K8sObject; node?: string }> {
+  const pod = put(podObj(name, share));
+  const f = await extender.filter(args(pod, nodes));
+  if (f.NodeNames.length !== 1) return { pod };
+  const b = await extender.bind({ PodName: name, PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: f.NodeNames[0] });
+  expect(b.Error).toBe('');
+  return { pod, node: f.NodeNames[0] };
+}
+
+beforeEach(async () => {
+  api = await startApiServer({ bookmarkIntervalMs: 60_000 });
+  seedPool(api, { name: 'p', nodes: 2, gpusPerNode: 1, vram: 80 * GiB, tflops: 100 });
+  seedPool(api, { name: 'other', nodes: 1, gpusPerNode: 1 });
+  const cluster = clusterFor(api, 'extender');
+  const inf = (rt: (typeof RESOURCES)[keyof typeof RESOURCES]) => new Informer<K8sObject>(cluster, rt, { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500 });
+  const [pools, gpuNodes, gpus, pods] = [inf(RESOURCES.gpupools), inf(RESOURCES.gpunodes), inf(RESOURCES.gpus), inf(RESOURCES.pods)];
+  informers = [pools, gpuNodes, gpus, pods];
+  for (const i of informers) i.start();
+  await Promise.all(informers.map((i) => i.waitForSync()));
+  state = new PlacementState({ sources: { pools, gpuNodes, gpus, pods } as never });
+  extender = new Extender({ state, cluster, pods });
+});
+
+afterEach(async () => {
+  await Promise.all(informers.map((i) => i.stop()));
+  await api.stop();
+});
+
+describe('filter', () => {
+  test('a pod without a share passes every node', async () => {
+    const f = await extender.filter(args(put(podObj('plain', null))));
+    expect(f).toEqual({ Nodes: null, NodeNames: NODES, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+  });
+
+  test('narrows to the node the placement mode chooses and reserves the share there', async () => {
+    const first = await extender.filter(args(put(podObj('a'))));
+    expect(first.NodeNames).toHaveLength(1);
+    // The reservation counts before any bind: the second pod goes to the other node.
+    const second = await extender.filter(args(put(podObj('b'))));
+    expect(second.NodeNames).toHaveLength(1);
+    expect(second.NodeNames[0]).not.toBe(first.NodeNames[0]);
+  });
+
+  test('nodes that cannot take the share get a typed reason, unresolvable by preemption', async () => {
+    await place('a');
+    await place('b');
+    const f = await extender.filter(args(put(podObj('c')), [...NODES, 'other-node-0', 'plain-node']));
+    expect(f.NodeNames).toEqual([]);
+    expect(f.FailedAndUnresolvableNodes).toEqual({
+      'p-node-0': 'not enough free VRAM on any GPU',
+      'p-node-1': 'not enough free VRAM on any GPU',
+      'other-node-0': 'no GPUs of pool "p"',
+      'plain-node': 'no GPUs of pool "p"',
+    });
+  });
+
+  test('a GPU model the pool lacks, and more GPUs than a node has, say so', async () => {
+    const model = await extender.filter(args(put(podObj('m', { ...SHARE, gpuModel: 'H100' }))));
+    expect(model.FailedAndUnresolvableNodes['p-node-0']).toBe('no H100 GPU');
+    const many = await extender.filter(args(put(podObj('k', { ...SHARE, gpuCount: 2 }))));
+    expect(many.FailedAndUnresolvableNodes['p-node-0']).toBe('fewer than 2 GPUs with room for the share');
+  });
+
+  test('filtering the same pod again moves its reservation instead of holding two', async () => {
+    const pod = put(podObj('again'));
+    await extender.filter(args(pod));
+    await extender.filter(args(pod));
+    expect(state.stats()).toEqual({ held: 0, reserved: 1 });
+  });
+});
+
+describe('prioritize', () => {
+  test('scores the chosen node 10 and the others 0', async () => {
+    const pod = put(podObj('p1'));
+    const f = await extender.filter(args(pod));
+    const scores = await extender.prioritize(args(pod));
+    expect(scores).toEqual(NODES.map((n) => ({ Host: n, Score: n === f.NodeNames[0] ? 10 : 0 })));
+  });
+});
+
+describe('bind', () => {
+  test('binds with the allocation, keyed by pod UID, and the downward-API values in the Binding', async () => {
+    const { pod, node } = await place('bound');
+    const live = api.getObject('pods', 'bound', 'default')!;
+    expect(live.spec.nodeName).toBe(node);
+    const ann = live.metadata.annotations;
+    const a = JSON.parse(ann[ALLOCATION_ANNOTATION]);
+    expect(a).toMatchObject({ id: pod.metadata.uid, pool: 'p', node, tflopsRequest: 10, tflopsLimit: 20, vramRequest: 60 * GiB });
+    expect(ann[GPU_IDS_ANNOTATION]).toBe(`${node}-gpu-0`);
+    expect(ann[PLACEMENT_ANNOTATIONS.allocationId]).toBe(pod.metadata.uid);
+    expect(ann[PLACEMENT_ANNOTATIONS.visibleDevices]).toMatch(/^GPU-p-\d-0$/);
+    expect(ann[PLACEMENT_ANNOTATIONS.mpsMemoryLimit]).toBe('0=61440M');
+    expect(ann[PLACEMENT_ANNOTATIONS.mpsThreadPercentage]).toBe('20');
+  });
+
+  test('a bind for another node than filter chose places the share on that node', async () => {
+    const pod = put(podObj('moved'));
+    const f = await extender.filter(args(pod));
+    const other = NODES.find((n) => n !== f.NodeNames[0])!;
+    expect((await extender.bind({ PodName: 'moved', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: other })).Error).toBe('');
+    expect(JSON.parse(api.getObject('pods', 'moved', 'default')!.metadata.annotations[ALLOCATION_ANNOTATION]).node).toBe(other);
+    expect(state.stats()).toEqual({ held: 1, reserved: 0 });
+  });
+
+  test('a failed bind (the pod is gone) drops the reservation and reports the API error', async () => {
+    const pod = put(podObj('gone'));
+    const f = await extender.filter(args(pod));
+    api.remove('pods', 'gone', 'default');
+    const b = await extender.bind({ PodName: 'gone', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: f.NodeNames[0] });
+    expect(b.Error).toMatch(/404|not found/i);
+    expect(state.stats().reserved).toBe(0);
+  });
+});
+
+describe('what releases a share', () => {
+  test('a deleted pod releases it; a terminating one keeps it; a finished one releases it', async () => {
+    await place('a');
+    await place('b');
+    const full = async () => (await extender.filter(args(put(podObj(`probe-${Math.random().toString(36).slice(2, 8)}`))))).NodeNames.length === 0;
+    expect(await full()).toBe(true);
+    // Terminating: deletionTimestamp set, still there.
+    const a = api.getObject('pods', 'a', 'default')!;
+    api.put('pods', { ...a, metadata: { ...a.metadata, deletionTimestamp: new Date().toISOString() } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await full()).toBe(true);
+    // Succeeded: released.
+    const b = api.getObject('pods', 'b', 'default')!;
+    api.put('pods', { ...b, status: { phase: 'Succeeded' } });
+    await eventually(async () => expect(state.holding(b.metadata.uid)).toBeUndefined());
+    // Gone: released.
+    api.remove('pods', 'a', 'default');
+    await eventually(async () => expect(state.holding(a.metadata.uid)).toBeUndefined());
+  });
+
+  test('a record copied from another pod holds nothing', async () => {
+    const { pod } = await place('original');
+    const record = api.getObject('pods', 'original', 'default')!.metadata.annotations;
+    const copy = put({ ...podObj('copy'), metadata: { ...podObj('copy').metadata, annotations: { ...record } } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(state.holding(copy.metadata.uid!)).toBeUndefined();
+    expect(state.holding(pod.metadata.uid!)).toBeDefined();
+  });
+
+  test('a stalled pod watch releases nothing; after a pause the state is rebuilt from a fresh list', async () => {
+    const { pod } = await place('kept');
+    expect(api.stallWatches('pods')).toBeGreaterThan(0);
+    api.remove('pods', 'kept', 'default');
+    await new Promise((r) => setTimeout(r, 500));
+    // The stalled cache still shows the pod, and nothing releases its share on a timer.
+    expect(state.holding(pod.metadata.uid!)).toBeDefined();
+    // A call after an idle pause re-lists: the deleted pod's share is gone.
+    const idle = new Extender({ state, cluster: clusterFor(api), pods: informers[3], resyncAfterIdleMs: 0 });
+    await idle.filter(args(put(podObj('next'))));
+    expect(state.holding(pod.metadata.uid!)).toBeUndefined();
+  });
+});
