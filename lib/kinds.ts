@@ -3,7 +3,8 @@ import { API_VERSION } from './labels';
 /** Kinds that live outside namespaces; their objects never carry `metadata.namespace`. */
 export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
   'Namespace', 'Node', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition',
-  'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'PriorityClass', 'StorageClass',
+  'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding', 'PriorityClass', 'StorageClass',
   'PersistentVolume', 'ClusterIssuer',
 ]);
 

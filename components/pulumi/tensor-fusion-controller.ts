@@ -7,9 +7,10 @@ import { registerObjects } from './register';
 export type TensorFusionControllerArgs = TensorFusionControllerProps;
 
 /**
- * The runtime controller, installed completely and securely: namespace, CRDs, least-privilege RBAC,
- * a hardened Deployment with its PodDisruptionBudget, Services, NetworkPolicy, the mutating webhook
- * and its certificate. The controller code is the bundle shipped in this package (run on the
+ * The runtime controller, installed completely and securely: namespace, CRDs, QoS PriorityClasses,
+ * least-privilege RBAC, a hardened Deployment (controller and kube-scheduler containers) with its
+ * PodDisruptionBudget, Services, NetworkPolicy, the pod integrity admission policy, the mutating
+ * webhook and its certificate. The controller code is the bundle shipped in this package (run on the
  * official Node.js image) unless `image` names a prebuilt one, so `pulumi up` needs no registry.
  *
  * @example

@@ -50,6 +50,21 @@ describe('TensorFusionController components', () => {
     expect(new Cdk8sController(new Chart(Testing.app(), 'm'), 'c', { metrics: false }).metricsServiceName).toBeUndefined();
   });
 
+  it('take schedulerVersion in both frameworks and run that kube-scheduler', async () => {
+    const image = (objects: readonly KubeObject[]) => ((find(objects, 'Deployment') as Json).spec.template.spec.containers as Json[]).find((c) => c.name === 'scheduler').image;
+    const cdk8s = synthChart((chart) => new Cdk8sController(chart, 'controller', { schedulerVersion: 'v1.35.2' }));
+    const pulumi = objectsOf(await capture(() => void new PulumiController('version', { schedulerVersion: 'v1.35.2' }))) as unknown as KubeObject[];
+    expect(image(cdk8s)).toBe('registry.k8s.io/kube-scheduler:v1.35.2');
+    expect(image(pulumi)).toBe(image(cdk8s));
+  });
+
+  it('keep the cluster-scoped policy and PriorityClasses out of the chart namespace', () => {
+    const objects = synthChart((chart) => new Cdk8sController(chart, 'controller', {}), { namespace: 'chart-ns' });
+    const scoped = objects.filter((o) => ['PriorityClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind));
+    expect(scoped).toHaveLength(6);
+    for (const o of scoped) expect(o.metadata.namespace).toBeUndefined();
+  });
+
   it('registers every Pulumi child under the component, the Namespace and CRDs first', async () => {
     const captured = await capture(() => void new PulumiController('order', {}));
     const kinds = captured.map((r) => (r.inputs as { kind: string }).kind);
@@ -86,7 +101,7 @@ describe('TensorFusionController components', () => {
 describe('shipped bundle', () => {
   it('fits the 1 MiB ConfigMap limit', () => {
     const bundle = loadControllerBundle();
-    const [configMap] = synthChart((chart) => new Cdk8sController(chart, 'controller', {})).filter((o) => o.kind === 'ConfigMap') as Json[];
+    const configMap = find(synthChart((chart) => new Cdk8sController(chart, 'controller', {})), 'ConfigMap', 'tensor-fusion-controller-bundle') as Json;
     const decoded = Buffer.from(configMap.binaryData[BUNDLE_KEY], 'base64');
     expect(decoded.length).toBe(bundle.gzippedSize);
     // The API server counts key length plus decoded bytes of data and binaryData against 1 MiB.

@@ -23,7 +23,14 @@ export function podSpec(objects: readonly KubeObject[]): Json {
   return (find(objects, 'Deployment') as Json).spec.template.spec;
 }
 
-/** Prop sets that cover every branch of the render: both certificate modes, both ways of shipping, metrics off. */
+/** A container of the controller pod by name (`controller`, `scheduler`). */
+export function container(objects: readonly KubeObject[], name: string): Json {
+  const found = (podSpec(objects).containers as Json[]).filter((c) => c.name === name);
+  if (found.length !== 1) throw new Error(`expected one container ${name}, found ${found.length}`);
+  return found[0];
+}
+
+/** Prop sets that cover every branch of the render: both certificate modes, both ways of shipping, metrics off, every prop set. */
 export const MODES = {
   defaults: {},
   certManager: { certificateMode: 'cert-manager', serviceMonitor: true, failurePolicy: 'Ignore' },
@@ -32,5 +39,6 @@ export const MODES = {
     replicas: 3, logLevel: 'debug', nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
     tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' }],
     resources: { requests: { cpu: '200m' }, limits: { memory: '1Gi' } },
+    schedulerVersion: 'v1.35.2',
   },
 } as const;

@@ -27,7 +27,13 @@ describe('TensorFusionController props', () => {
       image: undefined,
       nodeImage: 'node:20-alpine',
       installCrds: true,
+      schedulerVersion: 'v1.36.3',
     });
+  });
+
+  it('accepts release and pre-release tags as schedulerVersion', () => {
+    expect(resolveControllerProps({ schedulerVersion: 'v1.35.2' }).schedulerVersion).toBe('v1.35.2');
+    expect(resolveControllerProps({ schedulerVersion: 'v1.37.0-rc.1' }).schedulerVersion).toBe('v1.37.0-rc.1');
   });
 
   it('replaces each resource quantity on its own', () => {
@@ -59,6 +65,8 @@ describe('TensorFusionController props', () => {
     ['image', { image: 'my image' }, 'image: got "my image", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0'],
     ['nodeImage', { nodeImage: '' }, 'nodeImage: got "", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0'],
     ['installCrds', { installCrds: 'no' }, 'installCrds: got "no", expected true or false'],
+    ['schedulerVersion', { schedulerVersion: '1.36.3' }, 'schedulerVersion: got "1.36.3", expected a Kubernetes release tag such as v1.36.3'],
+    ['schedulerVersion image', { schedulerVersion: 'registry.k8s.io/kube-scheduler:v1.36.3' }, 'schedulerVersion: got "registry.k8s.io/kube-scheduler:v1.36.3", expected a Kubernetes release tag such as v1.36.3'],
   ])('rejects a bad %s with a message naming field, value and what is allowed', (_, props, expected) => {
     expect(message(props)).toBe(`TensorFusionController: ${expected}`);
   });

@@ -4,12 +4,14 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { gunzipSync } from 'zlib';
 import { KubeObject } from '../../lib/k8s-object';
-import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL } from '../../lib/labels';
+import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../lib/labels';
 import { buildCrds } from '../../lib/api/crd';
+import { isClusterScoped } from '../../lib/kinds';
 import { BUNDLE_KEY, CONTROLLER_ENV, renderController, TensorFusionControllerProps } from '../../lib/render/controller';
 import { validateAll } from '../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
 
+const BUNDLE_CONFIGMAP = 'tensor-fusion-controller-bundle';
 const render = (props: TensorFusionControllerProps = {}) => renderController(props, FAKE_BUNDLE);
 const kinds = (objects: KubeObject[]) => objects.map((o) => o.kind);
 const envOf = (objects: KubeObject[]) =>
@@ -25,17 +27,21 @@ describe('renderController', () => {
     const objects = render();
     const crds = buildCrds().length;
     expect(kinds(objects)).toEqual([
-      'Namespace', ...Array(crds).fill('CustomResourceDefinition'),
-      'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Secret', 'ConfigMap',
-      'Deployment', 'PodDisruptionBudget', 'Service', 'Service', 'NetworkPolicy', 'MutatingWebhookConfiguration',
+      'Namespace', ...Array(crds).fill('CustomResourceDefinition'), ...Array(4).fill('PriorityClass'),
+      'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'RoleBinding',
+      'Secret', 'ConfigMap', 'ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'Service', 'NetworkPolicy',
+      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingWebhookConfiguration',
     ]);
     expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(buildCrds());
     const ns = find(objects, 'Namespace');
     expect(ns.metadata.name).toBe('tensor-fusion-system');
     expect(ns.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]).toBe('restricted');
-    for (const o of objects.filter((x) => !['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration'].includes(x.kind))) {
+    for (const o of objects.filter((x) => !isClusterScoped(x.apiVersion, x.kind) && x.metadata.namespace !== 'kube-system')) {
       expect(`${o.kind} ${o.metadata.namespace}`).toBe(`${o.kind} tensor-fusion-system`);
     }
+    for (const o of objects.filter((x) => isClusterScoped(x.apiVersion, x.kind))) expect(o.metadata.namespace).toBeUndefined();
+    // The one object outside its namespace: kube-scheduler's authentication reader, by nature in kube-system.
+    expect(objects.filter((o) => o.metadata.namespace === 'kube-system').map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['RoleBinding/tensor-fusion-controller-authentication-reader']);
   });
 
   describe('webhook configuration', () => {
@@ -46,12 +52,12 @@ describe('renderController', () => {
       expect(webhook.clientConfig).toEqual({ service: { name: 'tensor-fusion-webhook', namespace, path: '/mutate-pods', port: 443 } });
     });
 
-    it('mutates pod creation only, without side effects on dry runs, within 5 seconds, reinvoked if needed', () => {
+    it('mutates pod creation only, without side effects, within 5 seconds, reinvoked if needed', () => {
       const config = find(render(), 'MutatingWebhookConfiguration') as Json;
       expect(config.metadata.name).toBe('tensor-fusion-webhook');
       const [webhook] = config.webhooks;
       expect(webhook.rules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }]);
-      expect(webhook.sideEffects).toBe('NoneOnDryRun');
+      expect(webhook.sideEffects).toBe('None');
       expect(webhook.timeoutSeconds).toBeLessThanOrEqual(5);
       expect(webhook.reinvocationPolicy).toBe('IfNeeded');
       expect(webhook.failurePolicy).toBe('Fail');
@@ -102,11 +108,11 @@ describe('renderController', () => {
   describe('shipping', () => {
     it('ships the gzipped bundle in a ConfigMap, unpacks it into an emptyDir and rolls pods on a new bundle', () => {
       const objects = render();
-      const cm = find(objects, 'ConfigMap') as Json;
+      const cm = find(objects, 'ConfigMap', BUNDLE_CONFIGMAP) as Json;
       expect(Object.keys(cm.binaryData)).toEqual([BUNDLE_KEY]);
       expect(gunzipSync(Buffer.from(cm.binaryData[BUNDLE_KEY], 'base64')).toString()).toContain('controller');
       const deployment = find(objects, 'Deployment') as Json;
-      expect(deployment.spec.template.metadata.annotations).toEqual({ [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: FAKE_BUNDLE.sha256 });
+      expect(deployment.spec.template.metadata.annotations).toEqual({ [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: FAKE_BUNDLE.sha256, [SCHEDULER_CONFIG_CHECKSUM_ANNOTATION]: expect.stringMatching(/^[0-9a-f]{64}$/) });
       const spec = deployment.spec.template.spec;
       expect(spec.initContainers[0].image).toBe('node:20-alpine');
       expect(spec.containers[0].image).toBe('node:20-alpine');
@@ -125,7 +131,7 @@ describe('renderController', () => {
       const dir = mkdtempSync(join(tmpdir(), 'tf-unpack-'));
       mkdirSync(join(dir, 'bundle'));
       mkdirSync(join(dir, 'app'));
-      writeFileSync(join(dir, 'bundle', BUNDLE_KEY), Buffer.from((find(objects, 'ConfigMap') as Json).binaryData[BUNDLE_KEY], 'base64'));
+      writeFileSync(join(dir, 'bundle', BUNDLE_KEY), Buffer.from((find(objects, 'ConfigMap', BUNDLE_CONFIGMAP) as Json).binaryData[BUNDLE_KEY], 'base64'));
       const [, , script] = podSpec(objects).initContainers[0].command as string[];
       execFileSync(process.execPath, ['-e', script.replaceAll("'/bundle/", `'${dir}/bundle/`).replaceAll("'/app/", `'${dir}/app/`)]);
       const entry = podSpec(objects).containers[0].command[1] as string;
@@ -136,14 +142,14 @@ describe('renderController', () => {
 
     it('with image: runs that image with its own entrypoint, and needs no bundle', () => {
       const objects = renderController({ image: 'registry.example.com/tf:1' });
-      expect(kinds(objects)).not.toContain('ConfigMap');
+      expect(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name)).toEqual(['tensor-fusion-scheduler-config']);
       const deployment = find(objects, 'Deployment') as Json;
-      expect(deployment.spec.template.metadata.annotations).toBeUndefined();
+      expect(Object.keys(deployment.spec.template.metadata.annotations)).toEqual([SCHEDULER_CONFIG_CHECKSUM_ANNOTATION]);
       const spec = deployment.spec.template.spec;
       expect(spec.initContainers).toBeUndefined();
       expect(spec.containers[0].image).toBe('registry.example.com/tf:1');
       expect(spec.containers[0].command).toBeUndefined();
-      expect(spec.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
+      expect(spec.volumes.map((v: Json) => v.name)).toEqual(['tmp', 'scheduler-config']);
     });
 
     it('without image and without a bundle it refuses to render', () => {
@@ -170,7 +176,7 @@ describe('renderController', () => {
       expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics', scheme: 'HTTP' });
       expect(envOf(objects)).toMatchObject({
         POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', LOG_LEVEL: 'warn', METRICS_PORT: '8080',
-        WEBHOOK_PORT: '9443', LEADER_ELECTION_ID: 'tensor-fusion-controller',
+        WEBHOOK_PORT: '9443', EXTENDER_PORT: '8888', LEADER_ELECTION_ID: 'tensor-fusion-controller',
       });
     });
 

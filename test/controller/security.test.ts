@@ -48,12 +48,12 @@ describe.each(ALL_MODES)('security of the %s install', (_, objects) => {
     }
     const webhookRules = clusterRules.filter((r) => r.resources.includes('mutatingwebhookconfigurations'));
     for (const r of webhookRules) expect(r.resourceNames).toEqual(['tensor-fusion-webhook']);
-    // Role and binding live in the controller's namespace and bind only its ServiceAccount.
+    // The Role lives in the controller's namespace; every binding binds only its ServiceAccount.
     const namespace = find(objects, 'Namespace').metadata.name;
     expect(find(objects, 'Role').metadata.namespace).toBe(namespace);
-    for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
-      expect((find(objects, kind) as Json).subjects).toEqual([{ kind: 'ServiceAccount', name: 'tensor-fusion-controller', namespace }]);
-    }
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') as Json[];
+    expect(bindings).toHaveLength(5);
+    for (const b of bindings) expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'tensor-fusion-controller', namespace }]);
   });
 
   it('runs a pod that meets the "restricted" Pod Security Standard, read-only and bounded', () => {
@@ -89,17 +89,49 @@ describe('least privilege by mode', () => {
     expect(rulesOf(renderController({}, FAKE_BUNDLE), 'Role')).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-controller'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-scheduler'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'patch'], resourceNames: ['tensor-fusion-webhook-tls'] },
     ]);
     expect(rulesOf(renderController({}, FAKE_BUNDLE), 'ClusterRole')).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+      { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpunodes', 'gpus', 'tensorfusionworkloads'], verbs: ['create', 'patch', 'delete'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'workloadprofiles/status', 'tensorfusionworkloads/status'], verbs: ['get', 'patch', 'update'] },
       { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: ['tensor-fusion-webhook'] },
     ]);
+  });
+
+  it('has no access to ConfigMaps of its own (the allocation ledgers are gone; pods are the record)', () => {
+    for (const props of Object.values(MODES)) {
+      const objects = renderController(props as TensorFusionControllerProps, FAKE_BUNDLE);
+      const resources = [...rulesOf(objects, 'ClusterRole'), ...rulesOf(objects, 'Role')].flatMap((r) => r.resources as string[]);
+      expect(resources).not.toContain('configmaps');
+    }
+  });
+
+  it('gives the kube-scheduler container exactly what kube-scheduler documents for a second scheduler', () => {
+    const objects = renderController({ namespace: 'gpu-system' }, FAKE_BUNDLE);
+    const subjects = [{ kind: 'ServiceAccount', name: 'tensor-fusion-controller', namespace: 'gpu-system' }];
+    const bindings = (kind: string) => objects.filter((o) => o.kind === kind).map((o) => ({ ...o, apiVersion: undefined, kind: undefined, metadata: { name: o.metadata.name, namespace: o.metadata.namespace } }));
+    expect(bindings('ClusterRoleBinding')).toEqual([
+      { metadata: { name: 'tensor-fusion-controller' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tensor-fusion-controller' }, subjects },
+      { metadata: { name: 'tensor-fusion-controller-kube-scheduler' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:kube-scheduler' }, subjects },
+      { metadata: { name: 'tensor-fusion-controller-volume-scheduler' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:volume-scheduler' }, subjects },
+    ]);
+    expect(bindings('RoleBinding')).toEqual([
+      { metadata: { name: 'tensor-fusion-controller', namespace: 'gpu-system' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tensor-fusion-controller' }, subjects },
+      {
+        metadata: { name: 'tensor-fusion-controller-authentication-reader', namespace: 'kube-system' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader' }, subjects,
+      },
+    ]);
+    // Its lock, by name, in the namespace its configuration names; create comes with the controller's own Lease rule.
+    const lock = (find(objects, 'ConfigMap', 'tensor-fusion-scheduler-config') as Json).data['config.yaml'] as string;
+    expect(lock).toContain('resourceNamespace: gpu-system');
+    expect(lock).toContain('resourceName: tensor-fusion-scheduler');
+    expect(rulesOf(objects, 'Role')).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-scheduler'] });
   });
 });

@@ -1,16 +1,20 @@
 /**
  * Renders the complete, secure install of the runtime controller: props -> plain Kubernetes objects.
- * Objects come in apply order: Namespace and CRDs first, the webhook configuration last, so that
- * `kubectl apply --server-side -f` of the synthesized YAML works in one pass.
+ * Objects come in apply order: Namespace, CRDs and the PriorityClasses first (pods name them), the
+ * admission policy and the webhook configuration last, so that `kubectl apply --server-side -f` of
+ * the synthesized YAML works in one pass.
  */
 import { buildCrds } from '../../api/crd';
 import { KubeObject } from '../../k8s-object';
 import { POD_SECURITY_ENFORCE_LABEL } from '../../labels';
+import { renderIntegrityPolicy } from './integrity';
 import { renderServiceMonitor } from './monitoring';
 import { COMMON_LABELS } from './names';
 import { renderNetwork } from './network';
+import { renderPriorityClasses } from './priority';
 import { resolveControllerProps, TensorFusionControllerProps } from './props';
 import { renderRbac } from './rbac';
+import { renderSchedulerConfigMap } from './scheduler';
 import { ControllerBundleRef, renderShipping } from './shipping';
 import { renderCertificates, renderWebhookConfiguration } from './webhook';
 import { renderWorkload } from './workload';
@@ -18,8 +22,13 @@ import { renderWorkload } from './workload';
 export * from './env';
 export * from './names';
 export * from './props';
-export { controllerClusterRules, controllerNamespaceRules, CONTROLLER_API_RESOURCES } from './rbac';
+export { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS } from './integrity';
+export type { PolicyValidation } from './integrity';
+export { QOS_PRIORITY_VALUES } from './priority';
+export { AUTHENTICATION_READER_ROLE, controllerClusterRules, controllerNamespaceRules, CONTROLLER_API_RESOURCES, KUBE_SCHEDULER_CLUSTER_ROLES } from './rbac';
 export type { PolicyRule } from './rbac';
+export { KUBE_SCHEDULER_SECURE_PORT, renderSchedulerConfiguration, SCHEDULER_CONFIG_KEY } from './scheduler';
+export type { KubeSchedulerConfiguration, SchedulerExtender } from './scheduler';
 export { BUNDLE_KEY, CONFIGMAP_MAX_BYTES } from './shipping';
 export type { ControllerBundleRef } from './shipping';
 export { WEBHOOK_EXCLUDED_NAMESPACES, WEBHOOK_TIMEOUT_SECONDS, webhookDnsNames } from './webhook';
@@ -41,15 +50,19 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
     metadata: { name: resolved.namespace, labels: { ...labels, [POD_SECURITY_ENFORCE_LABEL]: 'restricted' } },
   };
   const shipping = renderShipping(resolved, labels, bundle);
+  const scheduler = renderSchedulerConfigMap(resolved, labels);
   return [
     namespace,
     ...(resolved.installCrds ? (buildCrds() as unknown as KubeObject[]) : []),
+    ...renderPriorityClasses(labels),
     ...renderRbac(resolved, labels),
     ...renderCertificates(resolved, labels),
     ...shipping.objects,
-    ...renderWorkload(resolved, labels, shipping),
+    scheduler.configMap,
+    ...renderWorkload(resolved, labels, shipping, scheduler.checksum),
     ...renderNetwork(resolved, labels),
     ...(resolved.serviceMonitor ? [renderServiceMonitor(resolved, labels)] : []),
+    ...renderIntegrityPolicy(resolved, labels),
     renderWebhookConfiguration(resolved, labels),
   ];
 }

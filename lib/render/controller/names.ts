@@ -2,7 +2,7 @@
  * Names and labels of the controller's objects. The controller is one per cluster (it owns the
  * CRDs and a cluster-wide webhook), so the names are fixed rather than derived from a prop.
  */
-import { APP_LABELS } from '../../labels';
+import { APP_LABELS, SCHEDULER_NAME } from '../../labels';
 import { CONTROLLER_ENV_DEFAULTS } from './env';
 
 export const CONTROLLER_NAMES = {
@@ -18,10 +18,19 @@ export const CONTROLLER_NAMES = {
   bundleConfigMap: 'tensor-fusion-controller-bundle',
   issuer: 'tensor-fusion-selfsigned',
   certificate: 'tensor-fusion-webhook',
+  /** ConfigMap with the KubeSchedulerConfiguration of the scheduler container. */
+  schedulerConfigMap: 'tensor-fusion-scheduler-config',
+  /** The scheduler's own leader election Lease (one scheduler, hence one allocator, at a time). */
+  schedulerLease: SCHEDULER_NAME,
+  /** ValidatingAdmissionPolicy (and its binding) guarding the placement annotations on pods. */
+  integrityPolicy: 'tensor-fusion-pod-integrity',
 } as const;
 
+/** The official kube-scheduler image; the tag is the `schedulerVersion` prop. */
+export const KUBE_SCHEDULER_IMAGE = 'registry.k8s.io/kube-scheduler';
+
 /** Port names on the container, referenced by the Services, probes and NetworkPolicy. */
-export const PORT_NAMES = { webhook: 'webhook', metrics: 'metrics' } as const;
+export const PORT_NAMES = { webhook: 'webhook', metrics: 'metrics', scheduler: 'scheduler' } as const;
 
 /** Labels that select the controller pods. Stable: a Deployment's selector is immutable. */
 export const SELECTOR_LABELS: Readonly<Record<string, string>> = {

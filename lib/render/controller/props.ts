@@ -17,7 +17,7 @@ export interface ComputeQuantities {
   readonly memory?: string;
 }
 
-/** Requests and limits of the controller container. */
+/** Requests and limits of a container. */
 export interface ControllerResources {
   readonly requests?: ComputeQuantities;
   readonly limits?: ComputeQuantities;
@@ -35,8 +35,9 @@ export interface Toleration {
 }
 
 /**
- * Properties of `TensorFusionController`: the runtime controller (admission webhook, allocator,
- * node and status reconcilers) with its CRDs, RBAC, Services and webhook configuration.
+ * Properties of `TensorFusionController`: the runtime controller (admission webhook, scheduler
+ * extender, node and status reconcilers) and its kube-scheduler, with CRDs, RBAC, Services, the
+ * webhook configuration, the pod integrity policy and the QoS PriorityClasses.
  *
  * @example
  * new TensorFusionController(chart, 'controller', { replicas: 3, certificateMode: 'cert-manager', serviceMonitor: true });
@@ -53,7 +54,8 @@ export interface TensorFusionControllerProps {
    */
   readonly replicas?: number;
   /**
-   * Container requests and limits; each quantity given replaces its default alone.
+   * Requests and limits of each container, the controller and the kube-scheduler alike (both cache
+   * the cluster's pods and nodes, so they grow together); each quantity given replaces its default alone.
    * @default - requests cpu 100m, memory 128Mi; limits cpu 1, memory 512Mi
    */
   readonly resources?: ControllerResources;
@@ -103,6 +105,13 @@ export interface TensorFusionControllerProps {
    * @default true
    */
   readonly installCrds?: boolean;
+  /**
+   * Tag of the official `registry.k8s.io/kube-scheduler` image that runs in each controller pod and
+   * places GPU pods through the controller's extender. Match the cluster: kube-scheduler may be at
+   * most one minor version older than the API server, never newer.
+   * @default v1.36.3 (the Kubernetes version the project is tested against)
+   */
+  readonly schedulerVersion?: string;
 }
 
 /** Defaults of every prop that has one. */
@@ -117,6 +126,8 @@ export const CONTROLLER_DEFAULTS = {
   serviceMonitor: false,
   nodeImage: 'node:20-alpine',
   installCrds: true,
+  // Kept equal to k8s.io/kubernetes in test/envtest/kubernetes/go.mod by a test.
+  schedulerVersion: 'v1.36.3',
 } as const;
 
 /** Props with every default applied, as the render functions consume them. */
@@ -134,10 +145,13 @@ export interface ResolvedControllerProps {
   readonly image?: string;
   readonly nodeImage: string;
   readonly installCrds: boolean;
+  readonly schedulerVersion: string;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const IMAGE_REF = /^[^\s]+$/;
+/** A Kubernetes release tag: v1.36.3, v1.37.0-rc.1. */
+const RELEASE_TAG = /^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/;
 const TOLERATION_OPERATORS = ['Exists', 'Equal'] as const;
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 
@@ -149,6 +163,10 @@ function checkNamespace(value: unknown): FieldIssue | undefined {
 
 function checkImage(field: string, value: unknown): FieldIssue | undefined {
   return typeof value === 'string' && IMAGE_REF.test(value) ? undefined : fieldIssue(field, value, 'an image reference such as registry.example.com/tensor-fusion-controller:0.1.0');
+}
+
+function checkReleaseTag(field: string, value: unknown): FieldIssue | undefined {
+  return typeof value === 'string' && RELEASE_TAG.test(value) ? undefined : fieldIssue(field, value, `a Kubernetes release tag such as ${CONTROLLER_DEFAULTS.schedulerVersion}`);
 }
 
 function checkBoolean(field: string, value: unknown): FieldIssue | undefined {
@@ -223,6 +241,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     image: props.image,
     nodeImage: props.nodeImage ?? d.nodeImage,
     installCrds: props.installCrds ?? d.installCrds,
+    schedulerVersion: props.schedulerVersion ?? d.schedulerVersion,
   };
   const r = resolved;
   const issues = [
@@ -240,6 +259,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     r.image === undefined ? undefined : checkImage('image', r.image),
     checkImage('nodeImage', r.nodeImage),
     checkBoolean('installCrds', r.installCrds),
+    checkReleaseTag('schedulerVersion', r.schedulerVersion),
   ].filter((x): x is FieldIssue => x !== undefined);
   throwIfInvalid(issues, 'TensorFusionController');
   return resolved;

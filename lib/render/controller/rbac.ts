@@ -1,7 +1,9 @@
 /**
- * Least-privilege RBAC for the controller: every verb and resource is named (no wildcards), writes
- * to Secrets and the webhook configuration are limited by resourceNames, and Leases and Secrets are
- * granted by a Role in the controller's own namespace only.
+ * Least-privilege RBAC for the controller pod's ServiceAccount, which both of its containers use.
+ * The controller's own rules name every verb and resource (no wildcards), limit writes to Secrets and
+ * the webhook configuration by resourceNames, and grant Leases and Secrets by a Role in the
+ * controller's namespace only. The kube-scheduler container gets what kube-scheduler documents for a
+ * second scheduler: the built-in roles below, plus its own Lease by name.
  */
 import { KIND_NAMES, KINDS } from '../../api/kinds';
 import { KubeObject } from '../../k8s-object';
@@ -17,7 +19,17 @@ export interface PolicyRule {
 }
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const READ = ['get', 'list', 'watch'];
+
+/** Built-in ClusterRoles kube-scheduler runs with (bootstrap policy of every cluster). */
+export const KUBE_SCHEDULER_CLUSTER_ROLES = ['system:kube-scheduler', 'system:volume-scheduler'] as const;
+
+/**
+ * Built-in Role in kube-system that reads the `extension-apiserver-authentication` ConfigMap, which
+ * kube-scheduler's delegated authentication of its HTTPS endpoints needs.
+ */
+export const AUTHENTICATION_READER_ROLE = { namespace: 'kube-system', name: 'extension-apiserver-authentication-reader' } as const;
 
 /** The tensor-fusion.ai resources (plurals) the controller reads and whose status it writes: all of ours. */
 export const CONTROLLER_API_RESOURCES: readonly string[] = KIND_NAMES.map((k) => KINDS[k].plural);
@@ -27,10 +39,12 @@ export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'cer
   const rules: PolicyRule[] = [
     // Nodes: labels and taints are merged key by key with a resourceVersion precondition (JSON patch).
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
-    // Pods: allocations travel in the admission response, so pods are never patched (cluster-wide
-    // patch would let the controller swap any pod's image). Create and delete are for the worker pods
-    // of remote-mode TensorFusionWorkloads, which the controller owns.
+    // Pods: allocations travel in the Binding's annotations, so the controller never patches pods.
+    // Create and delete are for the worker pods of remote-mode TensorFusionWorkloads, which it owns.
     { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'create', 'delete'] },
+    // The extender binds (bindVerb): the Binding carries the node and the allocation annotations.
+    // Named here although system:kube-scheduler has it too, so the controller never depends on that.
+    { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: [GROUP], resources: [...CONTROLLER_API_RESOURCES], verbs: READ },
     // GPUNodes and GPUs mirror the nodes (server-side apply, which creates when absent) and go with
@@ -60,9 +74,8 @@ export function controllerNamespaceRules(props: Pick<ResolvedControllerProps, 'c
     // client-go's LeaseLock protocol: get, create once, then update (PUT) with the resourceVersion.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [CONTROLLER_NAMES.lease] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-    // The per-pool allocation ledgers (`tf-alloc-<pool>`): their names follow the pools, so they
-    // cannot be listed by resourceNames; the grant stays inside the controller's namespace.
-    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
+    // The scheduler's lock: system:kube-scheduler allows get/update only on the Lease `kube-scheduler`.
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [CONTROLLER_NAMES.schedulerLease] },
   ];
   // In cert-manager mode the Secret is mounted, which needs no RBAC.
   if (props.certificateMode === 'self-managed') {
@@ -75,17 +88,26 @@ export function renderRbac(props: ResolvedControllerProps, labels: Record<string
   const name = CONTROLLER_NAMES.controller;
   const { namespace } = props;
   const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+  const schedulerBindings: KubeObject[] = KUBE_SCHEDULER_CLUSTER_ROLES.map((role) => ({
+    apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: { name: `${name}-${role.replace(/^system:/, '')}`, labels },
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: role }, subjects,
+  }));
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels }, automountServiceAccountToken: true },
     { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name, labels }, rules: controllerClusterRules(props) },
     {
       apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: { name, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects,
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name }, subjects,
     },
+    ...schedulerBindings,
     { apiVersion: RBAC, kind: 'Role', metadata: { name, namespace, labels }, rules: controllerNamespaceRules(props) },
     {
       apiVersion: RBAC, kind: 'RoleBinding', metadata: { name, namespace, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects,
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name }, subjects,
+    },
+    {
+      apiVersion: RBAC, kind: 'RoleBinding', metadata: { name: `${name}-authentication-reader`, namespace: AUTHENTICATION_READER_ROLE.namespace, labels },
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: AUTHENTICATION_READER_ROLE.name }, subjects,
     },
   ];
 }

@@ -48,8 +48,8 @@ export function renderWebhookConfiguration(props: ResolvedControllerProps, label
       },
       failurePolicy: props.failurePolicy,
       matchPolicy: 'Equivalent',
-      // Allocation is recorded in the controller's state, which a dry run must not touch.
-      sideEffects: 'NoneOnDryRun',
+      // The webhook only validates, resolves and marks the pod; placement happens at bind time.
+      sideEffects: 'None',
       timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
       // Other webhooks may add containers after us; run again so they get their GPU share too.
       reinvocationPolicy: 'IfNeeded',

@@ -3,16 +3,17 @@
  * "restricted" profile, so the component's namespace can enforce that level.
  */
 import { KubeObject } from '../../k8s-object';
-import { HOSTNAME_LABEL } from '../../labels';
+import { HOSTNAME_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../labels';
 import { CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from './env';
 import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from './names';
 import { ResolvedControllerProps } from './props';
+import { SCHEDULER_CONFIG_VOLUME, schedulerContainer } from './scheduler';
 import { Shipping } from './shipping';
 
 /** uid/gid of the `node` user in the official Node.js images; numeric so runAsNonRoot can be verified. */
 export const CONTROLLER_UID = 1000;
 
-/** The container securityContext "restricted" asks for, shared by the unpack and controller containers. */
+/** The container securityContext "restricted" asks for, shared by every container of the pod. */
 const CONTAINER_SECURITY = {
   allowPrivilegeEscalation: false,
   privileged: false,
@@ -32,6 +33,7 @@ function env(props: ResolvedControllerProps): object[] {
     value(E.logLevel, props.logLevel),
     value(E.metricsPort, CONTROLLER_ENV_DEFAULTS.metricsPort),
     value(E.webhookPort, CONTROLLER_ENV_DEFAULTS.webhookPort),
+    value(E.extenderPort, CONTROLLER_ENV_DEFAULTS.extenderPort),
     value(E.leaderElectionId, CONTROLLER_NAMES.lease),
     value(E.webhookServiceName, CONTROLLER_NAMES.webhookService),
     value(E.webhookConfigName, CONTROLLER_NAMES.webhookConfiguration),
@@ -45,7 +47,11 @@ function probe(path: string, periodSeconds: number, failureThreshold: number): o
   return { httpGet: { path, port: PORT_NAMES.metrics, scheme: 'HTTP' }, periodSeconds, timeoutSeconds: 2, failureThreshold };
 }
 
-export function renderWorkload(props: ResolvedControllerProps, labels: Record<string, string>, shipping: Shipping): KubeObject[] {
+/**
+ * @param schedulerConfigChecksum sha256 of the scheduler configuration: kube-scheduler reads it only at
+ *   start, so a new one must roll the pods.
+ */
+export function renderWorkload(props: ResolvedControllerProps, labels: Record<string, string>, shipping: Shipping, schedulerConfigChecksum: string): KubeObject[] {
   const { namespace } = props;
   const name = CONTROLLER_NAMES.controller;
   const certManager = props.certificateMode === 'cert-manager';
@@ -95,8 +101,9 @@ export function renderWorkload(props: ResolvedControllerProps, labels: Record<st
     ...(shipping.initContainers.length
       ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: props.resources, securityContext: CONTAINER_SECURITY })) }
       : {}),
-    containers: [container],
-    volumes: [...shipping.volumes, { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, ...(certManager ? [tlsVolume] : [])],
+    // Both containers run as the pod's ServiceAccount, which holds kube-scheduler's permissions too.
+    containers: [container, { ...schedulerContainer(props), resources: props.resources, securityContext: CONTAINER_SECURITY }],
+    volumes: [...shipping.volumes, { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, ...(certManager ? [tlsVolume] : []), SCHEDULER_CONFIG_VOLUME],
   };
   const deployment: KubeObject = {
     apiVersion: 'apps/v1',
@@ -109,7 +116,7 @@ export function renderWorkload(props: ResolvedControllerProps, labels: Record<st
       // Never below the desired count during a rollout: every replica serves the webhook.
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
       template: {
-        metadata: { labels, ...(shipping.podAnnotations ? { annotations: shipping.podAnnotations } : {}) },
+        metadata: { labels, annotations: { ...shipping.podAnnotations, [SCHEDULER_CONFIG_CHECKSUM_ANNOTATION]: schedulerConfigChecksum } },
         spec: podSpec,
       },
     },

@@ -10,9 +10,11 @@ import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { CONTROLLER_PATHS } from '../../../lib/render/controller/env';
 import { CONTROLLER_NAMES } from '../../../lib/render/controller/names';
+import { renderSchedulerConfiguration } from '../../../lib/render/controller/scheduler';
 import { synthExample } from '../../../examples/cdk8s/main';
 import { ControlPlane, KWOK_NODE_ANNOTATION } from './control-plane';
 import { Balancer, ControllerReplica, serviceAccountUser, startBalancer, startReplica } from './controller-process';
+import type { ManagedProcess } from './process';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -91,6 +93,7 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
   for (const e of deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[]) if (e.value !== undefined) rendered[e.name] = e.value;
   delete rendered.METRICS_PORT;
   delete rendered.WEBHOOK_PORT;
+  delete rendered.EXTENDER_PORT;
   const running: ControllerReplica[] = [];
   const add = async (name: string): Promise<ControllerReplica> => {
     const old = running.findIndex((r) => r.name === name);
@@ -113,4 +116,16 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
       await balancer.close();
     },
   };
+}
+
+/**
+ * A kube-scheduler for one controller replica, as the controller pod runs it: our profile, calling
+ * that replica's extender on loopback, with leader election on the scheduler Lease when several run.
+ */
+export async function startSchedulerFor(cp: ControlPlane, replica: ControllerReplica, namespace: string, leaderElect: boolean): Promise<ManagedProcess> {
+  const config = renderSchedulerConfiguration(namespace, replica.extenderPort);
+  return cp.startScheduler({
+    profiles: config.profiles, extenders: config.extenders, percentageOfNodesToScore: config.percentageOfNodesToScore,
+    leaderElection: leaderElect ? { ...config.leaderElection, leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' } : { leaderElect: false },
+  }, `kube-scheduler-${replica.name}`);
 }

@@ -1,0 +1,147 @@
+/**
+ * npm run bench:schedule — GPU pods placed by the real kube-scheduler with our extender, against the
+ * same kube-scheduler build placing the same number of pods that request a plain extended resource
+ * (`nvidia.com/gpu: 1`), in one run on one control plane with KWOK GPU nodes. Measures pods bound per
+ * second and create-to-bound latency (p50/p99) for both; the ratio is the headline.
+ *
+ * Flags: --pods=N (1000), --nodes=N (1000), --concurrency=N (32);
+ *        --state: instead, the extender state at scale without an API server (50,000 GPUs, 200,000 shares).
+ * Ends with one JSON line.
+ */
+import { ENABLED_LABEL, GFD } from '../lib/labels';
+import type { K8sObject } from '../lib/runtime/cluster';
+import type { HttpCluster } from '../lib/runtime/http-cluster';
+import { Informer } from '../lib/runtime/informer';
+import { RESOURCES } from '../lib/runtime/resources';
+import { renderGpuPool } from '../lib/render/gpu-pool';
+import { ControlPlane } from '../test/support/control-plane';
+import { controllerIdentity, installController, kwokNode, startSchedulerFor, synthToTemp, writeYaml } from '../test/support/control-plane/install';
+import { measureState } from './schedule-state';
+
+const flag = (name: string, fallback: number): number => {
+  const v = process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const n = v === undefined ? fallback : Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name}: got "${v}", expected a positive integer`);
+  return n;
+};
+
+const PLAIN_SCHEDULER = 'plain-scheduler';
+const POOL = 'bench';
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+interface RunFigures {
+  boundPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** Creates `count` pods with `concurrency` in flight; resolves when all are bound. */
+async function run(cluster: HttpCluster, namespace: string, count: number, concurrency: number, make: (i: number) => K8sObject): Promise<RunFigures> {
+  const created = new Map<string, number>();
+  const bound = new Map<string, number>();
+  const pods = new Informer<K8sObject>(cluster, RESOURCES.pods, { namespace });
+  let done: () => void = () => undefined;
+  const all = new Promise<void>((r) => { done = r; });
+  const seen = (p: K8sObject) => {
+    const name = p.metadata.name!;
+    if ((p.spec as { nodeName?: string } | undefined)?.nodeName && !bound.has(name)) {
+      bound.set(name, performance.now());
+      if (bound.size === count) done();
+    }
+  };
+  pods.on({ add: seen, update: (_o, p) => seen(p) });
+  pods.start();
+  await pods.waitForSync();
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) {
+      const i = next++;
+      const pod = make(i);
+      created.set(pod.metadata.name!, performance.now());
+      await cluster.create(RESOURCES.pods, pod);
+    }
+  }));
+  await all;
+  await pods.stop();
+  const latencies = [...bound].map(([name, t]) => t - (created.get(name) ?? t)).sort((a, b) => a - b);
+  const last = Math.max(...bound.values());
+  return { boundPerSec: Math.round((count / ((last - started) / 1000)) * 10) / 10, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)) };
+}
+
+async function cluster(): Promise<void> {
+  const pods = flag('pods', 1000);
+  const nodes = flag('nodes', 1000);
+  const concurrency = flag('concurrency', 32);
+  const synth = synthToTemp();
+  const { user } = controllerIdentity(synth.controller);
+  const cp = await ControlPlane.start({ kwok: true, users: [user], apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'] });
+  const stop = async () => {
+    await ctl?.stop();
+    await cp.stop();
+  };
+  let ctl: Awaited<ReturnType<typeof installController>> | undefined;
+  process.once('SIGINT', () => void stop().then(() => process.exit(130)));
+  try {
+    console.log(`control plane started in ${cp.startMs} ms`);
+    ctl = await installController(cp, synth.controller, synth.dir, 1);
+    await startSchedulerFor(cp, ctl.replicas[0], ctl.namespace, false);
+    await cp.startScheduler({ profiles: [{ schedulerName: PLAIN_SCHEDULER }], percentageOfNodesToScore: 100 }, 'kube-scheduler-plain');
+    const admin = cp.cluster('admin', 'bench-schedule');
+    const nodeObjs = Array.from({ length: nodes }, (_, i) => kwokNode({
+      name: `gpu-${i}`, extended: { 'nvidia.com/gpu': '8' },
+      labels: { [GFD.present]: 'true', [GFD.product]: 'NVIDIA-A100-SXM4-80GB', [GFD.count]: '8', [GFD.memory]: '81920', [`tensor-fusion.ai/pool-${POOL}`]: 'true' },
+    }));
+    await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'bench.yaml', [renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'plain' } }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gpu' } }])]);
+    const t0 = performance.now();
+    let ni = 0;
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (ni < nodeObjs.length) await admin.create(RESOURCES.nodes, nodeObjs[ni++] as K8sObject);
+    }));
+    for (;;) {
+      const pool = await admin.get<K8sObject & { status?: { totalNodes?: number; totalGPUs?: number } }>(RESOURCES.gpupools, { name: POOL });
+      if (pool?.status?.totalNodes === nodes && pool.status.totalGPUs === nodes * 8 && await ctl.replicas[0].ready()) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    console.log(`${nodes} KWOK GPU nodes ready (GPUNode and GPU objects made) in ${Math.round(performance.now() - t0)} ms`);
+    const container = (extra: Record<string, unknown> = {}) => [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' }, ...extra } }];
+    const plain = await run(admin, 'plain', pods, concurrency, (i) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: `plain-${i}`, namespace: 'plain' },
+      spec: { schedulerName: PLAIN_SCHEDULER, containers: container({ limits: { 'nvidia.com/gpu': '1' } }) },
+    }));
+    console.log(`plain kube-scheduler, nvidia.com/gpu: ${plain.boundPerSec} pods bound/s, create-to-bound p50 ${plain.p50Ms} ms, p99 ${plain.p99Ms} ms`);
+    const ours = await run(admin, 'gpu', pods, concurrency, (i) => ({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: {
+        name: `gpu-${i}`, namespace: 'gpu', labels: { [ENABLED_LABEL]: 'true' },
+        annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '8Gi' },
+      },
+      spec: { containers: container() },
+    }));
+    console.log(`webhook + kube-scheduler + extender: ${ours.boundPerSec} pods bound/s, create-to-bound p50 ${ours.p50Ms} ms, p99 ${ours.p99Ms} ms`);
+    console.log(`ratio (ours / plain bound per second): ${(ours.boundPerSec / plain.boundPerSec).toFixed(2)}`);
+    console.log(JSON.stringify({
+      boundPerSec: ours.boundPerSec, plainBoundPerSec: plain.boundPerSec, ratio: Number((ours.boundPerSec / plain.boundPerSec).toFixed(2)),
+      p50Ms: ours.p50Ms, p99Ms: ours.p99Ms, plainP50Ms: plain.p50Ms, plainP99Ms: plain.p99Ms, pods, nodes, concurrency,
+    }));
+  } finally {
+    await stop();
+  }
+}
+
+async function state(): Promise<void> {
+  const r = await measureState();
+  console.log(`${r.gpus} GPUs, ${r.shares} shares recorded on pods: state rebuilt in ${r.rebuildMs} ms; heap +${r.heapMB} MB, RSS +${r.rssMB} MB (pod cache included)`);
+  console.log(`one more share through filter over every node: p50 ${r.placeP50Ms} ms, p99 ${r.placeP99Ms} ms`);
+  console.log('no object holds more than one pod\'s share: each allocation is an annotation of its own pod');
+  console.log(JSON.stringify({ shares: r.shares, gpus: r.gpus, rssMB: r.rssMB, heapMB: r.heapMB, rebuildMs: r.rebuildMs, placeP50Ms: r.placeP50Ms, placeP99Ms: r.placeP99Ms }));
+}
+
+(process.argv.includes('--state') ? state() : cluster()).catch((err) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});

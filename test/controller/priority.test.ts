@@ -1,0 +1,29 @@
+import { qosPriorityClassName } from '../../lib/labels';
+import { renderController } from '../../lib/render/controller';
+import { QOS_LEVELS } from '../../lib/rules';
+import { FAKE_BUNDLE, Json } from './fixtures';
+
+describe('QoS PriorityClasses', () => {
+  const classes = renderController({}, FAKE_BUNDLE).filter((o) => o.kind === 'PriorityClass') as Json[];
+
+  it('has one class per QoS level, named as the webhook names it, with values increasing with the level', () => {
+    expect(classes.map((c) => c.metadata.name)).toEqual(QOS_LEVELS.map(qosPriorityClassName));
+    expect(classes.map((c) => c.metadata.name)).toEqual(['tensor-fusion-low', 'tensor-fusion-medium', 'tensor-fusion-high', 'tensor-fusion-critical']);
+    const values = classes.map((c) => c.value as number);
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    expect(new Set(values).size).toBe(values.length);
+    // User-defined classes must stay at or below one billion (above is reserved for system classes).
+    for (const v of values) expect(v).toBeLessThanOrEqual(1_000_000_000);
+  });
+
+  it('orders the queue only: never preempts, never the default, and says so', () => {
+    for (const c of classes) {
+      expect(c.apiVersion).toBe('scheduling.k8s.io/v1');
+      expect(c.preemptionPolicy).toBe('Never');
+      expect(c.globalDefault).toBe(false);
+      expect(c.metadata.namespace).toBeUndefined();
+      expect(c.description).toContain('placed before');
+      expect(c.description).toContain('no pod is evicted');
+    }
+  });
+});

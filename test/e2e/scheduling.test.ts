@@ -1,0 +1,267 @@
+/**
+ * GPU placement by the real kube-scheduler with our extender, on KWOK GPU nodes: the pod's own
+ * constraints are the scheduler's (nodeName, selectors, affinity, DaemonSets, taints, cordons, CPU),
+ * the GPU share is ours; a pod that does not fit waits Pending with a typed reason; the pod is the
+ * record (copies get fresh shares, terminating pods keep theirs, the record cannot be edited away).
+ */
+import * as https from 'node:https';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SCHEDULER_NAME } from '../../lib/labels';
+import type { K8sObject } from '../../lib/runtime/cluster';
+import { RESOURCES } from '../../lib/runtime/resources';
+import { renderGpuPool } from '../../lib/render/gpu-pool';
+import { describeControlPlane, waitFor } from '../support/control-plane';
+import { controllerIdentity, installController, kwokNode, RunningController, startSchedulerFor, synthToTemp, writeYaml } from '../support/control-plane/install';
+import { eventually } from '../runtime/fixtures';
+
+const synth = synthToTemp();
+const { user } = controllerIdentity(synth.controller);
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const POOL = 'sched';
+const NS = 'gpu-apps';
+/** Four nodes of two 80 GiB A100s: room for 8 pods that each take a whole GPU's VRAM. */
+const NODES = ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3'];
+
+function gpuNode(name: string, pool = POOL): Obj {
+  return kwokNode({
+    name, cpu: '8',
+    labels: { [GFD.present]: 'true', [GFD.product]: 'NVIDIA-A100-SXM4-80GB', [GFD.count]: '2', [GFD.memory]: '81920', [`tensor-fusion.ai/pool-${pool}`]: 'true' },
+  });
+}
+
+/** POSTs a hand-made AdmissionReview straight to a webhook replica, as anyone who reaches its port could. */
+function postReview(port: number, review: unknown): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port, path: '/mutate-pods', method: 'POST', rejectUnauthorized: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(review));
+  });
+}
+
+/** An opted-in pod asking for a whole GPU's VRAM (so each GPU takes one). */
+function gpuPod(name: string, spec: Obj = {}, vram = '80Gi'): Obj {
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: {
+      name, namespace: NS, labels: { [ENABLED_LABEL]: 'true', app: 'gpu' },
+      annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': vram },
+    },
+    spec: { containers: [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '100m' } } }], ...spec },
+  };
+}
+
+describeControlPlane('placement by kube-scheduler and the extender', { controllerManager: true, kwok: true, audit: true, users: [user] }, (cp) => {
+  let ctl: RunningController;
+  const get = async (args: string[]): Promise<Obj> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json']));
+  const pod = (name: string) => get(['pod', '-n', NS, name]);
+  const create = (o: Obj) => cp().kubectl(['create', '-f', '-'], { input: JSON.stringify(o) });
+  const allocation = (p: Obj) => JSON.parse(p.metadata.annotations[ALLOCATION_ANNOTATION]) as { id: string; node: string; gpuIds: string[] };
+  /** Waits until the pod is bound and returns it. */
+  const bound = async (name: string): Promise<Obj> => {
+    let p: Obj = {};
+    await eventually(async () => {
+      p = await pod(name);
+      expect(p.spec.nodeName).toBeTruthy();
+      expect(p.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeTruthy();
+    }, 30_000);
+    return p;
+  };
+  /** GPU -> pods holding a share on it, over every bound pod in the namespace. */
+  const sharesPerGpu = async (): Promise<Map<string, string[]>> => {
+    const out = new Map<string, string[]>();
+    for (const p of (await get(['pods', '-n', NS])).items as Obj[]) {
+      if (!p.metadata.annotations?.[ALLOCATION_ANNOTATION] || !p.spec.nodeName) continue;
+      for (const g of allocation(p).gpuIds) out.set(g, [...(out.get(g) ?? []), p.metadata.name]);
+    }
+    return out;
+  };
+  const expectNoGpuOvercommitted = async () => {
+    for (const [gpu, pods] of await sharesPerGpu()) expect({ gpu, pods: pods.length }).toEqual({ gpu, pods: 1 });
+  };
+  const clean = () => cp().kubectlOk(['delete', 'pods,daemonsets,deployments', '--all', '-n', NS, '--grace-period=0', '--force', '--wait=true']);
+
+  beforeAll(async () => {
+    ctl = await installController(cp(), synth.controller, synth.dir, 1);
+    await startSchedulerFor(cp(), ctl.replicas[0], ctl.namespace, false);
+    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'sched.yaml', [
+      renderGpuPool(POOL, { tflopsOversellRatio: 100 }), ...NODES.map((n) => gpuNode(n)),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+    ])]);
+    await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
+    await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 4, totalGPUs: 8 }), 60_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    await ctl?.stop();
+  });
+
+  afterEach(async () => {
+    await clean();
+    await cp().kubectl(['uncordon', 'gpu-2']);
+    await cp().kubectl(['taint', 'node', 'gpu-3', 'dedicated-', '--overwrite']);
+  }, 60_000);
+
+  test('the webhook marks the pod for our scheduler; the extender places it at bind, recorded by pod UID', async () => {
+    expect((await create(gpuPod('plain'))).code).toBe(0);
+    const p = await bound('plain');
+    expect(p.spec.schedulerName).toBe(SCHEDULER_NAME);
+    const a = allocation(p);
+    expect(a.id).toBe(p.metadata.uid);
+    expect(a.node).toBe(p.spec.nodeName);
+    const env = p.spec.containers[0].env as Obj[];
+    expect(env.find((e) => e.name === 'NVIDIA_VISIBLE_DEVICES')?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.annotations['tensor-fusion.ai/visible-devices']");
+    expect(p.metadata.annotations['tensor-fusion.ai/visible-devices']).toBeTruthy();
+  });
+
+  test('nodeSelector, node affinity and nodeName are the scheduler\'s: the pod lands where it asked, with a share', async () => {
+    await create(gpuPod('by-selector', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-1' } }));
+    await create(gpuPod('by-affinity', { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['gpu-2'] }] }] } } } }));
+    await create(gpuPod('by-name', { nodeName: 'gpu-3' }));
+    expect((await bound('by-selector')).spec.nodeName).toBe('gpu-1');
+    expect((await bound('by-affinity')).spec.nodeName).toBe('gpu-2');
+    const named = await bound('by-name');
+    expect(named.spec.nodeName).toBe('gpu-3');
+    expect(allocation(named).node).toBe('gpu-3');
+  });
+
+  test('a DaemonSet of GPU pods gets one placed pod per node, each with a share on its own node', async () => {
+    const tpl = gpuPod('ds', {}, '1Gi');
+    await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify({
+      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent', namespace: NS },
+      spec: { selector: { matchLabels: { app: 'gpu' } }, template: { metadata: { labels: tpl.metadata.labels, annotations: tpl.metadata.annotations }, spec: tpl.spec } },
+    }) });
+    await eventually(async () => {
+      const pods = ((await get(['pods', '-n', NS])).items as Obj[]).filter((p) => p.spec.nodeName && p.metadata.annotations?.[ALLOCATION_ANNOTATION]);
+      expect(pods.map((p) => allocation(p).node).sort()).toEqual(NODES);
+      for (const p of pods) expect(allocation(p).node).toBe(p.spec.nodeName);
+    }, 60_000);
+  });
+
+  test('an untolerated taint and a cordon keep pods off those nodes; a pod needing more CPU than any node has waits with the scheduler\'s reason', async () => {
+    await cp().kubectlOk(['taint', 'node', 'gpu-3', 'dedicated=ml:NoSchedule']);
+    await cp().kubectlOk(['cordon', 'gpu-2']);
+    for (let i = 0; i < 4; i++) await create(gpuPod(`spread-${i}`));
+    for (let i = 0; i < 4; i++) expect(['gpu-0', 'gpu-1']).toContain((await bound(`spread-${i}`)).spec.nodeName);
+    await create(gpuPod('big-cpu', { containers: [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '1000' } } }] }, '1Gi'));
+    await eventually(async () => {
+      const cond = ((await pod('big-cpu')).status.conditions as Obj[]).find((c) => c.type === 'PodScheduled');
+      expect(cond?.reason).toBe('Unschedulable');
+      expect(cond?.message).toMatch(/Insufficient cpu/);
+    }, 30_000);
+  });
+
+  test('a pod that does not fit waits Pending with our typed reason and is placed once a share is released', async () => {
+    for (let i = 0; i < 8; i++) await create(gpuPod(`full-${i}`));
+    for (let i = 0; i < 8; i++) await bound(`full-${i}`);
+    await create(gpuPod('waiting'));
+    await eventually(async () => {
+      const p = await pod('waiting');
+      const cond = (p.status.conditions as Obj[]).find((c) => c.type === 'PodScheduled');
+      expect(cond?.reason).toBe('Unschedulable');
+      expect(cond?.message).toContain('4 not enough free VRAM on any GPU');
+    }, 30_000);
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, 'full-0', '--grace-period=0', '--force']);
+    expect((await bound('waiting')).spec.nodeName).toBeTruthy();
+    await expectNoGpuOvercommitted();
+  });
+
+  test('a pod copied from a running one gets its own share; deleting the copy leaves the original\'s share', async () => {
+    await create(gpuPod('original', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-0' } }));
+    const original = await bound('original');
+    const copy = JSON.parse(JSON.stringify(original));
+    copy.metadata = { name: 'copy', namespace: NS, labels: original.metadata.labels, annotations: original.metadata.annotations };
+    delete copy.status;
+    delete copy.spec.nodeName;
+    expect((await create(copy)).code).toBe(0);
+    const c = await bound('copy');
+    expect(allocation(c).id).toBe(c.metadata.uid);
+    expect(allocation(c).gpuIds).not.toEqual(allocation(original).gpuIds);
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, 'copy', '--grace-period=0', '--force']);
+    // The original's GPU is still taken: a pod pinned to its node takes the other GPU, then one more waits.
+    await create(gpuPod('after-copy-1', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-0' } }));
+    expect(allocation(await bound('after-copy-1')).gpuIds).not.toEqual(allocation(original).gpuIds);
+    await create(gpuPod('after-copy-2', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-0' } }));
+    await eventually(async () => expect(((await pod('after-copy-2')).status.conditions as Obj[]).find((x) => x.type === 'PodScheduled')?.reason).toBe('Unschedulable'), 30_000);
+    await expectNoGpuOvercommitted();
+  });
+
+  test('the opt-in label and the allocation record cannot be removed from a pod that holds a share', async () => {
+    await create(gpuPod('guarded'));
+    await bound('guarded');
+    const unlabel = await cp().kubectl(['label', 'pod', '-n', NS, 'guarded', `${ENABLED_LABEL}-`]);
+    expect(unlabel.code).not.toBe(0);
+    expect(unlabel.stderr).toMatch(/ValidatingAdmissionPolicy/);
+    const unannotate = await cp().kubectl(['annotate', 'pod', '-n', NS, 'guarded', `${ALLOCATION_ANNOTATION}-`]);
+    expect(unannotate.code).not.toBe(0);
+    expect(unannotate.stderr).toMatch(/ValidatingAdmissionPolicy/);
+    expect((await pod('guarded')).metadata.annotations[ALLOCATION_ANNOTATION]).toBeTruthy();
+  });
+
+  test('a terminating pod keeps its share until it is gone', async () => {
+    await create(gpuPod('leaving', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-1' } }));
+    await create(gpuPod('staying', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-1' } }));
+    await bound('leaving');
+    await bound('staying');
+    await cp().kubectlOk(['patch', 'pod', '-n', NS, 'leaving', '--type=merge', '-p', '{"metadata":{"finalizers":["example.com/hold"]}}']);
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, 'leaving', '--wait=false']);
+    await create(gpuPod('next', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-1' } }));
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await pod('leaving')).metadata.deletionTimestamp).toBeTruthy();
+    expect((await pod('next')).spec.nodeName).toBeUndefined();
+    await cp().kubectlOk(['patch', 'pod', '-n', NS, 'leaving', '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    expect((await bound('next')).spec.nodeName).toBe('gpu-1');
+    await expectNoGpuOvercommitted();
+  });
+
+  test('a forged AdmissionReview sent to the webhook creates nothing', async () => {
+    const before = cp().auditEvents().length;
+    const forged = gpuPod('forged', {}, '1Gi');
+    Object.assign(forged.metadata.annotations, { 'tensor-fusion.ai/generate-workload': 'true', 'tensor-fusion.ai/workload': 'forged', 'tensor-fusion.ai/replicas': '100' });
+    const status = await postReview(ctl.replicas[0].webhookPort, {
+      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+      request: {
+        uid: 'forged', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' },
+        operation: 'CREATE', namespace: NS, userInfo: { username: 'nobody' }, object: forged,
+      },
+    });
+    expect(status).toBe(200);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await cp().kubectl(['get', 'tensorfusionworkload', '-n', NS, 'forged'])).code).not.toBe(0);
+    const writes = cp().auditEvents().slice(before).filter((e) => e.user.username === user.name && ['create', 'update', 'patch'].includes(e.verb) && e.objectRef?.namespace === NS);
+    expect(writes).toEqual([]);
+  });
+
+  test('1,000 pods created at once against room for 500: exactly 500 bound, 500 Pending, none over-committed; deleting 100 lets exactly 100 more bind', async () => {
+    // Room for exactly 500: 25 nodes × 2 GPUs × 10 shares of 8 GiB.
+    const extra = Array.from({ length: 25 }, (_, i) => gpuNode(`race-${i}`, 'race'));
+    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'race.yaml', [renderGpuPool('race', { tflopsOversellRatio: 100 }), ...extra])]);
+    await eventually(async () => expect((await get(['gpupool', 'race'])).status).toMatchObject({ totalNodes: 25, totalGPUs: 50 }), 60_000);
+    const cluster = cp().cluster('admin', 'race');
+    const racePod = (i: number): K8sObject => {
+      const p = gpuPod(`race-${i}`, {}, '8Gi');
+      p.metadata.annotations['tensor-fusion.ai/gpupool'] = 'race';
+      return p as K8sObject;
+    };
+    const created = await Promise.all(Array.from({ length: 1000 }, (_, i) => cluster.create(RESOURCES.pods, racePod(i)).then(() => true, () => false)));
+    expect(created.filter(Boolean)).toHaveLength(1000);
+    const counts = async () => {
+      const pods = ((await get(['pods', '-n', NS, '-l', 'app=gpu'])).items as Obj[]).filter((p) => p.metadata.name.startsWith('race-'));
+      return { bound: pods.filter((p) => p.spec.nodeName).length, pending: pods.filter((p) => !p.spec.nodeName).length, pods };
+    };
+    await eventually(async () => expect(await counts()).toMatchObject({ bound: 500, pending: 500 }), 240_000);
+    // Stable: nothing more binds.
+    await new Promise((r) => setTimeout(r, 5_000));
+    const { pods } = await counts();
+    expect(pods.filter((p) => p.spec.nodeName)).toHaveLength(500);
+    const perGpu = new Map<string, number>();
+    for (const p of pods.filter((x) => x.spec.nodeName)) for (const g of allocation(p).gpuIds) perGpu.set(g, (perGpu.get(g) ?? 0) + 1);
+    expect(Math.max(...perGpu.values())).toBe(10);
+    expect([...perGpu.values()].reduce((a, b) => a + b, 0)).toBe(500);
+    const victims = pods.filter((p) => p.spec.nodeName).slice(0, 100).map((p) => p.metadata.name);
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, '--grace-period=0', '--force', ...victims]);
+    await eventually(async () => expect(await counts()).toMatchObject({ bound: 500, pending: 400 }), 240_000);
+  }, 600_000);
+});
