@@ -15,7 +15,7 @@ import { Informer } from '../lib/runtime/informer';
 import { RESOURCES } from '../lib/runtime/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
-import { controllerIdentity, installController, kwokNode, startSchedulerFor, synthToTemp, writeYaml } from '../test/support/control-plane/install';
+import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
 
 const flag = (name: string, fallback: number): number => {
@@ -87,8 +87,7 @@ async function cluster(): Promise<void> {
   process.once('SIGINT', () => void stop().then(() => process.exit(130)));
   try {
     console.log(`control plane started in ${cp.startMs} ms`);
-    ctl = await installController(cp, synth.controller, synth.dir, 1);
-    await startSchedulerFor(cp, ctl.replicas[0], ctl.namespace, false);
+    ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
     await cp.startScheduler({ profiles: [{ schedulerName: PLAIN_SCHEDULER }], percentageOfNodesToScore: 100 }, 'kube-scheduler-plain');
     const admin = cp.cluster('admin', 'bench-schedule');
     const nodeObjs = Array.from({ length: nodes }, (_, i) => kwokNode({

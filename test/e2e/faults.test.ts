@@ -63,7 +63,7 @@ describeControlPlane('controller faults on a real control plane', { controllerMa
   });
 
   beforeAll(async () => {
-    ctl = await installController(cp(), synth.controller, synth.dir, 2);
+    ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 2, schedulers: true });
     await apply('pools.yaml', [renderGpuPool('churn', { tflopsOversellRatio: 100 }), renderGpuPool('race', { tflopsOversellRatio: 100 })]);
     await apply('churn-nodes.yaml', ['churn-0', 'churn-1'].map((n) => gfdNode(n, 'churn', 2)));
     await waitFor('replicas ready', async () => (await Promise.all(ctl.replicas.map((r) => r.ready()))).every(Boolean), 60_000, 200);

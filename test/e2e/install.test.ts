@@ -34,7 +34,7 @@ describeControlPlane('example install on a real control plane', { controllerMana
   });
 
   test('the controller YAML applies server-side and every CRD is Established', async () => {
-    ctl = await installController(cp(), synth.controller, synth.dir, 2);
+    ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 2, schedulers: true });
     const crds = await get(['crd']);
     expect(crds.items.map((c: Obj) => c.metadata.name).sort()).toEqual(
       synth.controller.filter((d) => d.kind === 'CustomResourceDefinition').map((d) => d.metadata.name).sort());

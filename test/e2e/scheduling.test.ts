@@ -10,7 +10,7 @@ import type { K8sObject } from '../../lib/runtime/cluster';
 import { RESOURCES } from '../../lib/runtime/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, waitFor } from '../support/control-plane';
-import { controllerIdentity, installController, kwokNode, RunningController, startSchedulerFor, synthToTemp, writeYaml } from '../support/control-plane/install';
+import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';
 import { eventually } from '../runtime/fixtures';
 
 const synth = synthToTemp();
@@ -84,8 +84,7 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
   const clean = () => cp().kubectlOk(['delete', 'pods,daemonsets,deployments', '--all', '-n', NS, '--grace-period=0', '--force', '--wait=true']);
 
   beforeAll(async () => {
-    ctl = await installController(cp(), synth.controller, synth.dir, 1);
-    await startSchedulerFor(cp(), ctl.replicas[0], ctl.namespace, false);
+    ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
     await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'sched.yaml', [
       renderGpuPool(POOL, { tflopsOversellRatio: 100 }), ...NODES.map((n) => gpuNode(n)),
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },

@@ -64,11 +64,24 @@ export interface RunningController {
   namespace: string;
   balancer: Balancer;
   replicas: ControllerReplica[];
-  /** Starts another replica (or restarts one by name) and adds it to the balancer. */
+  /** The kube-scheduler beside each replica (when started with `schedulers`), by replica name. */
+  schedulers: Map<string, ManagedProcess>;
+  /** Starts another replica (or restarts one by name, with its scheduler) and adds it to the balancer. */
   add(name: string): Promise<ControllerReplica>;
-  /** The Lease holder's replica name, if any. */
-  leader(): Promise<string | undefined>;
+  /** SIGKILL to a replica and its scheduler: the controller pod dies. */
+  kill(name: string): Promise<void>;
+  /** The Lease holder's replica name, if any (the controller's Lease, or `lease`). */
+  leader(lease?: string): Promise<string | undefined>;
   stop(): Promise<void>;
+}
+
+export interface InstallOptions {
+  /** @default 2 */
+  replicas?: number;
+  /** Extra or overriding environment of the controller processes. */
+  env?: Record<string, string>;
+  /** Run our kube-scheduler beside each replica, as the controller pod does. @default false */
+  schedulers?: boolean;
 }
 
 /** The controller's namespace and ServiceAccount as the example renders them. */
@@ -82,7 +95,7 @@ export function controllerIdentity(docs: Obj[]): { namespace: string; user: Retu
  * Applies the controller YAML (webhook by URL to a balancer) and starts `replicas` controller
  * processes with the rendered Deployment's environment, as its ServiceAccount.
  */
-export async function installController(cp: ControlPlane, docs: Obj[], dir: string, replicas = 2, env: Record<string, string> = {}): Promise<RunningController> {
+export async function installController(cp: ControlPlane, docs: Obj[], dir: string, opts: InstallOptions = {}): Promise<RunningController> {
   const balancer = await startBalancer([]);
   const file = writeYaml(dir, 'controller.k8s.yaml', withWebhookUrl(docs, `https://127.0.0.1:${balancer.port}${CONTROLLER_PATHS.mutatePods}`));
   await cp.kubectlOk(['apply', '--server-side', '-f', file]);
@@ -94,24 +107,32 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
   delete rendered.METRICS_PORT;
   delete rendered.WEBHOOK_PORT;
   delete rendered.EXTENDER_PORT;
+  const replicas = opts.replicas ?? 2;
   const running: ControllerReplica[] = [];
+  const schedulers = new Map<string, ManagedProcess>();
+  const kill = async (name: string): Promise<void> => {
+    await Promise.all([running.find((r) => r.name === name)?.process.kill(), schedulers.get(name)?.kill()]);
+  };
   const add = async (name: string): Promise<ControllerReplica> => {
+    await kill(name);
     const old = running.findIndex((r) => r.name === name);
-    const r = await startReplica(cp, { name, namespace, user: user.name, env: { ...rendered, ...env } });
+    const r = await startReplica(cp, { name, namespace, user: user.name, env: { ...rendered, ...opts.env } });
     if (old >= 0) running.splice(old, 1, r); else running.push(r);
     balancer.setBackends(running.map((x) => x.webhookPort));
+    if (opts.schedulers) schedulers.set(name, await startSchedulerFor(cp, r, namespace, replicas > 1));
     return r;
   };
   for (let i = 0; i < replicas; i++) await add(`controller-${i}`);
-  const leaseName = rendered.LEADER_ELECTION_ID;
   return {
-    namespace, balancer, replicas: running, add,
-    async leader() {
-      const r = await cp.kubectl(['get', 'lease', '-n', namespace, leaseName, '-o', 'jsonpath={.spec.holderIdentity}']);
+    namespace, balancer, replicas: running, schedulers, add, kill,
+    async leader(lease = rendered.LEADER_ELECTION_ID) {
+      const r = await cp.kubectl(['get', 'lease', '-n', namespace, lease, '-o', 'jsonpath={.spec.holderIdentity}']);
       const holder = r.code === 0 ? r.stdout.trim() : '';
+      // Our identities are `<pod>_<uuid>`; kube-scheduler's are `<host>_<uuid>`, mapped back by its log file name.
       return holder ? holder.replace(/_[0-9a-f-]{36}$/, '') : undefined;
     },
     async stop() {
+      await Promise.all([...schedulers.values()].map((p) => p.stop(5_000)));
       await Promise.all(running.map((r) => r.process.stop(5_000)));
       await balancer.close();
     },
