@@ -13,6 +13,9 @@ import { describeControlPlane, waitFor } from '../support/control-plane';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';
 import { eventually } from '../runtime/fixtures';
 
+// Each case waits on the real scheduler (its retries back off up to seconds) and cleans up after itself.
+jest.setTimeout(120_000);
+
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -101,7 +104,7 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     await clean();
     await cp().kubectl(['uncordon', 'gpu-2']);
     await cp().kubectl(['taint', 'node', 'gpu-3', 'dedicated-', '--overwrite']);
-  }, 60_000);
+  }, 300_000);
 
   test('the webhook marks the pod for our scheduler; the extender places it at bind, recorded by pod UID', async () => {
     expect((await create(gpuPod('plain'))).code).toBe(0);

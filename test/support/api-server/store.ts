@@ -9,6 +9,8 @@ export interface Change {
   rv: number;
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   resource: string;
+  /** The object's key in its resource table (`ns/name` or `name`). */
+  key: string;
   object: Obj;
   /** The object before the change (undefined for ADDED). */
   previous?: Obj;
@@ -20,6 +22,8 @@ export class Store {
   /** History before (and at) this resourceVersion is gone. */
   compactedRv = 0;
   private readonly objects = new Map<string, Map<string, Obj>>();
+  /** Revision of each resource's latest change. */
+  private readonly lastChanges = new Map<string, number>();
   private history: Change[] = [];
   private readonly listeners = new Set<(c: Change) => void>();
 
@@ -40,6 +44,11 @@ export class Store {
     return [...this.table(resource).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, o]) => o);
   }
 
+  /** Revision of the latest change to `resource` (0: none yet). */
+  lastChange(resource: string): number {
+    return this.lastChanges.get(resource) ?? 0;
+  }
+
   count(resource: string): number {
     return this.table(resource).size;
   }
@@ -52,7 +61,8 @@ export class Store {
     const stamped = { ...object, metadata: { ...object.metadata, resourceVersion: String(this.rv) } };
     if (type === 'DELETED') t.delete(key);
     else t.set(key, stamped);
-    const change: Change = { rv: this.rv, type, resource, object: stamped, previous };
+    const change: Change = { rv: this.rv, type, resource, key, object: stamped, previous };
+    this.lastChanges.set(resource, this.rv);
     this.history.push(change);
     if (this.history.length > this.historyLimit) {
       const dropped = this.history.splice(0, this.history.length - this.historyLimit);
@@ -66,6 +76,22 @@ export class Store {
   since(resource: string, rv: number): Change[] | undefined {
     if (rv < this.compactedRv) return undefined;
     return this.history.filter((c) => c.rv > rv && c.resource === resource);
+  }
+
+  /**
+   * Objects of `resource` as they were at revision `rv` (sorted by key), rebuilt by undoing newer
+   * changes; undefined when that revision has been compacted, as etcd answers.
+   */
+  snapshot(resource: string, rv: number): Obj[] | undefined {
+    if (rv < this.compactedRv || rv > this.rv) return undefined;
+    const table = new Map(this.table(resource));
+    for (let i = this.history.length - 1; i >= 0 && this.history[i].rv > rv; i--) {
+      const c = this.history[i];
+      if (c.resource !== resource) continue;
+      if (c.previous) table.set(c.key, c.previous);
+      else table.delete(c.key);
+    }
+    return [...table.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, o]) => o);
   }
 
   /** Forgets all history up to now, as etcd compaction does. */

@@ -110,8 +110,24 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
   const replicas = opts.replicas ?? 2;
   const running: ControllerReplica[] = [];
   const schedulers = new Map<string, ManagedProcess>();
+  // Processes we end on purpose; any other exit (a lost lease makes both the controller and
+  // kube-scheduler exit) is restarted, as the kubelet restarts a container.
+  const ended = new Set<ManagedProcess>();
+  let stopping = false;
+  const supervise = (p: ManagedProcess, restart: () => Promise<unknown>) => {
+    void p.exited.then(() => {
+      if (!stopping && !ended.has(p)) void restart().catch(() => undefined);
+    });
+  };
   const kill = async (name: string): Promise<void> => {
-    await Promise.all([running.find((r) => r.name === name)?.process.kill(), schedulers.get(name)?.kill()]);
+    const procs = [running.find((r) => r.name === name)?.process, schedulers.get(name)].filter((p): p is ManagedProcess => !!p);
+    for (const p of procs) ended.add(p);
+    await Promise.all(procs.map((p) => p.kill()));
+  };
+  const startScheduler = async (r: ControllerReplica): Promise<void> => {
+    const p = await startSchedulerFor(cp, r, namespace, replicas > 1);
+    schedulers.set(r.name, p);
+    supervise(p, () => startScheduler(r));
   };
   const add = async (name: string): Promise<ControllerReplica> => {
     await kill(name);
@@ -119,7 +135,8 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
     const r = await startReplica(cp, { name, namespace, user: user.name, env: { ...rendered, ...opts.env } });
     if (old >= 0) running.splice(old, 1, r); else running.push(r);
     balancer.setBackends(running.map((x) => x.webhookPort));
-    if (opts.schedulers) schedulers.set(name, await startSchedulerFor(cp, r, namespace, replicas > 1));
+    supervise(r.process, () => add(name));
+    if (opts.schedulers) await startScheduler(r);
     return r;
   };
   for (let i = 0; i < replicas; i++) await add(`controller-${i}`);
@@ -132,6 +149,7 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
       return holder ? holder.replace(/_[0-9a-f-]{36}$/, '') : undefined;
     },
     async stop() {
+      stopping = true;
       await Promise.all([...schedulers.values()].map((p) => p.stop(5_000)));
       await Promise.all(running.map((r) => r.process.stop(5_000)));
       await balancer.close();
