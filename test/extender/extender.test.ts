@@ -113,6 +113,18 @@ describe('filter', () => {
   });
 });
 
+describe('state', () => {
+  test('status the controller rewrites after each placement keeps the allocator; a capacity change rebuilds it', async () => {
+    const before = state.current();
+    const gpu = api.getObject('gpus', 'p-node-0-gpu-0')!;
+    api.put('gpus', { ...gpu, status: { ...gpu.status, available: { tflops: '50', vram: '1Gi' } } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(state.current()).toBe(before);
+    api.put('gpus', { ...gpu, status: { ...gpu.status, capacity: { tflops: '100', vram: String(40 * GiB) } } });
+    await eventually(() => expect(state.current()).not.toBe(before));
+  });
+});
+
 describe('prioritize', () => {
   test('scores the chosen node 10 and the others 0', async () => {
     const pod = put(podObj('p1'));

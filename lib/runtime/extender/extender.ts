@@ -116,7 +116,7 @@ export class Extender {
         if (!r.ok) return { Error: `GPU share does not fit on node ${args.Node}: ${nodeReason(r.reasons, share.gpuCount)}` };
         reserved = r.allocation;
       }
-      await cluster.bind(ref, args.Node, bindingAnnotations(reserved, state.devices()));
+      await cluster.bind(ref, args.Node, bindingAnnotations(reserved, (gpu) => state.device(gpu)));
       state.commit(ref.uid);
       return { Error: '' };
     } catch (err) {

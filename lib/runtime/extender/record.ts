@@ -41,8 +41,8 @@ export interface DeviceInfo {
  * The annotations a Binding carries: the record, the GPU object names, and the values the
  * containers' downward-API variables read (NVIDIA_VISIBLE_DEVICES, the MPS limits, the allocation id).
  */
-export function bindingAnnotations(a: Allocation, devices: ReadonlyMap<string, DeviceInfo>): Record<string, string> {
-  const infos = a.gpuIds.map((id) => devices.get(id));
+export function bindingAnnotations(a: Allocation, device: (gpu: string) => DeviceInfo | undefined): Record<string, string> {
+  const infos = a.gpuIds.map(device);
   const smallest = Math.min(...infos.map((d) => d?.tflops ?? Infinity));
   return {
     [ALLOCATION_ANNOTATION]: JSON.stringify(a),

@@ -12,6 +12,7 @@ import type { GPU, GPUNode, GPUPool } from '../../api';
 import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig } from '../../scheduler';
 import type { K8sObject } from '../cluster';
 import type { Informer } from '../informer';
+import { MANAGED_BY_LABEL } from '../../labels';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
 import { allocationOf, DeviceInfo, isTerminal } from './record';
 
@@ -57,7 +58,18 @@ export class PlacementState {
       this.allocator = undefined;
       this.gpuInfos = undefined;
     };
-    for (const inf of [s.pools, s.gpuNodes, s.gpus] as Informer<K8sObject>[]) inf.on({ add: topologyChanged, update: topologyChanged, delete: topologyChanged });
+    // The controller rewrites GPU and pool status after every placement; only what placement reads
+    // (capacity, phase, node, model, pool settings and membership) rebuilds the allocator.
+    const watch = <T extends K8sObject>(inf: Informer<T>, placementView: (o: T) => unknown) => inf.on({
+      add: topologyChanged,
+      delete: topologyChanged,
+      update: (old, next) => {
+        if (JSON.stringify(placementView(old)) !== JSON.stringify(placementView(next))) topologyChanged();
+      },
+    });
+    watch(s.gpus, (g) => gpuInfo(g) ?? null);
+    watch(s.gpuNodes, (n) => n.metadata.labels?.[MANAGED_BY_LABEL] ?? null);
+    watch(s.pools, (p) => poolConfig(p));
     s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
   }
 
@@ -138,9 +150,10 @@ export class PlacementState {
     return this.gpuInfos;
   }
 
-  /** Device names and TFLOPS of the GPUs, for the binding annotations. */
-  devices(): Map<string, DeviceInfo> {
-    return new Map([...this.gpus()].map(([name, g]) => [name, { device: g.device, tflops: g.tflops }]));
+  /** Device name and TFLOPS of a GPU object, for the binding annotations. */
+  device(gpu: string): DeviceInfo | undefined {
+    const g = this.gpus().get(gpu);
+    return g && { device: g.device, tflops: g.tflops };
   }
 
   /** The share a pod holds or has reserved. */
