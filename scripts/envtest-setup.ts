@@ -5,7 +5,11 @@
  * built from the same go.mod/go.sum are kept. Binaries that KUBEBUILDER_ASSETS provides are not built.
  * Only Go modules come from the network (GOTOOLCHAIN=local: no toolchain download either).
  *
- * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok limits the builds.
+ * With KUBEBUILDER_ASSETS set (setup-envtest's kube-apiserver, etcd and kubectl), nothing is built
+ * unless --all asks for the rest (kube-scheduler, kube-controller-manager, kwok); the suites that need
+ * those skip and say so.
+ *
+ * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok limits the builds; --all (see above).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -27,6 +31,7 @@ const KWOK_STAGES = [
 const args = process.argv.slice(2);
 const force = args.includes('--force');
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const all = args.includes('--all');
 
 function goEnv(): NodeJS.ProcessEnv {
   return { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' };
@@ -102,6 +107,17 @@ function main(): void {
   } catch {
     console.error('envtest:setup: `go` was not found on PATH. Install Go 1.26 or newer, or set KUBEBUILDER_ASSETS to a setup-envtest directory (kube-apiserver, etcd, kubectl).');
     process.exit(1);
+  }
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets && !all && !only) {
+    const missing = KUBEBUILDER_BINARIES.filter((b) => !existsSync(path.join(assets, b)));
+    if (missing.length) {
+      console.error(`envtest:setup: KUBEBUILDER_ASSETS=${assets} lacks ${missing.join(', ')}`);
+      process.exit(1);
+    }
+    console.log(`envtest:setup: using KUBEBUILDER_ASSETS=${assets} (${KUBEBUILDER_BINARIES.join(', ')}); nothing built.`);
+    console.log('  Suites that also need kube-scheduler, kube-controller-manager or kwok will skip; `npm run envtest:setup -- --all` builds those.');
+    return;
   }
   console.log(`envtest:setup: cache ${cacheRoot()}`);
   const started = Date.now();
