@@ -83,6 +83,9 @@ export const CERT_MANAGER_INJECT_CA_ANNOTATION = 'cert-manager.io/inject-ca-from
 /** Pod template annotation holding the sha256 of the shipped controller bundle; a new bundle rolls the pods. */
 export const CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION = `${GROUP}/controller-bundle-sha256`;
 
+/** Pod template annotation holding the sha256 of the scheduler configuration; a new one restarts the scheduler. */
+export const SCHEDULER_CONFIG_CHECKSUM_ANNOTATION = `${GROUP}/scheduler-config-sha256`;
+
 /** Label on controller-made objects naming their parent: the pool on a GPUNode, the GPUNode on a GPU (as upstream). */
 export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
 
@@ -92,14 +95,11 @@ export const WORKLOAD_LABEL = `${GROUP}/workload`;
 /** Pod annotation with the comma-separated GPU object names the pod's share was placed on (as upstream). */
 export const GPU_IDS_ANNOTATION = `${GROUP}/gpu-ids`;
 
-/** Label on the per-pool allocation ledger ConfigMaps the admission webhook keeps, naming the pool. */
-export const ALLOCATION_LEDGER_LABEL = `${GROUP}/allocation-ledger`;
-
 /**
- * Annotation on an allocation ledger ConfigMap: until this time (epoch ms), replicas pause briefly
- * after each ledger write, because another replica kept losing the write race.
+ * Label on the TensorFusionWorkloads the controller generates from pods (`generate-workload`): only
+ * those are ever updated by it, so a workload someone else made is never overwritten.
  */
-export const LEDGER_CONTENDED_ANNOTATION = `${GROUP}/ledger-contended-until`;
+export const GENERATED_WORKLOAD_LABEL = `${GROUP}/generated`;
 
 /** The kube-scheduler profile (schedulerName) that places GPU pods through our extender. */
 export const SCHEDULER_NAME = 'tensor-fusion-scheduler';

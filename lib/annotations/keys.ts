@@ -3,7 +3,7 @@
  * to its typed option and value kind. Listed in the order the seed's example writes them, which is the
  * order the encoder emits.
  */
-import { ALLOCATION_ANNOTATION, ANNOTATION_PREFIX, ENABLED_LABEL, GPU_IDS_ANNOTATION } from '../labels';
+import { ALLOCATION_ANNOTATION, ANNOTATION_PREFIX, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../labels';
 import type { GpuWorkloadOptionName } from './options';
 
 export { ENABLED_LABEL };
@@ -69,7 +69,10 @@ export const SPEC_BY_KEY: ReadonlyMap<string, AnnotationSpec> = new Map(GPU_WORK
 export const SPEC_BY_OPTION: ReadonlyMap<string, AnnotationSpec> = new Map(GPU_WORKLOAD_ANNOTATIONS.map((s) => [s.option, s]));
 
 /**
- * `tensor-fusion.ai/*` pod annotations the runtime controller writes itself. The decoder accepts them
- * without complaint (and ignores their values) so that admitted pods decode cleanly again.
+ * `tensor-fusion.ai/*` pod annotations the runtime writes itself (the webhook's share, the extender's
+ * allocation and placement values). The decoder accepts them without complaint (and ignores their
+ * values) so that admitted and bound pods, and templates copied from them, decode cleanly again.
  */
-export const CONTROLLER_WRITTEN_KEYS: ReadonlySet<string> = new Set([ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION]);
+export const CONTROLLER_WRITTEN_KEYS: ReadonlySet<string> = new Set([
+  ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, SHARE_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS),
+]);

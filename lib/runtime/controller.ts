@@ -4,7 +4,8 @@
  * caches and write through a Cluster (fenced by leader election in the process).
  */
 import type { Logger } from 'pino';
-import type { GPU, GPUNode, GPUPool, TensorFusionWorkload } from '../api';
+import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../api';
+import { ANNOTATION } from '../annotations';
 import { MANAGED_BY_LABEL, WORKLOAD_LABEL, GPU_IDS_ANNOTATION, API_VERSION, poolMembershipLabel } from '../labels';
 import { Cluster, K8sObject, isNotFound, updateWithRetry } from './cluster';
 import { Clock, realClock } from './clock';
@@ -19,6 +20,9 @@ import { matchesNodeSelector } from './reconcile/node-selector';
 import { planXgnTaint } from './reconcile/xgn-taint';
 import { workloadStatus } from './reconcile/workload-status';
 import { microTime } from './leader-election';
+import { isGenerated, planGeneratedWorkload } from './reconcile/generated-workload';
+import { defaultPoolOf } from './webhook/cluster-view';
+import type { SettingsView } from './webhook/resolve';
 
 export interface ControllerOptions {
   /** Used by the informers (reads). */
@@ -48,6 +52,8 @@ export class Controller {
   readonly gpuNodes: Informer<GPUNode & K8sObject>;
   readonly gpus: Informer<GPU & K8sObject>;
   readonly workloads: Informer<TensorFusionWorkload & K8sObject>;
+  /** Read to resolve pods whose generated workload names a profile (and by the webhook). */
+  readonly profiles: Informer<WorkloadProfile & K8sObject>;
   readonly queue: WorkQueue;
   private writer?: Cluster;
   private workersDone?: Promise<void>;
@@ -69,12 +75,13 @@ export class Controller {
     this.gpuNodes = inf<GPUNode & K8sObject>(RESOURCES.gpunodes).addIndex(INDEX_BY_OWNER, byOwner);
     this.gpus = inf<GPU & K8sObject>(RESOURCES.gpus).addIndex(INDEX_BY_OWNER, byOwner);
     this.workloads = inf(RESOURCES.tensorfusionworkloads);
+    this.profiles = inf(RESOURCES.workloadprofiles);
     this.queue = new WorkQueue({ clock: this.clock, ...opts.queue });
     this.wireEvents();
   }
 
   private get informers(): Informer<K8sObject>[] {
-    return [this.nodes, this.pods, this.pools, this.gpuNodes, this.gpus, this.workloads] as Informer<K8sObject>[];
+    return [this.nodes, this.pods, this.pools, this.gpuNodes, this.gpus, this.workloads, this.profiles] as Informer<K8sObject>[];
   }
 
   /** Starts every informer (all replicas keep warm caches). */
@@ -117,13 +124,18 @@ export class Controller {
       update: (_o, n) => add(`node/${n.metadata.name}`),
       delete: (n) => add(`node/${n.metadata.name}`),
     });
+    // Generated workloads carry pool defaults, so a pool change may change them.
+    const generated = () => this.workloads.list().filter(isGenerated).forEach((w) => add(`workload/${keyOf(w.metadata)}`));
     this.pools.on({
-      add: (p) => { add(`pool/${p.metadata.name}`); allNodes(); },
+      add: (p) => { add(`pool/${p.metadata.name}`); allNodes(); generated(); },
       update: (o, p) => {
         add(`pool/${p.metadata.name}`);
-        if (JSON.stringify(o.spec) !== JSON.stringify(p.spec)) allNodes();
+        if (JSON.stringify(o.spec) !== JSON.stringify(p.spec) || JSON.stringify(o.metadata.annotations) !== JSON.stringify(p.metadata.annotations)) {
+          allNodes();
+          generated();
+        }
       },
-      delete: (p) => { add(`pool/${p.metadata.name}`); allNodes(); },
+      delete: (p) => { add(`pool/${p.metadata.name}`); allNodes(); generated(); },
     });
     const gpuNodeChanged = (g: GPUNode & K8sObject) => {
       add(`node/${g.metadata.name}`);
@@ -149,6 +161,14 @@ export class Controller {
     this.pods.on({ add: podChanged, update: (o, n) => { podChanged(o); podChanged(n); }, delete: podChanged });
     const wl = (w: K8sObject) => add(`workload/${keyOf(w.metadata)}`);
     this.workloads.on({ add: wl, update: (_o, n) => wl(n), delete: wl });
+    // A profile change reaches the workloads generated from pods that name it.
+    const profileChanged = (pr: K8sObject) => {
+      for (const p of this.pods.list()) {
+        const w = p.metadata.labels?.[WORKLOAD_LABEL];
+        if (w && p.metadata.namespace === pr.metadata.namespace && p.metadata.annotations?.[ANNOTATION.workloadProfile] === pr.metadata.name) add(`workload/${p.metadata.namespace}/${w}`);
+      }
+    };
+    this.profiles.on({ add: profileChanged, update: (_o, n) => profileChanged(n), delete: profileChanged });
   }
 
   /** Dispatches one key to its reconciler, with metrics. */
@@ -266,11 +286,33 @@ export class Controller {
   }
 
   async reconcileWorkload(key: string): Promise<void> {
+    const pods = this.pods.byIndex(INDEX_BY_WORKLOAD, key);
+    await this.generateWorkload(key, pods);
     const wl = this.workloads.get(key);
     if (!wl || wl.metadata.deletionTimestamp) return;
-    const pods = this.pods.byIndex(INDEX_BY_WORKLOAD, key);
     const replicas = (wl.spec as { replicas?: number } | undefined)?.replicas;
     await this.writeStatus(RESOURCES.tensorfusionworkloads, wl, workloadStatus(pods, replicas, wl.status, this.now()));
+  }
+
+  /** The settings view over the caches, for resolving pods as the webhook does. */
+  private get settingsView(): SettingsView {
+    return {
+      pool: (name) => this.pools.get(name),
+      poolNames: () => this.pools.list().map((p) => p.metadata.name as string).sort(),
+      defaultPool: () => defaultPoolOf(this.pools.list()),
+      profile: (namespace, name) => this.profiles.get(`${namespace}/${name}`),
+    };
+  }
+
+  /** Creates or updates the generated workload `key` from the pods labelled for it (server-side apply). */
+  private async generateWorkload(key: string, pods: PodLike[]): Promise<void> {
+    if (pods.length === 0) return;
+    const slash = key.indexOf('/');
+    const existing = this.workloads.get(key);
+    if (existing?.metadata.deletionTimestamp) return;
+    const plan = await planGeneratedWorkload(key.slice(0, slash), key.slice(slash + 1), pods, existing, this.settingsView);
+    if (plan.skipped) this.opts.logger?.info({ workload: key }, plan.skipped);
+    if (plan.apply) await this.w.apply(RESOURCES.tensorfusionworkloads, plan.apply, { force: true });
   }
 
   /** Writes `.status` through /status when it differs, retrying 409s from a fresh read. */
@@ -317,7 +359,7 @@ export function slimPod(pod: PodLike): PodLike {
     apiVersion: pod.apiVersion, kind: pod.kind,
     metadata: {
       name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, labels: m.labels,
-      annotations, deletionTimestamp: m.deletionTimestamp,
+      annotations, creationTimestamp: m.creationTimestamp, deletionTimestamp: m.deletionTimestamp,
     },
     spec: { nodeName: pod.spec?.nodeName },
     status: { phase: pod.status?.phase, conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status })) },

@@ -28,6 +28,13 @@ describe('decodeGpuAnnotations', () => {
     expect([settings, issues]).toEqual([{ qos: 'low' }, []]);
   });
 
+  it('accepts the share the webhook records and the placement values written at bind, so a copied pod decodes', () => {
+    const written = ['share', 'gpu-ids', 'allocation-id', 'visible-devices', 'mps-memory-limit', 'mps-thread-percentage'].map((k) => `tensor-fusion.ai/${k}`);
+    expect(written.every((k) => CONTROLLER_WRITTEN_KEYS.has(k))).toBe(true);
+    const { settings, issues } = decodeGpuAnnotations({ ...Object.fromEntries(written.map((k) => [k, 'x'])), 'tensor-fusion.ai/qos': 'high' });
+    expect([settings, issues]).toEqual([{ qos: 'high' }, []]);
+  });
+
   it('knows exactly the 18 annotations of seed 002', () => {
     expect(GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key.replace('tensor-fusion.ai/', '')).sort()).toEqual([
       'auto-limits', 'auto-replicas', 'auto-requests', 'generate-workload', 'gpu-count', 'gpu-model', 'gpupool', 'inject-container',

@@ -1,27 +1,48 @@
-/** Admission over HTTPS on loopback: local and remote mode, reinvocation, dry runs, protocol edges. */
+/**
+ * Admission over HTTPS on loopback: local pods are marked for our scheduler (exact patches), remote
+ * pods pointed at their workload, reinvocation is a no-op, and nothing is ever written to the API.
+ */
 import type * as https from 'node:https';
 import type { ApiServerDouble } from '../support/api-server';
-import { ALLOCATION_ANNOTATION, API_VERSION, ENABLED_LABEL, GPU_IDS_ANNOTATION, HOSTNAME_LABEL, WORKLOAD_LABEL } from '../../lib/labels';
+import {
+  ALLOCATION_ANNOTATION, API_VERSION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL,
+} from '../../lib/labels';
+import { shareOf } from '../../lib/runtime/share';
 import type { WebhookHandle } from '../../lib/runtime/webhook/start';
 import { MAX_BODY_BYTES } from '../../lib/runtime/webhook/server';
-import {
-  client, GiB, ledgerEntries, NS, patched, patchOps, pod, post, review, seedPool, startDouble, startTestWebhook,
-} from './fixtures';
+import { client, GiB, patched, patchOps, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
 
 let double: ApiServerDouble;
 let webhook: WebhookHandle;
 let agent: https.Agent;
 
 const ann = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [`tensor-fusion.ai/${k}`, v]));
-const envOf = (p: any, container = 0) => Object.fromEntries((p.spec.containers[container].env ?? []).map((e: any) => [e.name, e.value]));
+const envOf = (p: any, container = 0) => Object.fromEntries((p.spec.containers[container].env ?? []).map((e: any) => [e.name, e.value ?? e.valueFrom]));
+const fromAnnotation = (key: string) => ({ valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${key}']` } } });
+
+/** The env a local pod of the "train" share below gets, in order. */
+const TRAIN_ENV = [
+  { name: 'TENSOR_FUSION_MODE', value: 'local' },
+  { name: 'TENSOR_FUSION_POOL', value: 'pool-a' },
+  { name: 'TENSOR_FUSION_QOS', value: 'medium' },
+  { name: 'TENSOR_FUSION_TFLOPS_REQUEST', value: '31.2' },
+  { name: 'TENSOR_FUSION_TFLOPS_LIMIT', value: '62.4' },
+  { name: 'TENSOR_FUSION_VRAM_REQUEST', value: '4294967296' },
+  { name: 'TENSOR_FUSION_VRAM_LIMIT', value: '8589934592' },
+  { name: 'TENSOR_FUSION_GPU_COUNT', value: '2' },
+  { name: 'TENSOR_FUSION_WORKLOAD', value: 'existing' },
+  { name: 'TENSOR_FUSION_ALLOCATION_ID', ...fromAnnotation('tensor-fusion.ai/allocation-id') },
+  { name: 'NVIDIA_VISIBLE_DEVICES', ...fromAnnotation('tensor-fusion.ai/visible-devices') },
+  { name: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT', ...fromAnnotation('tensor-fusion.ai/mps-memory-limit') },
+  { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', ...fromAnnotation('tensor-fusion.ai/mps-thread-percentage') },
+];
+const TRAIN_SHARE = '{"pool":"pool-a","qos":"medium","gpuCount":2,"tflopsRequest":31.2,"tflopsLimit":62.4,"vramRequest":4294967296,"vramLimit":8589934592}';
 
 beforeAll(async () => {
   double = await startDouble();
-  seedPool(double, {
-    name: 'pool-a', nodes: 2, gpusPerNode: 2, tflops: 312, isDefault: true,
-    taints: [{ key: 'tensor-fusion.ai/pool', value: 'pool-a', effect: 'NoSchedule' }, { key: 'other.io/maintenance', value: 'x', effect: 'NoSchedule' }],
-  });
+  seedPool(double, { name: 'pool-a', nodes: 2, gpusPerNode: 2, tflops: 312, isDefault: true, taints: [{ key: 'tensor-fusion.ai/pool', value: 'pool-a', effect: 'NoSchedule' }] });
   seedPool(double, { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } });
+  seedPool(double, { name: 'with-worker', nodes: 1, gpusPerNode: 1, spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } } });
   double.put('workloadprofiles', {
     apiVersion: API_VERSION, kind: 'WorkloadProfile', metadata: { name: 'small', namespace: 'default' },
     spec: { resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } }, qos: 'high', isLocalGPU: true },
@@ -31,6 +52,7 @@ beforeAll(async () => {
   });
   webhook = await startTestWebhook(double);
   agent = client();
+  double.requests.length = 0;
 });
 
 afterAll(async () => {
@@ -42,97 +64,162 @@ afterAll(async () => {
 describe('local GPU mode', () => {
   const annotations = ann({ 'is-local-gpu': 'true', 'tflops-request': '31.2', 'tflops-limit': '62.4', 'vram-request': '4Gi', 'vram-limit': '8Gi', 'generate-workload': 'false', workload: 'existing', 'gpu-count': '2' });
 
-  it('pins the pod to a node, injects the share and records the allocation', async () => {
+  it('marks the pod for our scheduler with its share, priority class and downward-API env, and nothing else', async () => {
     const p = pod({ name: 'train-0', annotations });
+    // What the Priority admission plugin sets before mutating webhooks run.
+    Object.assign(p.spec as object, { priority: 0, preemptionPolicy: 'PreemptLowerPriority' });
     const r = review(p);
     const answer = await post(webhook.port(), agent, r);
     expect(answer.status).toBe(200);
     expect(answer.body.apiVersion).toBe('admission.k8s.io/v1');
-    expect(answer.body.response.uid).toBe(r.request!.uid);
-    expect(answer.body.response.allowed).toBe(true);
-    expect(answer.body.response.patchType).toBe('JSONPatch');
+    expect(answer.body.response).toMatchObject({ uid: r.request!.uid, allowed: true, patchType: 'JSONPatch' });
+    expect(answer.body.response.warnings).toBeUndefined();
+    expect(patchOps(answer.body)).toEqual([
+      { op: 'add', path: '/metadata/annotations/tensor-fusion.ai~1share', value: TRAIN_SHARE },
+      { op: 'add', path: '/metadata/labels/tensor-fusion.ai~1workload', value: 'existing' },
+      { op: 'add', path: '/spec/schedulerName', value: 'tensor-fusion-scheduler' },
+      { op: 'add', path: '/spec/priorityClassName', value: 'tensor-fusion-medium' },
+      { op: 'remove', path: '/spec/priority' },
+      { op: 'remove', path: '/spec/preemptionPolicy' },
+      { op: 'add', path: '/spec/containers/0/env', value: TRAIN_ENV },
+    ]);
     const out: any = patched(p, answer.body);
-    const allocation = JSON.parse(out.metadata.annotations[ALLOCATION_ANNOTATION]);
-    expect(allocation).toMatchObject({ id: r.request!.uid, pool: 'pool-a', tflopsRequest: 31.2, tflopsLimit: 62.4, vramRequest: 4 * GiB, vramLimit: 8 * GiB, qos: 'medium' });
-    expect(allocation.gpuIds).toHaveLength(2);
-    expect(out.metadata.annotations[GPU_IDS_ANNOTATION]).toBe(allocation.gpuIds.join(','));
-    expect(out.metadata.labels[WORKLOAD_LABEL]).toBe('existing');
-    expect(out.spec.nodeSelector).toEqual({ [HOSTNAME_LABEL]: allocation.node });
-    // Only the pool's taint is tolerated, not unrelated ones.
-    expect(out.spec.tolerations).toEqual([{ key: 'tensor-fusion.ai/pool', operator: 'Equal', value: 'pool-a', effect: 'NoSchedule' }]);
-    const env = envOf(out);
-    const n = allocation.node.split('-').pop();
-    expect(env.NVIDIA_VISIBLE_DEVICES).toBe(allocation.gpuIds.map((g: string) => `GPU-pool-a-${n}-${g.split('-').pop()}`).join(','));
-    expect(env).toMatchObject({
-      TENSOR_FUSION_MODE: 'local', TENSOR_FUSION_POOL: 'pool-a', TENSOR_FUSION_QOS: 'medium',
-      TENSOR_FUSION_TFLOPS_REQUEST: '31.2', TENSOR_FUSION_TFLOPS_LIMIT: '62.4',
-      TENSOR_FUSION_VRAM_REQUEST: String(4 * GiB), TENSOR_FUSION_VRAM_LIMIT: String(8 * GiB),
-      TENSOR_FUSION_GPU_COUNT: '2', TENSOR_FUSION_WORKLOAD: 'existing', TENSOR_FUSION_ALLOCATION_ID: r.request!.uid,
-      CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=8192M,1=8192M', CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '20',
-    });
-    expect(ledgerEntries(double, 'pool-a').map((e) => e.allocation.id)).toContain(r.request!.uid);
+    expect(out.spec.nodeSelector).toBeUndefined();
+    expect(out.spec.tolerations).toBeUndefined();
+    expect(shareOf(out)).toEqual({ pool: 'pool-a', qos: 'medium', gpuCount: 2, tflopsRequest: 31.2, tflopsLimit: 62.4, vramRequest: 4 * GiB, vramLimit: 8 * GiB });
   });
 
-  it('answers a reinvocation of an admitted pod with an empty patch and no second allocation', async () => {
+  it('removes only the priority fields the pod has', async () => {
     const p = pod({ name: 'train-1', annotations });
-    const first = await post(webhook.port(), agent, review(p));
-    const admitted = patched(p, first.body);
-    const before = ledgerEntries(double, 'pool-a').length;
-    const again = await post(webhook.port(), agent, review(admitted));
-    expect(again.body.response.allowed).toBe(true);
-    expect(again.body.response.patch).toBeUndefined();
-    expect(ledgerEntries(double, 'pool-a')).toHaveLength(before);
+    const paths = patchOps((await post(webhook.port(), agent, review(p))).body).map((o) => `${o.op} ${o.path}`);
+    expect(paths).toContain('add /spec/priorityClassName');
+    expect(paths.filter((x) => x.startsWith('remove'))).toEqual([]);
   });
 
-  it('recognises the allocation when the reinvocation reaches another replica', async () => {
-    const other = await startTestWebhook(double, { name: 'other-replica' });
-    try {
-      const p = pod({ name: 'train-4', annotations });
-      const admitted = patched(p, (await post(webhook.port(), agent, review(p))).body);
-      const before = ledgerEntries(double, 'pool-a').length;
-      const again = await post(other.port(), agent, review(admitted));
-      expect(again.body.response.allowed).toBe(true);
-      expect(again.body.response.patch).toBeUndefined();
-      expect(ledgerEntries(double, 'pool-a')).toHaveLength(before);
-    } finally {
-      await other.close();
+  it('gives each QoS level its priority class', async () => {
+    for (const qos of ['low', 'medium', 'high', 'critical']) {
+      const p = pod({ name: `q-${qos}`, annotations: { ...annotations, 'tensor-fusion.ai/qos': qos } });
+      expect((patched(p, (await post(webhook.port(), agent, review(p))).body).spec as any).priorityClassName).toBe(`tensor-fusion-${qos}`);
     }
   });
 
-  it('injects into a container another webhook added, on reinvocation', async () => {
+  it('keeps a priority class the pod names, with a warning, and leaves its priority alone', async () => {
+    const p = pod({ name: 'own-class', annotations: { ...annotations, 'tensor-fusion.ai/qos': 'high' } });
+    Object.assign(p.spec as object, { priorityClassName: 'batch', priority: 1000, preemptionPolicy: 'Never' });
+    const answer = await post(webhook.port(), agent, review(p));
+    expect(answer.body.response.warnings).toEqual([
+      'spec.priorityClassName: kept "batch", so QoS "high" does not set the pod\'s scheduling priority (it would be "tensor-fusion-high")',
+    ]);
+    expect(patchOps(answer.body).filter((o) => o.path.startsWith('/spec/prio') || o.path === '/spec/preemptionPolicy')).toEqual([]);
+    expect(patched(p, answer.body).spec).toMatchObject({ priorityClassName: 'batch', priority: 1000, preemptionPolicy: 'Never' });
+  });
+
+  it('records the share request in whole bytes, rounded up', async () => {
+    const p = pod({ name: 'frac', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '1', 'vram-request': '1500m', 'vram-limit': '0.5Ki', 'gpu-model': 'A100' }) });
+    const out = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    expect(out.metadata.annotations![SHARE_ANNOTATION]).toBe('{"pool":"pool-a","qos":"medium","gpuCount":1,"tflopsRequest":1,"tflopsLimit":1,"vramRequest":2,"vramLimit":512,"gpuModel":"A100"}');
+  });
+
+  it('replaces every env entry with a name it owns, duplicates included, keeping the others in place', async () => {
+    const p: any = pod({ name: 'dups', annotations });
+    p.spec.containers[0].env = [
+      { name: 'A', value: '1' },
+      { name: 'NVIDIA_VISIBLE_DEVICES', value: 'all' },
+      { name: 'TENSOR_FUSION_POOL', value: 'other' },
+      { name: 'B', value: '$(NVIDIA_VISIBLE_DEVICES)' },
+      { name: 'NVIDIA_VISIBLE_DEVICES', value: 'all' },
+      { name: 'TENSOR_FUSION_POOL', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ];
+    const answer = await post(webhook.port(), agent, review(p));
+    const byName = (n: string) => TRAIN_ENV.find((e) => e.name === n);
+    expect(patchOps(answer.body).filter((o) => o.path.includes('/env'))).toEqual([{
+      op: 'replace', path: '/spec/containers/0/env', value: [
+        { name: 'A', value: '1' },
+        byName('NVIDIA_VISIBLE_DEVICES'),
+        byName('TENSOR_FUSION_POOL'),
+        { name: 'B', value: '$(NVIDIA_VISIBLE_DEVICES)' },
+        ...TRAIN_ENV.filter((e) => e.name !== 'NVIDIA_VISIBLE_DEVICES' && e.name !== 'TENSOR_FUSION_POOL'),
+      ],
+    }]);
+    const env = (patched(p, answer.body) as any).spec.containers[0].env;
+    expect(env.filter((e: any) => e.name === 'NVIDIA_VISIBLE_DEVICES')).toEqual([byName('NVIDIA_VISIBLE_DEVICES')]);
+  });
+
+  it('removes the placement records of a pod copied from a bound one, and records its own share', async () => {
+    const copied = {
+      [ALLOCATION_ANNOTATION]: JSON.stringify({ id: 'other-uid', pool: 'pool-a', node: 'pool-a-node-0', gpuIds: ['pool-a-node-0-gpu-0'] }),
+      [GPU_IDS_ANNOTATION]: 'pool-a-node-0-gpu-0',
+      [PLACEMENT_ANNOTATIONS.allocationId]: 'other-uid',
+      [PLACEMENT_ANNOTATIONS.visibleDevices]: 'GPU-pool-a-0-0',
+      [PLACEMENT_ANNOTATIONS.mpsMemoryLimit]: '0=8192M',
+      [PLACEMENT_ANNOTATIONS.mpsThreadPercentage]: '20',
+      [SHARE_ANNOTATION]: '{"pool":"pool-a","qos":"low","gpuCount":1,"tflopsRequest":1,"tflopsLimit":1,"vramRequest":1,"vramLimit":1}',
+    };
+    const p = pod({ name: 'copy', annotations: { ...annotations, ...copied } });
+    const answer = await post(webhook.port(), agent, review(p));
+    expect(patchOps(answer.body).filter((o) => o.path.startsWith('/metadata/annotations'))).toEqual([
+      { op: 'remove', path: '/metadata/annotations/tensor-fusion.ai~1allocation' },
+      { op: 'remove', path: '/metadata/annotations/tensor-fusion.ai~1gpu-ids' },
+      { op: 'remove', path: '/metadata/annotations/tensor-fusion.ai~1allocation-id' },
+      { op: 'remove', path: '/metadata/annotations/tensor-fusion.ai~1visible-devices' },
+      { op: 'remove', path: '/metadata/annotations/tensor-fusion.ai~1mps-memory-limit' },
+      { op: 'remove', path: '/metadata/annotations/tensor-fusion.ai~1mps-thread-percentage' },
+      { op: 'add', path: '/metadata/annotations/tensor-fusion.ai~1share', value: TRAIN_SHARE },
+    ]);
+    const out = patched(p, answer.body);
+    expect(Object.keys(out.metadata.annotations!).filter((k) => k in copied)).toEqual([SHARE_ANNOTATION]);
+  });
+
+  it('answers a reinvocation of an admitted pod with an empty patch, also once the API server has defaulted it', async () => {
+    const p = pod({ name: 'again', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
+    const admitted: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    expect((await post(webhook.port(), agent, review(admitted))).body.response).toEqual({ uid: expect.any(String), allowed: true });
+    // As stored: fieldRef.apiVersion defaulted, the empty TENSOR_FUSION_WORKLOAD value dropped (omitempty),
+    // and the Priority plugin, re-run after the webhooks, derived priority from our class.
+    for (const e of admitted.spec.containers[0].env) {
+      if (e.valueFrom) e.valueFrom.fieldRef.apiVersion = 'v1';
+      if (e.value === '') delete e.value;
+    }
+    Object.assign(admitted.spec, { priority: 1000, preemptionPolicy: 'PreemptLowerPriority' });
+    expect((await post(webhook.port(), agent, review(admitted))).body.response).toEqual({ uid: expect.any(String), allowed: true });
+  });
+
+  it('is a no-op when reinvoked after another webhook added a sidecar container, an init container and env', async () => {
+    const p = pod({ name: 'meshed', annotations });
+    const admitted: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    admitted.spec.containers.push({ name: 'istio-proxy', image: 'istio/proxyv2:1.22', env: [{ name: 'ISTIO_META_POD_PORTS', value: '[]' }] });
+    admitted.spec.initContainers = [{ name: 'vault-agent-init', image: 'hashicorp/vault:1.16' }];
+    admitted.spec.containers[0].env.push({ name: 'VAULT_ADDR', value: 'https://vault:8200' });
+    const again = await post(webhook.port(), agent, review(admitted));
+    expect(again.body.response).toEqual({ uid: expect.any(String), allowed: true });
+  });
+
+  it('injects into a listed container another webhook emptied, on reinvocation', async () => {
     const p = pod({ name: 'train-2', annotations: { ...annotations, 'tensor-fusion.ai/inject-container': 'python,sidecar' }, containers: ['python', 'sidecar'] });
     const admitted: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
     delete admitted.spec.containers[1].env;
     const again = await post(webhook.port(), agent, review(admitted));
-    expect(patchOps(again.body).map((o) => o.path)).toEqual(['/spec/containers/1/env']);
+    expect(patchOps(again.body)).toEqual([{ op: 'add', path: '/spec/containers/1/env', value: TRAIN_ENV }]);
   });
 
-  it('does not trust an allocation annotation copied from another pod', async () => {
-    const p = pod({ name: 'train-3', annotations: { ...annotations, [ALLOCATION_ANNOTATION]: JSON.stringify({ id: 'copied', pool: 'pool-a', node: 'pool-a-node-0', gpuIds: ['pool-a-node-0-gpu-0'] }) } });
-    const r = review(p);
-    const out = patched(p, (await post(webhook.port(), agent, r)).body);
-    expect(JSON.parse(out.metadata.annotations![ALLOCATION_ANNOTATION]).id).toBe(r.request!.uid);
-  });
-
-  it('counts fractional VRAM quantities as whole bytes, rounded up', async () => {
-    const p = pod({ name: 'frac', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '1', 'vram-request': '1500m', 'vram-limit': '0.5Ki' }) });
+  it('turns spec.nodeName into a required node affinity, so that the scheduler places the share on that node', async () => {
+    const p: any = pod({ name: 'pinned', annotations });
+    p.spec.nodeName = 'pool-a-node-1';
+    p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
+      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] },
+      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['b'] }] },
+    ] } } };
     const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
-    expect(JSON.parse(out.metadata.annotations[ALLOCATION_ANNOTATION])).toMatchObject({ vramRequest: 2, vramLimit: 512 });
+    expect(out.spec.nodeName).toBeUndefined();
+    const onNode = { key: 'metadata.name', operator: 'In', values: ['pool-a-node-1'] };
+    expect(out.spec.affinity).toEqual({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
+      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [onNode] },
+      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['b'] }], matchFields: [onNode] },
+    ] } } });
+    expect((await post(webhook.port(), agent, review(out))).body.response.patch).toBeUndefined();
   });
 
-  it('gives a dry run the same answer and writes nothing', async () => {
-    double.requests.length = 0;
-    const before = double.getObject('configmaps', 'tf-alloc-pool-a', NS)!.metadata.resourceVersion;
-    const p = pod({ name: 'dry', annotations: { ...ann({ 'is-local-gpu': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) } });
-    const answer = await post(webhook.port(), agent, review(p, { dryRun: true }));
-    expect(answer.body.response.allowed).toBe(true);
-    expect(JSON.parse(patched(p, answer.body).metadata.annotations![ALLOCATION_ANNOTATION]).pool).toBe('pool-a');
-    expect(double.getObject('configmaps', 'tf-alloc-pool-a', NS)!.metadata.resourceVersion).toBe(before);
-    expect(double.requests.filter((q) => q.method !== 'GET')).toEqual([]);
-    expect(double.getObject('tensorfusionworkloads', 'dry', 'default')).toBeUndefined();
-  });
-
-  it('takes settings from the WorkloadProfile below the annotations, and generates the workload', async () => {
+  it('takes settings from the WorkloadProfile below the annotations and names the workload after the owner', async () => {
     const p = pod({
       annotations: ann({ 'workload-profile': 'small', 'tflops-limit': '20' }),
       labels: { [ENABLED_LABEL]: 'true', 'pod-template-hash': '5d8f7' },
@@ -140,31 +227,61 @@ describe('local GPU mode', () => {
     });
     const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
     expect(envOf(out)).toMatchObject({ TENSOR_FUSION_TFLOPS_REQUEST: '5', TENSOR_FUSION_TFLOPS_LIMIT: '20', TENSOR_FUSION_QOS: 'high', TENSOR_FUSION_WORKLOAD: 'web' });
-    const wl = double.getObject('tensorfusionworkloads', 'web', 'default')!;
-    expect(wl.spec).toMatchObject({ poolName: 'pool-a', qos: 'high', isLocalGPU: true, gpuCount: 1, resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '20', vram: '3Gi' } } });
+    expect(out.metadata.labels[WORKLOAD_LABEL]).toBe('web');
+    expect(out.spec.priorityClassName).toBe('tensor-fusion-high');
   });
 
-  it('adds the worker init container in no-standalone-worker mode when the pool names a worker image', async () => {
-    seedPool(double, { name: 'with-worker', nodes: 1, gpusPerNode: 1, spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } } });
-    await new Promise((r) => setTimeout(r, 200));
+  it('adds the worker init container, with the same env, in no-standalone-worker mode', async () => {
     const p = pod({ name: 'nsw', annotations: ann({ gpupool: 'with-worker', 'is-local-gpu': 'true', 'no-standalone-worker-mode': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
     const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
-    expect(out.spec.initContainers[0]).toMatchObject({ name: 'tensor-fusion-worker', image: 'registry.example/worker:1' });
+    expect(out.spec.initContainers).toEqual([{ name: 'tensor-fusion-worker', image: 'registry.example/worker:1', env: out.spec.containers[0].env }]);
+    expect(envOf(out, 0).NVIDIA_VISIBLE_DEVICES).toEqual(fromAnnotation(PLACEMENT_ANNOTATIONS.visibleDevices).valueFrom);
+    const stored = JSON.parse(JSON.stringify(out));
+    Object.assign(stored.spec.initContainers[0], { imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log' });
+    expect((await post(webhook.port(), agent, review(stored))).body.response.patch).toBeUndefined();
+  });
+
+  it('gives a dry run the same answer', async () => {
+    const p = pod({ name: 'dry', annotations });
+    const real = patchOps((await post(webhook.port(), agent, review(p))).body);
+    expect(patchOps((await post(webhook.port(), agent, review(p, { dryRun: true }))).body)).toEqual(real);
   });
 });
 
 describe('remote mode', () => {
-  it('points the client at the workload and generates it with replicas', async () => {
+  it('points the client at the workload, and leaves its scheduler, priority and annotations alone', async () => {
     const p = pod({ name: 'client-0', annotations: ann({ gpupool: 'remote', 'tflops-request': '10', 'vram-request': '2Gi', replicas: '3', workload: 'infer' }) });
     const answer = await post(webhook.port(), agent, review(p));
+    expect(patchOps(answer.body).map((o) => `${o.op} ${o.path}`)).toEqual(['add /metadata/labels/tensor-fusion.ai~1workload', 'add /spec/containers/0/env']);
     const out: any = patched(p, answer.body);
-    expect(out.metadata.annotations[ALLOCATION_ANNOTATION]).toBeUndefined();
-    expect(out.spec.nodeSelector).toBeUndefined();
-    expect(envOf(out)).toMatchObject({
-      TENSOR_FUSION_MODE: 'remote', TENSOR_FUSION_CONNECTION_NAME: 'infer', TENSOR_FUSION_CONNECTION_NAMESPACE: 'default',
-      TENSOR_FUSION_WORKER_SELECTOR: `${WORKLOAD_LABEL}=infer`, TENSOR_FUSION_POOL: 'remote',
+    expect(envOf(out)).toEqual({
+      TENSOR_FUSION_MODE: 'remote', TENSOR_FUSION_POOL: 'remote', TENSOR_FUSION_QOS: 'medium', TENSOR_FUSION_TFLOPS_REQUEST: '10', TENSOR_FUSION_TFLOPS_LIMIT: '10',
+      TENSOR_FUSION_VRAM_REQUEST: String(2 * GiB), TENSOR_FUSION_VRAM_LIMIT: String(2 * GiB), TENSOR_FUSION_GPU_COUNT: '1', TENSOR_FUSION_WORKLOAD: 'infer',
+      TENSOR_FUSION_CONNECTION_NAME: 'infer', TENSOR_FUSION_CONNECTION_NAMESPACE: 'default', TENSOR_FUSION_WORKER_SELECTOR: `${WORKLOAD_LABEL}=infer`,
     });
-    expect(double.getObject('tensorfusionworkloads', 'infer', 'default')!.spec).toMatchObject({ replicas: 3, isLocalGPU: false, poolName: 'remote' });
+  });
+});
+
+describe('no API write on the admission path', () => {
+  it('creates nothing from a forged AdmissionReview: no workload, no worker, no write request of any kind', async () => {
+    const before = double.requests.length;
+    const forged = pod({
+      name: 'forged', namespace: 'kube-system',
+      annotations: ann({ gpupool: 'remote', 'is-local-gpu': 'false', 'generate-workload': 'true', workload: 'forged', replicas: '100000', 'tflops-request': '10', 'vram-request': '1Gi' }),
+    });
+    const answer = await post(webhook.port(), agent, review(forged));
+    expect(answer.body.response.allowed).toBe(true);
+    const local = pod({ name: 'forged-local', namespace: 'kube-system', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
+    expect((await post(webhook.port(), agent, review(local))).body.response.allowed).toBe(true);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(double.requests.slice(before).filter((q) => q.method !== 'GET')).toEqual([]);
+    expect(double.getObject('tensorfusionworkloads', 'forged', 'kube-system')).toBeUndefined();
+    expect(double.listObjects('pods')).toEqual([]);
+  });
+
+  it('wrote nothing during any admission of this file', () => {
+    expect(writes(double)).toEqual([]);
+    expect(double.listObjects('tensorfusionworkloads').map((w) => w.metadata.name)).toEqual(['existing']);
   });
 });
 
@@ -177,7 +294,7 @@ describe('protocol', () => {
 
   it('allows operations other than CREATE unchanged', async () => {
     const answer = await post(webhook.port(), agent, review(pod({ name: 'x', annotations: ann({ qos: 'bad' }) }), { operation: 'UPDATE' }));
-    expect(answer.body.response.allowed).toBe(true);
+    expect(answer.body.response).toEqual({ uid: answer.body.response.uid, allowed: true });
   });
 
   it('answers 400 to what is not an AdmissionReview and 404 elsewhere', async () => {

@@ -1,14 +1,15 @@
 /**
  * Bad pods, each denied over HTTPS with its exact message. Annotation messages are the codec's own
  * (lib/annotations); the rest name the field, the value and what is allowed in the same words.
+ * A pod that does not fit is no longer refused: it waits Pending for the scheduler.
  */
 import type * as https from 'node:https';
 import type { ApiServerDouble } from '../support/api-server';
 import { API_VERSION } from '../../lib/labels';
 import { decodeGpuAnnotations } from '../../lib/annotations';
-import { admitPod, AdmissionServices } from '../../lib/runtime/webhook/admit';
+import { admitPod, AdmissionView } from '../../lib/runtime/webhook/admit';
 import type { WebhookHandle } from '../../lib/runtime/webhook/start';
-import { client, GiB, ledgerEntries, pod, post, review, seedPool, startDouble, startTestWebhook } from './fixtures';
+import { client, GiB, patched, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
 
 let double: ApiServerDouble;
 let webhook: WebhookHandle;
@@ -28,6 +29,7 @@ interface Case {
   name: string;
   annotations: Record<string, string | null>;
   containers?: string[];
+  schedulerName?: string;
   message: string;
 }
 
@@ -109,20 +111,8 @@ const CASES: Case[] = [
     message: `${t('vram-request')}: got nothing, expected a VRAM request (or ${t('vram-limit')}), here or in the WorkloadProfile`,
   },
   {
-    name: 'more TFLOPS than a GPU has', annotations: { gpupool: 'tiny', 'tflops-request': '200' },
-    message: `${t('gpupool')}: got "tiny", expected a GPUPool with room for 1 GPU with 200 TFLOPS and 1Gi VRAM each on one node; 1 GPU: not enough free TFLOPS`,
-  },
-  {
-    name: 'more VRAM than a GPU has', annotations: { gpupool: 'tiny', 'vram-request': '100Gi' },
-    message: `${t('gpupool')}: got "tiny", expected a GPUPool with room for 1 GPU with 10 TFLOPS and 100Gi VRAM each on one node; 1 GPU: not enough free VRAM`,
-  },
-  {
-    name: 'more GPUs than a node has', annotations: { gpupool: 'tiny', 'gpu-count': '2' },
-    message: `${t('gpupool')}: got "tiny", expected a GPUPool with room for 2 GPUs with 10 TFLOPS and 1Gi VRAM each on one node; 1 node: fewer than 2 fitting GPUs (at most 1 on one node)`,
-  },
-  {
-    name: 'a model the pool does not have', annotations: { gpupool: 'tiny', 'gpu-model': 'H100' },
-    message: `${t('gpupool')}: got "tiny", expected a GPUPool with room for 1 GPU with 10 TFLOPS and 1Gi VRAM each on one node; none of the pool's 1 GPU is a H100`,
+    name: 'another scheduler', annotations: {}, schedulerName: 'volcano',
+    message: 'spec.schedulerName: got "volcano", expected nothing, "default-scheduler" or "tensor-fusion-scheduler", since local GPU shares are placed by tensor-fusion-scheduler',
   },
   {
     name: 'several problems at once', annotations: { qos: 'urgent', 'gpu-count': '0' },
@@ -159,6 +149,7 @@ it('has at least 40 bad inputs', () => {
 
 it.each(CASES.map((c) => [c.name, c] as const))('denies %s with its exact message', async (_name, c) => {
   const p = pod({ name: 'bad', annotations: annotationsOf(c), containers: c.containers });
+  if (c.schedulerName) (p.spec as Record<string, unknown>).schedulerName = c.schedulerName;
   const answer = await post(webhook.port(), agent, review(p));
   expect(answer.status).toBe(200);
   expect(answer.body.response.allowed).toBe(false);
@@ -173,20 +164,56 @@ it('uses the codec message unchanged for every annotation-only case', async () =
   }
 });
 
-it('holds no allocation for any denied pod', () => {
-  expect(ledgerEntries(double, 'pool-a')).toEqual([]);
-  expect(ledgerEntries(double, 'tiny')).toEqual([]);
+it('wrote nothing to the API server for any of them', () => {
+  expect(writes(double)).toEqual([]);
+});
+
+describe('what no longer denies: a share that does not fit now waits Pending', () => {
+  it.each([
+    ['more TFLOPS than a GPU has', { 'tflops-request': '200' }],
+    ['more VRAM than a GPU has', { 'vram-request': '100Gi' }],
+    ['more GPUs than a node has', { 'gpu-count': '2' }],
+    ['a model the pool does not have', { 'gpu-model': 'H100' }],
+  ])('admits %s and records the request for the scheduler', async (_name, extra) => {
+    const p = pod({ name: 'big', annotations: annotationsOf({ name: '', annotations: { gpupool: 'tiny', ...extra }, message: '' }) });
+    const answer = await post(webhook.port(), agent, review(p));
+    expect(answer.body.response.allowed).toBe(true);
+    expect(patched(p, answer.body).spec).toMatchObject({ schedulerName: 'tensor-fusion-scheduler' });
+  });
+});
+
+describe('schedulers', () => {
+  const withScheduler = (name: string | undefined, extra: Record<string, string | null> = {}) => {
+    const p = pod({ name: 's', annotations: annotationsOf({ name: '', annotations: extra, message: '' }) });
+    if (name !== undefined) (p.spec as Record<string, unknown>).schedulerName = name;
+    return p;
+  };
+
+  it.each([[undefined], [''], ['default-scheduler'], ['tensor-fusion-scheduler']])('takes over a local-GPU pod naming %p', async (name) => {
+    const p = withScheduler(name);
+    const answer = await post(webhook.port(), agent, review(p));
+    expect(answer.body.response.allowed).toBe(true);
+    expect((patched(p, answer.body).spec as Record<string, unknown>).schedulerName).toBe('tensor-fusion-scheduler');
+  });
+
+  it('leaves a pod of the T9k Scheduler untouched, whatever its annotations say', async () => {
+    const p = withScheduler('t9k-scheduler', { qos: 'urgent' });
+    const answer = await post(webhook.port(), agent, review(p));
+    expect(answer.body.response).toEqual({ uid: answer.body.response.uid, allowed: true });
+  });
+
+  it('lets a remote-mode client keep its own scheduler (it holds no GPU share)', async () => {
+    const p = withScheduler('volcano', { 'is-local-gpu': 'false' });
+    const answer = await post(webhook.port(), agent, review(p));
+    expect(answer.body.response.allowed).toBe(true);
+    expect((patched(p, answer.body).spec as Record<string, unknown>).schedulerName).toBe('volcano');
+  });
 });
 
 describe('pool resolution without a usable default', () => {
-  const services = (pools: string[], defaultPool?: string): AdmissionServices => ({
-    view: {
-      pool: () => undefined, poolNames: () => pools, defaultPool: () => defaultPool,
-      profile: async () => undefined, workload: async () => undefined, gpu: () => undefined, nodeTaints: () => [],
-    },
-    reserve: async () => { throw new Error('must not allocate'); },
-    allocation: async () => undefined,
-    ensureWorkload: async () => { throw new Error('must not write'); },
+  const services = (pools: string[], defaultPool?: string): AdmissionView => ({
+    pool: () => undefined, poolNames: () => pools, defaultPool: () => defaultPool,
+    profile: async () => undefined, workload: async () => undefined,
   });
   const req = () => review(pod({ name: 'p', annotations: annotationsOf({ name: '', annotations: {}, message: '' }) })).request!;
 

@@ -3,14 +3,14 @@ import * as https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { applyPatch, deepClone } from 'fast-json-patch';
 import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
-import { API_VERSION, ALLOCATION_ANNOTATION, DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../../lib/labels';
+import { API_VERSION, DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../../lib/labels';
 import { WEBHOOK_RESOURCES } from '../../lib/runtime/webhook/resources';
 import { createCa, issueServingCert, KeyPair } from '../../lib/runtime/webhook/certificates';
 import { startWebhook, StartWebhookOptions, WebhookHandle } from '../../lib/runtime/webhook/start';
 import type { AdmissionReview } from '../../lib/runtime/webhook/review';
 import type { TlsSource } from '../../lib/runtime/webhook/tls';
 import type { K8sObject } from '../../lib/runtime/cluster';
-import { ledgerName, decodeEntry, LedgerEntry } from '../../lib/runtime/webhook/ledger';
+import type { RequestRecord } from '../support/api-server/server';
 
 export const GiB = 2 ** 30;
 export const NS = 'tensor-fusion-system';
@@ -82,7 +82,7 @@ export async function startTestWebhook(double: ApiServerDouble, opts: Partial<St
     host: '127.0.0.1',
     isLeader: () => true,
     tls: opts.tls ?? staticTls(testPki().serving),
-    sweepIntervalMs: 3_600_000,
+    workerSyncIntervalMs: 3_600_000,
     informerOptions: { backoffInitialMs: 20, backoffMaxMs: 200 },
     drainMs: 2_000,
     caPropagationMs: 100,
@@ -178,30 +178,9 @@ export function patchOps(answer: AdmissionReview): any[] {
   return p ? JSON.parse(Buffer.from(p, 'base64').toString('utf8')) : [];
 }
 
-/** The ledger entries of a pool as stored in the double. */
-export function ledgerEntries(double: ApiServerDouble, pool: string): LedgerEntry[] {
-  const cm = double.getObject('configmaps', ledgerName(pool), NS);
-  return Object.entries((cm?.data ?? {}) as Record<string, string>).map(([k, t]) => decodeEntry(k, t, pool)!).filter(Boolean);
-}
-
-/** Per-GPU requested TFLOPS and VRAM summed over entries. */
-export function usageByGpu(entries: LedgerEntry[]): Map<string, { tflops: number; vram: number; count: number }> {
-  const out = new Map<string, { tflops: number; vram: number; count: number }>();
-  for (const e of entries) {
-    for (const g of e.allocation.gpuIds) {
-      const u = out.get(g) ?? { tflops: 0, vram: 0, count: 0 };
-      u.tflops += e.allocation.tflopsRequest;
-      u.vram += e.allocation.vramRequest;
-      u.count++;
-      out.set(g, u);
-    }
-  }
-  return out;
-}
-
-export function allocationOf(p: K8sObject): { id: string; gpuIds: string[]; node: string } | undefined {
-  const t = p.metadata.annotations?.[ALLOCATION_ANNOTATION];
-  return t ? JSON.parse(t) : undefined;
+/** Requests that change something (anything but GET, which lists and watches use too). */
+export function writes(double: ApiServerDouble): RequestRecord[] {
+  return double.requests.filter((r) => r.method !== 'GET');
 }
 
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {

@@ -1,15 +1,13 @@
-/** The webhook's pure parts: MPS limits, owner naming, patch building, collection planning, env, usage. */
+/** The webhook's pure parts: MPS limits, owner naming, patch building, env merging, scheduling marks, usage. */
 import { applyPatch, deepClone } from 'fast-json-patch';
 import { ALLOCATION_ANNOTATION } from '../../lib/labels';
 import type { K8sObject } from '../../lib/runtime/cluster';
-import { mpsMemoryLimit, mpsThreadPercentage } from '../../lib/runtime/webhook/env';
-import { planCollection } from '../../lib/runtime/webhook/lifecycle';
-import { decodeEntry, encodeEntry, ledgerKey } from '../../lib/runtime/webhook/ledger';
+import { annotationRef, localGpuEnv, mpsMemoryLimit, mpsThreadPercentage } from '../../lib/runtime/webhook/env';
 import { topOwnerName } from '../../lib/runtime/webhook/owner';
-import { podPatch } from '../../lib/runtime/webhook/patch';
+import { mergeEnv, podPatch, sameEnvVar } from '../../lib/runtime/webhook/patch';
+import { priorityFor, schedulerIssue } from '../../lib/runtime/webhook/scheduling';
 import { serviceDnsNames } from '../../lib/names';
 import { usageFromAllocations } from '../../lib/runtime/webhook/usage';
-import type { Allocation } from '../../lib/scheduler';
 
 const GiB = 2 ** 30;
 
@@ -53,77 +51,104 @@ describe('workload naming after the top owner', () => {
 describe('pod patches', () => {
   const pod = (): K8sObject => ({
     apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'p', labels: { 'a/b': '1' } },
-    spec: { containers: [{ name: 'c', env: [{ name: 'X', value: 'old' }, { name: 'Y', valueFrom: { fieldRef: { fieldPath: 'x' } } }] }], tolerations: [{ key: 'k', operator: 'Exists' }] },
+    metadata: { name: 'p', labels: { 'a/b': '1' }, annotations: { 'old~x/y': 'o', keep: 'k' } },
+    spec: { containers: [{ name: 'c', env: [{ name: 'X', value: 'old' }, { name: 'Y', valueFrom: { fieldRef: { fieldPath: 'x' } } }] }], priority: 0 },
   });
 
-  it('escapes / and ~ in map keys and touches only what differs', () => {
+  it('escapes / and ~ in map keys, touches only what differs, and is empty once applied', () => {
     const m = {
       annotations: { 'x~y/z': 'v' },
+      removeAnnotations: ['old~x/y', 'absent'],
       labels: { 'a/b': '1', 'c/d': '2' },
+      schedulerName: 'sched',
+      priorityClassName: 'pc',
       env: new Map([['c', [{ name: 'X', value: 'new' }, { name: 'Y', value: 'plain' }, { name: 'Z', value: 'z' }]]]),
-      tolerations: [{ key: 'k', operator: 'Exists' }, { key: 'tensor-fusion.ai/t', operator: 'Equal', value: 'v', effect: 'NoSchedule' }],
     };
     const ops = podPatch(pod(), m);
     expect(ops).toEqual([
-      { op: 'add', path: '/metadata/annotations', value: { 'x~y/z': 'v' } },
+      { op: 'remove', path: '/metadata/annotations/old~0x~1y' },
+      { op: 'add', path: '/metadata/annotations/x~0y~1z', value: 'v' },
       { op: 'add', path: '/metadata/labels/c~1d', value: '2' },
-      { op: 'add', path: '/spec/tolerations/-', value: { key: 'tensor-fusion.ai/t', operator: 'Equal', value: 'v', effect: 'NoSchedule' } },
-      { op: 'replace', path: '/spec/containers/0/env/0', value: { name: 'X', value: 'new' } },
-      { op: 'replace', path: '/spec/containers/0/env/1', value: { name: 'Y', value: 'plain' } },
-      { op: 'add', path: '/spec/containers/0/env/-', value: { name: 'Z', value: 'z' } },
+      { op: 'add', path: '/spec/schedulerName', value: 'sched' },
+      { op: 'add', path: '/spec/priorityClassName', value: 'pc' },
+      { op: 'remove', path: '/spec/priority' },
+      { op: 'replace', path: '/spec/containers/0/env', value: [{ name: 'X', value: 'new' }, { name: 'Y', value: 'plain' }, { name: 'Z', value: 'z' }] },
     ]);
     const out = applyPatch(deepClone(pod()), ops as never, true, false).newDocument;
     expect(podPatch(out, m)).toEqual([]);
     expect(podPatch(out, { annotations: { 'x~y/z': 'w' } })).toEqual([{ op: 'add', path: '/metadata/annotations/x~0y~1z', value: 'w' }]);
   });
-});
 
-describe('collection plan', () => {
-  const alloc = (id: string, pool = 'p'): Allocation => ({ id, pool, node: 'n', gpuIds: ['g'], tflopsRequest: 1, tflopsLimit: 1, vramRequest: 1, vramLimit: 1, cpu: 0, memory: 0, qos: 'medium' });
-  const entry = (id: string, createdAt: number) => ({ allocation: alloc(id), createdAt, namespace: 'ns' });
-  const podWith = (id: string, phase = 'Running', deleting = false): K8sObject => ({
-    metadata: { name: id, namespace: 'ns', annotations: { [ALLOCATION_ANNOTATION]: JSON.stringify(alloc(id)) }, ...(deleting ? { deletionTimestamp: 'now' } : {}) },
-    status: { phase },
+  it('appends new variables without rewriting the list', () => {
+    expect(podPatch(pod(), { env: new Map([['c', [{ name: 'X', value: 'old' }, { name: 'Z', value: 'z' }]]]) })).toEqual([
+      { op: 'add', path: '/spec/containers/0/env/-', value: { name: 'Z', value: 'z' } },
+    ]);
   });
 
-  it('keeps backed and young entries, releases finished, deleted and expired ones, restores missing ones', () => {
-    const seen = new Set(['gone']);
-    const plan = planCollection(
-      [entry('running', 0), entry('young', 950), entry('old', 0), entry('done', 990), entry('failed', 990), entry('deleting', 990), entry('gone', 990)],
-      [podWith('running'), podWith('done', 'Succeeded'), podWith('failed', 'Failed'), podWith('deleting', 'Running', true), podWith('unknown-to-ledger')],
-      1000, 100, seen,
-    );
-    expect(plan.release.get('p')!.sort()).toEqual(['deleting', 'done', 'failed', 'gone', 'old']);
-    expect(plan.restore.get('p')!.map((e) => e.allocation.id)).toEqual(['unknown-to-ledger']);
-    expect(seen.has('running')).toBe(true);
-  });
-});
-
-describe('ledger entries', () => {
-  const allocation = { id: 'u-1', pool: 'p', node: 'n1', gpuIds: ['n1-gpu-0', 'n1-gpu-1'], tflopsRequest: 1.5, tflopsLimit: 3, vramRequest: GiB, vramLimit: 2 * GiB, cpu: 0, memory: 0, qos: 'high' as const };
-
-  it('round-trip compactly, keeping a hashed id inside the value', () => {
-    const e = { allocation, createdAt: 1700000000000, namespace: 'ml' };
-    const text = encodeEntry(e);
-    expect(text).toBe('["n1",["n1-gpu-0","n1-gpu-1"],1.5,3,1073741824,2147483648,"high",1700000000000,"ml",0,0]');
-    expect(decodeEntry('u-1', text, 'p')).toEqual(e);
-    const odd = { ...e, allocation: { ...allocation, id: 'a/b' } };
-    expect(decodeEntry(ledgerKey('a/b'), encodeEntry(odd), 'p')).toEqual(odd);
+  it('adds its init container first, and leaves one it already added alone despite API defaults', () => {
+    const p: any = pod();
+    p.spec.initContainers = [{ name: 'user-init', image: 'u' }];
+    const env = [{ name: 'A', value: '1' }];
+    const ops = podPatch(p, { initContainers: [{ name: 'w', image: 'img', env }] });
+    expect(ops).toEqual([{ op: 'add', path: '/spec/initContainers/0', value: { name: 'w', image: 'img', env } }]);
+    const out: any = applyPatch(deepClone(p), ops as never, true, false).newDocument;
+    out.spec.initContainers[0].imagePullPolicy = 'IfNotPresent';
+    expect(podPatch(out, { initContainers: [{ name: 'w', image: 'img', env }] })).toEqual([]);
+    expect(podPatch(out, { initContainers: [{ name: 'w', image: 'img:2', env }] })).toEqual([
+      { op: 'replace', path: '/spec/initContainers/0', value: { name: 'w', image: 'img:2', env, imagePullPolicy: 'IfNotPresent' } },
+    ]);
   });
 
-  it('ignores values that are not entries', () => {
-    expect(decodeEntry('k', 'not json', 'p')).toBeUndefined();
-    expect(decodeEntry('k', '{"id":"k"}', 'p')).toBeUndefined();
-    expect(decodeEntry('k', '[1,2]', 'p')).toBeUndefined();
+  it('does not add /spec for a metadata-only mutation', () => {
+    expect(podPatch({ metadata: { name: 'p' } }, { labels: { a: 'b' } })).toEqual([{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }]);
   });
 });
 
-describe('ledger keys', () => {
-  it('keeps admission uids and hashes anything a ConfigMap key cannot hold', () => {
-    expect(ledgerKey('0f6c3a1e-7b8f-4b3e-9d2a-1c2b3d4e5f60')).toBe('0f6c3a1e-7b8f-4b3e-9d2a-1c2b3d4e5f60');
-    expect(ledgerKey('a/b')).toMatch(/^h-[0-9a-f]{40}$/);
-    expect(ledgerKey('a/b')).not.toBe(ledgerKey('a:b'));
+describe('env merging', () => {
+  const ref = annotationRef('V', 'tensor-fusion.ai/visible-devices');
+
+  it('puts each variable in place of the first entry of its name, drops later ones, appends the rest', () => {
+    expect(mergeEnv([{ name: 'V', value: 'all' }, { name: 'U', value: '$(V)' }, { name: 'V', value: 'all' }], [ref, { name: 'W', value: 'w' }]))
+      .toEqual([ref, { name: 'U', value: '$(V)' }, { name: 'W', value: 'w' }]);
+  });
+
+  it('treats what the API server adds or drops as the same variable', () => {
+    expect(sameEnvVar({ name: 'V', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.annotations['tensor-fusion.ai/visible-devices']" } } }, ref)).toBe(true);
+    expect(sameEnvVar({ name: 'E' }, { name: 'E', value: '' })).toBe(true);
+    expect(sameEnvVar({ name: 'V', valueFrom: { fieldRef: { apiVersion: 'v2', fieldPath: "metadata.annotations['tensor-fusion.ai/visible-devices']" } } }, ref)).toBe(false);
+    expect(sameEnvVar({ name: 'V', value: 'all' }, ref)).toBe(false);
+    expect(sameEnvVar({ name: 'V', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, ref)).toBe(false);
+    expect(sameEnvVar({ name: 'E', valueFrom: { fieldRef: { fieldPath: 'x' } } }, { name: 'E', value: '' })).toBe(false);
+  });
+
+  it('reads the four placement-dependent variables from the annotations the bind writes', () => {
+    const env = localGpuEnv({ pool: 'p', qos: 'low', tflopsRequest: 1, tflopsLimit: 2, vramRequest: 3, vramLimit: 4, gpuCount: 1 });
+    expect(env.filter((e) => 'valueFrom' in e)).toEqual([
+      { name: 'TENSOR_FUSION_ALLOCATION_ID', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['tensor-fusion.ai/allocation-id']" } } },
+      { name: 'NVIDIA_VISIBLE_DEVICES', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['tensor-fusion.ai/visible-devices']" } } },
+      { name: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['tensor-fusion.ai/mps-memory-limit']" } } },
+      { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['tensor-fusion.ai/mps-thread-percentage']" } } },
+    ]);
+  });
+});
+
+describe('scheduling marks', () => {
+  const withSpec = (spec: Record<string, unknown>): K8sObject => ({ metadata: {}, spec });
+
+  it('refuses any scheduler but none, the default one and ours, naming both', () => {
+    expect(schedulerIssue(withSpec({}))).toBeUndefined();
+    expect(schedulerIssue(withSpec({ schedulerName: 'default-scheduler' }))).toBeUndefined();
+    expect(schedulerIssue(withSpec({ schedulerName: 'tensor-fusion-scheduler' }))).toBeUndefined();
+    expect(schedulerIssue(withSpec({ schedulerName: 'my-scheduler' }))?.message)
+      .toBe('spec.schedulerName: got "my-scheduler", expected nothing, "default-scheduler" or "tensor-fusion-scheduler", since local GPU shares are placed by tensor-fusion-scheduler');
+  });
+
+  it('sets the QoS class unless the pod names another one', () => {
+    expect(priorityFor(withSpec({}), 'critical')).toEqual({ className: 'tensor-fusion-critical' });
+    expect(priorityFor(withSpec({ priorityClassName: 'tensor-fusion-low' }), 'low')).toEqual({ className: 'tensor-fusion-low' });
+    expect(priorityFor(withSpec({ priorityClassName: 'system-node-critical' }), 'low')).toEqual({
+      warning: 'spec.priorityClassName: kept "system-node-critical", so QoS "low" does not set the pod\'s scheduling priority (it would be "tensor-fusion-low")',
+    });
   });
 });
 
@@ -134,14 +159,18 @@ describe('webhook service', () => {
 });
 
 describe('usage for the status reconcilers', () => {
-  it('sums the requests of active pods per GPU', () => {
+  it('sums the requests recorded on pods per GPU, as the extender counts them', () => {
     const a = (id: string, gpuIds: string[], t: number) => JSON.stringify({ id, pool: 'p', node: 'n', gpuIds, tflopsRequest: t, vramRequest: GiB });
+    const p = (uid: string, record: string, phase?: string, deleting = false) =>
+      ({ metadata: { uid, annotations: { [ALLOCATION_ANNOTATION]: record }, ...(deleting ? { deletionTimestamp: 'now' } : {}) }, status: { phase } }) as K8sObject;
     const pods = [
-      { metadata: { annotations: { [ALLOCATION_ANNOTATION]: a('1', ['g0', 'g1'], 10) } }, status: { phase: 'Running' } },
-      { metadata: { annotations: { [ALLOCATION_ANNOTATION]: a('2', ['g0'], 5) } }, status: { phase: 'Pending' } },
-      { metadata: { annotations: { [ALLOCATION_ANNOTATION]: a('3', ['g0'], 50) } }, status: { phase: 'Succeeded' } },
-      { metadata: { annotations: {} } },
-    ] as K8sObject[];
-    expect(usageFromAllocations(pods)).toEqual(new Map([['g0', { tflops: 15, vram: 2 * GiB, pods: 2 }], ['g1', { tflops: 10, vram: GiB, pods: 1 }]]));
+      p('1', a('1', ['g0', 'g1'], 10), 'Running'),
+      p('2', a('2', ['g0'], 5), 'Pending'),
+      p('3', a('3', ['g0'], 50), 'Succeeded'),
+      p('4', a('4', ['g1'], 7), 'Running', true), // terminating: still on the GPU
+      p('5', a('other-pod', ['g0'], 100), 'Running'), // a record copied from another pod holds nothing
+      { metadata: { annotations: {} } } as K8sObject,
+    ];
+    expect(usageFromAllocations(pods)).toEqual(new Map([['g0', { tflops: 15, vram: 2 * GiB, pods: 2 }], ['g1', { tflops: 17, vram: 2 * GiB, pods: 2 }]]));
   });
 });

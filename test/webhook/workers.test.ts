@@ -1,12 +1,15 @@
 /**
  * Remote mode: the leader keeps `replicas` worker pods per remote workload, built from the pool's
- * worker template; each worker is admitted like any local pod and gets its own allocation.
+ * worker template; each worker is admitted like any local pod and marked for the scheduler, which
+ * gives it its own share.
  */
 import type * as https from 'node:https';
-import type { ApiServerDouble } from '../support/api-server';
-import { ALLOCATION_ANNOTATION, API_VERSION, WORKLOAD_LABEL } from '../../lib/labels';
+import { clusterFor, type ApiServerDouble } from '../support/api-server';
+import { API_VERSION, SCHEDULER_NAME, WORKLOAD_LABEL } from '../../lib/labels';
+import { shareOf } from '../../lib/runtime/share';
 import { planWorkers } from '../../lib/runtime/webhook/workers';
 import type { TensorFusionWorkload, GPUPool } from '../../lib/api';
+import { testController } from '../runtime/fixtures';
 import { client, eventually, patched, pod, post, review, seedPool, startDouble, startTestWebhook } from './fixtures';
 
 const poolWith = (worker?: Record<string, unknown>): GPUPool => ({
@@ -71,26 +74,32 @@ describe('worker pods end to end', () => {
     await double.stop();
   });
 
-  it('creates the replicas of a generated remote workload, and each worker gets its own GPU share', async () => {
+  it('creates the replicas of the workload the controller generated from the client pod, each worker marked for its own share', async () => {
     const webhook = await startTestWebhook(double);
+    const ctl = testController(double);
     try {
+      ctl.startInformers();
+      await ctl.startReconciling(clusterFor(double, 'leader'));
       const client0 = pod({ name: 'client', namespace: 'ml', annotations: { 'tensor-fusion.ai/gpupool': 'remote', 'tensor-fusion.ai/workload': 'infer', 'tensor-fusion.ai/replicas': '2', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '2Gi' } });
-      expect((await post(webhook.port(), agent, review(client0))).body.response.allowed).toBe(true);
-      await eventually(async () => (await webhook.syncWorkers()).created === 2 || double.listObjects('pods').length === 2);
-      const workers = double.listObjects('pods');
+      const answer = await post(webhook.port(), agent, review(client0));
+      expect(answer.body.response.allowed).toBe(true);
+      // The API server stores the admitted client; the leader generates its workload from it.
+      double.put('pods', patched(client0, answer.body));
+      await eventually(() => double.getObject('tensorfusionworkloads', 'infer', 'ml')?.spec?.replicas === 2);
+      await eventually(async () => (await webhook.syncWorkers()).created === 2 || double.listObjects('pods').length === 3);
+      const workers = double.listObjects('pods').filter((p) => p.metadata.name !== 'client');
       expect(workers.map((p) => p.metadata.name).sort()).toEqual(['infer-worker-0', 'infer-worker-1']);
-      // The API server sends each worker through the webhook: local mode, one allocation each.
-      const ids = new Set<string>();
+      // The API server sends each worker through the webhook: local mode, marked for our scheduler.
       for (const w of workers) {
-        const answer = await post(webhook.port(), agent, review({ apiVersion: 'v1', kind: 'Pod', metadata: w.metadata, spec: w.spec }));
-        expect(answer.body.response.allowed).toBe(true);
-        const a = JSON.parse(patched(w as never, answer.body).metadata.annotations![ALLOCATION_ANNOTATION]);
-        expect(a).toMatchObject({ pool: 'remote', tflopsRequest: 10, vramRequest: 2 * 2 ** 30 });
-        ids.add(a.id);
+        const a = await post(webhook.port(), agent, review({ apiVersion: 'v1', kind: 'Pod', metadata: w.metadata, spec: w.spec }));
+        expect(a.body.response.allowed).toBe(true);
+        const admitted = patched(w as never, a.body);
+        expect((admitted.spec as { schedulerName: string }).schedulerName).toBe(SCHEDULER_NAME);
+        expect(shareOf(admitted)).toEqual({ pool: 'remote', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 10, vramRequest: 2 * 2 ** 30, vramLimit: 2 * 2 ** 30 });
       }
-      expect(ids.size).toBe(2);
       expect(await webhook.syncWorkers()).toEqual({ created: 0, deleted: 0 });
     } finally {
+      await ctl.stop();
       await webhook.close();
     }
   });

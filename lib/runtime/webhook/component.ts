@@ -1,7 +1,7 @@
 /**
- * The webhook as a runtime component (`COMPONENTS` in main.ts): it shares the controller's informers
- * for the kinds both read, writes through the unfenced client (every replica admits), and leaves
- * leader-only work to `ctx.isLeader`.
+ * The webhook as a runtime component (`COMPONENTS` in main.ts): it reads the controller's informers
+ * (no watch of its own), admits on every replica without writing, and leaves leader-only work
+ * (certificates, remote-mode workers) to `ctx.isLeader`.
  */
 import type { K8sObject } from '../cluster';
 import type { Informer } from '../informer';
@@ -27,9 +27,8 @@ export function webhookComponent(ctx: RuntimeContext): WebhookComponent {
         cluster: ctx.cluster, namespace: ctx.env.namespace, env: ctx.env, isLeader: () => ctx.isLeader(),
         logger: ctx.logger.child({ component: 'webhook' }), metrics: ctx.metrics,
         informers: {
-          pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, workloads: c.workloads,
-          nodes: c.nodes as unknown as Informer<K8sObject>,
-        } as Partial<ViewInformers>,
+          pools: c.pools, profiles: c.profiles, workloads: c.workloads, pods: c.pods as unknown as Informer<K8sObject>,
+        } as Partial<ViewInformers> & { pods: Informer<K8sObject> },
       });
     },
     async stop() {

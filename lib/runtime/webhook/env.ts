@@ -1,9 +1,14 @@
 /**
  * The environment variables the webhook injects into each inject-container. Documented in the README
  * section of the webhook; names are fixed API for workloads, so they live here once.
+ *
+ * The share's own values are known at admission and injected as plain values. The values that depend
+ * on the placement (devices, MPS limits, allocation id) are only known when the scheduler extender
+ * binds the pod, so they are read through the downward API from the annotations the Binding writes;
+ * the kubelet resolves them when the containers start, which is after the bind.
  */
+import { PLACEMENT_ANNOTATIONS } from '../../labels';
 import type { QosLevel } from '../../rules';
-import type { Allocation } from '../../scheduler';
 
 /** Variables set in every inject-container of a GPU pod. */
 export const TF_ENV = {
@@ -19,7 +24,7 @@ export const TF_ENV = {
   gpuCount: 'TENSOR_FUSION_GPU_COUNT',
   /** TensorFusionWorkload the pod belongs to (empty when none). */
   workload: 'TENSOR_FUSION_WORKLOAD',
-  /** Id of the allocation (also in the allocation annotation); local mode only. */
+  /** Id of the allocation (the pod UID, written at bind); local mode only. */
   allocation: 'TENSOR_FUSION_ALLOCATION_ID',
   /** `local` or `remote`. */
   mode: 'TENSOR_FUSION_MODE',
@@ -36,9 +41,22 @@ export const NVIDIA_ENV = {
   mpsThreads: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE',
 } as const;
 
-export interface EnvVar {
-  name: string;
-  value: string;
+/** A plain variable, or one the kubelet fills from a pod field (here: an annotation). */
+export type EnvVar =
+  | { name: string; value: string }
+  | { name: string; valueFrom: { fieldRef: { fieldPath: string } } };
+
+/** Placement-dependent variables and the annotation each one reads (written at bind). */
+export const PLACEMENT_ENV: ReadonlyArray<readonly [name: string, annotation: string]> = [
+  [TF_ENV.allocation, PLACEMENT_ANNOTATIONS.allocationId],
+  [NVIDIA_ENV.visibleDevices, PLACEMENT_ANNOTATIONS.visibleDevices],
+  [NVIDIA_ENV.mpsMemLimit, PLACEMENT_ANNOTATIONS.mpsMemoryLimit],
+  [NVIDIA_ENV.mpsThreads, PLACEMENT_ANNOTATIONS.mpsThreadPercentage],
+];
+
+/** A variable read from one pod annotation through the downward API. */
+export function annotationRef(name: string, annotation: string): EnvVar {
+  return { name, valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${annotation}']` } } };
 }
 
 export interface ShareSettings {
@@ -59,8 +77,9 @@ function decimal(n: number): string {
 }
 
 /**
- * `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT`: the VRAM limit for each visible device, numbered as the pod
- * sees them (0..n-1 after NVIDIA_VISIBLE_DEVICES), in whole MiB rounded down (at least 1).
+ * `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT`, written at bind into the annotation the variable reads: the VRAM
+ * limit for each visible device, numbered as the pod sees them (0..n-1 after NVIDIA_VISIBLE_DEVICES),
+ * in whole MiB rounded down (at least 1).
  * @example mpsMemoryLimit(2, 4 * 2 ** 30) // '0=4096M,1=4096M'
  */
 export function mpsMemoryLimit(devices: number, vramLimitBytes: number): string {
@@ -69,8 +88,8 @@ export function mpsMemoryLimit(devices: number, vramLimitBytes: number): string 
 }
 
 /**
- * `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`: the TFLOPS limit as a share of the smallest allocated GPU's
- * TFLOPS, rounded up to a whole percent, between 1 and 100.
+ * `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`, written at bind: the TFLOPS limit as a share of the smallest
+ * allocated GPU's TFLOPS, rounded up to a whole percent, between 1 and 100.
  * @example mpsThreadPercentage(20, 312) // '7'
  */
 export function mpsThreadPercentage(tflopsLimit: number, gpuTflops: number): string {
@@ -95,15 +114,9 @@ export function shareEnv(s: ShareSettings, mode: 'local' | 'remote'): EnvVar[] {
   ];
 }
 
-/** Local mode: the share variables plus device visibility and MPS limits of one allocation. */
-export function localGpuEnv(s: ShareSettings, a: Allocation, smallestGpuTflops: number): EnvVar[] {
-  return [
-    ...shareEnv(s, 'local'),
-    { name: TF_ENV.allocation, value: a.id },
-    { name: NVIDIA_ENV.visibleDevices, value: a.gpuIds.join(',') },
-    { name: NVIDIA_ENV.mpsMemLimit, value: mpsMemoryLimit(a.gpuIds.length, a.vramLimit) },
-    { name: NVIDIA_ENV.mpsThreads, value: mpsThreadPercentage(a.tflopsLimit, smallestGpuTflops) },
-  ];
+/** Local mode: the share variables, then the placement-dependent ones read from the bind's annotations. */
+export function localGpuEnv(s: ShareSettings): EnvVar[] {
+  return [...shareEnv(s, 'local'), ...PLACEMENT_ENV.map(([name, annotation]) => annotationRef(name, annotation))];
 }
 
 /** Remote mode: the share variables plus where the workload's workers are. */

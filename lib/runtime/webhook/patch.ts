@@ -2,6 +2,8 @@
  * Builds the JSON patch that takes a pod to its admitted shape. Patches are explicit and minimal: only
  * what differs is written, so running the webhook again on an admitted pod (reinvocation) yields an
  * empty patch, and every map key goes through RFC 6901 escaping (`/` and `~` occur in label keys).
+ * What the API server adds between two invocations (defaults such as `fieldRef.apiVersion: v1`, an
+ * empty `value` dropped on the round trip) counts as no difference.
  */
 import { escapePathComponent } from 'fast-json-patch';
 import type { JsonPatchOp, K8sObject } from '../cluster';
@@ -10,21 +12,60 @@ import type { EnvVar } from './env';
 /** What the webhook wants a pod to have; everything else is left alone. */
 export interface PodMutation {
   readonly annotations?: Readonly<Record<string, string>>;
+  /** Annotation keys to remove when the pod has them (records copied from another pod). */
+  readonly removeAnnotations?: readonly string[];
   readonly labels?: Readonly<Record<string, string>>;
-  readonly nodeSelector?: Readonly<Record<string, string>>;
-  readonly tolerations?: readonly Record<string, unknown>[];
-  /** Variables per container name; an existing variable of the same name is replaced. */
+  readonly schedulerName?: string;
+  /**
+   * Sets `spec.priorityClassName`. The Priority admission plugin already derived `spec.priority` and
+   * `spec.preemptionPolicy` from the old class and, re-run after webhooks, refuses a pod whose values
+   * do not match its class, so both are removed to be derived again.
+   */
+  readonly priorityClassName?: string;
+  /**
+   * Turns `spec.nodeName` into a required node affinity: a pod with a node name never reaches the
+   * scheduler, so it would get no share; with the affinity the scheduler places it on that node.
+   */
+  readonly nodeNameToAffinity?: boolean;
+  /** Variables per container name; every existing entry of the same name is replaced (duplicates too). */
   readonly env?: ReadonlyMap<string, readonly EnvVar[]>;
   /** Init containers to have, matched by name and placed first. */
-  readonly initContainers?: readonly Record<string, unknown>[];
+  readonly initContainers?: readonly { name: string; image?: string; env: readonly EnvVar[] }[];
 }
 
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** True when `have` is `want` as the API server stores it. */
+export function sameEnvVar(have: unknown, want: EnvVar): boolean {
+  if (!isObject(have) || have.name !== want.name) return false;
+  if ('value' in want) return (have.value ?? '') === want.value && have.valueFrom === undefined;
+  const from = have.valueFrom;
+  if (have.value || !isObject(from) || Object.keys(from).length !== 1 || !isObject(from.fieldRef)) return false;
+  return from.fieldRef.fieldPath === want.valueFrom.fieldRef.fieldPath && (from.fieldRef.apiVersion ?? 'v1') === 'v1';
+}
+
+/**
+ * The env list with `vars` in it: each variable takes the place of the first entry of its name (so a
+ * user's `$(VAR)` reference after it still resolves), later entries of that name are dropped, and new
+ * ones go at the end. Entries already equal to ours are kept as they are.
+ */
+export function mergeEnv(current: readonly unknown[], vars: readonly EnvVar[]): unknown[] {
+  const want = new Map(vars.map((v) => [v.name, v]));
+  const placed = new Set<string>();
+  const out: unknown[] = [];
+  for (const e of current) {
+    const name = isObject(e) && typeof e.name === 'string' ? e.name : undefined;
+    const ours = name === undefined ? undefined : want.get(name);
+    if (!ours) out.push(e);
+    else if (!placed.has(ours.name)) {
+      placed.add(ours.name);
+      out.push(sameEnvVar(e, ours) ? e : ours);
+    }
+  }
+  for (const v of vars) if (!placed.has(v.name)) out.push(v);
+  return out;
 }
 
 function setMap(ops: JsonPatchOp[], path: string, current: unknown, desired: Readonly<Record<string, string>> | undefined): void {
@@ -44,36 +85,49 @@ function setEnv(ops: JsonPatchOp[], path: string, current: unknown, vars: readon
     ops.push({ op: 'add', path, value: vars.map((v) => ({ ...v })) });
     return;
   }
-  for (const v of vars) {
-    const i = current.findIndex((e) => isObject(e) && e.name === v.name);
-    if (i < 0) ops.push({ op: 'add', path: `${path}/-`, value: { ...v } });
-    else if (!sameJson(current[i], v)) ops.push({ op: 'replace', path: `${path}/${i}`, value: { ...v } });
-  }
+  const merged = mergeEnv(current, vars);
+  const kept = current.every((e, i) => merged[i] === e);
+  if (kept && merged.length === current.length) return;
+  // Only additions: append them. Anything else (a value changed, a duplicate dropped) rewrites the list,
+  // which no index shift can corrupt.
+  if (kept) for (const v of merged.slice(current.length)) ops.push({ op: 'add', path: `${path}/-`, value: v });
+  else ops.push({ op: 'replace', path, value: merged });
 }
 
-function ensureItems(ops: JsonPatchOp[], path: string, current: unknown, items: readonly Json[] | undefined, same: (a: Json, b: Json) => boolean): void {
-  if (!items || items.length === 0) return;
-  if (!Array.isArray(current)) {
-    ops.push({ op: 'add', path, value: items.map((t) => ({ ...t })) });
-    return;
-  }
-  for (const item of items) {
-    if (!current.some((c) => isObject(c) && same(c, item))) ops.push({ op: 'add', path: `${path}/-`, value: { ...item } });
-  }
-}
-
-function ensureInitContainers(ops: JsonPatchOp[], current: unknown, wanted: readonly Json[] | undefined): void {
+function ensureInitContainers(ops: JsonPatchOp[], current: unknown, wanted: PodMutation['initContainers']): void {
   if (!wanted || wanted.length === 0) return;
-  if (!Array.isArray(current)) {
-    ops.push({ op: 'add', path: '/spec/initContainers', value: wanted.map((c) => ({ ...c })) });
-    return;
+  const list = Array.isArray(current) ? current : [];
+  const missing: Json[] = [];
+  for (const c of wanted) {
+    const i = list.findIndex((e) => isObject(e) && e.name === c.name);
+    if (i < 0) {
+      missing.push({ name: c.name, ...(c.image !== undefined ? { image: c.image } : {}), env: c.env.map((v) => ({ ...v })) });
+      continue;
+    }
+    const have = list[i] as Json;
+    const env = mergeEnv(Array.isArray(have.env) ? have.env : [], c.env);
+    const sameEnv = Array.isArray(have.env) && env.length === have.env.length && env.every((e, k) => e === (have.env as unknown[])[k]);
+    // Compared on what we set only: the API server adds defaults (imagePullPolicy, ...) to the rest.
+    if (have.image !== c.image || !sameEnv) ops.push({ op: 'replace', path: `/spec/initContainers/${i}`, value: { ...have, image: c.image, env } });
   }
+  if (missing.length === 0) return;
   // Ours go first so that they run before the user's init containers, in the order given.
-  wanted.forEach((c, order) => {
-    const i = current.findIndex((e) => isObject(e) && e.name === c.name);
-    if (i < 0) ops.push({ op: 'add', path: `/spec/initContainers/${order}`, value: { ...c } });
-    else if (!sameJson(current[i], c)) ops.push({ op: 'replace', path: `/spec/initContainers/${i}`, value: { ...c } });
+  if (!Array.isArray(current)) ops.push({ op: 'add', path: '/spec/initContainers', value: missing });
+  else missing.forEach((c, order) => ops.push({ op: 'add', path: `/spec/initContainers/${order}`, value: c }));
+}
+
+/** The pod's affinity with "on node `node`" added to every required node-selector term (terms are ORed). */
+function pinnedAffinity(affinity: unknown, node: string): Json {
+  const onNode = { key: 'metadata.name', operator: 'In', values: [node] };
+  const a = isObject(affinity) ? affinity : {};
+  const na = isObject(a.nodeAffinity) ? a.nodeAffinity : {};
+  const required = isObject(na.requiredDuringSchedulingIgnoredDuringExecution) ? na.requiredDuringSchedulingIgnoredDuringExecution : {};
+  const terms = Array.isArray(required.nodeSelectorTerms) && required.nodeSelectorTerms.length > 0 ? required.nodeSelectorTerms : [{}];
+  const pinned = terms.map((t) => {
+    const term = isObject(t) ? t : {};
+    return { ...term, matchFields: [...(Array.isArray(term.matchFields) ? term.matchFields : []), onNode] };
   });
+  return { ...a, nodeAffinity: { ...na, requiredDuringSchedulingIgnoredDuringExecution: { ...required, nodeSelectorTerms: pinned } } };
 }
 
 /** The RFC 6902 operations that apply `m` to `pod`; empty when the pod already has it all. */
@@ -81,13 +135,28 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
   const meta = isObject(pod.metadata) ? pod.metadata : {};
   if (!isObject(pod.metadata)) ops.push({ op: 'add', path: '/metadata', value: {} });
+  const annotations = isObject(meta.annotations) ? meta.annotations : undefined;
+  for (const key of m.removeAnnotations ?? []) {
+    if (annotations && key in annotations && !(m.annotations && key in m.annotations)) {
+      ops.push({ op: 'remove', path: `/metadata/annotations/${escapePathComponent(key)}` });
+    }
+  }
   setMap(ops, '/metadata/annotations', meta.annotations, m.annotations);
   setMap(ops, '/metadata/labels', meta.labels, m.labels);
+
+  const touchesSpec = m.schedulerName !== undefined || m.priorityClassName !== undefined || m.env !== undefined || m.initContainers !== undefined;
+  if (!isObject(pod.spec) && touchesSpec) ops.push({ op: 'add', path: '/spec', value: {} });
   const spec = isObject(pod.spec) ? pod.spec : {};
-  if (!isObject(pod.spec) && (m.nodeSelector || m.tolerations || m.env || m.initContainers)) ops.push({ op: 'add', path: '/spec', value: {} });
-  setMap(ops, '/spec/nodeSelector', spec.nodeSelector, m.nodeSelector);
-  ensureItems(ops, '/spec/tolerations', spec.tolerations, m.tolerations, (a, b) =>
-    a.key === b.key && (a.operator ?? 'Equal') === (b.operator ?? 'Equal') && a.value === b.value && a.effect === b.effect);
+  if (m.schedulerName !== undefined && spec.schedulerName !== m.schedulerName) ops.push({ op: 'add', path: '/spec/schedulerName', value: m.schedulerName });
+  if (m.priorityClassName !== undefined && spec.priorityClassName !== m.priorityClassName) {
+    ops.push({ op: 'add', path: '/spec/priorityClassName', value: m.priorityClassName });
+    if ('priority' in spec) ops.push({ op: 'remove', path: '/spec/priority' });
+    if ('preemptionPolicy' in spec) ops.push({ op: 'remove', path: '/spec/preemptionPolicy' });
+  }
+  if (m.nodeNameToAffinity && typeof spec.nodeName === 'string' && spec.nodeName !== '') {
+    ops.push({ op: 'add', path: '/spec/affinity', value: pinnedAffinity(spec.affinity, spec.nodeName) });
+    ops.push({ op: 'remove', path: '/spec/nodeName' });
+  }
   const containers = Array.isArray(spec.containers) ? spec.containers : [];
   for (const [name, vars] of m.env ?? []) {
     const i = containers.findIndex((c) => isObject(c) && c.name === name);

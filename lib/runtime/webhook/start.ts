@@ -1,26 +1,22 @@
 /**
- * Wires the webhook: informer-backed view, per-pool ledgers, workload writer, TLS source and the
- * HTTPS server, plus the leader's loops (certificate renewal, release and collection of allocations).
- * Every replica serves admissions; only the leader renews certificates, collects allocations and
- * keeps remote-mode worker pods.
+ * Wires the webhook: informer-backed view, TLS source and the HTTPS server, plus the leader's loops
+ * (certificate renewal, remote-mode worker pods). Every replica serves admissions, which read caches
+ * and write nothing; only the leader renews certificates and keeps remote-mode worker pods.
  */
 import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
+import { ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
 import { CONTROLLER_PATHS } from '../../render/controller/env';
 import type { Cluster, K8sObject } from '../cluster';
 import { Informer, InformerOptions } from '../informer';
 import type { RuntimeMetrics } from '../metrics';
 import { RESOURCES } from '../resources';
 import type { RuntimeEnv } from '../runtime';
-import { admitPod, AdmissionServices, recordedAllocation } from './admit';
-import { Allocations, SweepResult } from './allocations';
+import { admitPod } from './admit';
 import { createViewInformers, InformerView, ViewInformers } from './cluster-view';
-import { isActivePod } from './lifecycle';
 import { AdmissionReview, toReview } from './review';
 import { AdmissionServer } from './server';
 import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
-import { WorkloadWriter } from './workloads';
 import { planWorkers } from './workers';
 import { serviceDnsNames } from '../../names';
 
@@ -29,9 +25,9 @@ export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' 
 
 
 export interface StartWebhookOptions {
-  /** Unfenced client: every replica writes ledgers and generated workloads during admission. */
+  /** Unfenced client: reads on a cache miss, TLS, and (leader only) remote-mode worker pods. */
   cluster: Cluster;
-  /** The controller's namespace: TLS Secret and allocation ledgers live here. */
+  /** The controller's namespace: the TLS Secret lives here. */
   namespace: string;
   /** From the runtime's `readEnv()`. */
   env: WebhookEnv;
@@ -40,8 +36,8 @@ export interface StartWebhookOptions {
   metrics?: RuntimeMetrics;
   /** @default '0.0.0.0' */
   host?: string;
-  /** Share the controller's informers for the kinds it already watches. */
-  informers?: Partial<ViewInformers>;
+  /** Share the controller's informers for the kinds it already watches (pods: for the workers). */
+  informers?: Partial<ViewInformers> & { pods?: Informer<K8sObject> };
   informerOptions?: InformerOptions<K8sObject>;
   /** Replaces the TLS source chosen by `env.certMode` (tests). */
   tls?: TlsSource;
@@ -49,10 +45,8 @@ export interface StartWebhookOptions {
   tlsPollMs?: number;
   /** Self-managed mode: wait after publishing a new CA before using it. @default 30000 */
   caPropagationMs?: number;
-  /** How often the leader collects allocations. @default 30000 */
-  sweepIntervalMs?: number;
-  /** How long an allocation may wait for its pod to appear. @default 120000 */
-  graceMs?: number;
+  /** How often the leader keeps remote-mode worker pods. @default 30000 */
+  workerSyncIntervalMs?: number;
   /** Grace for in-flight reviews on close. @default 10000 */
   drainMs?: number;
 }
@@ -66,11 +60,8 @@ export interface WebhookHandle {
   port(): number;
   /** Decides one review without HTTP (benchmarks, tests). */
   handle(review: AdmissionReview): Promise<AdmissionReview>;
-  /** Leader: one collection pass now. */
-  sweep(): Promise<SweepResult>;
   /** Leader: creates and deletes remote-mode worker pods so each remote workload has its replicas. */
   syncWorkers(): Promise<{ created: number; deleted: number }>;
-  readonly allocations: Allocations;
   readonly tls: TlsSource;
   /** Drains and stops everything this call started. */
   close(): Promise<void>;
@@ -85,19 +76,16 @@ function webhookMetrics(metrics?: RuntimeMetrics) {
       name: 'tf_webhook_admission_duration_seconds', help: 'Time to answer one admission review.', labelNames: ['outcome'] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
     }),
-    released: new Counter({ name: 'tf_webhook_allocations_released_total', help: 'Allocations released by the leader.', registers }),
   };
 }
 
-/** Keeps what the leader needs of a pod: identity, phase and the allocation annotation. */
+/** Keeps what the worker plan reads of a pod: identity, workload label, deletion and phase. */
 function slimPod(pod: K8sObject): K8sObject {
   const m = pod.metadata;
-  const allocation = recordedAllocation(pod);
   return {
     metadata: {
       name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, deletionTimestamp: m.deletionTimestamp,
       labels: m.labels?.[WORKLOAD_LABEL] ? { [WORKLOAD_LABEL]: m.labels[WORKLOAD_LABEL] } : undefined,
-      annotations: allocation ? { [ALLOCATION_ANNOTATION]: m.annotations![ALLOCATION_ANNOTATION] } : undefined,
     },
     status: { phase: (pod.status as { phase?: string } | undefined)?.phase },
   };
@@ -114,26 +102,15 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
   const m = webhookMetrics(opts.metrics);
   const created = createViewInformers(cluster, opts.informerOptions);
   const informers: ViewInformers = { ...created, ...opts.informers };
-  const ownInformers = (Object.keys(created) as (keyof ViewInformers)[]).filter((k) => !opts.informers?.[k]).map((k) => created[k] as Informer<K8sObject>);
-  const view = new InformerView(cluster, informers);
-  const allocations = new Allocations({ cluster, namespace, topology: view });
-  const writer = new WorkloadWriter({ cluster, cached: (key) => informers.workloads.get(key) });
-  const services: AdmissionServices = {
-    view,
-    reserve: (req, ns, dryRun) => allocations.reserve(req, ns, dryRun),
-    allocation: (pool, id) => allocations.allocation(pool, id),
-    ensureWorkload: (ns, name, pool, spec) => writer.ensure(ns, name, pool, spec),
-  };
-  const handle = async (review: AdmissionReview) => toReview(review, await admitPod(review.request!, services));
+  const ownInformers = (Object.keys(created) as (keyof ViewInformers)[]).filter((k) => !opts.informers?.[k]).map((k) => created[k] as unknown as Informer<K8sObject>);
+  const view = new InformerView(cluster, { pools: informers.pools, profiles: informers.profiles, workloads: informers.workloads });
+  const handle = async (review: AdmissionReview) => toReview(review, await admitPod(review.request!, view));
 
-  const pods = new Informer<K8sObject>(cluster, RESOURCES.pods, { ...opts.informerOptions, labelSelector: `${ENABLED_LABEL}=true`, transform: slimPod });
-  const seen = new Set<string>();
-  const releaseOf = (pod: K8sObject) => {
-    const a = recordedAllocation(pod);
-    if (!a || !opts.isLeader()) return;
-    allocations.release(a.pool, [a.id]).then((n) => m?.released.inc(n), (err) => logger?.warn({ err: String(err) }, 'release failed; the sweep retries'));
-  };
-  pods.on({ update: (_old, pod) => !isActivePod(pod) && releaseOf(pod), delete: releaseOf });
+  const ownPods = opts.informers?.pods
+    ? undefined
+    : new Informer<K8sObject>(cluster, RESOURCES.pods, { ...opts.informerOptions, labelSelector: `${ENABLED_LABEL}=true`, transform: slimPod });
+  const pods = opts.informers?.pods ?? ownPods!;
+  if (ownPods) ownInformers.push(ownPods);
 
   const tls = opts.tls ?? (env.certMode === 'cert-manager'
     ? new FileTlsSource(env.tlsDir, logger)
@@ -149,13 +126,6 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
   const timers: NodeJS.Timeout[] = [];
   tls.onChange((pair) => server?.setCertificate(pair));
 
-  const sweep = async (): Promise<SweepResult> => {
-    const r = await allocations.sweep(view.poolNames(), pods.list(), opts.graceMs ?? 120_000, seen);
-    m?.released.inc(r.released);
-    if (r.released || r.restored) logger?.info(r, 'allocations collected');
-    return r;
-  };
-
   const syncWorkers = async () => {
     let created = 0;
     let deleted = 0;
@@ -170,7 +140,7 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
           await cluster.create(RESOURCES.pods, pod);
           created++;
         } catch (err) {
-          // Denied by the webhook (no room yet) or already there: the next pass tries again.
+          // Denied (e.g. by a quota) or already there: the next pass tries again.
           logger?.info({ pod: `${ns}/${pod.metadata.name}`, err: String(err) }, 'worker pod not created');
         }
       }
@@ -178,7 +148,7 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     return { created, deleted };
   };
 
-  for (const i of [...ownInformers, pods]) i.start();
+  for (const i of ownInformers) i.start();
   const ready = (async () => {
     await Promise.all([...view.informerList(), pods].map((i) => i.waitForSync()));
     while (!closed && !tls.current()) {
@@ -206,10 +176,8 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
       timers.push(t);
     };
     every(opts.tlsPollMs ?? 10_000, () => tls.tick());
-    every(opts.sweepIntervalMs ?? 30_000, async () => {
-      if (!opts.isLeader()) return;
-      await sweep();
-      await syncWorkers();
+    every(opts.workerSyncIntervalMs ?? 30_000, async () => {
+      if (opts.isLeader()) await syncWorkers();
     });
     logger?.info({ port: server.port, certMode: env.certMode }, 'admission webhook serving');
   })();
@@ -220,16 +188,14 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     whenReady: () => ready,
     port: () => server?.port ?? 0,
     handle,
-    sweep,
     syncWorkers,
-    allocations,
     tls,
     async close() {
       closed = true;
       for (const t of timers) clearInterval(t);
       await server?.close(opts.drainMs ?? 10_000);
       serving = false;
-      await Promise.all([...ownInformers, pods].map((i) => i.stop()));
+      await Promise.all(ownInformers.map((i) => i.stop()));
     },
   };
 }

@@ -1,10 +1,11 @@
 /**
  * GPU usage as the controller's status reconcilers want it (`ControllerOptions.usage`), read from the
- * allocation annotations of active pods: the source of truth of what runs on each GPU.
+ * allocation records the scheduler extender writes onto pods at bind: the source of truth of what
+ * runs on each GPU. Counted as the extender counts: a record names its pod's UID (a copy from another
+ * pod holds nothing), and a terminating pod still holds its share until it is gone.
  */
 import type { K8sObject } from '../cluster';
-import { recordedAllocation } from './admit';
-import { isActivePod } from './lifecycle';
+import { allocationOf, isTerminal } from '../extender/record';
 
 export type AllocatedUsage = Map<string, { tflops: number; vram: number; pods: number }>;
 
@@ -12,8 +13,8 @@ export type AllocatedUsage = Map<string, { tflops: number; vram: number; pods: n
 export function usageFromAllocations(pods: Iterable<K8sObject>): AllocatedUsage {
   const usage: AllocatedUsage = new Map();
   for (const pod of pods) {
-    const a = recordedAllocation(pod);
-    if (!a || !isActivePod(pod)) continue;
+    const a = allocationOf(pod);
+    if (!a || isTerminal(pod)) continue;
     for (const gpu of a.gpuIds) {
       const u = usage.get(gpu) ?? { tflops: 0, vram: 0, pods: 0 };
       u.tflops += Number(a.tflopsRequest) || 0;

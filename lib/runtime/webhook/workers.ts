@@ -1,15 +1,21 @@
 /**
  * Remote mode: a TensorFusionWorkload with `isLocalGPU: false` keeps `spec.replicas` worker pods.
- * Each worker is an ordinary opted-in pod in local mode, so the webhook gives it its own GPU share
- * when the API server admits it. The pod comes from the pool's worker template
- * (`spec.componentConfig.worker`: `podTemplate` merged under, `image` set on the `worker` container).
+ * Each worker is an ordinary opted-in pod in local mode: the webhook marks it for our scheduler, and
+ * the scheduler extender places its GPU share like any other pod's. The pod comes from the pool's
+ * worker template (`spec.componentConfig.worker`: `podTemplate` merged under, `image` set on the
+ * `worker` container).
  * This package ships no worker image: without one the workload gets no workers (see the README).
  */
 import type { GPUPool, TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
 import { API_VERSION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
 import type { K8sObject } from '../cluster';
-import { isActivePod } from './lifecycle';
+
+/** A worker that is neither terminating nor finished; any other is replaced under its ordinal. */
+function isActivePod(pod: K8sObject): boolean {
+  const phase = (pod.status as { phase?: string } | undefined)?.phase;
+  return !pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
+}
 
 /** Name of the container that runs the worker image. */
 export const WORKER_CONTAINER = 'worker';
