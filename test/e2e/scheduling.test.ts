@@ -69,7 +69,7 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
       p = await pod(name);
       expect(p.spec.nodeName).toBeTruthy();
       expect(p.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeTruthy();
-    }, 30_000);
+    }, 60_000);
     return p;
   };
   /** GPU -> pods holding a share on it, over every bound pod in the namespace. */
@@ -84,7 +84,15 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
   const expectNoGpuOvercommitted = async () => {
     for (const [gpu, pods] of await sharesPerGpu()) expect({ gpu, pods: pods.length }).toEqual({ gpu, pods: 1 });
   };
-  const clean = () => cp().kubectlOk(['delete', 'pods,daemonsets,deployments', '--all', '-n', NS, '--grace-period=0', '--force', '--wait=true']);
+  /** Removes every workload and pod of the namespace and waits until the pods are gone. */
+  const clean = async () => {
+    await cp().kubectl(['delete', 'daemonsets,deployments', '--all', '-n', NS, '--wait=false']);
+    await eventually(async () => {
+      // Force: KWOK would delete them anyway; a pod held by a test's finalizer has it removed first.
+      await cp().kubectl(['delete', 'pods', '--all', '-n', NS, '--grace-period=0', '--force', '--wait=false']);
+      expect((await get(['pods', '-n', NS])).items).toEqual([]);
+    }, 240_000);
+  };
 
   beforeAll(async () => {
     ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });

@@ -125,6 +125,19 @@ describe('state', () => {
   });
 });
 
+describe('state rebuilt from a list', () => {
+  test('a bind committed after the LIST was sent survives the reset; one committed before it follows the list', async () => {
+    const { pod } = await place('late');
+    const uid = pod.metadata.uid!;
+    // A list sent before the bind does not show its record.
+    state.resetFromPods([], Date.now() - 60_000);
+    expect(state.holding(uid)).toBeDefined();
+    // A list sent after the bind is the truth: the pod is not in it, so it holds nothing.
+    state.resetFromPods([], Date.now() + 1);
+    expect(state.holding(uid)).toBeUndefined();
+  });
+});
+
 describe('prioritize', () => {
   test('scores the chosen node 10 and the others 0', async () => {
     const pod = put(podObj('p1'));

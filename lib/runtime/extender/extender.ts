@@ -44,6 +44,7 @@ function result(nodes: string[], unresolvable: Record<string, string> = {}): Ext
 
 export class Extender {
   private lastCall = -Infinity;
+  private lastResync = -Infinity;
   private resyncing?: Promise<void>;
   private readonly now: () => number;
 
@@ -55,14 +56,29 @@ export class Extender {
   private async fresh(): Promise<void> {
     const idle = this.now() - this.lastCall > (this.opts.resyncAfterIdleMs ?? 5_000);
     this.lastCall = this.now();
-    if (idle && !this.resyncing) {
-      this.resyncing = (async () => {
-        const pods = await this.opts.cluster.list(RESOURCES.pods, { labelSelector: `${ENABLED_LABEL}=true` });
-        this.opts.state.resetFromPods(pods.items);
-        this.opts.logger?.info({ pods: pods.items.length, ...this.opts.state.stats() }, 'placement state rebuilt from pods');
-      })().finally(() => { this.resyncing = undefined; });
-    }
+    if (idle) await this.resync();
+  }
+
+  private async resync(): Promise<void> {
+    this.resyncing ??= (async () => {
+      const listedAt = this.now();
+      const pods = await this.opts.cluster.list(RESOURCES.pods, { labelSelector: `${ENABLED_LABEL}=true` });
+      this.opts.state.resetFromPods(pods.items, listedAt);
+      this.lastResync = this.now();
+      this.opts.logger?.debug({ pods: pods.items.length, ...this.opts.state.stats() }, 'placement state rebuilt from pods');
+    })().finally(() => { this.resyncing = undefined; });
     await this.resyncing;
+  }
+
+  /**
+   * Before saying no room: the scheduler retries a pod on the event of another pod leaving, which
+   * may reach it before it reaches our cache; a refusal then would leave the pod waiting for the
+   * next event. So a refusal is made on a fresh list (at most one a second).
+   */
+  private async freshBeforeRefusal(): Promise<boolean> {
+    if (this.now() - this.lastResync < 1_000) return false;
+    await this.resync();
+    return true;
   }
 
   async filter(args: ExtenderArgs): Promise<ExtenderFilterResult> {
@@ -76,7 +92,8 @@ export class Extender {
     const { state } = this.opts;
     state.cancel(uid);
     const request = allocationRequest(uid, share);
-    const choice = state.choose(request, nodes);
+    let choice = state.choose(request, nodes);
+    if (choice.best === undefined && await this.freshBeforeRefusal()) choice = state.choose(request, nodes);
     const unfit: Record<string, string> = {};
     for (const [node, reasons] of choice.unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
     if (choice.best === undefined) return result([], unfit);

@@ -45,6 +45,8 @@ export class PlacementState {
   private gpuInfos?: Map<string, GpuInfo>;
   /** Shares recorded on live pods, by pod UID. */
   private readonly held = new Map<string, Allocation>();
+  /** When this extender's bind of a held share succeeded (absent for shares read from pods). */
+  private readonly committedAt = new Map<string, number>();
   /** Shares reserved by filter for a bind to come, by pod UID. */
   private readonly reserved = new Map<string, { allocation: Allocation; at: number }>();
   private readonly now: () => number;
@@ -73,9 +75,18 @@ export class PlacementState {
     s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
   }
 
-  /** Replaces what the pods say with an authoritative list (a consistent LIST after a failover). */
-  resetFromPods(pods: readonly K8sObject[]): void {
+  /**
+   * Replaces what the pods say with an authoritative list (a consistent LIST after a failover). Binds
+   * this extender committed since `listedAt` (when the LIST was sent) are kept: the list may predate them.
+   */
+  resetFromPods(pods: readonly K8sObject[], listedAt = -Infinity): void {
+    const recent = [...this.held].filter(([uid]) => (this.committedAt.get(uid) ?? -Infinity) >= listedAt);
     this.held.clear();
+    this.committedAt.clear();
+    for (const [uid, a] of recent) {
+      this.held.set(uid, a);
+      this.committedAt.set(uid, listedAt);
+    }
     for (const p of pods) {
       const a = !isTerminal(p) ? allocationOf(p) : undefined;
       if (a) {
@@ -112,6 +123,7 @@ export class PlacementState {
     if (!uid) return;
     const held = this.held.delete(uid);
     const reserved = this.reserved.delete(uid);
+    this.committedAt.delete(uid);
     if (held || reserved) this.allocator?.release(uid);
   }
 
@@ -183,6 +195,7 @@ export class PlacementState {
     if (!r) return;
     this.reserved.delete(uid);
     this.held.set(uid, r.allocation);
+    this.committedAt.set(uid, this.now());
   }
 
   /** Drops a reservation (bind failed, or the pod is filtered again). */
