@@ -5,7 +5,8 @@
  * second and create-to-bound latency (p50/p99) for both; the ratio is the headline.
  *
  * Flags: --pods=N (1000), --nodes=N (1000), --concurrency=N (32);
- *        --state: instead, the extender state at scale without an API server (50,000 GPUs, 200,000 shares).
+ *        --state: instead, the extender state at scale without an API server (50,000 GPUs, 200,000 shares);
+ *        --openb=DIR [--seed=N] [--limit=N]: instead, the openb trace replay placed through the scheduler (schedule-openb.ts).
  * Ends with one JSON line.
  */
 import { ENABLED_LABEL, GFD } from '../lib/labels';
@@ -17,6 +18,7 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
+import { printOpenb } from './schedule-openb';
 
 const flag = (name: string, fallback: number): number => {
   const v = process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -140,7 +142,9 @@ async function state(): Promise<void> {
   console.log(JSON.stringify({ shares: r.shares, gpus: r.gpus, rssMB: r.rssMB, heapMB: r.heapMB, rebuildMs: r.rebuildMs, placeP50Ms: r.placeP50Ms, placeP99Ms: r.placeP99Ms }));
 }
 
-(process.argv.includes('--state') ? state() : cluster()).catch((err) => {
+const openbDir = process.argv.find((a) => a.startsWith('--openb='))?.slice('--openb='.length);
+const limit = process.argv.some((a) => a.startsWith('--limit=')) ? flag('limit', 1) : undefined;
+(process.argv.includes('--state') ? state() : openbDir ? printOpenb({ dir: openbDir, seed: flag('seed', 42), limit }) : cluster()).catch((err) => {
   console.error(err instanceof Error ? err.stack : err);
   process.exit(1);
 });

@@ -1,0 +1,340 @@
+/**
+ * `npm run bench:schedule -- --openb=<openb dir> [--seed=42] [--limit=N]`
+ *
+ * The openb trace replay of bench:trace (trace-replay.ts, FGD protocol), with placement going through
+ * the real kube-scheduler and our extender instead of the allocator in process: one KWOK node per
+ * trace node, one pod per arrival, placed one at a time and tried once (an unschedulable pod is
+ * deleted at once, nothing departs). Unallocated GPU % at 100% arrived is computed from the bound
+ * pods' allocation records with trace-replay's own formula, beside allocatorRun's figure for the same
+ * seed and policy. `--limit` stops after N pods for a quick check (then only allocated % so far is
+ * comparable).
+ *
+ * The mapping keeps the trace's arithmetic exact: every GPU is 1000 TFLOPS (a pool override per trace
+ * model: the trace's model names are not in the catalog, or not with one capacity) and 16000 MiB, so
+ * `gpu_milli` g asks for g TFLOPS and 16·g MiB on each of its GPUs, the same fraction on any model, as
+ * the trace means it. CPU and memory are container requests against the node's allocatable, so
+ * kube-scheduler enforces the trace's hard limits. CPU-only trace pods (no GPU) cannot be opted in
+ * (gpu-count >= 1), so they are plain pods of our kube-scheduler: they must take their CPU and memory
+ * in the same scheduler cache, and the extender passes them through to kube-scheduler's own scoring.
+ *
+ * The full replay (~8,400 pods, sequential) takes about half an hour on 2 cores; use --limit for checks.
+ */
+import { ENABLED_LABEL, GFD, poolMembershipLabel, SCHEDULER_NAME, ALLOCATION_ANNOTATION } from '../lib/labels';
+import { DEFAULT_PLACEMENT_MODE } from '../lib/rules';
+import type { K8sObject } from '../lib/runtime/cluster';
+import type { HttpCluster } from '../lib/runtime/http-cluster';
+import { Informer } from '../lib/runtime/informer';
+import { RESOURCES } from '../lib/runtime/resources';
+import { renderGpuPool } from '../lib/render/gpu-pool';
+import { parseQuantity } from '../lib/quantity';
+import type { Allocation } from '../lib/scheduler';
+import { ControlPlane } from '../test/support/control-plane';
+import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
+import { allocatorRun, arrivalStream, capacity, readNodes, readPods, replay, TraceNode, TracePod, traceMix } from './trace-replay';
+
+const POOL = 'openb';
+const NAMESPACE = 'openb';
+const GPU_TFLOPS = 1000;
+const GPU_VRAM_MIB = 16000;
+/** A decision not seen within this long means something is stuck: fail rather than hang. */
+const DECISION_TIMEOUT_MS = 60_000;
+
+export interface OpenbOptions {
+  dir: string;
+  seed: number;
+  /** Stop after this many pods. */
+  limit?: number;
+  log?: (line: string) => void;
+}
+
+export interface OpenbFigures {
+  seed: number;
+  policy: string;
+  /** Pods tried through the scheduler, and how many were bound. */
+  pods: number;
+  bound: number;
+  /** Unallocated GPU % at 100% arrived: through the scheduler (NaN when stopped early), and the allocator in process (bench:trace). */
+  openbUnallocated100: number;
+  offlineUnallocated100: number;
+  /** Allocated GPU % of capacity after the last pod tried, both ways (comparable with --limit too). */
+  openbAllocatedEnd: number;
+  offlineAllocatedEnd: number;
+  /** Arrived GPU % after the last pod tried. */
+  arrivedEnd: number;
+  /** Pods placed on the same node as the allocator in process placed them (it does not have to be). */
+  sameNode: number;
+  /** Bound GPU pods whose allocation record does not match the request, and GPUs given past capacity. */
+  recordMismatches: number;
+  overcommittedGpus: number;
+  /** PodScheduled=False reasons other than Unschedulable. */
+  otherFailures: Record<string, number>;
+  placeSeconds: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** The pods to try: up to the last one whose arrival still rounds to 100% (replay()'s point). */
+function prefixTo100(stream: readonly TracePod[], cap: number): TracePod[] {
+  let arrived = 0;
+  let end = 0;
+  while (end < stream.length) {
+    arrived += stream[end].n * stream[end].g;
+    // Python's round(100.5) is 100: events up to 100.5% count for "100% arrived", none after.
+    if ((100 * arrived) / cap > 100.5) break;
+    end++;
+  }
+  return stream.slice(0, end);
+}
+
+function nodeObject(n: TraceNode): K8sObject {
+  return kwokNode({
+    name: n.sn,
+    cpu: `${n.cpu}m`,
+    memory: `${n.mem}Mi`,
+    // kwokNode's 110 pods per node could bind before CPU does; the trace has no pod-count limit.
+    extended: { pods: '1000' },
+    labels: {
+      [GFD.present]: 'true', [GFD.product]: n.model, [GFD.count]: String(n.gpus), [GFD.memory]: String(GPU_VRAM_MIB),
+      [poolMembershipLabel(POOL)]: 'true',
+    },
+  }) as K8sObject;
+}
+
+/** A trace pod as a user would write it: a GPU pod opted in with its share, a CPU-only pod plain. */
+function podObject(i: number, p: TracePod): K8sObject {
+  const container = { name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: `${p.cpu}m`, memory: `${p.mem}Mi` } } };
+  const name = `pod-${i}`;
+  if (p.n === 0) {
+    // No GPU share to ask for: a plain pod, but placed by our kube-scheduler like the GPU pods, so the
+    // CPU and memory it takes are counted by the same scheduler cache that places the GPU pods.
+    return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE }, spec: { schedulerName: SCHEDULER_NAME, containers: [container] } };
+  }
+  if (p.spec.length > 1) throw new Error(`${p.name}: allows models ${p.spec.join('|')}; a pod can name one gpu-model`);
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: {
+      name, namespace: NAMESPACE, labels: { [ENABLED_LABEL]: 'true' },
+      annotations: {
+        'tensor-fusion.ai/gpupool': POOL,
+        'tensor-fusion.ai/is-local-gpu': 'true',
+        'tensor-fusion.ai/gpu-count': String(p.n),
+        'tensor-fusion.ai/tflops-request': String((p.g / 1000) * GPU_TFLOPS),
+        'tensor-fusion.ai/vram-request': `${(p.g / 1000) * GPU_VRAM_MIB}Mi`,
+        ...(p.spec.length === 1 ? { 'tensor-fusion.ai/gpu-model': p.spec[0] } : {}),
+      },
+    },
+    spec: { containers: [container] },
+  };
+}
+
+interface Decision {
+  node?: string;
+  reason?: string;
+  pod: K8sObject;
+}
+
+/** Resolves when a pod is bound or the scheduler says it cannot be (PodScheduled=False). */
+class Decisions {
+  private readonly waiting = new Map<string, (d: Decision) => void>();
+
+  constructor(informer: Informer<K8sObject>) {
+    informer.on({ add: (p) => this.seen(p), update: (_o, p) => this.seen(p) });
+  }
+
+  private seen(p: K8sObject): void {
+    const done = this.waiting.get(p.metadata.name ?? '');
+    if (!done) return;
+    const node = (p.spec as { nodeName?: string } | undefined)?.nodeName;
+    const conditions = (p.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions ?? [];
+    const failed = conditions.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+    if (node) done({ node, pod: p });
+    else if (failed) done({ reason: failed.reason ?? '', pod: p });
+  }
+
+  /** Registered before the create, so no event can come first. */
+  expect(name: string): Promise<Decision> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`pod ${name}: neither bound nor unschedulable after ${DECISION_TIMEOUT_MS} ms`)), DECISION_TIMEOUT_MS);
+      this.waiting.set(name, (d) => {
+        clearTimeout(timer);
+        this.waiting.delete(name);
+        resolve(d);
+      });
+    });
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+/** Control plane, controller and kube-scheduler up, trace nodes in one pool; returns when the pool shows every GPU. */
+async function setUp(cp: ControlPlane, synth: ReturnType<typeof synthToTemp>, nodes: readonly TraceNode[], log: (l: string) => void) {
+  // One replica and its kube-scheduler (no leader election), as bench:schedule runs them.
+  const ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
+  const admin = cp.cluster('admin', 'bench-schedule-openb');
+  const models = [...new Set(nodes.map((n) => n.model))].sort();
+  const pool = renderGpuPool(POOL, {
+    placement: DEFAULT_PLACEMENT_MODE,
+    // As allocatorRun: TFLOPS requests may not add up past a GPU's capacity.
+    tflopsOversellRatio: 100,
+    gpuTflops: Object.fromEntries(models.map((m) => [m, String(GPU_TFLOPS)])),
+  });
+  await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'openb.yaml', [pool, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }])]);
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: 32 }, async () => {
+    while (next < nodes.length) await admin.create(RESOURCES.nodes, nodeObject(nodes[next++]));
+  }));
+  const gpus = nodes.reduce((s, n) => s + n.gpus, 0);
+  for (;;) {
+    const p = await admin.get<K8sObject & { status?: { totalNodes?: number; totalGPUs?: number } }>(RESOURCES.gpupools, { name: POOL });
+    if (p?.status?.totalNodes === nodes.length && p.status.totalGPUs === gpus && await ctl.replicas[0].ready()) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  // The shares are fractions of these capacities: check the controller gave every GPU the mapping's.
+  const list = await admin.list<K8sObject & { status?: { capacity?: { tflops?: string; vram?: string }; phase?: string } }>(RESOURCES.gpus);
+  const off = list.items.filter((g) => parseQuantity(g.status?.capacity?.tflops ?? '') !== GPU_TFLOPS
+    || parseQuantity(g.status?.capacity?.vram ?? '') !== GPU_VRAM_MIB * 2 ** 20 || g.status?.phase !== 'Running');
+  if (list.items.length !== gpus || off.length > 0) {
+    throw new Error(`GPU objects: ${list.items.length} (want ${gpus}), ${off.length} without ${GPU_TFLOPS} TFLOPS / ${GPU_VRAM_MIB}Mi Running, e.g. ${JSON.stringify(off[0]?.status)}`);
+  }
+  log(`${nodes.length} KWOK nodes, ${gpus} GPU objects (${GPU_TFLOPS} TFLOPS, ${GPU_VRAM_MIB}Mi each) ready in ${Math.round(performance.now() - t0)} ms`);
+  return { ctl, admin };
+}
+
+/** Tries each pod once, in order; the node it was bound to, or '' when unschedulable. */
+async function placeAll(admin: HttpCluster, pods: readonly TracePod[], cap: number, log: (l: string) => void) {
+  const informer = new Informer<K8sObject>(admin, RESOURCES.pods, { namespace: NAMESPACE });
+  const decisions = new Decisions(informer);
+  informer.start();
+  await informer.waitForSync();
+  const outcome: string[] = [];
+  const records: (Allocation | undefined)[] = [];
+  const latencies: number[] = [];
+  const otherFailures: Record<string, number> = {};
+  const started = performance.now();
+  let arrived = 0;
+  let used = 0;
+  try {
+    for (let i = 0; i < pods.length; i++) {
+      const obj = podObject(i, pods[i]);
+      const name = obj.metadata.name as string;
+      const decided = decisions.expect(name);
+      const t0 = performance.now();
+      await admin.create(RESOURCES.pods, obj);
+      const d = await decided;
+      latencies.push(performance.now() - t0);
+      if (d.node) {
+        outcome.push(d.node);
+        const text = d.pod.metadata.annotations?.[ALLOCATION_ANNOTATION];
+        records.push(text ? (JSON.parse(text) as Allocation) : undefined);
+        used += pods[i].n * pods[i].g;
+      } else {
+        // Tried once: an unschedulable pod leaves at once, before the scheduler's backoff retries it.
+        if (d.reason !== 'Unschedulable') otherFailures[d.reason ?? ''] = (otherFailures[d.reason ?? ''] ?? 0) + 1;
+        await admin.delete(RESOURCES.pods, { namespace: NAMESPACE, name });
+        outcome.push('');
+        records.push(undefined);
+      }
+      arrived += pods[i].n * pods[i].g;
+      if ((i + 1) % 500 === 0) {
+        const s = (performance.now() - started) / 1000;
+        log(`  ${i + 1} pods in ${s.toFixed(0)} s (${((i + 1) / s).toFixed(1)}/s): arrived ${((100 * arrived) / cap).toFixed(1)}%, allocated ${((100 * used) / cap).toFixed(2)}%`);
+      }
+    }
+  } finally {
+    await informer.stop();
+  }
+  return { outcome, records, latencies, otherFailures, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Bound GPU pods whose record is not the request (node, GPU count, per-GPU share), and GPUs past capacity. */
+function checkRecords(pods: readonly TracePod[], outcome: readonly string[], records: readonly (Allocation | undefined)[]) {
+  let mismatches = 0;
+  const perGpu = new Map<string, number>();
+  pods.forEach((p, i) => {
+    if (outcome[i] === '' || p.n === 0) return;
+    const a = records[i];
+    const tflops = (p.g / 1000) * GPU_TFLOPS;
+    const vram = (p.g / 1000) * GPU_VRAM_MIB * 2 ** 20;
+    if (!a || a.node !== outcome[i] || a.gpuIds.length !== p.n || new Set(a.gpuIds).size !== p.n || a.tflopsRequest !== tflops || a.vramRequest !== vram) {
+      mismatches++;
+      return;
+    }
+    for (const id of a.gpuIds) perGpu.set(id, (perGpu.get(id) ?? 0) + a.tflopsRequest);
+  });
+  return { mismatches, overcommitted: [...perGpu.values()].filter((t) => t > GPU_TFLOPS).length };
+}
+
+/** Runs the replay through a fresh control plane; always stops what it started. */
+export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const nodes = readNodes(opts.dir);
+  const all = readPods(opts.dir, 'default');
+  const cap = capacity(nodes);
+  const stream = arrivalStream(all, opts.seed, cap);
+  const full = prefixTo100(stream, cap);
+  const pods = full.slice(0, opts.limit ?? full.length);
+  // Stopped before 100% arrived: only the allocated % so far compares.
+  const early = pods.length < full.length;
+  const policy = DEFAULT_PLACEMENT_MODE;
+  // The allocator in process on the whole stream: exactly bench:trace's run for this seed and policy.
+  const offline = allocatorRun(nodes, stream, traceMix(all), policy, opts.seed);
+  log(`openb: ${nodes.length} nodes, ${cap / 1000} GPUs; seed ${opts.seed}; policy ${policy}; ${pods.length} of ${stream.length} pods (to 100% arrived${opts.limit ? `, limit ${opts.limit}` : ''})`);
+  log(`allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived`);
+
+  const synth = synthToTemp();
+  const { user } = controllerIdentity(synth.controller);
+  const cp = await ControlPlane.start({ kwok: true, users: [user], apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'] });
+  let ctl: Awaited<ReturnType<typeof setUp>>['ctl'] | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= (async () => {
+    await ctl?.stop();
+    await cp.stop();
+  })());
+  const onSigint = () => void stop().then(() => process.exit(130));
+  process.once('SIGINT', onSigint);
+  try {
+    log(`control plane started in ${cp.startMs} ms`);
+    const up = await setUp(cp, synth, nodes, log);
+    ctl = up.ctl;
+    const run = await placeAll(up.admin, pods, cap, log);
+    const { mismatches, overcommitted } = checkRecords(pods, run.outcome, run.records);
+    // trace-replay's formula over the recorded outcomes (records checked to hold exactly the requests).
+    const ours = replay(pods, cap, (i) => run.outcome[i]);
+    const usedBy = (outcome: readonly string[]) => pods.reduce((s, p, i) => s + (outcome[i] !== '' ? p.n * p.g : 0), 0);
+    const lat = [...run.latencies].sort((a, b) => a - b);
+    return {
+      seed: opts.seed, policy, pods: pods.length, bound: run.outcome.filter((n) => n !== '').length,
+      openbUnallocated100: early ? NaN : ours.unallocated100,
+      offlineUnallocated100: offline.unallocated100,
+      openbAllocatedEnd: (100 * usedBy(run.outcome)) / cap,
+      offlineAllocatedEnd: (100 * usedBy(offline.outcome)) / cap,
+      arrivedEnd: (100 * pods.reduce((s, p) => s + p.n * p.g, 0)) / cap,
+      sameNode: pods.filter((_p, i) => run.outcome[i] === offline.outcome[i]).length,
+      recordMismatches: mismatches, overcommittedGpus: overcommitted, otherFailures: run.otherFailures,
+      placeSeconds: run.seconds, p50Ms: percentile(lat, 50), p99Ms: percentile(lat, 99),
+    };
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await stop();
+  }
+}
+
+/** The `--openb` run of bench:schedule: figures, then one JSON line. */
+export async function printOpenb(opts: OpenbOptions): Promise<void> {
+  const f = await scheduleOpenb(opts);
+  const r = (x: number, d = 2) => (Number.isFinite(x) ? Number(x.toFixed(d)) : null);
+  console.log(`${f.pods} pods tried one at a time, ${f.bound} bound, in ${f.placeSeconds.toFixed(0)} s (${(f.pods / f.placeSeconds).toFixed(1)}/s; create-to-decision p50 ${f.p50Ms.toFixed(0)} ms, p99 ${f.p99Ms.toFixed(0)} ms)`);
+  console.log(`arrived ${f.arrivedEnd.toFixed(2)}% of GPU capacity; allocated: scheduler + extender ${f.openbAllocatedEnd.toFixed(2)}%, allocator in process ${f.offlineAllocatedEnd.toFixed(2)}%; same node for ${f.sameNode}/${f.pods} pods`);
+  console.log(`unallocated GPU % at 100% arrived, seed ${f.seed}, ${f.policy}: scheduler + extender ${r(f.openbUnallocated100) ?? '- (stopped early)'}, allocator in process ${r(f.offlineUnallocated100) ?? '-'}` +
+    (Number.isFinite(f.openbUnallocated100 - f.offlineUnallocated100) ? `, difference ${(f.openbUnallocated100 - f.offlineUnallocated100).toFixed(2)} points` : ''));
+  console.log(`allocation records not matching the request: ${f.recordMismatches}; GPUs past capacity: ${f.overcommittedGpus}; other scheduling failures: ${JSON.stringify(f.otherFailures)}`);
+  console.log(JSON.stringify({
+    openbUnallocated100: r(f.openbUnallocated100), offlineUnallocated100: r(f.offlineUnallocated100),
+    difference: r(f.openbUnallocated100 - f.offlineUnallocated100), seed: f.seed, policy: f.policy, pods: f.pods, bound: f.bound,
+    openbAllocatedEnd: r(f.openbAllocatedEnd), offlineAllocatedEnd: r(f.offlineAllocatedEnd), sameNode: f.sameNode,
+    recordMismatches: f.recordMismatches, overcommittedGpus: f.overcommittedGpus, placeSeconds: r(f.placeSeconds, 0), p50Ms: r(f.p50Ms, 0), p99Ms: r(f.p99Ms, 0),
+  }));
+}
