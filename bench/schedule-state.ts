@@ -58,7 +58,7 @@ export async function measureState(nodes = 6_250, gpusPerNode = 8, sharesPerGpu 
     }
   }
   const podSource = fixed(pods);
-  const state = new PlacementState({ sources: { pools: fixed([pool as K8sObject]), gpuNodes: fixed(gpuNodes), gpus: fixed(gpus), pods: podSource } as never });
+  const state = new PlacementState({ sources: { nodes: fixed([]), pools: fixed([pool as K8sObject]), gpuNodes: fixed(gpuNodes), gpus: fixed(gpus), pods: podSource } as never });
   let t = performance.now();
   state.resetFromPods(pods);
   state.current();

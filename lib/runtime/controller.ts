@@ -11,6 +11,7 @@ import { Cluster, K8sObject, isNotFound, updateWithRetry } from './cluster';
 import { Clock, realClock } from './clock';
 import { Informer, InformerOptions } from './informer';
 import { RuntimeMetrics } from './metrics';
+import { podRequests, requestsAsContainer } from './pod-requests';
 import { RESOURCES, ResourceType, keyOf } from './resources';
 import { WorkQueue, WorkQueueOptions, runWorkers, ReconcileResult } from './workqueue';
 import {
@@ -361,7 +362,8 @@ export function slimPod(pod: PodLike): PodLike {
       name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, labels: m.labels,
       annotations, creationTimestamp: m.creationTimestamp, deletionTimestamp: m.deletionTimestamp,
     },
-    spec: { nodeName: pod.spec?.nodeName },
+    // Requests as totals, for the scheduler extender's CPU and memory accounting.
+    spec: { nodeName: pod.spec?.nodeName, containers: [requestsAsContainer(podRequests(pod))] },
     status: { phase: pod.status?.phase, conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status })) },
   };
 }

@@ -52,10 +52,13 @@ export function shareOf(pod: K8sObject): ShareRequest | undefined {
   }
 }
 
-/** The allocator request for a pod's share; the allocation id is the pod's UID. */
-export function allocationRequest(uid: string, s: ShareRequest): AllocationRequest {
+/**
+ * The allocator request for a pod's share; the allocation id is the pod's UID. With the pod's CPU
+ * and memory requests, placement also keeps to what the node has left of those.
+ */
+export function allocationRequest(uid: string, s: ShareRequest, requests?: { cpu: number; memory: number }): AllocationRequest {
   return {
-    id: uid, pool: s.pool, qos: s.qos, gpuCount: s.gpuCount,
+    id: uid, pool: s.pool, qos: s.qos, gpuCount: s.gpuCount, ...(requests ? { cpu: requests.cpu, memory: requests.memory } : {}),
     tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit, vramRequest: s.vramRequest, vramLimit: s.vramLimit,
     ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}),
   };

@@ -57,11 +57,11 @@ beforeEach(async () => {
   seedPool(api, { name: 'other', nodes: 1, gpusPerNode: 1 });
   const cluster = clusterFor(api, 'extender');
   const inf = (rt: (typeof RESOURCES)[keyof typeof RESOURCES]) => new Informer<K8sObject>(cluster, rt, { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500 });
-  const [pools, gpuNodes, gpus, pods] = [inf(RESOURCES.gpupools), inf(RESOURCES.gpunodes), inf(RESOURCES.gpus), inf(RESOURCES.pods)];
-  informers = [pools, gpuNodes, gpus, pods];
+  const [pools, gpuNodes, gpus, pods, nodes] = [inf(RESOURCES.gpupools), inf(RESOURCES.gpunodes), inf(RESOURCES.gpus), inf(RESOURCES.pods), inf(RESOURCES.nodes)];
+  informers = [pools, gpuNodes, gpus, pods, nodes];
   for (const i of informers) i.start();
   await Promise.all(informers.map((i) => i.waitForSync()));
-  state = new PlacementState({ sources: { pools, gpuNodes, gpus, pods } as never });
+  state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never });
   extender = new Extender({ state, cluster, pods });
 });
 
@@ -95,6 +95,20 @@ describe('filter', () => {
       'p-node-1': 'not enough free VRAM on any GPU',
       'other-node-0': 'no GPUs of pool "p"',
       'plain-node': 'no GPUs of pool "p"',
+    });
+  });
+
+  test('CPU taken on a node by other pods keeps the share off it, as the scheduler would', async () => {
+    const node = api.getObject('nodes', 'p-node-0')!;
+    api.put('nodes', { ...node, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
+    api.put('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'busy', namespace: 'default' },
+      spec: { nodeName: 'p-node-0', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '3500m' } } }] } });
+    const pod = put(podObj('needs-cpu'));
+    const withCpu = { ...pod, spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '1' } } }] } };
+    await eventually(async () => {
+      const f = await extender.filter(args(withCpu as K8sObject));
+      expect(f.NodeNames).toEqual(['p-node-1']);
+      expect(f.FailedAndUnresolvableNodes['p-node-0']).toBe('not enough CPU or memory for the GPU share');
     });
   });
 

@@ -25,7 +25,7 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
   const c = ctx.controller;
   const logger = ctx.logger.child({ component: 'extender' });
   const pods = c.pods as unknown as Informer<K8sObject>;
-  const state = new PlacementState({ sources: { pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods } });
+  const state = new PlacementState({ sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods } });
   const extender = new Extender({ state, cluster: ctx.cluster, pods, logger });
   const registers = [ctx.metrics.registry];
   const calls = new Counter({ name: 'tf_extender_calls_total', help: 'Scheduler extender calls by verb and outcome.', labelNames: ['verb', 'outcome'] as const, registers });
@@ -54,7 +54,7 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
       await server.close();
     },
     // Answers need the GPU topology and the pods: only once the caches are synced.
-    ready: () => listening && [c.pools, c.gpuNodes, c.gpus, c.pods].every((i) => i.hasSynced()),
+    ready: () => listening && [c.nodes, c.pools, c.gpuNodes, c.gpus, c.pods].every((i) => i.hasSynced()),
     port: () => server.port,
   };
 }

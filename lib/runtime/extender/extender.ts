@@ -18,6 +18,7 @@ import { ENABLED_LABEL } from '../../labels';
 import type { Cluster, K8sObject } from '../cluster';
 import type { Informer } from '../informer';
 import { RESOURCES } from '../resources';
+import { podRequests } from '../pod-requests';
 import { allocationRequest, shareOf } from '../share';
 import {
   ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority, MAX_EXTENDER_PRIORITY, nodeNamesOf,
@@ -91,7 +92,7 @@ export class Extender {
     if (!share || !uid) return result(nodes);
     const { state } = this.opts;
     state.cancel(uid);
-    const request = allocationRequest(uid, share);
+    const request = allocationRequest(uid, share, podRequests(pod));
     let choice = state.choose(request, nodes);
     if (choice.best === undefined && await this.freshBeforeRefusal()) choice = state.choose(request, nodes);
     const unfit: Record<string, string> = {};
@@ -107,7 +108,7 @@ export class Extender {
     const nodes = nodeNamesOf(args);
     const uid = args.Pod?.metadata?.uid;
     const share = args.Pod && shareOf(args.Pod);
-    const best = share && uid ? (this.opts.state.holding(uid)?.node ?? this.opts.state.choose(allocationRequest(uid, share), nodes).best) : undefined;
+    const best = share && uid ? (this.opts.state.holding(uid)?.node ?? this.opts.state.choose(allocationRequest(uid, share, podRequests(args.Pod)), nodes).best) : undefined;
     return nodes.map((n) => ({ Host: n, Score: n === best ? MAX_EXTENDER_PRIORITY : 0 }));
   }
 
@@ -129,7 +130,7 @@ export class Extender {
           await cluster.bind(ref, args.Node);
           return { Error: '' };
         }
-        const r = state.reserve(allocationRequest(ref.uid, share), args.Node);
+        const r = state.reserve(allocationRequest(ref.uid, share, podRequests(pod!)), args.Node);
         if (!r.ok) return { Error: `GPU share does not fit on node ${args.Node}: ${nodeReason(r.reasons, share.gpuCount)}` };
         reserved = r.allocation;
       }

@@ -13,14 +13,18 @@ import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolC
 import type { K8sObject } from '../cluster';
 import type { Informer } from '../informer';
 import { MANAGED_BY_LABEL } from '../../labels';
+import { parseQuantity } from '../../quantity';
+import { podRequests } from '../pod-requests';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
 import { allocationOf, DeviceInfo, isTerminal } from './record';
 
 export interface PlacementSources {
+  /** Node objects: their allocatable CPU and memory bound what a node can take. */
+  nodes: Informer<K8sObject>;
   pools: Informer<GPUPool & K8sObject>;
   gpuNodes: Informer<GPUNode & K8sObject>;
   gpus: Informer<GPU & K8sObject>;
-  /** Pods with their tensor-fusion.ai annotations, uid, phase and node (the controller's slim cache). */
+  /** Pods with their tensor-fusion.ai annotations, uid, phase, node and requests (the controller's slim cache). */
   pods: Informer<K8sObject>;
 }
 
@@ -30,6 +34,14 @@ export interface PlacementStateOptions {
   reservationTtlMs?: number;
   /** @default Date.now */
   now?: () => number;
+}
+
+/** A Node's allocatable CPU (millicores) and memory (bytes), when it declares them. */
+function allocatable(node: K8sObject): { cpu?: number; memory?: number } {
+  const a = (node.status as { allocatable?: Record<string, string> } | undefined)?.allocatable ?? {};
+  const cpu = parseQuantity(a.cpu ?? '');
+  const memory = parseQuantity(a.memory ?? '');
+  return { ...(cpu !== undefined ? { cpu: Math.floor(cpu * 1000) } : {}), ...(memory !== undefined ? { memory: Math.floor(memory) } : {}) };
 }
 
 /** The allocator settings a GPUPool asks for. */
@@ -43,10 +55,13 @@ export function poolConfig(pool: GPUPool | undefined): PoolConfig {
 export class PlacementState {
   private allocator?: Allocator;
   private gpuInfos?: Map<string, GpuInfo>;
+  private owners?: Map<string, string>;
   /** Shares recorded on live pods, by pod UID. */
   private readonly held = new Map<string, Allocation>();
   /** When this extender's bind of a held share succeeded (absent for shares read from pods). */
   private readonly committedAt = new Map<string, number>();
+  /** CPU and memory of other bound pods (no share), as allocations of no GPU, by pod UID. */
+  private readonly background = new Map<string, Allocation>();
   /** Shares reserved by filter for a bind to come, by pod UID. */
   private readonly reserved = new Map<string, { allocation: Allocation; at: number }>();
   private readonly now: () => number;
@@ -59,6 +74,7 @@ export class PlacementState {
     const topologyChanged = () => {
       this.allocator = undefined;
       this.gpuInfos = undefined;
+      this.owners = undefined;
     };
     // The controller rewrites GPU and pool status after every placement; only what placement reads
     // (capacity, phase, node, model, pool settings and membership) rebuilds the allocator.
@@ -70,6 +86,7 @@ export class PlacementState {
       },
     });
     watch(s.gpus, (g) => gpuInfo(g) ?? null);
+    watch(s.nodes, (n) => allocatable(n));
     watch(s.gpuNodes, (n) => n.metadata.labels?.[MANAGED_BY_LABEL] ?? null);
     watch(s.pools, (p) => poolConfig(p));
     s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
@@ -97,6 +114,29 @@ export class PlacementState {
     this.allocator = undefined;
   }
 
+  /** A bound pod without a share takes CPU and memory on its node: an allocation of no GPU. */
+  private backgroundOf(pod: K8sObject): Allocation | undefined {
+    const node = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    const uid = pod.metadata.uid;
+    if (!node || !uid || isTerminal(pod)) return undefined;
+    const pool = this.nodePool().get(node);
+    if (!pool) return undefined;
+    const r = podRequests(pod);
+    if (r.cpu === 0 && r.memory === 0) return undefined;
+    return { id: uid, pool, node, gpuIds: [], tflopsRequest: 0, tflopsLimit: 0, vramRequest: 0, vramLimit: 0, cpu: r.cpu, memory: r.memory, qos: 'low' };
+  }
+
+  private observeBackground(pod: K8sObject): void {
+    const uid = pod.metadata.uid as string;
+    const next = allocationOf(pod) ? undefined : this.backgroundOf(pod);
+    const prev = this.background.get(uid);
+    if (JSON.stringify(prev) === JSON.stringify(next)) return;
+    if (prev) this.allocator?.release(uid);
+    if (next) this.allocator?.restore([next]);
+    if (next) this.background.set(uid, next);
+    else this.background.delete(uid);
+  }
+
   /** Builds from the caches as they are now; used before the first answer. */
   resetFromCaches(): void {
     this.resetFromPods(this.opts.sources.pods.list());
@@ -106,6 +146,7 @@ export class PlacementState {
     const uid = pod.metadata.uid;
     if (!uid) return;
     if (isTerminal(pod)) return void this.release(uid);
+    if (!this.held.has(uid) && !this.reserved.has(uid)) this.observeBackground(pod);
     const a = allocationOf(pod);
     if (!a || this.held.has(uid)) return;
     // The record arrived (our own bind, or another replica's before a failover): it replaces any reservation.
@@ -123,8 +164,9 @@ export class PlacementState {
     if (!uid) return;
     const held = this.held.delete(uid);
     const reserved = this.reserved.delete(uid);
+    const background = this.background.delete(uid);
     this.committedAt.delete(uid);
-    if (held || reserved) this.allocator?.release(uid);
+    if (held || reserved || background) this.allocator?.release(uid);
   }
 
   /** The allocator with current topology and usage (rebuilt after a topology change). */
@@ -138,13 +180,30 @@ export class PlacementState {
     const s = this.opts.sources;
     const pools = s.pools.list();
     const allocator = new Allocator({ pools: Object.fromEntries(pools.map((p) => [p.metadata.name as string, poolConfig(p)])) });
-    const owners = nodePools(s.gpuNodes.list());
+    const owners = this.nodePool();
     const infos = this.gpus();
     for (const p of pools) {
-      for (const spec of poolNodeSpecs(p.metadata.name as string, infos.values(), owners)) allocator.addNode(spec);
+      for (const spec of poolNodeSpecs(p.metadata.name as string, infos.values(), owners)) {
+        const node = s.nodes.get(spec.name);
+        allocator.addNode(node ? { ...spec, ...allocatable(node) } : spec);
+      }
     }
-    allocator.restore([...this.held.values(), ...[...this.reserved.values()].map((r) => r.allocation)]);
+    // Background usage is recomputed from the pods: node membership may have changed with the topology.
+    this.background.clear();
+    for (const p of s.pods.list()) {
+      const uid = p.metadata.uid;
+      if (!uid || this.held.has(uid) || this.reserved.has(uid)) continue;
+      const b = this.backgroundOf(p);
+      if (b) this.background.set(uid, b);
+    }
+    allocator.restore([...this.held.values(), ...[...this.reserved.values()].map((r) => r.allocation), ...this.background.values()]);
     return allocator;
+  }
+
+  /** The pool of each GPU node, by node name. */
+  private nodePool(): Map<string, string> {
+    this.owners ??= nodePools(this.opts.sources.gpuNodes.list());
+    return this.owners;
   }
 
   private expireReservations(): void {
