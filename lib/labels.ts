@@ -101,6 +101,13 @@ export const GPU_IDS_ANNOTATION = `${GROUP}/gpu-ids`;
  */
 export const GENERATED_WORKLOAD_LABEL = `${GROUP}/generated`;
 
+/**
+ * Node annotation the scheduler extender stamps when a GPU share on the node is released: a node
+ * update is a cluster event that makes kube-scheduler retry the pods our extender turned away, and it
+ * is sent only after the extender's own state has the release.
+ */
+export const SHARE_RELEASED_ANNOTATION = `${GROUP}/share-released-at`;
+
 /** The kube-scheduler profile (schedulerName) that places GPU pods through our extender. */
 export const SCHEDULER_NAME = 'tensor-fusion-scheduler';
 

@@ -5,7 +5,7 @@
  * record (copies get fresh shares, terminating pods keep theirs, the record cannot be edited away).
  */
 import * as https from 'node:https';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SCHEDULER_NAME } from '../../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SCHEDULER_NAME, SHARE_RELEASED_ANNOTATION } from '../../lib/labels';
 import type { K8sObject } from '../../lib/runtime/cluster';
 import { RESOURCES } from '../../lib/runtime/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
@@ -173,8 +173,11 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
       expect(cond?.reason).toBe('Unschedulable');
       expect(cond?.message).toContain('4 not enough free VRAM on any GPU');
     }, 30_000);
+    const freed = (await pod('full-0')).spec.nodeName;
     await cp().kubectlOk(['delete', 'pod', '-n', NS, 'full-0', '--grace-period=0', '--force']);
-    expect((await bound('waiting')).spec.nodeName).toBeTruthy();
+    expect((await bound('waiting')).spec.nodeName).toBe(freed);
+    // The extender told the scheduler of the room with a node update of its own.
+    await eventually(async () => expect((await get(['node', freed])).metadata.annotations?.[SHARE_RELEASED_ANNOTATION]).toBeTruthy());
     await expectNoGpuOvercommitted();
   });
 

@@ -11,6 +11,10 @@ import type { Informer } from '../informer';
 import type { Component } from '../ops-server';
 import type { RuntimeContext } from '../runtime';
 import { Extender } from './extender';
+import { RetrySignal } from './retry-signal';
+
+/** An extender called within this window is the one its (leading) scheduler uses. */
+const ACTIVE_WINDOW_MS = 30_000;
 import { ExtenderServer } from './server';
 import { PlacementState } from './state';
 
@@ -25,8 +29,14 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
   const c = ctx.controller;
   const logger = ctx.logger.child({ component: 'extender' });
   const pods = c.pods as unknown as Informer<K8sObject>;
-  const state = new PlacementState({ sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods } });
-  const extender = new Extender({ state, cluster: ctx.cluster, pods, logger });
+  // Only the extender whose scheduler is calling signals releases (a replica that is not the
+  // scheduling leader would only double the writes).
+  const signal = new RetrySignal({ cluster: ctx.cluster, logger, active: () => extender.calledWithin(ACTIVE_WINDOW_MS) });
+  const state = new PlacementState({
+    sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods },
+    onRelease: (node) => signal.released(node),
+  });
+  const extender: Extender = new Extender({ state, cluster: ctx.cluster, pods, logger });
   const registers = [ctx.metrics.registry];
   const calls = new Counter({ name: 'tf_extender_calls_total', help: 'Scheduler extender calls by verb and outcome.', labelNames: ['verb', 'outcome'] as const, registers });
   const seconds = new Histogram({
@@ -51,6 +61,7 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
     },
     async stop() {
       listening = false;
+      signal.stop();
       await server.close();
     },
     // Answers need the GPU topology and the pods: only once the caches are synced.

@@ -53,6 +53,11 @@ export class Extender {
     this.now = opts.now ?? Date.now;
   }
 
+  /** True when the scheduler called within `ms` (this replica's scheduler is the one scheduling). */
+  calledWithin(ms: number): boolean {
+    return this.now() - this.lastCall <= ms;
+  }
+
   /** Rebuilds the state from a consistent list of opted-in pods when the extender was idle. */
   private async fresh(): Promise<void> {
     const idle = this.now() - this.lastCall > (this.opts.resyncAfterIdleMs ?? 5_000);

@@ -34,6 +34,8 @@ export interface PlacementStateOptions {
   reservationTtlMs?: number;
   /** @default Date.now */
   now?: () => number;
+  /** Called with the node of every share released (a pod gone or finished). */
+  onRelease?: (node: string) => void;
 }
 
 /** A Node's allocatable CPU (millicores) and memory (bytes), when it declares them. */
@@ -162,11 +164,13 @@ export class PlacementState {
   /** Frees the share of a pod that is gone. */
   release(uid: string | undefined): void {
     if (!uid) return;
+    const share = this.held.get(uid);
     const held = this.held.delete(uid);
     const reserved = this.reserved.delete(uid);
     const background = this.background.delete(uid);
     this.committedAt.delete(uid);
     if (held || reserved || background) this.allocator?.release(uid);
+    if (share) this.opts.onRelease?.(share.node);
   }
 
   /** The allocator with current topology and usage (rebuilt after a topology change). */
