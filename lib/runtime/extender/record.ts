@@ -25,12 +25,6 @@ export function allocationOf(pod: K8sObject): Allocation | undefined {
   }
 }
 
-/** Pods in a terminal phase hold nothing; a terminating pod still runs, so it keeps its share. */
-export function isTerminal(pod: K8sObject): boolean {
-  const phase = (pod.status as { phase?: string } | undefined)?.phase;
-  return phase === 'Succeeded' || phase === 'Failed';
-}
-
 /** What the devices are called inside the pod, and the smallest GPU's TFLOPS, per GPU object name. */
 export interface DeviceInfo {
   device: string;

@@ -16,7 +16,8 @@ import { MANAGED_BY_LABEL } from '../../labels';
 import { parseQuantity } from '../../quantity';
 import { podRequests } from '../pod-requests';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
-import { allocationOf, DeviceInfo, isTerminal } from './record';
+import { isTerminal } from '../pod-lifecycle';
+import { allocationOf, DeviceInfo } from './record';
 
 export interface PlacementSources {
   /** Node objects: their allocatable CPU and memory bound what a node can take. */

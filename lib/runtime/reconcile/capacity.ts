@@ -9,6 +9,7 @@ import { GFD, GPU_IDS_ANNOTATION, HOSTNAME_LABEL, ANNOTATION_PREFIX } from '../.
 import { formatBytes, formatTflops, parseQuantity } from '../../quantity';
 import { lookupGpuTflops } from '../../gpu-catalog';
 import type { K8sObject } from '../cluster';
+import { isActivePod } from '../pod-lifecycle';
 
 /** TFLOPS and bytes of VRAM. */
 export interface Amounts {
@@ -72,11 +73,6 @@ export function gpuName(nodeName: string, index: number): string {
 /** True when the node's Ready condition is True. */
 export function isNodeReady(node: NodeLike): boolean {
   return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
-function isActivePod(pod: PodLike): boolean {
-  const phase = pod.status?.phase;
-  return !pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
 }
 
 /**

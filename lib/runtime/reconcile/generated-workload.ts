@@ -13,6 +13,7 @@ import type { TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
 import { API_VERSION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } from '../../labels';
 import type { K8sObject } from '../cluster';
+import { isActivePod } from '../pod-lifecycle';
 import { resolvePodSettings, SettingsView, workloadSpec } from '../webhook/resolve';
 
 /** What to do for one workload name: apply this object, or nothing (and why, when it matters). */
@@ -39,15 +40,10 @@ export function isGenerated(workload: { metadata?: { labels?: Record<string, str
   return workload?.metadata?.labels?.[GENERATED_WORKLOAD_LABEL] === 'true';
 }
 
-function isLive(pod: K8sObject): boolean {
-  const phase = (pod.status as { phase?: string } | undefined)?.phase;
-  return !pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
-}
-
 /** Opted-in, live pods labelled for workload `name` that ask for it to be generated, newest first. */
 export function generatingPods(name: string, pods: readonly K8sObject[]): K8sObject[] {
   return pods
-    .filter((p) => p.metadata.labels?.[ENABLED_LABEL] === 'true' && p.metadata.labels?.[WORKLOAD_LABEL] === name && isLive(p))
+    .filter((p) => p.metadata.labels?.[ENABLED_LABEL] === 'true' && p.metadata.labels?.[WORKLOAD_LABEL] === name && isActivePod(p))
     .filter((p) => p.metadata.annotations?.[ANNOTATION.generateWorkload] !== 'false')
     .sort((a, b) => {
       const ta = a.metadata.creationTimestamp ?? '';

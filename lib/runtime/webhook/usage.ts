@@ -5,7 +5,8 @@
  * pod holds nothing), and a terminating pod still holds its share until it is gone.
  */
 import type { K8sObject } from '../cluster';
-import { allocationOf, isTerminal } from '../extender/record';
+import { allocationOf } from '../extender/record';
+import { isTerminal } from '../pod-lifecycle';
 
 export type AllocatedUsage = Map<string, { tflops: number; vram: number; pods: number }>;
 

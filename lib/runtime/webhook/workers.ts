@@ -10,12 +10,7 @@ import type { GPUPool, TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
 import { API_VERSION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
 import type { K8sObject } from '../cluster';
-
-/** A worker that is neither terminating nor finished; any other is replaced under its ordinal. */
-function isActivePod(pod: K8sObject): boolean {
-  const phase = (pod.status as { phase?: string } | undefined)?.phase;
-  return !pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
-}
+import { isActivePod } from '../pod-lifecycle';
 
 /** Name of the container that runs the worker image. */
 export const WORKER_CONTAINER = 'worker';
