@@ -32,6 +32,7 @@ import { ControlPlane, ControlPlaneOptions, KWOK_NODE_ANNOTATION, binariesFor } 
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { waitFor } from '../test/support/control-plane/process';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp } from '../test/support/control-plane/install';
+import { percentile } from './stats';
 
 function flag(name: string, fallback: number): number {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -129,9 +130,10 @@ function merge(a: CreateRun, b: CreateRun): CreateRun {
   return { ms: a.ms + b.ms, latencies: [...a.latencies, ...b.latencies], marked: a.marked + b.marked, errors };
 }
 
-function percentile(values: number[], p: number): number {
+/** Of unsorted `values`, rounded to 2 decimals; 0 when nothing was measured. */
+function pct(values: number[], p: number): number {
   const sorted = [...values].sort((x, y) => x - y);
-  return sorted.length ? round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))], 2) : 0;
+  return sorted.length ? round(percentile(sorted, p), 2) : 0;
 }
 
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
@@ -283,8 +285,8 @@ async function main(): Promise<void> {
     const p = await podCreates(cp, cluster, ctl);
     const ratio = rps(p.hook) / rps(p.base);
     console.log(`pods: ${PODS} per side, ${CONCURRENCY} creates in flight, blocks baseline/webhook/webhook/baseline, after ${WARMUP} warm-up creates per side`);
-    console.log(`  with webhook   ${rps(p.hook)}/s  p50 ${percentile(p.hook.latencies, 50)} ms  p99 ${percentile(p.hook.latencies, 99)} ms  marked by the webhook ${p.hook.marked}/${PODS}  errors: ${describeErrors(p.hook)}`);
-    console.log(`  no webhook     ${rps(p.base)}/s  p50 ${percentile(p.base.latencies, 50)} ms  p99 ${percentile(p.base.latencies, 99)} ms  marked ${p.base.marked}/${PODS}  errors: ${describeErrors(p.base)}`);
+    console.log(`  with webhook   ${rps(p.hook)}/s  p50 ${pct(p.hook.latencies, 50)} ms  p99 ${pct(p.hook.latencies, 99)} ms  marked by the webhook ${p.hook.marked}/${PODS}  errors: ${describeErrors(p.hook)}`);
+    console.log(`  no webhook     ${rps(p.base)}/s  p50 ${pct(p.base.latencies, 50)} ms  p99 ${pct(p.base.latencies, 99)} ms  marked ${p.base.marked}/${PODS}  errors: ${describeErrors(p.base)}`);
     console.log(`  ratio ${ratio.toFixed(3)}; webhook reviews ${p.admitted} (reinvocations included), mean ${p.serverMs.toFixed(2)} ms inside the replica`);
 
     const r = await reconcile(cluster, ctl);
@@ -295,8 +297,8 @@ async function main(): Promise<void> {
 
     console.log(JSON.stringify({
       createRps: rps(p.hook), createRpsNoWebhook: rps(p.base), ratio: round(ratio, 3),
-      p50Ms: percentile(p.hook.latencies, 50), p99Ms: percentile(p.hook.latencies, 99),
-      p50MsNoWebhook: percentile(p.base.latencies, 50), p99MsNoWebhook: percentile(p.base.latencies, 99),
+      p50Ms: pct(p.hook.latencies, 50), p99Ms: pct(p.hook.latencies, 99),
+      p50MsNoWebhook: pct(p.base.latencies, 50), p99MsNoWebhook: pct(p.base.latencies, 99),
       nodes: NODES, reconcileNodesPerSec: round(NODES / (r.doneMs / 1000)), controlPlaneStartMs: cp.startMs,
       pods: PODS, concurrency: CONCURRENCY, reconcileObjectsPerSec: round(objects / (r.doneMs / 1000)),
     }));

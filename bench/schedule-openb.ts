@@ -31,6 +31,7 @@ import type { Allocation } from '../lib/scheduler';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { allocatorRun, arrivalStream, capacity, readNodes, readPods, replay, TraceNode, TracePod, traceMix } from './trace-replay';
+import { percentile } from './stats';
 
 const POOL = 'openb';
 const NAMESPACE = 'openb';
@@ -162,10 +163,6 @@ class Decisions {
       });
     });
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 }
 
 /** Control plane, controller and kube-scheduler up, trace nodes in one pool; returns when the pool shows every GPU. */

@@ -10,6 +10,7 @@ import type { K8sObject } from '../lib/runtime/cluster';
 import { Extender } from '../lib/runtime/extender/extender';
 import { PlacementState } from '../lib/runtime/extender/state';
 import { encodeShare, ShareRequest } from '../lib/runtime/share';
+import { percentile } from './stats';
 
 const GiB = 2 ** 30;
 
@@ -17,10 +18,6 @@ const GiB = 2 ** 30;
 function fixed<T extends K8sObject>(items: T[]) {
   const byKey = new Map(items.map((o) => [o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name!, o]));
   return { list: () => items, get: (k: string) => byKey.get(k), on: () => undefined, hasSynced: () => true };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 export interface StateFigures {

@@ -18,6 +18,7 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
+import { percentile } from './stats';
 import { printOpenb } from './schedule-openb';
 
 const flag = (name: string, fallback: number): number => {
@@ -29,10 +30,6 @@ const flag = (name: string, fallback: number): number => {
 
 const PLAIN_SCHEDULER = 'plain-scheduler';
 const POOL = 'bench';
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
-}
 
 interface RunFigures {
   boundPerSec: number;

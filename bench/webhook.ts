@@ -21,6 +21,7 @@ import { createCa, issueServingCert } from '../lib/runtime/webhook/certificates'
 import { WEBHOOK_RESOURCES } from '../lib/runtime/webhook/resources';
 import { API_VERSION, DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../lib/labels';
 import { startApiServer } from '../test/support/api-server';
+import { percentile } from './stats';
 
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 200;
@@ -132,8 +133,9 @@ interface Run {
   steady: { p50: number; p99: number };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? Number(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))].toFixed(2)) : 0;
+/** Rounded to 2 decimals, 0 when nothing was measured (the JSON line needs a number). */
+function pct(sorted: number[], p: number): number {
+  return sorted.length ? Number(percentile(sorted, p).toFixed(2)) : 0;
 }
 
 function run(port: number, ca: string, overallRate?: number): Promise<Run> {
@@ -149,7 +151,7 @@ function run(port: number, ca: string, overallRate?: number): Promise<Run> {
     } as unknown as autocannon.Options, (err, result) => {
       if (err) return reject(err);
       latencies.sort((a, b) => a - b);
-      resolve({ result, steady: { p50: percentile(latencies, 50), p99: percentile(latencies, 99) } });
+      resolve({ result, steady: { p50: pct(latencies, 50), p99: pct(latencies, 99) } });
     });
     inst.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
       if (Date.now() - started > WARM_MS) latencies.push(ms);
