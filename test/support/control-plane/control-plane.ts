@@ -18,7 +18,7 @@ import { stringify } from 'yaml';
 import { HttpCluster, Connection, keepAliveAgent } from '../../../lib/runtime/http-cluster';
 import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/webhook/certificates';
 import { Binary, binaryPath, kwokStagesDir } from '../../envtest/assets';
-import { ManagedProcess, freePort, startProcess, waitFor } from './process';
+import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from './process';
 
 /** A user the API server knows by a static bearer token. */
 export interface User {
@@ -68,16 +68,8 @@ function token(): string {
   return randomBytes(24).toString('hex');
 }
 
-async function httpOk(url: string, agent?: http.Agent): Promise<boolean> {
-  const mod = url.startsWith('https:') ? https : http;
-  return new Promise((resolve) => {
-    const req = mod.get(url, { agent, timeout: 2_000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => req.destroy());
-  });
+function httpOk(url: string, agent?: http.Agent): Promise<boolean> {
+  return httpGet(url, agent).then((r) => r.status === 200, () => false);
 }
 
 /** The fields of an audit.k8s.io/v1 Event the tests read. */

@@ -4,11 +4,10 @@
  * rendered Deployment gives it and the identity of its ServiceAccount, so the rendered RBAC is what it
  * gets. The webhook is reached by URL on 127.0.0.1 (envtest's way), so its certificate also names that IP.
  */
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { CONTROLLER_ENV, CONTROLLER_PATHS } from '../../../lib/render/controller/env';
 import { ControlPlane, User } from './control-plane';
-import { ManagedProcess, freePort, startProcess, waitFor } from './process';
+import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from './process';
 
 export const BUNDLE = path.resolve(__dirname, '../../../build/controller/controller.js');
 
@@ -46,16 +45,7 @@ export interface ReplicaOptions {
 }
 
 function get(port: number, p: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: p, timeout: 2_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { body += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-  });
+  return httpGet(`http://127.0.0.1:${port}${p}`);
 }
 
 /** Starts one replica; resolves once the process listens on its metrics port. */

@@ -6,6 +6,8 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
 import * as net from 'node:net';
 
 const live = new Set<number>();
@@ -91,6 +93,21 @@ export async function freePort(): Promise<number> {
       const { port } = srv.address() as net.AddressInfo;
       srv.close(() => resolve(port));
     });
+  });
+}
+
+/** GET `url` (http or https, through `agent`) with a 2 s timeout: the status and the body. */
+export function httpGet(url: string, agent?: http.Agent): Promise<{ status: number; body: string }> {
+  const mod = url.startsWith('https:') ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = mod.get(url, { agent, timeout: 2_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error(`GET ${url}: timeout`)));
   });
 }
 
