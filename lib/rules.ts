@@ -11,6 +11,16 @@ export type QosLevel = (typeof QOS_LEVELS)[number];
 export const DEFAULT_QOS: QosLevel = 'medium';
 
 /**
+ * The scheduling priority of each QoS level (its PriorityClass's value). Small, so GPU pods stay near
+ * ordinary pods (priority 0) in the kubelet's eviction order and below the classes clusters define for
+ * their own services; spaced, so a cluster can put its own classes between them. A PriorityClass's
+ * value cannot be changed later.
+ */
+export const QOS_PRIORITY_VALUES: Readonly<Record<QosLevel, number>> = { low: 100, medium: 200, high: 300, critical: 400 };
+/** A pod's QoS never evicts another pod. */
+export const QOS_PREEMPTION_POLICY = 'Never';
+
+/**
  * How the allocator places a request on a pool's GPUs. The last three are TensorFusion's upstream
  * placement modes; `MinFragmentation` is ours and the default.
  */

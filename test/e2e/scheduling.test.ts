@@ -124,6 +124,12 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     const env = p.spec.containers[0].env as Obj[];
     expect(env.find((e) => e.name === 'NVIDIA_VISIBLE_DEVICES')?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.annotations['tensor-fusion.ai/visible-devices']");
     expect(p.metadata.annotations['tensor-fusion.ai/visible-devices']).toBeTruthy();
+    // One review per pod: the webhook writes the priority its class gives, so the Priority plugin,
+    // re-run after webhooks, changes nothing and the API server has no reason to reinvoke us.
+    const created = cp().auditEvents().find((e) => e.verb === 'create' && e.objectRef?.resource === 'pods' && !e.objectRef.subresource && e.objectRef.name === 'plain');
+    const calls = Object.keys(created?.annotations ?? {}).filter((k) => k.startsWith('mutation.webhook.admission.k8s.io/'));
+    expect(calls).toEqual(['mutation.webhook.admission.k8s.io/round_0_index_0']);
+    expect(p.spec).toMatchObject({ priorityClassName: 'tensor-fusion-medium', priority: 200, preemptionPolicy: 'Never' });
   });
 
   test('nodeSelector, node affinity and nodeName are the scheduler\'s: the pod lands where it asked, with a share', async () => {

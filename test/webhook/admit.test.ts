@@ -79,8 +79,8 @@ describe('local GPU mode', () => {
       { op: 'add', path: '/metadata/labels/tensor-fusion.ai~1workload', value: 'existing' },
       { op: 'add', path: '/spec/schedulerName', value: 'tensor-fusion-scheduler' },
       { op: 'add', path: '/spec/priorityClassName', value: 'tensor-fusion-medium' },
-      { op: 'remove', path: '/spec/priority' },
-      { op: 'remove', path: '/spec/preemptionPolicy' },
+      { op: 'add', path: '/spec/priority', value: 200 },
+      { op: 'add', path: '/spec/preemptionPolicy', value: 'Never' },
       { op: 'add', path: '/spec/containers/0/env', value: TRAIN_ENV },
     ]);
     const out: any = patched(p, answer.body);
@@ -89,11 +89,12 @@ describe('local GPU mode', () => {
     expect(shareOf(out)).toEqual({ pool: 'pool-a', qos: 'medium', gpuCount: 2, tflopsRequest: 31.2, tflopsLimit: 62.4, vramRequest: 4 * GiB, vramLimit: 8 * GiB });
   });
 
-  it('removes only the priority fields the pod has', async () => {
+  it('writes the priority fields of the class, so the Priority admission plugin has nothing to change', async () => {
     const p = pod({ name: 'train-1', annotations });
+    Object.assign(p.spec as object, { priority: 200, preemptionPolicy: 'Never' });
     const paths = patchOps((await post(webhook.port(), agent, review(p))).body).map((o) => `${o.op} ${o.path}`);
     expect(paths).toContain('add /spec/priorityClassName');
-    expect(paths.filter((x) => x.startsWith('remove'))).toEqual([]);
+    expect(paths.filter((x) => x.includes('/spec/priority') && x !== 'add /spec/priorityClassName' || x.includes('preemption'))).toEqual([]);
   });
 
   it('gives each QoS level its priority class', async () => {
@@ -174,13 +175,11 @@ describe('local GPU mode', () => {
     const p = pod({ name: 'again', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
     const admitted: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
     expect((await post(webhook.port(), agent, review(admitted))).body.response).toEqual({ uid: expect.any(String), allowed: true });
-    // As stored: fieldRef.apiVersion defaulted, the empty TENSOR_FUSION_WORKLOAD value dropped (omitempty),
-    // and the Priority plugin, re-run after the webhooks, derived priority from our class.
+    // As stored: fieldRef.apiVersion defaulted, the empty TENSOR_FUSION_WORKLOAD value dropped (omitempty).
     for (const e of admitted.spec.containers[0].env) {
       if (e.valueFrom) e.valueFrom.fieldRef.apiVersion = 'v1';
       if (e.value === '') delete e.value;
     }
-    Object.assign(admitted.spec, { priority: 1000, preemptionPolicy: 'PreemptLowerPriority' });
     expect((await post(webhook.port(), agent, review(admitted))).body.response).toEqual({ uid: expect.any(String), allowed: true });
   });
 

@@ -61,7 +61,7 @@ describe('pod patches', () => {
       removeAnnotations: ['old~x/y', 'absent'],
       labels: { 'a/b': '1', 'c/d': '2' },
       schedulerName: 'sched',
-      priorityClassName: 'pc',
+      priority: { className: 'pc', value: 5, preemptionPolicy: 'Never' },
       env: new Map([['c', [{ name: 'X', value: 'new' }, { name: 'Y', value: 'plain' }, { name: 'Z', value: 'z' }]]]),
     };
     const ops = podPatch(pod(), m);
@@ -71,7 +71,8 @@ describe('pod patches', () => {
       { op: 'add', path: '/metadata/labels/c~1d', value: '2' },
       { op: 'add', path: '/spec/schedulerName', value: 'sched' },
       { op: 'add', path: '/spec/priorityClassName', value: 'pc' },
-      { op: 'remove', path: '/spec/priority' },
+      { op: 'add', path: '/spec/priority', value: 5 },
+      { op: 'add', path: '/spec/preemptionPolicy', value: 'Never' },
       { op: 'replace', path: '/spec/containers/0/env', value: [{ name: 'X', value: 'new' }, { name: 'Y', value: 'plain' }, { name: 'Z', value: 'z' }] },
     ]);
     const out = applyPatch(deepClone(pod()), ops as never, true, false).newDocument;
@@ -144,8 +145,8 @@ describe('scheduling marks', () => {
   });
 
   it('sets the QoS class unless the pod names another one', () => {
-    expect(priorityFor(withSpec({}), 'critical')).toEqual({ className: 'tensor-fusion-critical' });
-    expect(priorityFor(withSpec({ priorityClassName: 'tensor-fusion-low' }), 'low')).toEqual({ className: 'tensor-fusion-low' });
+    expect(priorityFor(withSpec({}), 'critical')).toEqual({ priority: { className: 'tensor-fusion-critical', value: 400, preemptionPolicy: 'Never' } });
+    expect(priorityFor(withSpec({ priorityClassName: 'tensor-fusion-low' }), 'low')).toEqual({ priority: { className: 'tensor-fusion-low', value: 100, preemptionPolicy: 'Never' } });
     expect(priorityFor(withSpec({ priorityClassName: 'system-node-critical' }), 'low')).toEqual({
       warning: 'spec.priorityClassName: kept "system-node-critical", so QoS "low" does not set the pod\'s scheduling priority (it would be "tensor-fusion-low")',
     });

@@ -24,7 +24,6 @@ export * from './names';
 export * from './props';
 export { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS } from './integrity';
 export type { PolicyValidation } from './integrity';
-export { QOS_PRIORITY_VALUES } from './priority';
 export { AUTHENTICATION_READER_ROLE, controllerClusterRules, controllerNamespaceRules, CONTROLLER_API_RESOURCES, KUBE_SCHEDULER_CLUSTER_ROLES } from './rbac';
 export type { PolicyRule } from './rbac';
 export { KUBE_SCHEDULER_SECURE_PORT, renderSchedulerConfiguration, SCHEDULER_CONFIG_KEY } from './scheduler';

@@ -5,14 +5,7 @@
  */
 import { KubeObject } from '../../k8s-object';
 import { qosPriorityClassName } from '../../labels';
-import { QOS_LEVELS, QosLevel } from '../../rules';
-
-/**
- * The value of each QoS level. Small, so GPU pods stay near ordinary pods (priority 0) in the
- * kubelet's eviction order and below the classes clusters define for their own services; spaced, so
- * a cluster can put its own classes between them. A PriorityClass's value cannot be changed later.
- */
-export const QOS_PRIORITY_VALUES: Readonly<Record<QosLevel, number>> = { low: 100, medium: 200, high: 300, critical: 400 };
+import { QOS_LEVELS, QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES } from '../../rules';
 
 export function renderPriorityClasses(labels: Record<string, string>): KubeObject[] {
   return QOS_LEVELS.map((qos) => ({
@@ -21,7 +14,7 @@ export function renderPriorityClasses(labels: Record<string, string>): KubeObjec
     metadata: { name: qosPriorityClassName(qos), labels },
     value: QOS_PRIORITY_VALUES[qos],
     globalDefault: false,
-    preemptionPolicy: 'Never',
+    preemptionPolicy: QOS_PREEMPTION_POLICY,
     description:
       `Tensor Fusion QoS ${qos}: orders the GPU scheduling queue, so critical and high pods are placed before ` +
       'medium and low ones. Never preempts: no pod is evicted to make room for another.',

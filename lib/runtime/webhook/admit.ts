@@ -115,7 +115,7 @@ export async function admitPod(req: AdmissionRequest, view: AdmissionView): Prom
     annotations: { [SHARE_ANNOTATION]: encodeShare(shareRequest(r)) },
     labels,
     schedulerName: SCHEDULER_NAME,
-    priorityClassName: priority.className,
+    priority: priority.priority,
     nodeNameToAffinity: true,
     env: envFor(injectInto, vars),
     initContainers: r.settings.noStandaloneWorkerMode

@@ -8,6 +8,7 @@
 import { escapePathComponent } from 'fast-json-patch';
 import type { JsonPatchOp, K8sObject } from '../cluster';
 import type { EnvVar } from './env';
+import type { PodPriority } from './scheduling';
 
 /** What the webhook wants a pod to have; everything else is left alone. */
 export interface PodMutation {
@@ -17,11 +18,13 @@ export interface PodMutation {
   readonly labels?: Readonly<Record<string, string>>;
   readonly schedulerName?: string;
   /**
-   * Sets `spec.priorityClassName`. The Priority admission plugin already derived `spec.priority` and
-   * `spec.preemptionPolicy` from the old class and, re-run after webhooks, refuses a pod whose values
-   * do not match its class, so both are removed to be derived again.
+   * Sets `spec.priorityClassName` with the `spec.priority` and `spec.preemptionPolicy` of that class.
+   * The Priority admission plugin already derived both from the old class and is re-run after
+   * webhooks: it refuses values that do not match the class, and when it has to change them the
+   * API server reinvokes this webhook, a second review of every pod. Writing the class's own values
+   * leaves it nothing to change.
    */
-  readonly priorityClassName?: string;
+  readonly priority?: PodPriority;
   /**
    * Turns `spec.nodeName` into a required node affinity: a pod with a node name never reaches the
    * scheduler, so it would get no share; with the affinity the scheduler places it on that node.
@@ -144,14 +147,15 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
   setMap(ops, '/metadata/annotations', meta.annotations, m.annotations);
   setMap(ops, '/metadata/labels', meta.labels, m.labels);
 
-  const touchesSpec = m.schedulerName !== undefined || m.priorityClassName !== undefined || m.env !== undefined || m.initContainers !== undefined;
+  const touchesSpec = m.schedulerName !== undefined || m.priority !== undefined || m.env !== undefined || m.initContainers !== undefined;
   if (!isObject(pod.spec) && touchesSpec) ops.push({ op: 'add', path: '/spec', value: {} });
   const spec = isObject(pod.spec) ? pod.spec : {};
   if (m.schedulerName !== undefined && spec.schedulerName !== m.schedulerName) ops.push({ op: 'add', path: '/spec/schedulerName', value: m.schedulerName });
-  if (m.priorityClassName !== undefined && spec.priorityClassName !== m.priorityClassName) {
-    ops.push({ op: 'add', path: '/spec/priorityClassName', value: m.priorityClassName });
-    if ('priority' in spec) ops.push({ op: 'remove', path: '/spec/priority' });
-    if ('preemptionPolicy' in spec) ops.push({ op: 'remove', path: '/spec/preemptionPolicy' });
+  if (m.priority) {
+    const { className, value, preemptionPolicy } = m.priority;
+    if (spec.priorityClassName !== className) ops.push({ op: 'add', path: '/spec/priorityClassName', value: className });
+    if (spec.priority !== value) ops.push({ op: 'add', path: '/spec/priority', value });
+    if (spec.preemptionPolicy !== preemptionPolicy) ops.push({ op: 'add', path: '/spec/preemptionPolicy', value: preemptionPolicy });
   }
   if (m.nodeNameToAffinity && typeof spec.nodeName === 'string' && spec.nodeName !== '') {
     ops.push({ op: 'add', path: '/spec/affinity', value: pinnedAffinity(spec.affinity, spec.nodeName) });

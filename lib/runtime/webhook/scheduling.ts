@@ -6,7 +6,7 @@
 import type { FieldIssue } from '../../errors';
 import { fieldIssue } from '../../errors';
 import { qosPriorityClassName, SCHEDULER_NAME, T9K } from '../../labels';
-import type { QosLevel } from '../../rules';
+import { QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES, QosLevel } from '../../rules';
 import type { K8sObject } from '../cluster';
 
 /** What kube-scheduler calls itself when a pod names no scheduler. */
@@ -32,13 +32,22 @@ export function schedulerIssue(pod: K8sObject): FieldIssue | undefined {
     `nothing, "${DEFAULT_SCHEDULER_NAME}" or "${SCHEDULER_NAME}", since local GPU shares are placed by ${SCHEDULER_NAME}`);
 }
 
+/** A priority class with the values the Priority admission plugin derives from it. */
+export interface PodPriority {
+  readonly className: string;
+  readonly value: number;
+  readonly preemptionPolicy: string;
+}
+
 /**
- * The priority class to set, or the warning to give when the pod already names one: the user's
+ * The priority to set, or the warning to give when the pod already names a class: the user's
  * choice is kept (it may be there for preemption or quota reasons we cannot see).
  */
-export function priorityFor(pod: K8sObject, qos: QosLevel): { className?: string; warning?: string } {
+export function priorityFor(pod: K8sObject, qos: QosLevel): { priority?: PodPriority; warning?: string } {
   const ours = qosPriorityClassName(qos);
   const have = specOf(pod).priorityClassName;
-  if (typeof have !== 'string' || have === '' || have === ours) return { className: ours };
+  if (typeof have !== 'string' || have === '' || have === ours) {
+    return { priority: { className: ours, value: QOS_PRIORITY_VALUES[qos], preemptionPolicy: QOS_PREEMPTION_POLICY } };
+  }
   return { warning: `spec.priorityClassName: kept ${JSON.stringify(have)}, so QoS "${qos}" does not set the pod's scheduling priority (it would be ${JSON.stringify(ours)})` };
 }

@@ -80,6 +80,8 @@ export interface AuditEvent {
   user: { username: string };
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string; apiGroup?: string };
   responseStatus?: { code?: number };
+  /** Set by admission, e.g. `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` per webhook call. */
+  annotations?: Record<string, string>;
   requestReceivedTimestamp: string;
   stageTimestamp: string;
 }
