@@ -3,7 +3,9 @@
 # root after `npm run build` (a source checkout or node_modules/tensor-fusion-iac, which ships this
 # file and build/controller/), e.g.
 #   docker build -t registry.example.com/tensor-fusion-controller:$(node -p "require('./package.json').version") .
-FROM node:20-alpine
+# The same Node.js line as the component's default nodeImage (a test keeps them equal); pin by digest
+# (node:24-alpine@sha256:...) for reproducible builds.
+FROM node:24-alpine
 
 WORKDIR /app
 # Copied files belong to root, so the runtime user cannot rewrite its own code.

@@ -28,10 +28,19 @@ export interface ControllerBundle extends ControllerBundleRef {
  */
 export function packageRoot(from: string = __dirname): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
-    const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === PACKAGE_NAME) return dir;
+    if (readManifest(dir)?.name === PACKAGE_NAME) return dir;
     if (path.dirname(dir) === dir) throw new Error(`tensor-fusion-iac: no package.json named ${PACKAGE_NAME} above ${from}`);
   }
+}
+
+function readManifest(dir: string): { name?: string; version?: string } | undefined {
+  const manifest = path.join(dir, 'package.json');
+  return existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')) : undefined;
+}
+
+/** This package's version, which names the bundle ConfigMap. */
+export function packageVersion(): string {
+  return readManifest(packageRoot())?.version ?? '0.0.0';
 }
 
 /** Absolute path of the shipped bundle. */
@@ -60,6 +69,7 @@ export function loadControllerBundle(file: string = controllerBundlePath()): Con
     gzippedSize: gzipped.length,
     gzipBase64: gzipped.toString('base64'),
     sha256: createHash('sha256').update(source).digest('hex'),
+    version: packageVersion(),
   };
   cache.set(file, { mtimeMs, bundle });
   return bundle;

@@ -13,6 +13,9 @@ const esbuild = require('esbuild');
 const root = path.resolve(__dirname, '..');
 const outfile = path.join(root, 'build', 'controller', 'controller.js');
 const CONFIGMAP_LIMIT = 1024 * 1024;
+// The oldest Node.js the package supports (engines.node, ">=20"): the bundle runs on it and on every
+// later line, such as the default node:24-alpine image.
+const TARGET = `node${/>=\s*(\d+)/.exec(require(path.join(root, 'package.json')).engines.node)[1]}`;
 
 // Modules reachable from client-node's KubeConfig that the controller does not need: websockets
 // (exec/attach/port-forward), proxies, tar (cp), form-data and node-fetch (the generated API client;
@@ -39,7 +42,7 @@ async function main() {
     outfile,
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: TARGET,
     format: 'cjs',
     minify: true,
     legalComments: 'none',

@@ -7,7 +7,7 @@ import { TensorFusionController as Cdk8sController } from '../../components/cdk8
 import { TensorFusionController as PulumiController } from '../../components/pulumi/tensor-fusion-controller';
 import { loadControllerBundle } from '../../lib/controller-bundle';
 import { KubeObject } from '../../lib/k8s-object';
-import { BUNDLE_KEY, CONFIGMAP_MAX_BYTES, TensorFusionControllerProps } from '../../lib/render/controller';
+import { BUNDLE_KEY, bundleConfigMapName, CONFIGMAP_MAX_BYTES, TensorFusionControllerProps } from '../../lib/render/controller';
 import { sortObjects, synthChart } from '../support/cdk8s';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
@@ -61,7 +61,7 @@ describe('TensorFusionController components', () => {
   it('keep the cluster-scoped policy and PriorityClasses out of the chart namespace', () => {
     const objects = synthChart((chart) => new Cdk8sController(chart, 'controller', {}), { namespace: 'chart-ns' });
     const scoped = objects.filter((o) => ['PriorityClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind));
-    expect(scoped).toHaveLength(6);
+    expect(scoped).toHaveLength(10);
     for (const o of scoped) expect(o.metadata.namespace).toBeUndefined();
   });
 
@@ -101,7 +101,7 @@ describe('TensorFusionController components', () => {
 describe('shipped bundle', () => {
   it('fits the 1 MiB ConfigMap limit', () => {
     const bundle = loadControllerBundle();
-    const configMap = find(synthChart((chart) => new Cdk8sController(chart, 'controller', {})), 'ConfigMap', 'tensor-fusion-controller-bundle') as Json;
+    const configMap = find(synthChart((chart) => new Cdk8sController(chart, 'controller', {})), 'ConfigMap', bundleConfigMapName(bundle)) as Json;
     const decoded = Buffer.from(configMap.binaryData[BUNDLE_KEY], 'base64');
     expect(decoded.length).toBe(bundle.gzippedSize);
     // The API server counts key length plus decoded bytes of data and binaryData against 1 MiB.

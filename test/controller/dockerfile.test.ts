@@ -5,7 +5,7 @@
 import { readFileSync } from 'fs';
 import * as path from 'path';
 import { CONTROLLER_BUNDLE_FILE, packageRoot } from '../../lib/controller-bundle';
-import { CONTROLLER_UID, renderController } from '../../lib/render/controller';
+import { CONTROLLER_DEFAULTS, CONTROLLER_UID, renderController } from '../../lib/render/controller';
 import { podSpec } from './fixtures';
 
 const instructions = readFileSync(path.join(packageRoot(), 'Dockerfile'), 'utf8')
@@ -14,9 +14,20 @@ const instructions = readFileSync(path.join(packageRoot(), 'Dockerfile'), 'utf8'
 const all = (op: string) => instructions.filter(([o]) => o === op).map(([, arg]) => arg);
 
 describe('Dockerfile', () => {
-  it('runs on the official Node.js 20 image', () => {
-    expect(all('FROM')).toHaveLength(1);
-    expect(all('FROM')[0]).toMatch(/^node:20(\.[0-9.]+)?(-alpine|-slim|-bookworm-slim)?$/);
+  it('runs on the official Node.js image the component uses by default, a supported LTS line', () => {
+    expect(all('FROM')).toEqual([CONTROLLER_DEFAULTS.nodeImage]);
+    // Node.js 20 reached its end of life in April 2026; 22 and 24 are the LTS lines after it.
+    const major = Number(/^node:(\d+)/.exec(CONTROLLER_DEFAULTS.nodeImage)![1]);
+    expect(major).toBeGreaterThanOrEqual(22);
+    expect(major % 2).toBe(0);
+  });
+
+  it('bundles for the oldest Node.js the package supports, which the default image is not older than', () => {
+    const script = readFileSync(path.join(packageRoot(), 'scripts', 'bundle-controller.js'), 'utf8');
+    expect(script).toContain('target: TARGET');
+    const engines = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')).engines.node as string;
+    const oldest = Number(/>=\s*(\d+)/.exec(engines)![1]);
+    expect(oldest).toBeLessThanOrEqual(Number(/^node:(\d+)/.exec(CONTROLLER_DEFAULTS.nodeImage)![1]));
   });
 
   it('copies the shipped bundle and runs it as the non-root uid the pod declares', () => {

@@ -8,6 +8,7 @@ const SOURCE = Buffer.from("process.stdout.write('controller\\n');\n");
 export const FAKE_BUNDLE: ControllerBundleRef = {
   gzipBase64: gzipSync(SOURCE).toString('base64'),
   sha256: createHash('sha256').update(SOURCE).digest('hex'),
+  version: '0.1.0',
 };
 
 export function find(objects: readonly KubeObject[], kind: string, name?: string): KubeObject {

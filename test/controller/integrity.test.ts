@@ -23,7 +23,7 @@ describe('pod integrity policy', () => {
   });
 
   it.each(['tensor-fusion-system', 'gpu-system'])('exempts the controller\'s ServiceAccount in %s, and no one else', (namespace) => {
-    const policy = find(render(namespace), 'ValidatingAdmissionPolicy') as Json;
+    const policy = find(render(namespace), 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-integrity') as Json;
     expect(controllerUser(namespace)).toBe(`system:serviceaccount:${namespace}:tensor-fusion-controller`);
     expect(policy.spec.matchConditions).toEqual([{ name: 'not-the-controller', expression: `request.userInfo.username != '${controllerUser(namespace)}'` }]);
     const serviceAccount = find(render(namespace), 'ServiceAccount');

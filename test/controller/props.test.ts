@@ -25,10 +25,16 @@ describe('TensorFusionController props', () => {
       metrics: true,
       serviceMonitor: false,
       image: undefined,
-      nodeImage: 'node:20-alpine',
+      nodeImage: 'node:24-alpine',
       installCrds: true,
       schedulerVersion: 'v1.36.3',
     });
+  });
+
+  it('accepts a Node.js image pinned by digest', () => {
+    const pinned = `node:24-alpine@sha256:${'0'.repeat(64)}`;
+    expect(resolveControllerProps({ nodeImage: pinned }).nodeImage).toBe(pinned);
+    expect(resolveControllerProps({ image: `registry.example.com:5000/tf/controller@sha256:${'a'.repeat(64)}` }).image).toMatch(/@sha256:/);
   });
 
   it('accepts release and pre-release tags as schedulerVersion', () => {
@@ -62,8 +68,9 @@ describe('TensorFusionController props', () => {
     ['metrics', { metrics: 'yes' }, 'metrics: got "yes", expected true or false'],
     ['serviceMonitor', { serviceMonitor: 1 }, 'serviceMonitor: got 1, expected true or false'],
     ['serviceMonitor without metrics', { metrics: false, serviceMonitor: true }, 'serviceMonitor: got true, expected false when metrics is false (the ServiceMonitor scrapes the metrics Service)'],
-    ['image', { image: 'my image' }, 'image: got "my image", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0'],
-    ['nodeImage', { nodeImage: '' }, 'nodeImage: got "", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0'],
+    ['image', { image: 'my image' }, 'image: got "my image", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>'],
+    ['nodeImage', { nodeImage: '' }, 'nodeImage: got "", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>'],
+    ['nodeImage digest', { nodeImage: 'node:24-alpine@sha256:abc' }, 'nodeImage: got "node:24-alpine@sha256:abc", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>'],
     ['installCrds', { installCrds: 'no' }, 'installCrds: got "no", expected true or false'],
     ['schedulerVersion', { schedulerVersion: '1.36.3' }, 'schedulerVersion: got "1.36.3", expected a Kubernetes release tag such as v1.36.3'],
     ['schedulerVersion image', { schedulerVersion: 'registry.k8s.io/kube-scheduler:v1.36.3' }, 'schedulerVersion: got "registry.k8s.io/kube-scheduler:v1.36.3", expected a Kubernetes release tag such as v1.36.3'],

@@ -1,17 +1,18 @@
 import { execFileSync } from 'child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { createHash } from 'crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { gunzipSync } from 'zlib';
+import { gunzipSync, gzipSync } from 'zlib';
 import { KubeObject } from '../../lib/k8s-object';
 import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../lib/labels';
 import { buildCrds } from '../../lib/api/crd';
 import { isClusterScoped } from '../../lib/kinds';
-import { BUNDLE_KEY, CONTROLLER_ENV, renderController, TensorFusionControllerProps } from '../../lib/render/controller';
+import { BUNDLE_KEY, bundleConfigMapName, CONTROLLER_ENV, renderController, TensorFusionControllerProps } from '../../lib/render/controller';
 import { validateAll } from '../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
 
-const BUNDLE_CONFIGMAP = 'tensor-fusion-controller-bundle';
+const BUNDLE_CONFIGMAP = `tensor-fusion-controller-bundle-0.1.0-${FAKE_BUNDLE.sha256.slice(0, 12)}`;
 const render = (props: TensorFusionControllerProps = {}) => renderController(props, FAKE_BUNDLE);
 const kinds = (objects: KubeObject[]) => objects.map((o) => o.kind);
 const envOf = (objects: KubeObject[]) =>
@@ -30,7 +31,7 @@ describe('renderController', () => {
       'Namespace', ...Array(crds).fill('CustomResourceDefinition'), ...Array(4).fill('PriorityClass'),
       'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'RoleBinding',
       'Secret', 'ConfigMap', 'ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'Service', 'NetworkPolicy',
-      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingWebhookConfiguration',
+      ...Array(3).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(), 'MutatingWebhookConfiguration',
     ]);
     expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(buildCrds());
     const ns = find(objects, 'Namespace');
@@ -88,13 +89,23 @@ describe('renderController', () => {
       expect(kinds(objects)).not.toContain('Certificate');
     });
 
-    it('cert-manager: a self-signed Issuer, a Certificate for the webhook Service, CA injection and the Secret mounted', () => {
+    it('cert-manager: a CA Issuer chain (self-signed -> CA certificate -> CA Issuer -> serving certificate), CA injection and the Secret mounted', () => {
       const objects = render({ certificateMode: 'cert-manager' });
       expect(kinds(objects)).not.toContain('Secret');
-      expect((find(objects, 'Issuer') as Json).spec).toEqual({ selfSigned: {} });
-      const cert = find(objects, 'Certificate') as Json;
+      const issuers = objects.filter((o) => o.kind === 'Issuer') as Json[];
+      expect(issuers.map((i) => [i.metadata.name, i.spec])).toEqual([
+        ['tensor-fusion-selfsigned', { selfSigned: {} }],
+        ['tensor-fusion-webhook-ca', { ca: { secretName: 'tensor-fusion-webhook-ca' } }],
+      ]);
+      const [ca, cert] = objects.filter((o) => o.kind === 'Certificate') as Json[];
+      expect(ca.metadata.name).toBe('tensor-fusion-webhook-ca');
+      expect(ca.spec).toMatchObject({ isCA: true, secretName: 'tensor-fusion-webhook-ca', issuerRef: { name: 'tensor-fusion-selfsigned', kind: 'Issuer', group: 'cert-manager.io' } });
+      expect(ca.spec.privateKey.rotationPolicy).toBe('Never');
+      expect(cert.metadata.name).toBe('tensor-fusion-webhook');
       expect(cert.spec.secretName).toBe('tensor-fusion-webhook-tls');
-      expect(cert.spec.issuerRef).toEqual({ name: 'tensor-fusion-selfsigned', kind: 'Issuer', group: 'cert-manager.io' });
+      // The serving certificate is never signed by the self-signed Issuer: renewals keep the CA.
+      expect(cert.spec.issuerRef).toEqual({ name: 'tensor-fusion-webhook-ca', kind: 'Issuer', group: 'cert-manager.io' });
+      expect(cert.spec.isCA).toBeUndefined();
       expect(cert.spec.dnsNames).toEqual(['tensor-fusion-webhook', 'tensor-fusion-webhook.tensor-fusion-system', 'tensor-fusion-webhook.tensor-fusion-system.svc', 'tensor-fusion-webhook.tensor-fusion-system.svc.cluster.local']);
       const webhookConfig = find(objects, 'MutatingWebhookConfiguration');
       expect(webhookConfig.metadata.annotations).toEqual({ 'cert-manager.io/inject-ca-from': 'tensor-fusion-system/tensor-fusion-webhook' });
@@ -106,37 +117,68 @@ describe('renderController', () => {
   });
 
   describe('shipping', () => {
-    it('ships the gzipped bundle in a ConfigMap, unpacks it into an emptyDir and rolls pods on a new bundle', () => {
+    it('ships the gzipped bundle in an immutable ConfigMap named by version and digest, unpacks it into an emptyDir and rolls pods on a new bundle', () => {
       const objects = render();
       const cm = find(objects, 'ConfigMap', BUNDLE_CONFIGMAP) as Json;
+      expect(cm.immutable).toBe(true);
+      expect(cm.metadata.annotations).toEqual({ [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: FAKE_BUNDLE.sha256 });
       expect(Object.keys(cm.binaryData)).toEqual([BUNDLE_KEY]);
       expect(gunzipSync(Buffer.from(cm.binaryData[BUNDLE_KEY], 'base64')).toString()).toContain('controller');
       const deployment = find(objects, 'Deployment') as Json;
       expect(deployment.spec.template.metadata.annotations).toEqual({ [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: FAKE_BUNDLE.sha256, [SCHEDULER_CONFIG_CHECKSUM_ANNOTATION]: expect.stringMatching(/^[0-9a-f]{64}$/) });
       const spec = deployment.spec.template.spec;
-      expect(spec.initContainers[0].image).toBe('node:20-alpine');
-      expect(spec.containers[0].image).toBe('node:20-alpine');
+      expect(spec.initContainers[0].image).toBe('node:24-alpine');
+      expect(spec.containers[0].image).toBe('node:24-alpine');
       expect(spec.containers[0].command).toEqual(['node', '/app/controller.js']);
       expect(spec.volumes).toContainEqual({ name: 'app', emptyDir: { sizeLimit: '64Mi' } });
-      expect(spec.volumes).toContainEqual({ name: 'bundle', configMap: { name: 'tensor-fusion-controller-bundle', defaultMode: 0o444 } });
+      expect(spec.volumes).toContainEqual({ name: 'bundle', configMap: { name: BUNDLE_CONFIGMAP, defaultMode: 0o444 } });
 
-      const other = { gzipBase64: FAKE_BUNDLE.gzipBase64, sha256: 'f'.repeat(64) };
-      const rolled = find(renderController({}, other), 'Deployment') as Json;
+      const other = { ...FAKE_BUNDLE, sha256: 'f'.repeat(64), version: '0.2.0' };
+      const upgraded = renderController({}, other);
+      const rolled = find(upgraded, 'Deployment') as Json;
       expect(rolled.spec.template.metadata.annotations[CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]).toBe('f'.repeat(64));
+      // A reviewer sees the upgrade in the object names: version and digest.
+      expect(upgraded.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name)).toContain('tensor-fusion-controller-bundle-0.2.0-ffffffffffff');
+      expect(rolled.spec.template.spec.volumes).toContainEqual({ name: 'bundle', configMap: { name: 'tensor-fusion-controller-bundle-0.2.0-ffffffffffff', defaultMode: 0o444 } });
     });
 
-    it('the unpack command really unpacks the ConfigMap content to the path the controller runs', () => {
+    it('names the ConfigMap after any semver as a DNS subdomain', () => {
+      expect(bundleConfigMapName({ version: '1.2.3-rc.1+Build.7', sha256: FAKE_BUNDLE.sha256 })).toBe(`tensor-fusion-controller-bundle-1.2.3-rc.1.build.7-${FAKE_BUNDLE.sha256.slice(0, 12)}`);
+    });
+
+    const unpackIn = (objects: KubeObject[], content: Buffer): { dir: string; run: () => void } => {
       // Runs the init container's script with its paths moved into a temp directory.
-      const objects = render();
       const dir = mkdtempSync(join(tmpdir(), 'tf-unpack-'));
       mkdirSync(join(dir, 'bundle'));
       mkdirSync(join(dir, 'app'));
-      writeFileSync(join(dir, 'bundle', BUNDLE_KEY), Buffer.from((find(objects, 'ConfigMap', BUNDLE_CONFIGMAP) as Json).binaryData[BUNDLE_KEY], 'base64'));
+      writeFileSync(join(dir, 'bundle', BUNDLE_KEY), content);
       const [, , script] = podSpec(objects).initContainers[0].command as string[];
-      execFileSync(process.execPath, ['-e', script.replaceAll("'/bundle/", `'${dir}/bundle/`).replaceAll("'/app/", `'${dir}/app/`)]);
+      return { dir, run: () => execFileSync(process.execPath, ['-e', script.replaceAll("'/bundle/", `'${dir}/bundle/`).replaceAll("'/app/", `'${dir}/app/`)], { stdio: 'pipe' }) };
+    };
+
+    it('the unpack command really unpacks the ConfigMap content to the path the controller runs', () => {
+      const objects = render();
+      const { dir, run } = unpackIn(objects, Buffer.from((find(objects, 'ConfigMap', BUNDLE_CONFIGMAP) as Json).binaryData[BUNDLE_KEY], 'base64'));
+      run();
       const entry = podSpec(objects).containers[0].command[1] as string;
       expect(execFileSync(process.execPath, [join(dir, entry)]).toString()).toBe('controller\n');
       expect(readFileSync(join(dir, 'app', 'controller.js')).toString()).toBe("process.stdout.write('controller\\n');\n");
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('the unpack command refuses a bundle whose digest is not the one fixed in the pod template, and writes nothing', () => {
+      const objects = render();
+      const tampered = "process.stdout.write('tampered\\n');\n";
+      const { dir, run } = unpackIn(objects, gzipSync(tampered));
+      let stderr = '';
+      try {
+        run();
+      } catch (err) {
+        stderr = String((err as { stderr: Buffer }).stderr);
+      }
+      const got = createHash('sha256').update(tampered).digest('hex');
+      expect(stderr.trim()).toBe(`controller bundle sha256: got ${got}, expected ${FAKE_BUNDLE.sha256}`);
+      expect(existsSync(join(dir, 'app', 'controller.js'))).toBe(false);
       rmSync(dir, { recursive: true, force: true });
     });
 

@@ -98,8 +98,14 @@ describe('least privilege by mode', () => {
       { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['tensor-fusion.ai'], resources: ['gpunodes', 'gpus', 'tensorfusionworkloads'], verbs: ['create', 'patch', 'delete'] },
-      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'workloadprofiles/status', 'tensorfusionworkloads/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpunodes', 'gpus'], verbs: ['create', 'patch', 'delete'] },
+      // Generated workloads are applied, never deleted by the controller.
+      { apiGroups: ['tensor-fusion.ai'], resources: ['tensorfusionworkloads'], verbs: ['create', 'patch'] },
+      // Status is written by PUT only, and never on WorkloadProfiles.
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'tensorfusionworkloads/status'], verbs: ['update'] },
+      // blockOwnerDeletion on GPUNodes (owner GPUPool), GPUs (owner GPUNode) and worker pods (owner
+      // TensorFusionWorkload): OwnerReferencesPermissionEnforcement requires update on the owner's finalizers.
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/finalizers', 'gpunodes/finalizers', 'tensorfusionworkloads/finalizers'], verbs: ['update'] },
       { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: ['tensor-fusion-webhook'] },
     ]);
   });

@@ -8,6 +8,7 @@ import { buildCrds } from '../../api/crd';
 import { KubeObject } from '../../k8s-object';
 import { POD_SECURITY_ENFORCE_LABEL } from '../../labels';
 import { renderIntegrityPolicy } from './integrity';
+import { renderWriteLimits } from './limits';
 import { renderServiceMonitor } from './monitoring';
 import { COMMON_LABELS } from './names';
 import { renderNetwork } from './network';
@@ -24,11 +25,12 @@ export * from './names';
 export * from './props';
 export { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS } from './integrity';
 export type { PolicyValidation } from './integrity';
-export { AUTHENTICATION_READER_ROLE, controllerClusterRules, controllerNamespaceRules, CONTROLLER_API_RESOURCES, KUBE_SCHEDULER_CLUSTER_ROLES } from './rbac';
+export { PREEMPTION_REASON, workerPodValidations, writeLimitValidations } from './limits';
+export { AUTHENTICATION_READER_ROLE, BLOCKING_OWNER_RESOURCES, controllerClusterRules, controllerNamespaceRules, CONTROLLER_API_RESOURCES, KUBE_SCHEDULER_CLUSTER_ROLES, STATUS_WRITTEN_RESOURCES } from './rbac';
 export type { PolicyRule } from './rbac';
 export { KUBE_SCHEDULER_SECURE_PORT, renderSchedulerConfiguration, SCHEDULER_CONFIG_KEY } from './scheduler';
 export type { KubeSchedulerConfiguration, SchedulerExtender } from './scheduler';
-export { BUNDLE_KEY, CONFIGMAP_MAX_BYTES } from './shipping';
+export { BUNDLE_KEY, bundleConfigMapName, CONFIGMAP_MAX_BYTES } from './shipping';
 export type { ControllerBundleRef } from './shipping';
 export { WEBHOOK_EXCLUDED_NAMESPACES, WEBHOOK_TIMEOUT_SECONDS, webhookDnsNames } from './webhook';
 export { WEBHOOK_SERVICE_PORT } from './network';
@@ -62,6 +64,7 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
     ...renderNetwork(resolved, labels),
     ...(resolved.serviceMonitor ? [renderServiceMonitor(resolved, labels)] : []),
     ...renderIntegrityPolicy(resolved, labels),
+    ...renderWriteLimits(resolved, labels),
     renderWebhookConfiguration(resolved, labels),
   ];
 }

@@ -30,8 +30,8 @@ export function controllerUser(namespace: string): string {
 type Side = 'object' | 'oldObject';
 type Field = 'annotations' | 'labels';
 
-// Our own keys and names: a quote inside one would break the CEL string literal.
-function literal(key: string): string {
+/** A CEL string literal of one of our own keys or names: a quote inside one would break it. */
+export function literal(key: string): string {
   if (!/^[a-z0-9.:/-]+$/.test(key)) throw new Error(`not a plain key or name: ${key}`);
   return `'${key}'`;
 }

@@ -15,8 +15,14 @@ export const CONTROLLER_NAMES = {
   webhook: 'pods.tensor-fusion.ai',
   tlsSecret: CONTROLLER_ENV_DEFAULTS.tlsSecretName,
   lease: CONTROLLER_ENV_DEFAULTS.leaderElectionId,
+  /** Prefix of the bundle ConfigMap; the name carries the version and digest (see bundleConfigMapName). */
   bundleConfigMap: 'tensor-fusion-controller-bundle',
+  /** cert-manager mode: the self-signed Issuer that signs only the CA certificate. */
   issuer: 'tensor-fusion-selfsigned',
+  /** cert-manager mode: the CA Certificate (and its Secret), stable across serving-certificate renewals. */
+  caCertificate: 'tensor-fusion-webhook-ca',
+  /** cert-manager mode: the CA Issuer that signs the serving certificate. */
+  caIssuer: 'tensor-fusion-webhook-ca',
   certificate: 'tensor-fusion-webhook',
   /** ConfigMap with the KubeSchedulerConfiguration of the scheduler container. */
   schedulerConfigMap: 'tensor-fusion-scheduler-config',
@@ -24,6 +30,10 @@ export const CONTROLLER_NAMES = {
   schedulerLease: SCHEDULER_NAME,
   /** ValidatingAdmissionPolicy (and its binding) guarding the placement annotations on pods. */
   integrityPolicy: 'tensor-fusion-pod-integrity',
+  /** ValidatingAdmissionPolicy (and binding): the only pods the controller may create are workers. */
+  workerPodPolicy: 'tensor-fusion-controller-worker-pods',
+  /** ValidatingAdmissionPolicy (and binding): which pods it may delete and what it may change on nodes. */
+  writeLimitPolicy: 'tensor-fusion-controller-writes',
 } as const;
 
 /** The official kube-scheduler image; the tag is the `schedulerVersion` prop. */

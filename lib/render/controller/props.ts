@@ -96,8 +96,10 @@ export interface TensorFusionControllerProps {
    */
   readonly image?: string;
   /**
-   * Official Node.js image that runs the shipped bundle; change it to use a registry mirror.
-   * @default node:20-alpine
+   * Official Node.js image that runs the shipped bundle (Node.js 20 or later); change it to use a
+   * registry mirror, or pin it by digest.
+   * @default node:24-alpine (the Active LTS line)
+   * @example 'node:24-alpine@sha256:<64 hex digits>'
    */
   readonly nodeImage?: string;
   /**
@@ -124,7 +126,7 @@ export const CONTROLLER_DEFAULTS = {
   certificateMode: CONTROLLER_ENV_DEFAULTS.certMode,
   metrics: true,
   serviceMonitor: false,
-  nodeImage: 'node:20-alpine',
+  nodeImage: 'node:24-alpine',
   installCrds: true,
   // Kept equal to k8s.io/kubernetes in test/envtest/kubernetes/go.mod by a test.
   schedulerVersion: 'v1.36.3',
@@ -149,7 +151,8 @@ export interface ResolvedControllerProps {
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const IMAGE_REF = /^[^\s]+$/;
+/** `[registry/]path[:tag][@sha256:<64 hex>]`, the reference grammar of the distribution spec. */
+const IMAGE_REF = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[0-9a-f]{64})?$/;
 /** A Kubernetes release tag: v1.36.3, v1.37.0-rc.1. */
 const RELEASE_TAG = /^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/;
 const TOLERATION_OPERATORS = ['Exists', 'Equal'] as const;
@@ -162,7 +165,7 @@ function checkNamespace(value: unknown): FieldIssue | undefined {
 }
 
 function checkImage(field: string, value: unknown): FieldIssue | undefined {
-  return typeof value === 'string' && IMAGE_REF.test(value) ? undefined : fieldIssue(field, value, 'an image reference such as registry.example.com/tensor-fusion-controller:0.1.0');
+  return typeof value === 'string' && IMAGE_REF.test(value) ? undefined : fieldIssue(field, value, 'an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>');
 }
 
 function checkReleaseTag(field: string, value: unknown): FieldIssue | undefined {

@@ -34,10 +34,25 @@ export const AUTHENTICATION_READER_ROLE = { namespace: 'kube-system', name: 'ext
 /** The tensor-fusion.ai resources (plurals) the controller reads and whose status it writes: all of ours. */
 export const CONTROLLER_API_RESOURCES: readonly string[] = KIND_NAMES.map((k) => KINDS[k].plural);
 
-/** Cluster-wide permissions. In cert-manager mode cainjector, not the controller, patches the webhook. */
+/** The tensor-fusion.ai resources whose `.status` the controller writes (PUT to /status). */
+export const STATUS_WRITTEN_RESOURCES: readonly string[] = [KINDS.GPUPool.plural, KINDS.GPUNode.plural, KINDS.GPU.plural, KINDS.TensorFusionWorkload.plural];
+
+/**
+ * Owners of objects the controller writes with `blockOwnerDeletion: true`: GPUPool (of GPUNodes),
+ * GPUNode (of GPUs) and TensorFusionWorkload (of remote-mode worker pods). With the
+ * OwnerReferencesPermissionEnforcement admission plugin (OpenShift) such a write needs `update` on
+ * the owner's `finalizers` subresource.
+ */
+export const BLOCKING_OWNER_RESOURCES: readonly string[] = [KINDS.GPUPool.plural, KINDS.GPUNode.plural, KINDS.TensorFusionWorkload.plural];
+
+/**
+ * Cluster-wide permissions. In cert-manager mode cainjector, not the controller, patches the webhook.
+ * Pod create/delete and node patch are narrowed further by the `tensor-fusion-controller-limits`
+ * ValidatingAdmissionPolicies (limits.ts), since RBAC cannot express "only worker pods" or "only our keys".
+ */
 export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'certificateMode'>): PolicyRule[] {
   const rules: PolicyRule[] = [
-    // Nodes: labels and taints are merged key by key with a resourceVersion precondition (JSON patch).
+    // Nodes: the xgn taint (JSON patch with a resourceVersion test) and the share-released annotation.
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
     // Pods: allocations travel in the Binding's annotations, so the controller never patches pods.
     // Create and delete are for the worker pods of remote-mode TensorFusionWorkloads, which it owns.
@@ -45,13 +60,17 @@ export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'cer
     // The extender binds (bindVerb): the Binding carries the node and the allocation annotations.
     // Named here although system:kube-scheduler has it too, so the controller never depends on that.
     { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
+    // Events are aggregated as client-go's EventRecorder does: create once, then patch the count.
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: [GROUP], resources: [...CONTROLLER_API_RESOURCES], verbs: READ },
     // GPUNodes and GPUs mirror the nodes (server-side apply, which creates when absent) and go with
-    // them; TensorFusionWorkloads are generated for pods that ask for it.
-    { apiGroups: [GROUP], resources: [KINDS.GPUNode.plural, KINDS.GPU.plural, KINDS.TensorFusionWorkload.plural], verbs: ['create', 'patch', 'delete'] },
+    // them. TensorFusionWorkloads are generated for pods that ask for it (apply); the controller
+    // never deletes one.
+    { apiGroups: [GROUP], resources: [KINDS.GPUNode.plural, KINDS.GPU.plural], verbs: ['create', 'patch', 'delete'] },
+    { apiGroups: [GROUP], resources: [KINDS.TensorFusionWorkload.plural], verbs: ['create', 'patch'] },
     // Status is written with PUT to /status (update), resourceVersion as the precondition.
-    { apiGroups: [GROUP], resources: CONTROLLER_API_RESOURCES.map((r) => `${r}/status`), verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [GROUP], resources: STATUS_WRITTEN_RESOURCES.map((r) => `${r}/status`), verbs: ['update'] },
+    { apiGroups: [GROUP], resources: BLOCKING_OWNER_RESOURCES.map((r) => `${r}/finalizers`), verbs: ['update'] },
   ];
   if (props.certificateMode === 'self-managed') {
     rules.push({

@@ -15,6 +15,8 @@ export interface ControllerBundleRef {
   readonly gzipBase64: string;
   /** sha256 (hex) of the uncompressed bundle. */
   readonly sha256: string;
+  /** Version of the package that built it; part of the ConfigMap's name. */
+  readonly version: string;
 }
 
 /** Kubernetes rejects a ConfigMap whose data and binaryData (decoded) exceed 1 MiB. */
@@ -24,14 +26,35 @@ export const BUNDLE_KEY = 'controller.js.gz';
 const BUNDLE_DIR = '/bundle';
 const APP_DIR = '/app';
 const ENTRY = `${APP_DIR}/controller.js`;
+/** Hex digits of the digest in the ConfigMap's name: enough to tell bundles apart in a diff. */
+const NAME_DIGEST_LENGTH = 12;
+
+/**
+ * The bundle ConfigMap's name carries the package version and the digest, so that an upgrade reads
+ * as "tensor-fusion-controller-bundle-0.1.0-1a2b... -> ...-0.2.0-3c4d..." in a diff, the giant
+ * base64 line sits in its own object, and a new bundle rolls the pods by itself.
+ * @example bundleConfigMapName({ version: '0.1.0', sha256: '1a2b3c4d5e6f...' }) // 'tensor-fusion-controller-bundle-0.1.0-1a2b3c4d5e6f'
+ */
+export function bundleConfigMapName(bundle: Pick<ControllerBundleRef, 'version' | 'sha256'>): string {
+  // A DNS subdomain: lower case, digits, '-' and '.'; a semver's '+build' becomes '.'.
+  const version = bundle.version.toLowerCase().replace(/[^a-z0-9.-]/g, '.');
+  return `${CONTROLLER_NAMES.bundleConfigMap}-${version}-${bundle.sha256.slice(0, NAME_DIGEST_LENGTH)}`;
+}
 
 /**
  * Unpacks with Node itself rather than a shell `gunzip`, so any official Node.js image works
  * (alpine, slim, distroless alike) and the root filesystem stays read-only: it writes to an emptyDir.
+ * The digest it checks is written into the pod template, so whoever can write the ConfigMap (nobody
+ * but the installer: the controller has no ConfigMap grant) still cannot change the code that runs.
  */
-const UNPACK_SCRIPT =
-  `const fs=require('fs'),zlib=require('zlib');` +
-  `fs.writeFileSync('${ENTRY}',zlib.gunzipSync(fs.readFileSync('${BUNDLE_DIR}/${BUNDLE_KEY}')));`;
+export function unpackScript(sha256: string): string {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`TensorFusionController: bundle sha256: got ${JSON.stringify(sha256)}, expected 64 hex digits`);
+  return `const fs=require('fs'),zlib=require('zlib'),crypto=require('crypto');` +
+    `const code=zlib.gunzipSync(fs.readFileSync('${BUNDLE_DIR}/${BUNDLE_KEY}'));` +
+    `const got=crypto.createHash('sha256').update(code).digest('hex');` +
+    `if(got!=='${sha256}'){console.error('controller bundle sha256: got '+got+', expected ${sha256}');process.exit(1);}` +
+    `fs.writeFileSync('${ENTRY}',code);`;
+}
 
 /** What the pod template needs for one way of shipping. */
 export interface Shipping {
@@ -49,10 +72,13 @@ export function renderShipping(props: ResolvedControllerProps, labels: Record<st
     return { objects: [], image: props.image, initContainers: [], volumes: [], volumeMounts: [] };
   }
   if (bundle === undefined) throw new Error('TensorFusionController: the controller bundle is required when no image is set');
+  const name = bundleConfigMapName(bundle);
   const configMap: KubeObject = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: CONTROLLER_NAMES.bundleConfigMap, namespace: props.namespace, labels },
+    // Immutable: a new bundle is a new ConfigMap, never an edit of the running one.
+    metadata: { name, namespace: props.namespace, labels, annotations: { [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: bundle.sha256 } },
+    immutable: true,
     binaryData: { [BUNDLE_KEY]: bundle.gzipBase64 },
   };
   const app = { name: 'app', mountPath: APP_DIR };
@@ -63,15 +89,15 @@ export function renderShipping(props: ResolvedControllerProps, labels: Record<st
     initContainers: [{
       name: 'unpack',
       image: props.nodeImage,
-      command: ['node', '-e', UNPACK_SCRIPT],
+      command: ['node', '-e', unpackScript(bundle.sha256)],
       volumeMounts: [{ name: 'bundle', mountPath: BUNDLE_DIR, readOnly: true }, app],
     }],
     volumes: [
-      { name: 'bundle', configMap: { name: CONTROLLER_NAMES.bundleConfigMap, defaultMode: 0o444 } },
+      { name: 'bundle', configMap: { name, defaultMode: 0o444 } },
       { name: 'app', emptyDir: { sizeLimit: '64Mi' } },
     ],
     volumeMounts: [{ ...app, readOnly: true }],
-    // The ConfigMap's name never changes, so without this a new bundle would not roll the pods.
+    // For `kubectl describe pod`: the digest the init container verified.
     podAnnotations: { [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: bundle.sha256 },
   };
 }

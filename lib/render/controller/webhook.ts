@@ -1,7 +1,7 @@
 /**
  * The MutatingWebhookConfiguration and what serves its certificate: in self-managed mode an empty
- * Secret the controller fills (and the controller patches the caBundle); in cert-manager mode a
- * self-signed Issuer, a Certificate and the annotation that makes cainjector fill the caBundle.
+ * Secret the controller fills (and the controller patches the caBundle); in cert-manager mode a CA
+ * Issuer chain, the serving Certificate and the annotation that makes cainjector fill the caBundle.
  */
 import { KubeObject } from '../../k8s-object';
 import { CERT_MANAGER_INJECT_CA_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL } from '../../labels';
@@ -18,6 +18,9 @@ export const WEBHOOK_TIMEOUT_SECONDS = 5;
 export const WEBHOOK_EXCLUDED_NAMESPACES = ['kube-system'] as const;
 
 const CERT_MANAGER = 'cert-manager.io/v1';
+/** The CA outlives many serving certificates: ten years, renewed in its last year. */
+const CA_DURATION = '87600h';
+const CA_RENEW_BEFORE = '8760h';
 
 /** DNS names the serving certificate must cover for the webhook Service. */
 export function webhookDnsNames(namespace: string): string[] {
@@ -64,8 +67,28 @@ export function renderCertificates(props: ResolvedControllerProps, labels: Recor
     // cannot be limited by resourceNames). Opaque: kubernetes.io/tls would require the keys now.
     return [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: CONTROLLER_NAMES.tlsSecret, namespace, labels }, type: 'Opaque' }];
   }
+  // cert-manager's chain for webhooks: a self-signed Issuer signs only a CA certificate, whose CA
+  // Issuer signs the serving certificate. Renewing the serving certificate then keeps the trust
+  // anchor (the CA, which cainjector puts in the caBundle), so no renewal races cainjector.
+  const ref = (name: string) => ({ name, kind: 'Issuer', group: 'cert-manager.io' });
   return [
     { apiVersion: CERT_MANAGER, kind: 'Issuer', metadata: { name: CONTROLLER_NAMES.issuer, namespace, labels }, spec: { selfSigned: {} } },
+    {
+      apiVersion: CERT_MANAGER,
+      kind: 'Certificate',
+      metadata: { name: CONTROLLER_NAMES.caCertificate, namespace, labels },
+      spec: {
+        isCA: true,
+        commonName: CONTROLLER_NAMES.caCertificate,
+        secretName: CONTROLLER_NAMES.caCertificate,
+        issuerRef: ref(CONTROLLER_NAMES.issuer),
+        // The CA key stays across its own renewals, so certificates it signed stay trusted meanwhile.
+        privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Never' },
+        duration: CA_DURATION,
+        renewBefore: CA_RENEW_BEFORE,
+      },
+    },
+    { apiVersion: CERT_MANAGER, kind: 'Issuer', metadata: { name: CONTROLLER_NAMES.caIssuer, namespace, labels }, spec: { ca: { secretName: CONTROLLER_NAMES.caCertificate } } },
     {
       apiVersion: CERT_MANAGER,
       kind: 'Certificate',
@@ -73,7 +96,7 @@ export function renderCertificates(props: ResolvedControllerProps, labels: Recor
       spec: {
         secretName: CONTROLLER_NAMES.tlsSecret,
         dnsNames: webhookDnsNames(namespace),
-        issuerRef: { name: CONTROLLER_NAMES.issuer, kind: 'Issuer', group: 'cert-manager.io' },
+        issuerRef: ref(CONTROLLER_NAMES.caIssuer),
         privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
         duration: '8760h',
         renewBefore: '720h',
