@@ -14,8 +14,8 @@
  * `gpu_milli` g asks for g TFLOPS and 16·g MiB on each of its GPUs, the same fraction on any model, as
  * the trace means it. CPU and memory are container requests against the node's allocatable, so
  * kube-scheduler enforces the trace's hard limits. CPU-only trace pods (no GPU) cannot be opted in
- * (gpu-count >= 1), so they are plain pods of our kube-scheduler: they must take their CPU and memory
- * in the same scheduler cache, and the extender passes them through to kube-scheduler's own scoring.
+ * (gpu-count >= 1), so they are plain pods of our kube-scheduler: they take their CPU and memory in
+ * the same scheduler cache, and the extender places them by the pool's mode as shares of no GPU.
  *
  * The full replay (~8,400 pods, sequential) takes about half an hour on 2 cores; use --limit for checks.
  */

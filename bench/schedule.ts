@@ -116,7 +116,8 @@ async function cluster(): Promise<void> {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
         name: `gpu-${i}`, namespace: 'gpu', labels: { [ENABLED_LABEL]: 'true' },
-        annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '8Gi' },
+        // One workload, as the replicas of a Deployment are (a bare pod gets a generated workload of its own).
+        annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/workload': 'bench', 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '8Gi' },
       },
       spec: { containers: container() },
     }));

@@ -38,6 +38,15 @@ export interface ControllerOptions {
   queue?: WorkQueueOptions;
   /** Allocated amounts per GPU; the allocator plugs in here. @default usageFromPods over the node's pods */
   usage?: (pods: PodLike[]) => GpuUsage;
+  /**
+   * How long a pod event waits before its node's and workload's status are written. Pods arrive in
+   * bursts (a Deployment scaled up, a scheduler draining its queue): every event in the window is
+   * folded into one write per object, instead of a write of the GPU, GPUNode, pool and workload
+   * status per pod that competes with the placements themselves. Placement never reads these
+   * statuses (the extender counts the pods' own records), so only the status shown lags.
+   * @default 1000
+   */
+  podStatusDelayMs?: number;
 }
 
 const INDEX_BY_NODE = 'nodeName';
@@ -154,10 +163,11 @@ export class Controller {
       if (pool) add(`pool/${pool}`);
     };
     this.gpus.on({ add: gpuChanged, update: (_o, n) => gpuChanged(n), delete: gpuChanged });
+    const later = (k: string) => this.queue.addAfter(k, this.opts.podStatusDelayMs ?? 1_000);
     const podChanged = (p: PodLike) => {
-      if (p.spec?.nodeName && p.metadata.annotations?.[GPU_IDS_ANNOTATION]) add(`node/${p.spec.nodeName}`);
+      if (p.spec?.nodeName && p.metadata.annotations?.[GPU_IDS_ANNOTATION]) later(`node/${p.spec.nodeName}`);
       const w = p.metadata.labels?.[WORKLOAD_LABEL];
-      if (w) add(`workload/${p.metadata.namespace}/${w}`);
+      if (w) later(`workload/${p.metadata.namespace}/${w}`);
     };
     this.pods.on({ add: podChanged, update: (o, n) => { podChanged(o); podChanged(n); }, delete: podChanged });
     const wl = (w: K8sObject) => add(`workload/${keyOf(w.metadata)}`);

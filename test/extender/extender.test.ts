@@ -76,6 +76,22 @@ describe('filter', () => {
     expect(f).toEqual({ Nodes: null, NodeNames: NODES, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
   });
 
+  test('a pod without a share but with CPU, on nodes of one pool, is placed by the pool\'s mode and counted until its event comes', async () => {
+    for (const n of NODES) api.put('nodes', { ...api.getObject('nodes', n)!, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
+    const cpuPod = (name: string) => put({ ...podObj(name, null), spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] } });
+    await eventually(async () => expect(state.current().choose({ id: 'probe', pool: 'p', qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 4000 }, NODES).best).toBeDefined());
+    const first = cpuPod('cpu-1');
+    const f1 = await extender.filter(args(first));
+    expect(f1.NodeNames).toHaveLength(1);
+    expect(await extender.bind({ PodName: 'cpu-1', PodNamespace: 'default', PodUID: first.metadata.uid!, Node: f1.NodeNames[0] })).toEqual({ Error: '' });
+    // No record on a pod without a share, and its CPU is counted before the watch reports the bind.
+    expect(api.getObject('pods', 'cpu-1', 'default')?.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeUndefined();
+    const f2 = await extender.filter(args(cpuPod('cpu-2')));
+    expect(f2.NodeNames).toEqual(NODES.filter((n) => n !== f1.NodeNames[0]));
+    // Nodes of two pools, or of none: kube-scheduler's own choice.
+    expect((await extender.filter(args(cpuPod('cpu-3'), [...NODES, 'other-node-0']))).NodeNames).toEqual([...NODES, 'other-node-0']);
+  });
+
   test('narrows to the node the placement mode chooses and reserves the share there', async () => {
     const first = await extender.filter(args(put(podObj('a'))));
     expect(first.NodeNames).toHaveLength(1);

@@ -253,6 +253,13 @@ export class PlacementState {
     return r;
   }
 
+  /** The one pool all `nodes` belong to, if they all belong to the same pool. */
+  poolOfAll(nodes: readonly string[]): string | undefined {
+    const owners = this.nodePool();
+    const pool = owners.get(nodes[0] ?? '');
+    return pool !== undefined && nodes.every((n) => owners.get(n) === pool) ? pool : undefined;
+  }
+
   /** The bind succeeded: the share is the pod's (its record arrives through the watch later). */
   commit(uid: string): void {
     const r = this.reserved.get(uid);
@@ -260,6 +267,17 @@ export class PlacementState {
     this.reserved.delete(uid);
     this.held.set(uid, r.allocation);
     this.committedAt.set(uid, this.now());
+  }
+
+  /**
+   * The bind of a pod without a GPU share succeeded: its CPU and memory stay counted as background
+   * usage (what the pod's watch event will say too), and no record is written on the pod.
+   */
+  commitBackground(uid: string): void {
+    const r = this.reserved.get(uid);
+    if (!r) return;
+    this.reserved.delete(uid);
+    this.background.set(uid, r.allocation);
   }
 
   /** Drops a reservation (bind failed, or the pod is filtered again). */
