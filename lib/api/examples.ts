@@ -25,7 +25,7 @@ export function seedWorkloadProfileSpec(): WorkloadProfileSpec {
 
 /** A WorkloadProfile spec that sets every field seed 003 defines. */
 export function fullWorkloadProfileSpec(): WorkloadProfileSpec {
-  const prediction = { enable: true, historyDataPeriod: '7d', model: 'default', predictionPeriod: '1h' };
+  const prediction = { enable: true, historyDataPeriod: '7d', model: 'seasonal-naive' as const, predictionPeriod: '1h' };
   return {
     ...seedWorkloadProfileSpec(),
     nodeAffinity: {
@@ -45,7 +45,7 @@ export function fullWorkloadProfileSpec(): WorkloadProfileSpec {
         maxRatioToRequests: '5.0',
         prediction,
         scaleUpStep: '0.2',
-        targetResource: 'all',
+        targetResource: 'all' as const,
       },
       autoSetReplicas: {
         enable: true,
@@ -63,7 +63,7 @@ export function fullWorkloadProfileSpec(): WorkloadProfileSpec {
         extraBufferRatio: '0.1',
         percentileForAutoRequests: '0.95',
         prediction,
-        targetResource: 'all',
+        targetResource: 'all' as const,
       },
     },
   };

@@ -20,6 +20,7 @@ import { isKindName, KIND_NAMES, KINDS, KindName } from './kinds';
 import type { TensorFusionWorkloadSpec } from './tensor-fusion-workload';
 import { RETIRED_PROFILE_FIELDS, WorkloadProfileSpec } from './workload-profile';
 import { isDnsLabel, isDnsSubdomain } from '../names';
+import { autoScalingIssues } from '../autoscale/settings';
 
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false });
 addFormats(ajv, ['date-time', 'int32', 'int64']);
@@ -245,9 +246,12 @@ function poolRules(spec: unknown, prefix: string): FieldIssue[] {
   return issues;
 }
 
+/** Resource rules plus the autoscaling values a pattern cannot rule out (lib/autoscale/settings.ts). */
+const profileRules = (spec: unknown, prefix: string) => [...resourceRules(spec, prefix), ...autoScalingIssues(spec, prefix)];
+
 const SEMANTIC: Partial<Record<KindName, (spec: unknown, prefix: string) => FieldIssue[]>> = {
-  WorkloadProfile: resourceRules,
-  TensorFusionWorkload: resourceRules,
+  WorkloadProfile: profileRules,
+  TensorFusionWorkload: profileRules,
   GPUPool: poolRules,
 };
 

@@ -4,18 +4,30 @@
  */
 import { Static, Type } from '@sinclair/typebox';
 import { QOS_LEVELS } from '../rules';
-import { GpuResources, Int32, NodeAffinity, StringEnum } from './common';
+import { EXPECTED_KEYWORD, GpuResources, Int32, NodeAffinity, StringEnum } from './common';
+import { FORECAST_MODELS } from '../autoscale/forecast';
+import * as F from '../autoscale/formats';
+import { TARGET_RESOURCES } from '../autoscale/settings';
 
-const str = (description: string) => Type.Optional(Type.String({ description }));
+/** A string field with a format of lib/autoscale/formats.ts: the pattern goes into the CRD too. */
+const formatted = (pattern: string, expected: string) => (description: string) =>
+  Type.Optional(Type.String({ description, pattern, [EXPECTED_KEYWORD]: expected }));
+const duration = formatted(F.DURATION_PATTERN, F.DURATION_EXPECTED);
+const ratio = formatted(F.RATIO_PATTERN, F.RATIO_EXPECTED);
+const fraction = formatted(F.FRACTION_PATTERN, F.FRACTION_EXPECTED);
+const percentile = formatted(F.PERCENTILE_PATTERN, F.PERCENTILE_EXPECTED);
+const multiplier = formatted(F.MULTIPLIER_PATTERN, F.MULTIPLIER_EXPECTED);
+const targetResource = (description: string) =>
+  Type.Optional(StringEnum(TARGET_RESOURCES, { description }));
 const enable = Type.Optional(Type.Boolean({ description: 'Turns this autoscaler on.' }));
 
 const Prediction = Type.Optional(
   Type.Object(
     {
       enable,
-      historyDataPeriod: str('How much metric history the predictor reads, e.g. 7d.'),
-      model: str('Name of the prediction model.'),
-      predictionPeriod: str('How far ahead the predictor looks, e.g. 1h.'),
+      historyDataPeriod: duration('How much metric history the predictor reads, e.g. 7d.'),
+      model: Type.Optional(StringEnum(FORECAST_MODELS, { description: 'Forecasting model: seasonal-naive (a day repeats) or linear-trend.' })),
+      predictionPeriod: duration('How far ahead the predictor looks, e.g. 1h.'),
     },
     { description: 'Forecast-based tuning on top of the observed metrics.' },
   ),
@@ -28,13 +40,13 @@ export const AutoScalingConfig = Type.Object(
       Type.Object(
         {
           enable,
-          evaluationPeriod: str('Window of metrics used for each decision (short, under a minute).'),
-          extraTFlopsBufferRatio: str('Extra TFLOPS headroom over observed use, as a ratio.'),
-          ignoredDeltaRange: str('Changes smaller than this ratio are ignored.'),
-          maxRatioToRequests: str('Upper bound of the limit as a multiple of the request, e.g. "5.0".'),
+          evaluationPeriod: duration('Window of metrics used for each decision (short, under a minute).'),
+          extraTFlopsBufferRatio: ratio('Extra TFLOPS headroom over observed use, as a ratio.'),
+          ignoredDeltaRange: fraction('Changes smaller than this ratio are ignored.'),
+          maxRatioToRequests: multiplier('Upper bound of the limit as a multiple of the request, e.g. "5.0".'),
           prediction: Prediction,
-          scaleUpStep: str('Ratio by which a limit grows per step.'),
-          targetResource: str('Which limits to tune: tflops, vram or all (the default).'),
+          scaleUpStep: ratio('Ratio by which a limit grows per step.'),
+          targetResource: targetResource('Which limits to tune: tflops, vram or all (the default).'),
         },
         { description: 'Vertical autoscaling of limits: burst on the GPUs already assigned.' },
       ),
@@ -43,12 +55,12 @@ export const AutoScalingConfig = Type.Object(
       Type.Object(
         {
           enable,
-          evaluationPeriod: str('Window of metrics used for each decision (1m to 1h).'),
-          scaleDownCoolDownTime: str('Minimum time between two scale-downs.'),
-          scaleDownStep: str('Ratio of replicas removed per scale-down.'),
-          scaleUpCoolDownTime: str('Minimum time between two scale-ups.'),
-          scaleUpStep: str('Ratio of replicas added per scale-up.'),
-          targetTFlopsOfLimits: str('Scale out when TFLOPS use exceeds this ratio of the limits.'),
+          evaluationPeriod: duration('Window of metrics used for each decision (1m to 1h).'),
+          scaleDownCoolDownTime: duration('Minimum time between two scale-downs.'),
+          scaleDownStep: fraction('Ratio of replicas removed per scale-down.'),
+          scaleUpCoolDownTime: duration('Minimum time between two scale-ups.'),
+          scaleUpStep: ratio('Ratio of replicas added per scale-up.'),
+          targetTFlopsOfLimits: fraction('Scale out when TFLOPS use exceeds this ratio of the limits.'),
         },
         { description: 'Horizontal autoscaling of workers onto more GPUs when limits are reached.' },
       ),
@@ -56,13 +68,13 @@ export const AutoScalingConfig = Type.Object(
     autoSetRequests: Type.Optional(
       Type.Object(
         {
-          aggregationPeriod: str('Period over which usage is aggregated.'),
+          aggregationPeriod: duration('Period over which usage is aggregated.'),
           enable,
-          evaluationPeriod: str('Window of metrics used for each decision (1 day to 2 weeks).'),
-          extraBufferRatio: str('Headroom added to the observed usage, e.g. "0.1" for 10%.'),
-          percentileForAutoRequests: str('Usage percentile used as the new request.'),
+          evaluationPeriod: duration('Window of metrics used for each decision (1 day to 2 weeks).'),
+          extraBufferRatio: ratio('Headroom added to the observed usage, e.g. "0.1" for 10%.'),
+          percentileForAutoRequests: percentile('Usage percentile used as the new request.'),
           prediction: Prediction,
-          targetResource: str('Which requests to tune: tflops, vram or all (the default).'),
+          targetResource: targetResource('Which requests to tune: tflops, vram or all (the default).'),
         },
         { description: 'Long-term adjustment of requests to the observed usage (remote mode).' },
       ),

@@ -118,7 +118,7 @@ describe('WorkloadProfile spec rules', () => {
       'spec.gpuModel: got 100, expected a string',
     ]);
     expect(wp(profile({ autoScalingConfig: { autoSetLimits: { maxRatioToRequests: 5 } } }))).toEqual([
-      'spec.autoScalingConfig.autoSetLimits.maxRatioToRequests: got 5, expected a string',
+      'spec.autoScalingConfig.autoSetLimits.maxRatioToRequests: got 5, expected a multiplier of at least 1 such as 5.0',
     ]);
     expect(wp('A100')).toEqual([
       'spec: got "A100", expected an object with fields resources, qos, replicas, isLocalGPU, poolName, gpuCount, gpuModel, nodeAffinity, autoScalingConfig',

@@ -39,8 +39,8 @@ const fullSpec = {
       ignoredDeltaRange: '0.05',
       maxRatioToRequests: '5.0',
       scaleUpStep: '0.2',
-      targetResource: 'all',
-      prediction: { enable: true, historyDataPeriod: '7d', model: 'lstm', predictionPeriod: '1h' },
+      targetResource: 'all' as const,
+      prediction: { enable: true, historyDataPeriod: '7d', model: 'linear-trend' as const, predictionPeriod: '1h' },
     },
     autoSetReplicas: {
       enable: true,
@@ -57,8 +57,8 @@ const fullSpec = {
       evaluationPeriod: '14d',
       extraBufferRatio: '0.1',
       percentileForAutoRequests: '0.95',
-      targetResource: 'vram',
-      prediction: { enable: false, historyDataPeriod: '14d', model: 'arima', predictionPeriod: '1d' },
+      targetResource: 'vram' as const,
+      prediction: { enable: false, historyDataPeriod: '14d', model: 'seasonal-naive' as const, predictionPeriod: '1d' },
     },
   },
 };
