@@ -64,7 +64,8 @@ export function normalizeGpuProduct(product: string): string[] {
   const tokens = product.toUpperCase().replace(/[\s_]+/g, '-').split('-').filter(Boolean);
   const mig = tokens.indexOf('MIG');
   const kept = mig >= 0 ? tokens.slice(0, mig) : tokens;
-  return kept.filter((t) => !['NVIDIA', 'TESLA', 'GEFORCE', 'SHARED'].includes(t));
+  // Upstream TensorFusion writes `RTX4090`, GFD `RTX-4090`.
+  return kept.filter((t) => !['NVIDIA', 'TESLA', 'GEFORCE', 'SHARED'].includes(t)).flatMap((t) => /^RTX\w/.test(t) ? ['RTX', t.slice(3)] : [t]);
 }
 
 function containsSequence(tokens: readonly string[], seq: readonly string[]): boolean {
@@ -104,4 +105,49 @@ export function lookupGpuTflops(product: string, overrides: Record<string, strin
     if (tflops !== undefined && tflops > 0) return { model, tflops, from: 'pool' };
   }
   return entry ? { model: entry.model, tflops: entry.tflops, from: 'catalog' } : undefined;
+}
+
+/**
+ * Whether a GPU whose `GPU.status.gpuModel` is `gpuModel` (the catalog's short name, or the GFD product
+ * when the catalog does not know it) satisfies a requested model `wanted` (`tensor-fusion.ai/gpu-model`,
+ * `spec.gpuModel`). The rule:
+ * 1. Names compare as {@link normalizeGpuProduct} tokens: case-insensitive, `-`, `_` and spaces alike,
+ *    vendor and brand words (NVIDIA, Tesla, GeForce) dropped.
+ * 2. Family: the request matches when its tokens lead the GPU's model. `H100` selects H100 (SXM),
+ *    H100-PCIe and H100-NVL but not H200 or GH200; `l40s` selects L40S but not L40.
+ * 3. Alias: otherwise the request is read as a product name through the catalog (upstream's
+ *    `A100_SXM_80G`, `H100_SXM`, `RTX4090`, or a GFD product such as `NVIDIA-H100-80GB-HBM3`) and
+ *    matches the GPUs of that catalog model.
+ * @example gpuModelMatches('H100', 'H100-PCIe') // true
+ * @example gpuModelMatches('A100_SXM_80G', 'A100') // true
+ */
+export function gpuModelMatches(wanted: string, gpuModel: string): boolean {
+  const want = normalizeGpuProduct(wanted);
+  const have = normalizeGpuProduct(gpuModel);
+  if (want.length === 0) return false;
+  if (want.length <= have.length && want.every((t, i) => have[i] === t)) return true;
+  const alias = catalogEntry(wanted);
+  const own = catalogEntry(gpuModel);
+  return alias !== undefined && own !== undefined && alias.model === own.model;
+}
+
+/** Requested GPU models, matched by {@link gpuModelMatches}; iterates the names as written. */
+export class GpuModelFilter implements Iterable<string> {
+  private readonly seen = new Map<string, boolean>();
+
+  constructor(readonly wanted: readonly string[]) {}
+
+  /** Whether a GPU of `gpuModel` satisfies any requested model (memoised: placement asks per GPU). */
+  has(gpuModel: string): boolean {
+    let hit = this.seen.get(gpuModel);
+    if (hit === undefined) {
+      hit = this.wanted.some((w) => gpuModelMatches(w, gpuModel));
+      this.seen.set(gpuModel, hit);
+    }
+    return hit;
+  }
+
+  [Symbol.iterator](): Iterator<string> {
+    return this.wanted[Symbol.iterator]();
+  }
 }

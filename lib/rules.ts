@@ -50,8 +50,17 @@ export function checkGpuCount(field: string, value: unknown): FieldIssue | undef
     : fieldIssue(field, value, `an integer from ${GPU_COUNT_MIN} to ${GPU_COUNT_MAX}`);
 }
 
+/**
+ * Most vGPU workers of one workload. Kubernetes is tested up to 150,000 pods per cluster; one workload
+ * of more than 10,000 workers would be a large part of any cluster and is far more likely a typo than
+ * a plan. Without a bound, int32 would let 2 billion through and larger values fail the CRD schema.
+ */
+export const REPLICAS_MAX = 10_000;
+
 export function checkReplicas(field: string, value: unknown): FieldIssue | undefined {
-  return Number.isInteger(value) && (value as number) >= 0 ? undefined : fieldIssue(field, value, 'a non-negative integer');
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= REPLICAS_MAX
+    ? undefined
+    : fieldIssue(field, value, `an integer from 0 to ${REPLICAS_MAX}`);
 }
 
 /**

@@ -86,8 +86,15 @@ function checkContainers(field: string, input: unknown, ctx: ValueContext): Chec
   return issues.length > 0 ? { issues } : ok(names as string[]);
 }
 
-/** Checks `input` as a value of `kind`; the returned value is parsed (numbers, bytes, booleans, lists). */
+/**
+ * Checks `input` as a value of `kind`; the returned value is parsed (numbers, bytes, booleans, lists).
+ * One rule for every kind: a value is read as written, so surrounding spaces are refused (as
+ * Kubernetes refuses them in quantities); only the commas of a list may have spaces around them.
+ */
 export function checkValue(kind: AnnotationValueKind, field: string, input: unknown, ctx: ValueContext): CheckedValue {
+  if (typeof input === 'string' && input.trim() !== input && input.trim() !== '') {
+    return bad(fieldIssue(field, input, `${JSON.stringify(input.trim())}, without surrounding spaces`));
+  }
   switch (kind) {
     case 'poolName':
       return fromIssue(input, checkPoolName(field, input));

@@ -4,7 +4,7 @@
  * TypeBox value feeds the CRD generator, the static types and the Ajv validators.
  */
 import { Static, TSchema, Type } from '@sinclair/typebox';
-import { QUANTITY_PATTERN } from '../quantity';
+import { formatBytes, QUANTITY_MAX_LENGTH, QUANTITY_PATTERN, TFLOPS_MAX, VRAM_MAX } from '../quantity';
 
 /**
  * Schema keyword that replaces the generic "what is allowed" text in validation messages. It is
@@ -15,11 +15,18 @@ export const EXPECTED_KEYWORD = 'x-tf-expected';
 /** A Kubernetes quantity: an integer or a quantity string (`4Gi`, `'10'`, `500m`). */
 export type Quantity = string | number;
 
-function quantity(description: string, expected: string) {
+/**
+ * Every quantity string is bounded in length and exponent (QUANTITY_PATTERN); `maximum` bounds the
+ * integer form where one share per GPU is meant. The exact bounds of string values are the codec's
+ * (lib/quantity.ts), checked at admission and by the components.
+ */
+function quantity(description: string, expected: string, maximum?: number) {
   return Type.Unsafe<Quantity>({
     description,
     anyOf: [{ type: 'integer' }, { type: 'string' }],
+    ...(maximum !== undefined ? { maximum } : {}),
     pattern: QUANTITY_PATTERN,
+    maxLength: QUANTITY_MAX_LENGTH,
     'x-kubernetes-int-or-string': true,
     [EXPECTED_KEYWORD]: expected,
   });
@@ -31,6 +38,14 @@ export const Bytes = (description: string) => quantity(description, 'a Kubernete
 /** FP16 TFLOPS as a Kubernetes quantity (`'10'`, `'0.5'`, `500m`; fractions must be strings). */
 export const Tflops = (description: string) =>
   quantity(description, "a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings)");
+
+/** VRAM of one share per GPU: at most 1Pi (VRAM_MAX) as an integer; the codec bounds strings alike. */
+const ShareBytes = (description: string) =>
+  quantity(description, `a Kubernetes quantity such as 4Gi or 512Mi, at most ${formatBytes(VRAM_MAX)}`, VRAM_MAX);
+
+/** TFLOPS of one share per GPU: at most TFLOPS_MAX as an integer; the codec bounds strings alike. */
+const ShareTflops = (description: string) =>
+  quantity(description, `a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings), at most ${TFLOPS_MAX}`, TFLOPS_MAX);
 
 /** CPU cores as a Kubernetes quantity. */
 export const Cpu = (description: string) => quantity(description, 'a Kubernetes quantity such as 8 or 500m');
@@ -62,8 +77,8 @@ export const Int32 = (options: { description: string; minimum?: number; maximum?
 export const GpuAmounts = (description: string) =>
   Type.Object(
     {
-      tflops: Tflops('FP16 TFLOPS.'),
-      vram: Bytes('Video memory in bytes.'),
+      tflops: ShareTflops(`FP16 TFLOPS, at most ${TFLOPS_MAX}.`),
+      vram: ShareBytes(`Video memory in bytes, at most ${formatBytes(VRAM_MAX)}.`),
     },
     { description },
   );

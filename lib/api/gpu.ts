@@ -16,7 +16,7 @@ export const GPUStatus = Type.Object(
   {
     uuid: Type.String({ description: 'Device UUID reported by the driver.' }),
     index: Type.Optional(Int32({ description: 'Device index on its node (cuda:N).', minimum: 0 })),
-    gpuModel: Type.String({ description: 'Short model name, e.g. A100; matched by spec.gpuModel of workloads.' }),
+    gpuModel: Type.String({ description: 'Short model name, e.g. A100; matched by family by spec.gpuModel of workloads.' }),
     vendor: Type.String({ description: 'Vendor name, e.g. NVIDIA.', default: 'NVIDIA' }),
     phase: StringEnum(GPU_PHASES, { description: 'Lifecycle phase.' }),
     capacity: GpuAmounts('Total TFLOPS and VRAM of the device.'),

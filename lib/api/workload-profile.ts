@@ -3,7 +3,7 @@
  * `tensor-fusion.ai/workload-profile` annotation. TensorFusionWorkload shares this spec.
  */
 import { Static, Type } from '@sinclair/typebox';
-import { QOS_LEVELS } from '../rules';
+import { QOS_LEVELS, REPLICAS_MAX } from '../rules';
 import { EXPECTED_KEYWORD, GpuResources, Int32, NodeAffinity, StringEnum } from './common';
 import { FORECAST_MODELS } from '../autoscale/forecast';
 import * as F from '../autoscale/formats';
@@ -91,8 +91,9 @@ export const WorkloadProfileSpec = Type.Object(
     qos: Type.Optional(StringEnum(QOS_LEVELS, { description: 'Quality-of-service level; medium when unset.' })),
     replicas: Type.Optional(
       Int32({
-        description: 'Fixed number of GPU workers. Unset means one worker per client pod (dynamic).',
+        description: `Fixed number of GPU workers, at most ${REPLICAS_MAX}. Unset means one worker per client pod (dynamic).`,
         minimum: 0,
+        maximum: REPLICAS_MAX,
       }),
     ),
     isLocalGPU: Type.Optional(
@@ -102,7 +103,7 @@ export const WorkloadProfileSpec = Type.Object(
     gpuCount: Type.Optional(
       Int32({ description: 'GPU devices per worker; requests and limits apply to each. Default 1.', minimum: 1, maximum: 128 }),
     ),
-    gpuModel: Type.Optional(Type.String({ description: 'Required GPU model, matched exactly (e.g. A100, H100).' })),
+    gpuModel: Type.Optional(Type.String({ description: 'Required GPU model, matched case-insensitively by family (H100 selects H100, H100-PCIe and H100-NVL) or by an upstream catalog name such as A100_SXM_80G.' })),
     nodeAffinity: Type.Optional(NodeAffinity),
     autoScalingConfig: Type.Optional(AutoScalingConfig),
   },

@@ -1,4 +1,5 @@
 import { fieldIssue, throwIfInvalid, ValidationError } from '../errors';
+import { GpuModelFilter } from '../gpu-catalog';
 import { PoolState } from './pool';
 import { explain } from './reasons';
 import { GpuState, hashRank, Need, NodeState, toMilli } from './state';
@@ -317,7 +318,7 @@ export class Allocator {
     const vl = k === 0 ? 0 : r.vramLimit ?? r.vramRequest;
     const cpu = r.cpu ?? 0;
     const mem = r.memory ?? 0;
-    const models = k === 0 || r.gpuModel === undefined ? null : new Set(typeof r.gpuModel === 'string' ? [r.gpuModel] : r.gpuModel);
+    const models = k === 0 || r.gpuModel === undefined ? null : new GpuModelFilter(typeof r.gpuModel === 'string' ? [r.gpuModel] : r.gpuModel);
     const mode = r.placementMode ?? poolMode;
     const modelKey = models ? [...models].sort().join(',') : '';
     return { k, t, tl, v, vl, cpu, mem, models, mode, key: `${mode}|${k}|${t}|${tl}|${v}|${cpu}|${mem}|${modelKey}` };

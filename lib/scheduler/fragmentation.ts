@@ -7,6 +7,7 @@
  * fragmented before the node runs out entirely (see fragFor); it lowers unallocated GPU on openb
  * from 4.64% to 4.24% (seeds 42-44).
  */
+import { GpuModelFilter } from '../gpu-catalog';
 import { freeShare, GpuState, NodeProfile, NodeState, Typical, toMilli } from './state';
 import { TypicalRequest } from './types';
 
@@ -129,7 +130,7 @@ export function normaliseMix(mix: readonly TypicalRequest[]): Typical[] {
     v: m.vram,
     cpu: m.cpu ?? 0,
     mem: m.memory ?? 0,
-    models: m.models && m.models.length > 0 ? new Set(m.models) : null,
+    models: m.models && m.models.length > 0 ? new GpuModelFilter(m.models) : null,
     p: m.weight / total,
   }));
 }

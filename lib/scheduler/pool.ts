@@ -82,11 +82,12 @@ export class PoolState implements PoolView {
       const cache = new Map<string, number>();
       for (const m of this.mix) {
         if (m.models === null || m.k === 0) continue;
-        let supply = 0;
-        for (const x of m.models) supply += gpus.get(x) ?? 0;
+        // The GPU models a request may use, by family and alias (lib/gpu-catalog.ts).
+        const usable = [...gpus].filter(([x]) => m.models!.has(x));
+        const supply = usable.reduce((sum, [, n]) => sum + n, 0);
         if (supply === 0 || supply === total) continue;
         const share = 0.5 * (m.t / 1000 + m.v / 1000);
-        for (const x of m.models) cache.set(x, (cache.get(x) ?? 0) + (m.p * m.k * share * total) / supply);
+        for (const [x] of usable) cache.set(x, (cache.get(x) ?? 0) + (m.p * m.k * share * total) / supply);
       }
       this.pressureCache = cache;
     }

@@ -2,6 +2,7 @@
  * Internal mutable state of the allocator. Amounts are integers (milli-TFLOPS, bytes, millicores)
  * so that release followed by rebuild gives bit-identical figures.
  */
+import type { GpuModelFilter } from '../gpu-catalog';
 import type { PlacementMode } from '../rules';
 
 export interface GpuState {
@@ -61,8 +62,8 @@ export interface Need {
   readonly vl: number;
   readonly cpu: number;
   readonly mem: number;
-  /** Allowed models; null means any. */
-  readonly models: ReadonlySet<string> | null;
+  /** Allowed models (family and alias matching, lib/gpu-catalog.ts); null means any. */
+  readonly models: GpuModelFilter | null;
   readonly mode: PlacementMode;
   readonly key: string;
 }
@@ -74,7 +75,7 @@ export interface Typical {
   readonly v: number;
   readonly cpu: number;
   readonly mem: number;
-  readonly models: ReadonlySet<string> | null;
+  readonly models: GpuModelFilter | null;
   readonly p: number;
 }
 

@@ -11,7 +11,7 @@ export interface GpuSpec {
   readonly id: string;
   /** Device index on its node (0-based); allocations list GPUs in this order. */
   readonly index: number;
-  /** GPU model, e.g. `A100`; matched exactly by {@link AllocationRequest.gpuModel}. */
+  /** GPU model, e.g. `A100`; matched by family and alias by {@link AllocationRequest.gpuModel} (gpuModelMatches in lib/gpu-catalog.ts). */
   readonly model: string;
   /** Compute capacity in TFLOPS (> 0). The allocator works in milli-TFLOPS internally. */
   readonly tflops: number;

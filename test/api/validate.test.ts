@@ -55,13 +55,13 @@ describe('valid objects', () => {
 describe('WorkloadProfile spec rules', () => {
   it('rejects a VRAM that is not a quantity', () => {
     expect(wp(resources({ vram: '4GB' }, {}))).toEqual([
-      'spec.resources.requests.vram: got "4GB", expected a Kubernetes quantity such as 4Gi or 512Mi',
+      'spec.resources.requests.vram: got "4GB", expected a Kubernetes quantity such as 4Gi or 512Mi, at most 1Pi',
     ]);
   });
 
   it('rejects fractional TFLOPS given as a number', () => {
     expect(wp(resources({ tflops: 0.5 }, {}))).toEqual([
-      "spec.resources.requests.tflops: got 0.5, expected a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings)",
+      "spec.resources.requests.tflops: got 0.5, expected a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings), at most 100000",
     ]);
   });
 
@@ -87,7 +87,7 @@ describe('WorkloadProfile spec rules', () => {
   it('requires requests and limits with tflops and vram once resources is set', () => {
     expect(wp(profile({ resources: { requests: { tflops: '10' } } }))).toEqual([
       'spec.resources.limits: got nothing, expected an object with fields tflops, vram (required in spec.resources)',
-      'spec.resources.requests.vram: got nothing, expected a Kubernetes quantity such as 4Gi or 512Mi (required in spec.resources.requests)',
+      'spec.resources.requests.vram: got nothing, expected a Kubernetes quantity such as 4Gi or 512Mi, at most 1Pi (required in spec.resources.requests)',
     ]);
   });
 
@@ -107,7 +107,7 @@ describe('WorkloadProfile spec rules', () => {
     for (const bad of [-1, 1.5, '2']) {
       expect(wp(profile({ replicas: bad }))).toEqual([checkReplicas('spec.replicas', bad)?.message]);
     }
-    expect(wp(profile({ replicas: -1 }))).toEqual(['spec.replicas: got -1, expected a non-negative integer']);
+    expect(wp(profile({ replicas: -1 }))).toEqual(['spec.replicas: got -1, expected an integer from 0 to 10000']);
     expect(wp(profile({ replicas: 0 }))).toEqual([]);
   });
 
@@ -325,7 +325,7 @@ describe('assert helpers', () => {
           'props.gpuCount: got 0, expected an integer from 1 to 128',
       );
     }
-    expect(() => assertTensorFusionWorkloadSpec({ replicas: -1 })).toThrow('spec.replicas: got -1, expected a non-negative integer');
+    expect(() => assertTensorFusionWorkloadSpec({ replicas: -1 })).toThrow('spec.replicas: got -1, expected an integer from 0 to 10000');
     expect(() => assertGpuPoolSpec({})).toThrow('spec.nodeManagerConfig: got nothing');
     expect(() => assertGpuNodeSpec({ manageMode: 'x' })).toThrow('spec.manageMode: got "x"');
     expect(() => assertGpuStatus({})).toThrow('status.uuid: got nothing');
