@@ -69,8 +69,8 @@ describe('GpuNode rules', () => {
       ['gpu.memory 80GB', { nodeName: 'n', gpu: { ...gpu, memory: '80GB' } }, `${ctx}gpu.memory: got "80GB", expected a positive Kubernetes quantity such as 4Gi or 512Mi`],
       [
         'gpu.memory not whole MiB',
-        { nodeName: 'n', gpu: { ...gpu, memory: '1000000' } },
-        `${ctx}gpu.memory: got "1000000", expected a whole number of MiB, as GFD labels it (e.g. 80Gi or 81920Mi)`,
+        { nodeName: 'n', gpu: { ...gpu, memory: '1000000000' } },
+        `${ctx}gpu.memory: got "1000000000", expected a whole number of MiB, as GFD labels it (e.g. 80Gi or 81920Mi)`,
       ],
       ['gpu.model not a label value', { nodeName: 'n', gpu: { ...gpu, model: 'A 100' } }, `${ctx}gpu.model: got "A 100", expected ${LABEL_VALUE}`],
       ['bad vendor', { nodeName: 'n', vendor: 'NV IDIA' }, `${ctx}vendor: got "NV IDIA", expected ${LABEL_VALUE}`],
@@ -109,7 +109,7 @@ describe.each([
       resources({ tflops: '5', vram: '4Gi' }, { tflops: '4', vram: '4Gi' }),
       `${ctx}spec.resources.limits.tflops: got "4", expected at least spec.resources.requests.tflops (5)`,
     ],
-    ['bad vram quantity', resources({ tflops: '5', vram: '4XB' }, { tflops: '5', vram: '4Gi' }), `${ctx}spec.resources.requests.vram: got "4XB", expected a Kubernetes quantity such as 4Gi or 512Mi`],
+    ['bad vram quantity', resources({ tflops: '5', vram: '4XB' }, { tflops: '5', vram: '4Gi' }), `${ctx}spec.resources.requests.vram: got "4XB", expected a Kubernetes quantity such as 4Gi or 512Mi, at most 1Pi`],
     [
       'requests without limits',
       { resources: { requests: { tflops: '1', vram: '1Gi' } } } as never,
@@ -124,7 +124,7 @@ describe.each([
     ],
     ['bad qos', { qos: 'urgent' as never }, `${ctx}spec.qos: got "urgent", expected ${QOS}`],
     ['gpuCount 0', { gpuCount: 0 }, `${ctx}spec.gpuCount: got 0, expected an integer from 1 to 128`],
-    ['negative replicas', { replicas: -1 }, `${ctx}spec.replicas: got -1, expected a non-negative integer`],
+    ['negative replicas', { replicas: -1 }, `${ctx}spec.replicas: got -1, expected an integer from 0 to 10000`],
     ['bad name', { name: 'Bad' }, `${kind} Bad: name: got "Bad", expected ${DNS_NAME}`],
     ['bad namespace', { namespace: 'ml.team' }, `${ctx}namespace: got "ml.team", expected ${DNS_LABEL}`],
   ]);
@@ -161,7 +161,7 @@ describe('gpuWorkload rules', () => {
     ['bad qos', { qos: 'urgent' as never }, `${ctx}qos: got "urgent", expected ${QOS}`],
     ['gpuCount 0', { gpuCount: 0 }, `${ctx}gpuCount: got 0, expected an integer from 1 to 128`],
     ['gpuCount 129', { gpuCount: 129 }, `${ctx}gpuCount: got 129, expected an integer from 1 to 128`],
-    ['negative replicas', { replicas: -1 }, `${ctx}replicas: got -1, expected a non-negative integer`],
+    ['negative replicas', { replicas: -1 }, `${ctx}replicas: got -1, expected an integer from 0 to 10000`],
     ['vram 80GB', { vramRequest: '80GB' }, `${ctx}vramRequest: got "80GB", expected a positive Kubernetes quantity such as 4Gi or 512Mi`],
     ['vram limit below request', { vramRequest: '4Gi', vramLimit: '2Gi' }, `${ctx}vramLimit: got "2Gi", expected at least vramRequest (4Gi)`],
     ['tflops not positive', { tflopsRequest: -1 }, `${ctx}tflopsRequest: got -1, expected a positive number of TFLOPS such as '10' or '0.5'`],
