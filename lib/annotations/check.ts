@@ -11,6 +11,7 @@ import { ANNOTATION, AnnotationSpec, CONTROLLER_WRITTEN_KEYS, ENABLED_LABEL, GPU
 import { ANNOTATION_PREFIX } from '../labels';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 import { booleanLiteral, checkValue, ValueSource } from './values';
+import { checkUpstreamRules, UPSTREAM_IGNORED_KEYS } from './upstream';
 
 export interface CheckedInput {
   /** Parsed values of the fields that were present and valid. */
@@ -27,7 +28,8 @@ export function didYouMean(name: string, known: readonly string[]): string | und
   return distance(name, best) <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
 }
 
-const ANNOTATION_SUFFIXES = GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key.slice(ANNOTATION_PREFIX.length));
+// Upstream keys not acted on are known too: a typo of one still gets its did-you-mean.
+const ANNOTATION_SUFFIXES = [...GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key), ...UPSTREAM_IGNORED_KEYS.keys()].map((k) => k.slice(ANNOTATION_PREFIX.length));
 const OPTION_NAMES = GPU_WORKLOAD_ANNOTATIONS.map((s) => s.option);
 
 function unknownAnnotation(key: string, value: unknown): FieldIssue {
@@ -75,6 +77,7 @@ export function checkCrossRules(
     issues.push(fieldIssue(field('noStandaloneWorkerMode'), raw.noStandaloneWorkerMode,
       `${booleanLiteral(false, source)} or nothing, unless ${field('isLocalGpu')} is ${booleanLiteral(true, source)}`));
   }
+  issues.push(...checkUpstreamRules(settings, raw, field, source));
   if (containers && containers.length > 1 && raw.injectContainers === undefined) {
     const list = source === 'annotation' ? 'a comma-separated list of container names' : 'a list of container names';
     issues.push(fieldIssue(field('injectContainers'), undefined,
@@ -98,7 +101,8 @@ export function checkGpuWorkloadInput(source: ValueSource, input: unknown, conta
     const value = map[name];
     let spec: AnnotationSpec | undefined;
     if (source === 'annotation') {
-      if (!name.startsWith(ANNOTATION_PREFIX) || CONTROLLER_WRITTEN_KEYS.has(name)) continue;
+      // Upstream keys not acted on are admitted; the webhook warns about them (upstream.ts).
+      if (!name.startsWith(ANNOTATION_PREFIX) || CONTROLLER_WRITTEN_KEYS.has(name) || UPSTREAM_IGNORED_KEYS.has(name)) continue;
       spec = SPEC_BY_KEY.get(name);
       if (!spec) { issues.push(unknownAnnotation(name, value)); continue; }
     } else {

@@ -5,6 +5,7 @@
  */
 import { ALLOCATION_ANNOTATION, ANNOTATION_PREFIX, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../labels';
 import type { GpuWorkloadOptionName } from './options';
+import type { UpstreamValueKind } from './upstream';
 
 export { ENABLED_LABEL };
 
@@ -19,7 +20,8 @@ export type AnnotationValueKind =
   | 'vram' // positive quantity of bytes
   | 'qos' // QoS enum
   | 'boolean' // 'true' | 'false'
-  | 'gpuModel'; // free model name
+  | 'gpuModel' // free model name
+  | UpstreamValueKind; // keys of upstream TensorFusion pods (see upstream.ts)
 
 /** One user-facing annotation. */
 export interface AnnotationSpec {
@@ -58,6 +60,13 @@ export const GPU_WORKLOAD_ANNOTATIONS: readonly AnnotationSpec[] = [
   spec('auto-limits', 'autoLimits', 'boolean', 'Set limits from observed usage.'),
   spec('auto-replicas', 'autoReplicas', 'boolean', 'Scale vGPU worker replicas from observed usage.'),
   spec('no-standalone-worker-mode', 'noStandaloneWorkerMode', 'boolean', "Also inject the worker as an init container; only with is-local-gpu 'true'."),
+  // Upstream TensorFusion keys that map onto this package's model.
+  spec('compute-percent-request', 'computePercentRequest', 'percent', "Percent of one GPU's compute reserved, instead of tflops-request; needs gpu-model."),
+  spec('compute-percent-limit', 'computePercentLimit', 'percent', "Most percent of one GPU's compute, instead of tflops-limit; needs gpu-model."),
+  spec('dedicated-gpu', 'dedicatedGpu', 'boolean', "'true' reserves whole GPUs of gpu-model (all their TFLOPS)."),
+  spec('gpu-indices', 'gpuIndices', 'gpuIndices', 'Comma-separated device indices the GPUs must have on their node; sets gpu-count.'),
+  spec('vendor', 'vendor', 'vendor', 'GPU vendor; NVIDIA, the vendor of every GPU managed here.'),
+  spec('eviction-protection', 'evictionProtection', 'duration', 'Upstream pricing window; checked, with no effect here (no pricing).'),
 ];
 
 /** Annotation key of each option, e.g. `ANNOTATION.tflopsLimit === 'tensor-fusion.ai/tflops-limit'`. */

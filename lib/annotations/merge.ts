@@ -16,7 +16,8 @@
  * The merged result is validated again (limit >= request, no-standalone-worker-mode needs local GPU).
  */
 import type { AutoScalingConfig, GPUPoolSpec, NodeAffinity, WorkloadProfileSpec } from '../api';
-import { FieldIssue } from '../errors';
+import { FieldIssue, fieldIssue } from '../errors';
+import { lookupGpuTflops } from '../gpu-catalog';
 import { DEFAULT_QOS, QosLevel } from '../rules';
 import { checkCrossRules, showQuantity } from './check';
 import { ANNOTATION, AnnotationValueKind } from './keys';
@@ -29,7 +30,10 @@ export const DEFAULT_GPU_COUNT = 1;
 export const DEFAULT_GENERATE_WORKLOAD = true;
 
 /** The GPUPool fields the merge reads. */
-export type PoolDefaults = Pick<GPUPoolSpec, 'qosConfig' | 'defaultUsingLocalGPU'>;
+export type PoolDefaults = Pick<GPUPoolSpec, 'qosConfig' | 'defaultUsingLocalGPU'> & {
+  /** Read for `capacityConfig.gpuTflops`, the per-model TFLOPS that turn compute-percent into TFLOPS. */
+  readonly capacityConfig?: { readonly gpuTflops?: Record<string, string | number> };
+};
 
 /** Which layer a resolved value came from; `derived` is a request copied from its limit or back. */
 export type SettingSource = 'annotation' | 'profile' | 'pool' | 'default' | 'derived';
@@ -53,6 +57,14 @@ export interface ResolvedWorkloadSettings {
   readonly generateWorkload: boolean;
   readonly workloadProfile?: string;
   readonly noStandaloneWorkerMode: boolean;
+  /** Device indices the GPUs must have on their node (upstream `gpu-indices`). */
+  readonly gpuIndices?: readonly number[];
+  /** Whole GPUs: the TFLOPS are the model's (upstream `dedicated-gpu`). */
+  readonly dedicatedGpu?: boolean;
+  /** Upstream `vendor`, checked (always NVIDIA here). */
+  readonly vendor?: string;
+  /** Upstream `eviction-protection`, checked; no effect here (no pricing). */
+  readonly evictionProtection?: string;
   readonly nodeAffinity?: NodeAffinity;
   readonly autoScalingConfig?: AutoScalingConfig;
   /** Where each set field came from (auto-scaling flags under autoSetLimits/autoSetReplicas/autoSetRequests). */
@@ -112,12 +124,28 @@ export function resolveWorkloadSettings(
   resolve('isLocalGpu', fromAnnotation('isLocalGpu'), fromProfile('boolean', 'isLocalGPU', profile?.isLocalGPU),
     [checked('boolean', `${POOL}defaultUsingLocalGPU`, pool?.defaultUsingLocalGPU), 'pool', `${POOL}defaultUsingLocalGPU`],
     [DEFAULT_IS_LOCAL_GPU, 'default', ANNOTATION.isLocalGpu]);
-  resolve('gpuCount', fromAnnotation('gpuCount'), fromProfile('gpuCount', 'gpuCount', profile?.gpuCount),
+  resolve('gpuCount', fromAnnotation('gpuCount'), [annotations.gpuIndices?.length, 'annotation', ANNOTATION.gpuIndices],
+    fromProfile('gpuCount', 'gpuCount', profile?.gpuCount),
     [DEFAULT_GPU_COUNT, 'default', ANNOTATION.gpuCount]);
   resolve('gpuModel', fromAnnotation('gpuModel'), fromProfile('gpuModel', 'gpuModel', profile?.gpuModel));
   resolve('replicas', fromAnnotation('replicas'), fromProfile('replicas', 'replicas', profile?.replicas));
-  resolve('tflopsRequest', fromAnnotation('tflopsRequest'), fromProfile('tflops', 'resources.requests.tflops', res?.requests?.tflops));
-  resolve('tflopsLimit', fromAnnotation('tflopsLimit'), fromProfile('tflops', 'resources.limits.tflops', res?.limits?.tflops));
+  // compute-percent and dedicated-gpu are TFLOPS written as a share of one GPU of the resolved model.
+  const modelTflops = out.gpuModel === undefined ? undefined : lookupGpuTflops(out.gpuModel as string, pool?.capacityConfig?.gpuTflops ?? {})?.tflops;
+  const ofGpu = (option: 'computePercentRequest' | 'computePercentLimit' | 'dedicatedGpu', percent: number | undefined, shown: unknown): Candidate => {
+    if (percent === undefined) return [undefined, 'annotation', ANNOTATION[option]];
+    if (modelTflops === undefined) {
+      const model = out.gpuModel === undefined ? '' : `; ${fields.gpuModel} ${JSON.stringify(out.gpuModel)} is in neither`;
+      issues.push(fieldIssue(ANNOTATION[option], shown,
+        `a value together with a ${ANNOTATION.gpuModel} whose TFLOPS are known (the GPU catalog or ${POOL}capacityConfig.gpuTflops)${model}`));
+      return [undefined, 'annotation', ANNOTATION[option]];
+    }
+    return [Number(((modelTflops * percent) / 100).toPrecision(12)), 'annotation', ANNOTATION[option]];
+  };
+  const dedicated = ofGpu('dedicatedGpu', annotations.dedicatedGpu ? 100 : undefined, 'true');
+  const percent = (option: 'computePercentRequest' | 'computePercentLimit') => ofGpu(option, annotations[option], annotations[option] === undefined ? undefined : String(annotations[option]));
+  resolve('tflopsRequest', fromAnnotation('tflopsRequest'), percent('computePercentRequest'), dedicated, fromProfile('tflops', 'resources.requests.tflops', res?.requests?.tflops));
+  resolve('tflopsLimit', fromAnnotation('tflopsLimit'), percent('computePercentLimit'), dedicated, fromProfile('tflops', 'resources.limits.tflops', res?.limits?.tflops));
+  if (annotations.gpuIndices !== undefined) [out.gpuIndices, sources.gpuIndices, fields.gpuIndices] = [annotations.gpuIndices, 'annotation', ANNOTATION.gpuIndices];
   resolve('vramRequest', fromAnnotation('vramRequest'), fromProfile('vram', 'resources.requests.vram', res?.requests?.vram));
   resolve('vramLimit', fromAnnotation('vramLimit'), fromProfile('vram', 'resources.limits.vram', res?.limits?.vram));
   for (const option of ['injectContainers', 'workload', 'workloadProfile'] as const) resolve(option, fromAnnotation(option));
@@ -142,6 +170,11 @@ export function resolveWorkloadSettings(
   }
   for (const option of ['isLocalGpu', 'noStandaloneWorkerMode'] as const) raw[option] = String(merged[option]);
   issues.push(...checkCrossRules(merged, raw, (o) => fields[o] ?? ANNOTATION[o], 'annotation'));
+  // Set after the rules: its TFLOPS are resolved above, not a second value beside them.
+  if (annotations.dedicatedGpu === true) [out.dedicatedGpu, sources.dedicatedGpu] = [true, 'annotation'];
+  for (const option of ['vendor', 'evictionProtection'] as const) {
+    if (annotations[option] !== undefined) [out[option], sources[option]] = [annotations[option], 'annotation'];
+  }
 
   return { settings: { ...(out as object), sources } as ResolvedWorkloadSettings, issues };
 }

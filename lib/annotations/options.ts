@@ -129,6 +129,50 @@ export interface GpuWorkloadOptions {
    * @example true
    */
   readonly noStandaloneWorkerMode?: boolean;
+  /**
+   * Upstream TensorFusion's `tensor-fusion.ai/compute-percent-request`: the TFLOPS request as a percent
+   * of one GPU of `gpuModel` (its TFLOPS from the GPU catalog, or the pool's `capacityConfig.gpuTflops`).
+   * Not together with tflopsRequest or tflopsLimit.
+   * @default none (tflopsRequest)
+   * @example 50
+   */
+  readonly computePercentRequest?: number | string;
+  /**
+   * Upstream's `tensor-fusion.ai/compute-percent-limit`: the TFLOPS limit as a percent of one GPU of
+   * `gpuModel`; at least computePercentRequest.
+   * @default computePercentRequest
+   * @example 100
+   */
+  readonly computePercentLimit?: number | string;
+  /**
+   * Upstream's `tensor-fusion.ai/dedicated-gpu`: reserve whole GPUs of `gpuModel` (request and limit
+   * are all of the model's TFLOPS, so no other share fits on them). Not together with TFLOPS or
+   * compute-percent values; VRAM is still what vramRequest/vramLimit say.
+   * @default false
+   * @example true
+   */
+  readonly dedicatedGpu?: boolean;
+  /**
+   * Upstream's `tensor-fusion.ai/gpu-indices`: the device indices (on their node) the pod's GPUs must
+   * have. Sets gpuCount to their number.
+   * @default any GPU
+   * @example [0, 1]
+   */
+  readonly gpuIndices?: readonly number[];
+  /**
+   * Upstream's `tensor-fusion.ai/vendor`. Only `NVIDIA` is accepted: every GPU this package manages is
+   * an NVIDIA GPU, so it constrains nothing.
+   * @default any vendor
+   * @example 'NVIDIA'
+   */
+  readonly vendor?: string;
+  /**
+   * Upstream's `tensor-fusion.ai/eviction-protection`, a Go duration. Upstream prices the protection
+   * window; this package has no pricing, so the value is checked and otherwise has no effect.
+   * @default none
+   * @example '30m'
+   */
+  readonly evictionProtection?: string;
 }
 
 /** Name of a {@link GpuWorkloadOptions} field. */
@@ -161,4 +205,11 @@ export interface GpuWorkloadSettings {
   readonly autoLimits?: boolean;
   readonly autoReplicas?: boolean;
   readonly noStandaloneWorkerMode?: boolean;
+  /** Percent of one GPU. */
+  readonly computePercentRequest?: number;
+  readonly computePercentLimit?: number;
+  readonly dedicatedGpu?: boolean;
+  readonly gpuIndices?: readonly number[];
+  readonly vendor?: string;
+  readonly evictionProtection?: string;
 }

@@ -7,6 +7,7 @@ import { checkTflops, checkVram } from '../quantity';
 import { checkGpuCount, checkQos, checkReplicas } from '../rules';
 import type { AnnotationValueKind } from './keys';
 import { checkContainerName, checkObjectName, checkPoolName } from '../names';
+import { checkUpstreamValue, isUpstreamKind } from './upstream';
 
 /** Where a value came from: a pod annotation (always a string) or a typed option. */
 export type ValueSource = 'annotation' | 'option';
@@ -95,6 +96,7 @@ export function checkValue(kind: AnnotationValueKind, field: string, input: unkn
   if (typeof input === 'string' && input.trim() !== input && input.trim() !== '') {
     return bad(fieldIssue(field, input, `${JSON.stringify(input.trim())}, without surrounding spaces`));
   }
+  if (isUpstreamKind(kind)) return checkUpstreamValue(kind, field, input, ctx);
   switch (kind) {
     case 'poolName':
       return fromIssue(input, checkPoolName(field, input));

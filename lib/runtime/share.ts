@@ -21,6 +21,13 @@ export interface ShareRequest {
   readonly vramLimit: number;
   /** Allowed GPU model, if the pod or its profile names one. */
   readonly gpuModel?: string;
+  /** Device indices the GPUs must have on their node (`gpu-indices`), if given. */
+  readonly gpuIndices?: readonly number[];
+  /**
+   * Inject-containers sharing the share, when more than one: each gets an equal part of the MPS
+   * limits written at bind (see {@link mpsParts}).
+   */
+  readonly containers?: number;
 }
 
 const QOS: readonly string[] = ['low', 'medium', 'high', 'critical'];
@@ -34,6 +41,7 @@ export function encodeShare(s: ShareRequest): string {
   return JSON.stringify({
     pool: s.pool, qos: s.qos, gpuCount: s.gpuCount, tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit,
     vramRequest: Math.ceil(s.vramRequest), vramLimit: Math.ceil(s.vramLimit), ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}),
+    ...(s.gpuIndices !== undefined ? { gpuIndices: s.gpuIndices } : {}), ...(s.containers !== undefined && s.containers > 1 ? { containers: s.containers } : {}),
   });
 }
 
@@ -46,6 +54,8 @@ export function shareOf(pod: K8sObject): ShareRequest | undefined {
     if (typeof s.pool !== 'string' || !QOS.includes(s.qos as string) || !Number.isInteger(s.gpuCount) || (s.gpuCount as number) < 1) return undefined;
     if (![s.tflopsRequest, s.tflopsLimit, s.vramRequest, s.vramLimit].every(positive)) return undefined;
     if (s.gpuModel !== undefined && typeof s.gpuModel !== 'string') return undefined;
+    if (s.gpuIndices !== undefined && !(Array.isArray(s.gpuIndices) && s.gpuIndices.every((i) => Number.isInteger(i) && i >= 0))) return undefined;
+    if (s.containers !== undefined && !(Number.isInteger(s.containers) && (s.containers as number) >= 1)) return undefined;
     return s as unknown as ShareRequest;
   } catch {
     return undefined;
@@ -60,6 +70,15 @@ export function allocationRequest(uid: string, s: ShareRequest, requests?: { cpu
   return {
     id: uid, pool: s.pool, qos: s.qos, gpuCount: s.gpuCount, ...(requests ? { cpu: requests.cpu, memory: requests.memory } : {}),
     tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit, vramRequest: s.vramRequest, vramLimit: s.vramLimit,
-    ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}),
+    ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}), ...(s.gpuIndices !== undefined ? { gpuIndices: s.gpuIndices } : {}),
   };
+}
+
+/**
+ * How many parts the MPS limits of a share are cut into: one per inject-container, since each
+ * container's processes are MPS clients with their own limits and together they must stay within the
+ * share's. A share recorded before this field has one part.
+ */
+export function mpsParts(s: Pick<ShareRequest, 'containers'> | undefined): number {
+  return s?.containers !== undefined && s.containers > 1 ? s.containers : 1;
 }

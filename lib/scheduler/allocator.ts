@@ -321,7 +321,9 @@ export class Allocator {
     const models = k === 0 || r.gpuModel === undefined ? null : new GpuModelFilter(typeof r.gpuModel === 'string' ? [r.gpuModel] : r.gpuModel);
     const mode = r.placementMode ?? poolMode;
     const modelKey = models ? [...models].sort().join(',') : '';
-    return { k, t, tl, v, vl, cpu, mem, models, mode, key: `${mode}|${k}|${t}|${tl}|${v}|${cpu}|${mem}|${modelKey}` };
+    const indices = k === 0 || r.gpuIndices === undefined ? null : new Set(r.gpuIndices);
+    const indexKey = indices ? `|@${[...indices].sort((a, b) => a - b).join(',')}` : '';
+    return { k, t, tl, v, vl, cpu, mem, models, indices, mode, key: `${mode}|${k}|${t}|${tl}|${v}|${cpu}|${mem}|${modelKey}${indexKey}` };
   }
 
   /** Adds (`sign` 1) or removes (-1) an allocation's usage. */

@@ -66,6 +66,7 @@ export class Why {
     let fitting = 0;
     for (const g of node.gpus) {
       if (need.models !== null && !need.models.has(g.model)) continue;
+      if (need.indices && !need.indices.has(g.index)) continue;
       p[at + ALLOWED]++;
       if (g.usedV + need.v > g.capV) p[at + VRAM]++;
       else if (g.usedT + need.t > g.capT) p[at + TFLOPS]++;

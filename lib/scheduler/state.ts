@@ -64,6 +64,8 @@ export interface Need {
   readonly mem: number;
   /** Allowed models (family and alias matching, lib/gpu-catalog.ts); null means any. */
   readonly models: GpuModelFilter | null;
+  /** Allowed device indices; null (or absent) means any. */
+  readonly indices?: ReadonlySet<number> | null;
   readonly mode: PlacementMode;
   readonly key: string;
 }
@@ -93,6 +95,7 @@ export function freeShare(g: GpuState): number {
 export function gpuFits(g: GpuState, n: Need, oversellPercent: number): boolean {
   return (
     (n.models === null || n.models.has(g.model)) &&
+    (!n.indices || n.indices.has(g.index)) &&
     g.usedT + n.t <= g.capT &&
     g.usedV + n.v <= g.capV &&
     (g.limT + n.tl) * 100 <= g.capT * oversellPercent

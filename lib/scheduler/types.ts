@@ -82,6 +82,8 @@ export interface AllocationRequest {
   readonly gpuCount: number;
   /** Allowed GPU model(s); omitted means any. */
   readonly gpuModel?: string | readonly string[];
+  /** Allowed device indices on the node (upstream `gpu-indices`); omitted means any. */
+  readonly gpuIndices?: readonly number[];
   /** Recorded on the allocation for status; placement does not depend on it. */
   readonly qos: QosLevel;
   /** CPU request in millicores. @default 0 */

@@ -35,10 +35,11 @@ describe('decodeGpuAnnotations', () => {
     expect([settings, issues]).toEqual([{ qos: 'high' }, []]);
   });
 
-  it('knows exactly the 18 annotations of seed 002', () => {
+  it('knows exactly the 18 annotations of seed 002 and the 6 upstream keys acted on', () => {
     expect(GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key.replace('tensor-fusion.ai/', '')).sort()).toEqual([
-      'auto-limits', 'auto-replicas', 'auto-requests', 'generate-workload', 'gpu-count', 'gpu-model', 'gpupool', 'inject-container',
-      'is-local-gpu', 'no-standalone-worker-mode', 'qos', 'replicas', 'tflops-limit', 'tflops-request', 'vram-limit', 'vram-request',
+      'auto-limits', 'auto-replicas', 'auto-requests', 'compute-percent-limit', 'compute-percent-request', 'dedicated-gpu', 'eviction-protection',
+      'generate-workload', 'gpu-count', 'gpu-indices', 'gpu-model', 'gpupool', 'inject-container',
+      'is-local-gpu', 'no-standalone-worker-mode', 'qos', 'replicas', 'tflops-limit', 'tflops-request', 'vendor', 'vram-limit', 'vram-request',
       'workload', 'workload-profile',
     ]);
   });

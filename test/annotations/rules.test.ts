@@ -173,11 +173,18 @@ describe('unknown keys', () => {
   });
 
   it('lists the known annotations when nothing is close', () => {
-    expect(annotationMessages({ [A('autoscale')]: 'true' })).toEqual([
-      'tensor-fusion.ai/autoscale: got "true", expected a known tensor-fusion.ai annotation: gpupool, inject-container, replicas, ' +
+    expect(annotationMessages({ [A('zzzzzzzzzzzz')]: 'true' })).toEqual([
+      'tensor-fusion.ai/zzzzzzzzzzzz: got "true", expected a known tensor-fusion.ai annotation: gpupool, inject-container, replicas, ' +
         'tflops-limit, tflops-request, vram-limit, vram-request, qos, workload, generate-workload, workload-profile, is-local-gpu, ' +
-        'gpu-count, gpu-model, auto-requests, auto-limits, auto-replicas, no-standalone-worker-mode',
+        'gpu-count, gpu-model, auto-requests, auto-limits, auto-replicas, no-standalone-worker-mode, compute-percent-request, ' +
+        'compute-percent-limit, dedicated-gpu, gpu-indices, vendor, eviction-protection, isolation, partition-id, sidecar-worker, ' +
+        'enabled-replicas, worker-pod-template, autoscale, autoscale-target, gang-enabled, gang-min-members, gang-timeout, ' +
+        'disable-features, require-gpu-topology, gpu-topology-max-tier, gpu-topology-source',
     ]);
+  });
+
+  it('accepts the upstream keys it does not act on (the webhook warns about them)', () => {
+    expect(annotationMessages({ [A('autoscale')]: 'true', [A('gang-enabled')]: 'true' })).toEqual([]);
   });
 
   it('says the enabled key is a label', () => {
@@ -193,7 +200,8 @@ describe('unknown keys', () => {
     expect(optionMessages({ minReplicas: 1 })).toEqual([
       'minReplicas: got 1, expected a known GpuWorkloadOptions field: pool, injectContainers, replicas, tflopsLimit, tflopsRequest, ' +
         'vramLimit, vramRequest, qos, workload, generateWorkload, workloadProfile, isLocalGpu, gpuCount, gpuModel, autoRequests, ' +
-        'autoLimits, autoReplicas, noStandaloneWorkerMode',
+        'autoLimits, autoReplicas, noStandaloneWorkerMode, computePercentRequest, computePercentLimit, dedicatedGpu, gpuIndices, vendor, ' +
+        'evictionProtection',
     ]);
   });
 });

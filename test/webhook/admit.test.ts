@@ -5,11 +5,12 @@
 import type * as https from 'node:https';
 import type { ApiServerDouble } from '../support/api-server';
 import {
-  ALLOCATION_ANNOTATION, API_VERSION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL,
+  ALLOCATION_ANNOTATION, API_VERSION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL,
 } from '../../lib/labels';
 import { shareOf } from '../../lib/runtime/share';
 import type { WebhookHandle } from '../../lib/runtime/webhook/start';
 import { MAX_BODY_BYTES } from '../../lib/runtime/webhook/server';
+import { WORKER_SECURITY_CONTEXT } from '../../lib/runtime/webhook/admit';
 import { client, GiB, patched, patchOps, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
 
 let double: ApiServerDouble;
@@ -48,7 +49,8 @@ beforeAll(async () => {
     spec: { resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } }, qos: 'high', isLocalGPU: true },
   });
   double.put('tensorfusionworkloads', {
-    apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'existing', namespace: 'default' }, spec: { replicas: 2, poolName: 'remote' },
+    // Generated (by the controller, from other pods): reused without comparing shares.
+    apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'existing', namespace: 'default', labels: { [GENERATED_WORKLOAD_LABEL]: 'true' } }, spec: { replicas: 2, poolName: 'remote' },
   });
   webhook = await startTestWebhook(double);
   agent = client();
@@ -115,10 +117,10 @@ describe('local GPU mode', () => {
     expect(patched(p, answer.body).spec).toMatchObject({ priorityClassName: 'batch', priority: 1000, preemptionPolicy: 'Never' });
   });
 
-  it('records the share request in whole bytes, rounded up', async () => {
-    const p = pod({ name: 'frac', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '1', 'vram-request': '1500m', 'vram-limit': '0.5Ki', 'gpu-model': 'A100' }) });
+  it('records the share request in whole bytes', async () => {
+    const p = pod({ name: 'frac', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '1', 'vram-request': '1.5Mi', 'vram-limit': '0.5Gi', 'gpu-model': 'A100' }) });
     const out = patched(p, (await post(webhook.port(), agent, review(p))).body);
-    expect(out.metadata.annotations![SHARE_ANNOTATION]).toBe('{"pool":"pool-a","qos":"medium","gpuCount":1,"tflopsRequest":1,"tflopsLimit":1,"vramRequest":2,"vramLimit":512,"gpuModel":"A100"}');
+    expect(out.metadata.annotations![SHARE_ANNOTATION]).toBe('{"pool":"pool-a","qos":"medium","gpuCount":1,"tflopsRequest":1,"tflopsLimit":1,"vramRequest":1572864,"vramLimit":536870912,"gpuModel":"A100"}');
   });
 
   it('replaces every env entry with a name it owns, duplicates included, keeping the others in place', async () => {
@@ -233,11 +235,45 @@ describe('local GPU mode', () => {
   it('adds the worker init container, with the same env, in no-standalone-worker mode', async () => {
     const p = pod({ name: 'nsw', annotations: ann({ gpupool: 'with-worker', 'is-local-gpu': 'true', 'no-standalone-worker-mode': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
     const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
-    expect(out.spec.initContainers).toEqual([{ name: 'tensor-fusion-worker', image: 'registry.example/worker:1', env: out.spec.containers[0].env }]);
+    expect(out.spec.initContainers).toEqual([{ name: 'tensor-fusion-worker', image: 'registry.example/worker:1', env: out.spec.containers[0].env, securityContext: WORKER_SECURITY_CONTEXT }]);
     expect(envOf(out, 0).NVIDIA_VISIBLE_DEVICES).toEqual(fromAnnotation(PLACEMENT_ANNOTATIONS.visibleDevices).valueFrom);
     const stored = JSON.parse(JSON.stringify(out));
     Object.assign(stored.spec.initContainers[0], { imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log' });
     expect((await post(webhook.port(), agent, review(stored))).body.response.patch).toBeUndefined();
+  });
+
+  it('refuses an app container named like the worker init container, and a foreign init container of that name', async () => {
+    const nsw = ann({ gpupool: 'with-worker', 'is-local-gpu': 'true', 'no-standalone-worker-mode': 'true', 'tflops-request': '10', 'vram-request': '1Gi', 'inject-container': 'python' });
+    const p: any = pod({ name: 'clash', annotations: nsw, containers: ['python', 'tensor-fusion-worker'] });
+    p.spec.initContainers = [{ name: 'tensor-fusion-worker', image: 'mine' }];
+    expect((await post(webhook.port(), agent, review(p))).body.response.status.message).toBe([
+      'spec.containers[1].name: got "tensor-fusion-worker", expected a name other than "tensor-fusion-worker", which tensor-fusion.ai/no-standalone-worker-mode "true" gives the worker init container it adds',
+      'spec.initContainers[0].name: got "tensor-fusion-worker", expected a name other than "tensor-fusion-worker", which tensor-fusion.ai/no-standalone-worker-mode "true" gives the worker init container it adds',
+    ].join('\n'));
+  });
+
+  it('keeps what a later webhook did to its init container (securityContext, mounts) on reinvocation', async () => {
+    const p = pod({ name: 'nsw-later', annotations: ann({ gpupool: 'with-worker', 'is-local-gpu': 'true', 'no-standalone-worker-mode': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
+    const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    out.spec.initContainers[0].securityContext = { ...WORKER_SECURITY_CONTEXT, runAsUser: 1000 };
+    out.spec.initContainers[0].volumeMounts = [{ name: 'certs', mountPath: '/certs' }];
+    expect((await post(webhook.port(), agent, review(out))).body.response.patch).toBeUndefined();
+    // One of our variables changed by someone: only the env list is written back, never the container whole.
+    const env = out.spec.initContainers[0].env;
+    env[1] = { name: 'TENSOR_FUSION_POOL', value: 'other' };
+    const ops = patchOps((await post(webhook.port(), agent, review(out))).body);
+    expect(ops.map((o) => `${o.op} ${o.path}`)).toEqual(['replace /spec/initContainers/0/env']);
+    expect(ops[0].value[1]).toEqual({ name: 'TENSOR_FUSION_POOL', value: 'with-worker' });
+  });
+
+  it('answers a dry run reinvoked with a new uid with an empty patch', async () => {
+    const p: any = pod({ name: 'dry-again', annotations });
+    p.spec.nodeName = 'pool-a-node-0';
+    const first = await post(webhook.port(), agent, review(p, { dryRun: true }));
+    const admitted = patched(p, first.body);
+    const again = await post(webhook.port(), agent, review(admitted, { dryRun: true }));
+    expect(again.body.response.uid).not.toBe(first.body.response.uid);
+    expect(again.body.response.patch).toBeUndefined();
   });
 
   it('gives a dry run the same answer', async () => {
@@ -266,7 +302,7 @@ describe('no API write on the admission path', () => {
     const before = double.requests.length;
     const forged = pod({
       name: 'forged', namespace: 'kube-system',
-      annotations: ann({ gpupool: 'remote', 'is-local-gpu': 'false', 'generate-workload': 'true', workload: 'forged', replicas: '100000', 'tflops-request': '10', 'vram-request': '1Gi' }),
+      annotations: ann({ gpupool: 'remote', 'is-local-gpu': 'false', 'generate-workload': 'true', workload: 'forged', replicas: '10000', 'tflops-request': '10', 'vram-request': '1Gi' }),
     });
     const answer = await post(webhook.port(), agent, review(forged));
     expect(answer.body.response.allowed).toBe(true);

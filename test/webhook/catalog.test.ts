@@ -17,7 +17,10 @@ let agent: https.Agent;
 
 const LABEL_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
 const SUBDOMAIN_RULE = "a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)";
-const ALL_KEYS = 'gpupool, inject-container, replicas, tflops-limit, tflops-request, vram-limit, vram-request, qos, workload, generate-workload, workload-profile, is-local-gpu, gpu-count, gpu-model, auto-requests, auto-limits, auto-replicas, no-standalone-worker-mode';
+const ALL_KEYS = 'gpupool, inject-container, replicas, tflops-limit, tflops-request, vram-limit, vram-request, qos, workload, generate-workload, workload-profile, is-local-gpu, gpu-count, gpu-model, auto-requests, auto-limits, auto-replicas, no-standalone-worker-mode, '
+  + 'compute-percent-request, compute-percent-limit, dedicated-gpu, gpu-indices, vendor, eviction-protection, isolation, partition-id, sidecar-worker, '
+  + 'enabled-replicas, worker-pod-template, autoscale, autoscale-target, gang-enabled, gang-min-members, gang-timeout, disable-features, '
+  + 'require-gpu-topology, gpu-topology-max-tier, gpu-topology-source';
 const TFLOPS_RULE = "a positive number of TFLOPS such as '10' or '0.5'";
 const VRAM_RULE = 'a positive Kubernetes quantity such as 4Gi or 512Mi';
 const BOOL = 'expected "true" or "false"';

@@ -96,7 +96,21 @@ describe('pod patches', () => {
     out.spec.initContainers[0].imagePullPolicy = 'IfNotPresent';
     expect(podPatch(out, { initContainers: [{ name: 'w', image: 'img', env }] })).toEqual([]);
     expect(podPatch(out, { initContainers: [{ name: 'w', image: 'img:2', env }] })).toEqual([
-      { op: 'replace', path: '/spec/initContainers/0', value: { name: 'w', image: 'img:2', env, imagePullPolicy: 'IfNotPresent' } },
+      { op: 'add', path: '/spec/initContainers/0/image', value: 'img:2' },
+    ]);
+  });
+
+  it('patches only the fields of its init container that it owns, never the container whole', () => {
+    const sc = { runAsNonRoot: true };
+    // As a later webhook left it: a securityContext of its own, a volume mount, one more env entry.
+    const have: any = pod();
+    have.spec.initContainers = [{ name: 'w', image: 'img', env: [{ name: 'A', value: '1' }, { name: 'B', value: 'b' }], securityContext: { runAsUser: 1000 }, volumeMounts: [{ name: 'v', mountPath: '/v' }] }];
+    expect(podPatch(have, { initContainers: [{ name: 'w', image: 'img', env: [{ name: 'A', value: '2' }], securityContext: sc }] })).toEqual([
+      { op: 'replace', path: '/spec/initContainers/0/env', value: [{ name: 'A', value: '2' }, { name: 'B', value: 'b' }] },
+    ]);
+    delete have.spec.initContainers[0].securityContext;
+    expect(podPatch(have, { initContainers: [{ name: 'w', image: 'img', env: [{ name: 'A', value: '1' }], securityContext: sc }] })).toEqual([
+      { op: 'add', path: '/spec/initContainers/0/securityContext', value: sc },
     ]);
   });
 

@@ -19,7 +19,7 @@ import type { Cluster, K8sObject } from '../cluster';
 import type { Informer } from '../informer';
 import { RESOURCES } from '../resources';
 import { podRequests } from '../pod-requests';
-import { allocationRequest, shareOf } from '../share';
+import { allocationRequest, mpsParts, shareOf } from '../share';
 import {
   ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority, MAX_EXTENDER_PRIORITY, nodeNamesOf,
 } from './protocol';
@@ -127,10 +127,10 @@ export class Extender {
       reserved = undefined;
     }
     try {
+      const pod = this.opts.pods.get(`${ref.namespace}/${ref.name}`) ?? await cluster.get(RESOURCES.pods, ref);
+      const share = pod && pod.metadata.uid === ref.uid ? shareOf(pod) : undefined;
       if (!reserved) {
         // No reservation for this node (the extender restarted since filter): place on the scheduler's node now.
-        const pod = this.opts.pods.get(`${ref.namespace}/${ref.name}`) ?? await cluster.get(RESOURCES.pods, ref);
-        const share = pod && pod.metadata.uid === ref.uid ? shareOf(pod) : undefined;
         if (!share) {
           await cluster.bind(ref, args.Node);
           return { Error: '' };
@@ -139,7 +139,7 @@ export class Extender {
         if (!r.ok) return { Error: `GPU share does not fit on node ${args.Node}: ${nodeReason(r.reasons, share.gpuCount)}` };
         reserved = r.allocation;
       }
-      await cluster.bind(ref, args.Node, bindingAnnotations(reserved, (gpu) => state.device(gpu)));
+      await cluster.bind(ref, args.Node, bindingAnnotations(reserved, (gpu) => state.device(gpu), mpsParts(share)));
       state.commit(ref.uid);
       return { Error: '' };
     } catch (err) {

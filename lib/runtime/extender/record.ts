@@ -34,8 +34,10 @@ export interface DeviceInfo {
 /**
  * The annotations a Binding carries: the record, the GPU object names, and the values the
  * containers' downward-API variables read (NVIDIA_VISIBLE_DEVICES, the MPS limits, the allocation id).
+ * Every inject-container reads the same MPS values, so with `parts` containers each gets the share's
+ * limits divided by `parts` (see mpsParts in lib/runtime/share.ts).
  */
-export function bindingAnnotations(a: Allocation, device: (gpu: string) => DeviceInfo | undefined): Record<string, string> {
+export function bindingAnnotations(a: Allocation, device: (gpu: string) => DeviceInfo | undefined, parts = 1): Record<string, string> {
   const infos = a.gpuIds.map(device);
   const smallest = Math.min(...infos.map((d) => d?.tflops ?? Infinity));
   return {
@@ -43,7 +45,7 @@ export function bindingAnnotations(a: Allocation, device: (gpu: string) => Devic
     [GPU_IDS_ANNOTATION]: a.gpuIds.join(','),
     [PLACEMENT_ANNOTATIONS.allocationId]: a.id,
     [PLACEMENT_ANNOTATIONS.visibleDevices]: a.gpuIds.map((id, i) => infos[i]?.device ?? id).join(','),
-    [PLACEMENT_ANNOTATIONS.mpsMemoryLimit]: mpsMemoryLimit(a.gpuIds.length, a.vramLimit),
-    [PLACEMENT_ANNOTATIONS.mpsThreadPercentage]: mpsThreadPercentage(a.tflopsLimit, Number.isFinite(smallest) ? smallest : 0),
+    [PLACEMENT_ANNOTATIONS.mpsMemoryLimit]: mpsMemoryLimit(a.gpuIds.length, a.vramLimit / parts),
+    [PLACEMENT_ANNOTATIONS.mpsThreadPercentage]: mpsThreadPercentage(a.tflopsLimit / parts, Number.isFinite(smallest) ? smallest : 0),
   };
 }

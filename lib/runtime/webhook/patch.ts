@@ -32,8 +32,12 @@ export interface PodMutation {
   readonly nodeNameToAffinity?: boolean;
   /** Variables per container name; every existing entry of the same name is replaced (duplicates too). */
   readonly env?: ReadonlyMap<string, readonly EnvVar[]>;
-  /** Init containers to have, matched by name and placed first. */
-  readonly initContainers?: readonly { name: string; image?: string; env: readonly EnvVar[] }[];
+  /**
+   * Init containers to have, matched by name and placed first. On one that is there already only the
+   * image and our env entries are set, and the securityContext only when it has none: whatever another
+   * webhook added to it stays.
+   */
+  readonly initContainers?: readonly { name: string; image?: string; env: readonly EnvVar[]; securityContext?: Readonly<Json> }[];
 }
 
 type Json = Record<string, unknown>;
@@ -104,14 +108,19 @@ function ensureInitContainers(ops: JsonPatchOp[], current: unknown, wanted: PodM
   for (const c of wanted) {
     const i = list.findIndex((e) => isObject(e) && e.name === c.name);
     if (i < 0) {
-      missing.push({ name: c.name, ...(c.image !== undefined ? { image: c.image } : {}), env: c.env.map((v) => ({ ...v })) });
+      missing.push({
+        name: c.name, ...(c.image !== undefined ? { image: c.image } : {}), env: c.env.map((v) => ({ ...v })),
+        ...(c.securityContext ? { securityContext: c.securityContext } : {}),
+      });
       continue;
     }
+    // Field by field, on what we set only: the API server adds defaults (imagePullPolicy, ...) and
+    // later webhooks their own fields, which a whole-container replace would drop.
     const have = list[i] as Json;
-    const env = mergeEnv(Array.isArray(have.env) ? have.env : [], c.env);
-    const sameEnv = Array.isArray(have.env) && env.length === have.env.length && env.every((e, k) => e === (have.env as unknown[])[k]);
-    // Compared on what we set only: the API server adds defaults (imagePullPolicy, ...) to the rest.
-    if (have.image !== c.image || !sameEnv) ops.push({ op: 'replace', path: `/spec/initContainers/${i}`, value: { ...have, image: c.image, env } });
+    const path = `/spec/initContainers/${i}`;
+    if (c.image !== undefined && have.image !== c.image) ops.push({ op: 'add', path: `${path}/image`, value: c.image });
+    setEnv(ops, `${path}/env`, have.env, c.env);
+    if (c.securityContext && !isObject(have.securityContext)) ops.push({ op: 'add', path: `${path}/securityContext`, value: c.securityContext });
   }
   if (missing.length === 0) return;
   // Ours go first so that they run before the user's init containers, in the order given.

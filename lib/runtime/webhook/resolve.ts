@@ -81,12 +81,13 @@ export async function resolvePodSettings(
   return { settings: s, pool: poolName, poolObject, share };
 }
 
-/** The share request the scheduler extender places (see lib/runtime/share.ts). */
-export function shareRequest(r: ResolvedPod): ShareRequest {
+/** The share request the scheduler extender places (see lib/runtime/share.ts), for `containers` inject-containers. */
+export function shareRequest(r: ResolvedPod, containers = 1): ShareRequest {
   const s = r.share;
   return {
     pool: s.pool, qos: s.qos, gpuCount: s.gpuCount, tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit,
     vramRequest: s.vramRequest, vramLimit: s.vramLimit, ...(r.settings.gpuModel !== undefined ? { gpuModel: r.settings.gpuModel } : {}),
+    ...(r.settings.gpuIndices !== undefined ? { gpuIndices: r.settings.gpuIndices } : {}), ...(containers > 1 ? { containers } : {}),
   };
 }
 

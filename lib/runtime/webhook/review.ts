@@ -45,9 +45,17 @@ export type Decision =
 export const allow = (patch: readonly JsonPatchOp[] = [], warnings?: readonly string[]): Decision =>
   ({ allowed: true, patch, ...(warnings && warnings.length ? { warnings } : {}) });
 
-/** A denial listing every issue, one per line, with the lib/ messages unchanged. */
-export const deny = (issues: readonly FieldIssue[] | string, code = 403): Decision =>
-  ({ allowed: false, code, message: typeof issues === 'string' ? issues : issues.map((i) => i.message).join('\n') });
+/** Most issues a denial lists; the rest are counted (a pod with 500 unknown keys once gave a 170 kB answer). */
+export const MAX_DENIAL_ISSUES = 10;
+
+/** A denial listing the issues, one per line, with the lib/ messages unchanged; past {@link MAX_DENIAL_ISSUES}, a count. */
+export const deny = (issues: readonly FieldIssue[] | string, code = 403): Decision => {
+  if (typeof issues === 'string') return { allowed: false, code, message: issues };
+  const shown = issues.slice(0, MAX_DENIAL_ISSUES).map((i) => i.message);
+  const more = issues.length - shown.length;
+  if (more > 0) shown.push(`(and ${more} more ${more === 1 ? 'issue' : 'issues'}, fields ${issues.slice(MAX_DENIAL_ISSUES, MAX_DENIAL_ISSUES + 3).map((i) => i.field).join(', ')}${more > 3 ? ', ...' : ''})`);
+  return { allowed: false, code, message: shown.join('\n') };
+};
 
 /**
  * Reads a review body. Returns a string describing the problem when it is not an AdmissionReview v1

@@ -28,6 +28,15 @@ const ORDINAL = /-worker-(\d+)$/;
 
 const str = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(v));
 
+/** The image remote-mode workers of `pool` run, or undefined when it names none (then no worker is made). */
+export function workerImage(pool: GPUPool): string | undefined {
+  const worker = pool.spec.componentConfig?.worker;
+  if (worker?.image) return worker.image;
+  const containers = (worker?.podTemplate as { spec?: { containers?: Record<string, any>[] } } | undefined)?.spec?.containers;
+  const main = Array.isArray(containers) ? containers.find((c) => c?.name === WORKER_CONTAINER) ?? containers[0] : undefined;
+  return typeof main?.image === 'string' && main.image !== '' ? main.image : undefined;
+}
+
 /** The worker pod of ordinal `i`, or undefined when the pool names no worker image or template. */
 export function workerPod(workload: TensorFusionWorkload, pool: GPUPool, i: number): K8sObject | undefined {
   const name = workload.metadata.name as string;
