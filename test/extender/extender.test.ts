@@ -253,3 +253,25 @@ describe('what releases a share', () => {
     expect(state.holding(pod.metadata.uid!)).toBeUndefined();
   });
 });
+
+describe('upstream keys and several inject-containers', () => {
+  test('gpu-indices: the share goes only on GPUs of those device indices', async () => {
+    seedPool(api, { name: 'q', nodes: 1, gpusPerNode: 4, vram: 80 * GiB, tflops: 100 });
+    await eventually(() => state.gpus().size === 7);
+    const share: ShareRequest = { ...SHARE, pool: 'q', gpuCount: 2, gpuIndices: [1, 3] };
+    const { node } = await place('pinned', share, ['q-node-0']);
+    expect(node).toBe('q-node-0');
+    expect(api.getObject('pods', 'pinned', 'default')!.metadata.annotations[GPU_IDS_ANNOTATION]).toBe('q-node-0-gpu-1,q-node-0-gpu-3');
+    // Those two are now full of VRAM (60 of 80 GiB each): another share pinned to them does not fit, one pinned elsewhere does.
+    const f = await extender.filter(args(put(podObj('again', { ...share, gpuCount: 1, gpuIndices: [3] })), ['q-node-0']));
+    expect(f.NodeNames).toEqual([]);
+    expect((await place('elsewhere', { ...share, gpuCount: 1, gpuIndices: [0] }, ['q-node-0'])).node).toBe('q-node-0');
+  });
+
+  test('two inject-containers each get half of the MPS limits', async () => {
+    await place('two', { ...SHARE, containers: 2 });
+    const ann = api.getObject('pods', 'two', 'default')!.metadata.annotations;
+    expect(ann[PLACEMENT_ANNOTATIONS.mpsMemoryLimit]).toBe('0=30720M');
+    expect(ann[PLACEMENT_ANNOTATIONS.mpsThreadPercentage]).toBe('10');
+  });
+});
