@@ -8,6 +8,8 @@ import { loadConnection } from './kubeconfig';
 import { ComponentFactory, readEnv, startRuntime } from './runtime';
 import { extenderComponent } from './extender/component';
 import { usageFromAllocations, webhookComponent } from './webhook';
+import { runAgent } from './agent/main';
+import { AGENT_COMMAND } from './agent/contract';
 
 /**
  * Components started next to the controller, on every replica: the admission webhook and the
@@ -48,7 +50,7 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((err) => {
+  (process.argv[2] === AGENT_COMMAND ? runAgent() : main()).catch((err) => {
     // eslint-disable-next-line no-console
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);

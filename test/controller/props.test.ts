@@ -28,6 +28,9 @@ describe('TensorFusionController props', () => {
       nodeImage: 'node:24-alpine',
       installCrds: true,
       schedulerVersion: 'v1.36.3',
+      nodeAgent: false,
+      nodeAgentImage: 'node:24-bookworm-slim',
+      prometheusUrl: undefined,
     });
   });
 

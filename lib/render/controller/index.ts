@@ -19,6 +19,7 @@ import { renderSchedulerConfigMap } from './scheduler';
 import { ControllerBundleRef, renderShipping } from './shipping';
 import { renderCertificates, renderWebhookConfiguration } from './webhook';
 import { renderWorkload } from './workload';
+import { renderAgent } from './agent';
 
 export * from './env';
 export * from './names';
@@ -35,6 +36,7 @@ export type { ControllerBundleRef } from './shipping';
 export { WEBHOOK_EXCLUDED_NAMESPACES, WEBHOOK_TIMEOUT_SECONDS, webhookDnsNames } from './webhook';
 export { WEBHOOK_SERVICE_PORT } from './network';
 export { CONTROLLER_UID } from './workload';
+export { AGENT_NAMES, agentNamespace } from './agent';
 
 /**
  * Every object of the controller install.
@@ -61,6 +63,7 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
     ...shipping.objects,
     scheduler.configMap,
     ...renderWorkload(resolved, labels, shipping, scheduler.checksum),
+    ...(resolved.nodeAgent ? renderAgent(resolved, labels, bundle) : []),
     ...renderNetwork(resolved, labels),
     ...(resolved.serviceMonitor ? [renderServiceMonitor(resolved, labels)] : []),
     ...renderIntegrityPolicy(resolved, labels),

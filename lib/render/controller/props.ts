@@ -114,6 +114,25 @@ export interface TensorFusionControllerProps {
    * @default v1.36.3 (the Kubernetes version the project is tested against)
    */
   readonly schedulerVersion?: string;
+  /**
+   * Run the node agent (a DaemonSet on GPU nodes, in its own namespace `<namespace>-agent`) that
+   * exports per-pod GPU usage for autoscaling; see lib/runtime/agent/README.md for its metrics.
+   * @default false
+   */
+  readonly nodeAgent?: boolean;
+  /**
+   * Image that runs the node agent. It needs glibc: the NVIDIA container toolkit mounts the host's
+   * nvidia-smi, which does not run on musl (alpine). With `image` set, that image runs the agent.
+   * @default node:24-bookworm-slim
+   */
+  readonly nodeAgentImage?: string;
+  /**
+   * Prometheus HTTP API the recommender reads the agent's metrics from, e.g.
+   * `http://prometheus.monitoring:9090`. Without it autoscaling is off and workloads that ask for it
+   * say so in their status.
+   * @default - autoscaling off
+   */
+  readonly prometheusUrl?: string;
 }
 
 /** Defaults of every prop that has one. */
@@ -130,6 +149,8 @@ export const CONTROLLER_DEFAULTS = {
   installCrds: true,
   // Kept equal to k8s.io/kubernetes in test/envtest/kubernetes/go.mod by a test.
   schedulerVersion: 'v1.36.3',
+  nodeAgent: false,
+  nodeAgentImage: 'node:24-bookworm-slim',
 } as const;
 
 /** Props with every default applied, as the render functions consume them. */
@@ -148,6 +169,9 @@ export interface ResolvedControllerProps {
   readonly nodeImage: string;
   readonly installCrds: boolean;
   readonly schedulerVersion: string;
+  readonly nodeAgent: boolean;
+  readonly nodeAgentImage: string;
+  readonly prometheusUrl?: string;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -170,6 +194,16 @@ function checkImage(field: string, value: unknown): FieldIssue | undefined {
 
 function checkReleaseTag(field: string, value: unknown): FieldIssue | undefined {
   return typeof value === 'string' && RELEASE_TAG.test(value) ? undefined : fieldIssue(field, value, `a Kubernetes release tag such as ${CONTROLLER_DEFAULTS.schedulerVersion}`);
+}
+
+/** An http(s) URL without query or fragment: the recommender appends /api/v1/... to it. */
+function checkPrometheusUrl(value: unknown): FieldIssue | undefined {
+  let ok = false;
+  try {
+    const u = new URL(String(value));
+    ok = typeof value === 'string' && (u.protocol === 'http:' || u.protocol === 'https:') && !u.search && !u.hash;
+  } catch { /* not a URL */ }
+  return ok ? undefined : fieldIssue('prometheusUrl', value, 'an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090');
 }
 
 function checkBoolean(field: string, value: unknown): FieldIssue | undefined {
@@ -245,6 +279,9 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     nodeImage: props.nodeImage ?? d.nodeImage,
     installCrds: props.installCrds ?? d.installCrds,
     schedulerVersion: props.schedulerVersion ?? d.schedulerVersion,
+    nodeAgent: props.nodeAgent ?? d.nodeAgent,
+    nodeAgentImage: props.nodeAgentImage ?? d.nodeAgentImage,
+    prometheusUrl: props.prometheusUrl,
   };
   const r = resolved;
   const issues = [
@@ -263,6 +300,9 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     checkImage('nodeImage', r.nodeImage),
     checkBoolean('installCrds', r.installCrds),
     checkReleaseTag('schedulerVersion', r.schedulerVersion),
+    checkBoolean('nodeAgent', r.nodeAgent),
+    checkImage('nodeAgentImage', r.nodeAgentImage),
+    r.prometheusUrl === undefined ? undefined : checkPrometheusUrl(r.prometheusUrl),
   ].filter((x): x is FieldIssue => x !== undefined);
   throwIfInvalid(issues, 'TensorFusionController');
   return resolved;

@@ -1,0 +1,53 @@
+/**
+ * Names pods of this node by UID, from a LIST of the node's pods (field selector spec.nodeName) that
+ * is refreshed when an unknown UID shows up (at most every `minRefreshMs`). A LIST per refresh rather
+ * than an informer: the agent only needs names, and a GPU process of a new pod is rare.
+ */
+import type { Cluster, K8sObject } from '../cluster';
+import { RESOURCES } from '../resources';
+import type { PodResolver } from './collector';
+
+interface Named { namespace: string; pod: string; containers: Map<string, string> }
+
+/** The id part of a containerStatuses[].containerID (`containerd://<id>` -> `<id>`). */
+export function containerIdOf(containerID: string | undefined): string | undefined {
+  return containerID?.split('://').pop() || undefined;
+}
+
+/** Builds the UID index from pod objects (exported for tests). */
+export function indexPods(pods: K8sObject[]): Map<string, Named> {
+  const out = new Map<string, Named>();
+  for (const p of pods) {
+    const status = (p.status ?? {}) as { containerStatuses?: { name: string; containerID?: string }[]; initContainerStatuses?: { name: string; containerID?: string }[] };
+    const containers = new Map<string, string>();
+    for (const c of [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])]) {
+      const id = containerIdOf(c.containerID);
+      if (id) containers.set(id, c.name);
+    }
+    if (p.metadata.uid) out.set(p.metadata.uid, { namespace: p.metadata.namespace ?? '', pod: p.metadata.name ?? '', containers });
+  }
+  return out;
+}
+
+export class NodePodResolver implements PodResolver {
+  private index = new Map<string, Named>();
+  private lastRefresh = 0;
+  private refreshing: Promise<void> | undefined;
+
+  constructor(private readonly cluster: Cluster, private readonly nodeName: string, private readonly minRefreshMs = 5_000) {}
+
+  async refresh(): Promise<void> {
+    this.refreshing ??= this.cluster
+      .list(RESOURCES.pods, { fieldSelector: `spec.nodeName=${this.nodeName}` })
+      .then((list) => { this.index = indexPods(list.items); this.lastRefresh = Date.now(); })
+      .finally(() => { this.refreshing = undefined; });
+    return this.refreshing;
+  }
+
+  resolve(podUid: string, containerId?: string): { namespace: string; pod: string; container?: string } | undefined {
+    const hit = this.index.get(podUid);
+    if (!hit && Date.now() - this.lastRefresh > this.minRefreshMs) void this.refresh().catch(() => undefined);
+    if (!hit) return undefined;
+    return { namespace: hit.namespace, pod: hit.pod, container: containerId ? hit.containers.get(containerId) : undefined };
+  }
+}

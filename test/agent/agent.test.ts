@@ -1,0 +1,110 @@
+/** The node agent against a fake nvidia-smi replaying a known trace, a fake /proc, over HTTP on 127.0.0.1. */
+import { parseCgroup } from '../../lib/runtime/agent/cgroup';
+import { AGENT_METRICS } from '../../lib/runtime/agent/contract';
+import { readAgentEnv, startAgent, Agent } from '../../lib/runtime/agent/server';
+import { parseComputeApps, parseGpus, parsePmon } from '../../lib/runtime/agent/nvidia-smi';
+import { containerIdOf, indexPods } from '../../lib/runtime/agent/pods';
+import { fakeNode, FakeNode, POD_A, POD_B, TRACE } from './fixtures';
+
+const MIB = 2 ** 20;
+
+describe('parsers', () => {
+  it('reads the compute-apps CSV in bytes, tolerating [N/A] and the no-process line', () => {
+    expect(parseComputeApps('101, 1024, GPU-a\n202, [N/A], GPU-b\nNo running processes found\n')).toEqual([
+      { pid: 101, usedBytes: 1024 * MIB, gpuUuid: 'GPU-a' },
+      { pid: 202, usedBytes: 0, gpuUuid: 'GPU-b' },
+    ]);
+  });
+  it('reads the GPU list, names with commas included', () => {
+    expect(parseGpus('0, GPU-a, NVIDIA A100-SXM4-80GB\n')).toEqual([{ index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' }]);
+  });
+  it('reads pmon by its header, `-` as no sample and idle GPUs skipped', () => {
+    const text = '# gpu pid type sm mem enc dec command\n# Idx # C/G % % % % name\n 0 101 C 45 3 - - python\n 1 - - - - - - -\n 0 102 C - - - - python\n';
+    expect(parsePmon(text)).toEqual([{ gpuIndex: 0, pid: 101, sm: 0.45 }, { gpuIndex: 0, pid: 102, sm: 0 }]);
+  });
+  it('attributes cgroup v1 and v2 paths to the pod UID and container id; others to nothing', () => {
+    expect(parseCgroup(`0::/kubepods.slice/kubepods-pod${POD_A.uid.replace(/-/g, '_')}.slice/cri-containerd-${POD_A.containerId}.scope`))
+      .toEqual({ podUid: POD_A.uid, containerId: POD_A.containerId });
+    expect(parseCgroup(`4:pids:/kubepods/pod${POD_B.uid}/${POD_B.containerId}`)).toEqual({ podUid: POD_B.uid, containerId: POD_B.containerId });
+    expect(parseCgroup('0::/user.slice/user-1000.slice/session-1.scope')).toBeUndefined();
+  });
+  it('indexes pods by UID with container ids from their statuses', () => {
+    const index = indexPods([{ metadata: { uid: 'u1', name: 'p', namespace: 'n' }, status: { containerStatuses: [{ name: 'c', containerID: 'containerd://abc' }] } }]);
+    expect(index.get('u1')).toEqual({ namespace: 'n', pod: 'p', containers: new Map([['abc', 'c']]) });
+    expect(containerIdOf(undefined)).toBeUndefined();
+  });
+});
+
+describe('agent environment', () => {
+  it('names every bad variable', () => {
+    expect(() => readAgentEnv({ AGENT_PORT: '70000' })).toThrow(
+      'agent environment: NODE_NAME: got nothing, expected the node name (downward API spec.nodeName)\nAGENT_PORT: got "70000", expected a port number from 0 to 65535',
+    );
+    expect(readAgentEnv({ NODE_NAME: 'gpu-1' })).toEqual({ nodeName: 'gpu-1', port: 9410, nvidiaSmi: 'nvidia-smi', procRoot: '/proc', logLevel: 'info' });
+  });
+});
+
+describe('agent over HTTP with a fake nvidia-smi', () => {
+  let node: FakeNode;
+  let agent: Agent;
+
+  beforeAll(async () => {
+    node = fakeNode();
+    agent = await startAgent({ nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' }, node.resolver, '127.0.0.1');
+  });
+  afterAll(async () => {
+    await agent.stop();
+    node.cleanup();
+  });
+
+  const scrape = async () => {
+    const res = await fetch(`http://127.0.0.1:${agent.server.port}/metrics`);
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  const series = (text: string, name: string) =>
+    text.split('\n').filter((l) => l.startsWith(`${name}{`)).map((l) => l.replace(/ [^ ]+$/, (v) => ` ${Number(v).toFixed(4)}`)).sort();
+
+  it('exports per pod, container and GPU: VRAM bytes, SM ratio and TFLOPS from the catalog (A100: 312)', async () => {
+    node.setStep(0);
+    const text = await scrape();
+    const [g0, g1] = TRACE.gpus.map((g) => g.uuid);
+    const a = `namespace="ml",pod="train-0",container="python",pod_uid="${POD_A.uid}",gpu_uuid="${g0}",gpu_model="A100"`;
+    const b = `namespace="ml",pod="infer-0",container="server",pod_uid="${POD_B.uid}",gpu_uuid="${g1}",gpu_model="A100"`;
+    expect(series(text, AGENT_METRICS.vramUsed)).toEqual([
+      `${AGENT_METRICS.vramUsed}{${b}} ${(4096 * MIB).toFixed(4)}`,
+      `${AGENT_METRICS.vramUsed}{${a}} ${(1536 * MIB).toFixed(4)}`,
+    ]);
+    expect(series(text, AGENT_METRICS.smUtilization)).toEqual([
+      `${AGENT_METRICS.smUtilization}{${b}} 0.5000`,
+      `${AGENT_METRICS.smUtilization}{${a}} 0.3000`,
+    ]);
+    expect(series(text, AGENT_METRICS.computeUsed)).toEqual([
+      `${AGENT_METRICS.computeUsed}{${b}} ${(0.5 * 312).toFixed(4)}`,
+      `${AGENT_METRICS.computeUsed}{${a}} ${(0.3 * 312).toFixed(4)}`,
+    ]);
+    expect(text).toContain(`${AGENT_METRICS.gpuCapacity}{gpu_uuid="${g0}",gpu_model="A100"} 312`);
+    expect(text).toContain(`${AGENT_METRICS.unattributed} 1`);
+  });
+
+  it('follows the trace: the next step replaces the values, and series of processes that ended disappear', async () => {
+    node.setStep(1);
+    let text = await scrape();
+    expect(series(text, AGENT_METRICS.vramUsed).map((l) => l.split(' ')[1])).toEqual([(4096 * MIB).toFixed(4), (2048 * MIB).toFixed(4)]);
+    expect(series(text, AGENT_METRICS.smUtilization).map((l) => l.split(' ')[1])).toEqual(['0.0000', '0.4000']);
+    node.setStep(2);
+    text = await scrape();
+    expect(series(text, AGENT_METRICS.vramUsed)).toEqual([]);
+    expect(text).toContain(`${AGENT_METRICS.unattributed} 0`);
+  });
+
+  it('counts a failing nvidia-smi and keeps serving', async () => {
+    node.breakSmi(true);
+    try {
+      const text = await scrape();
+      expect(text).toMatch(new RegExp(`${AGENT_METRICS.collectErrors}\\{query="apps"\\} [1-9]`));
+    } finally {
+      node.breakSmi(false);
+    }
+  });
+});

@@ -1,0 +1,73 @@
+/** A replayed GPU trace for the node agent: a fake /proc and the fake nvidia-smi's trace file. */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PodResolver } from '../../lib/runtime/agent/collector';
+
+export const FAKE_SMI = join(__dirname, '..', 'support', 'fake-nvidia-smi.js');
+
+export const POD_A = { uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427', namespace: 'ml', pod: 'train-0', container: 'python', containerId: 'a'.repeat(64) };
+export const POD_B = { uid: '6fa459ea-ee8a-3ca4-894e-db77e160355e', namespace: 'ml', pod: 'infer-0', container: 'server', containerId: 'b'.repeat(64) };
+
+/** Two A100s; pod A runs two processes on GPU 0, pod B one on GPU 1, pid 999 is a host process. */
+export const TRACE = {
+  gpus: [
+    { index: 0, uuid: 'GPU-11111111-2222-3333-4444-555555555555', name: 'NVIDIA A100-SXM4-80GB' },
+    { index: 1, uuid: 'GPU-66666666-7777-8888-9999-000000000000', name: 'NVIDIA A100-SXM4-80GB' },
+  ],
+  steps: [
+    { apps: [{ pid: 101, gpu: 0, mib: 1024, sm: 20 }, { pid: 102, gpu: 0, mib: 512, sm: 10 }, { pid: 201, gpu: 1, mib: 4096, sm: 50 }, { pid: 999, gpu: 1, mib: 100, sm: 1 }] },
+    { apps: [{ pid: 101, gpu: 0, mib: 2048, sm: 40 }, { pid: 201, gpu: 1, mib: 4096, sm: null }] },
+    { apps: [] },
+  ],
+};
+
+export interface FakeNode {
+  dir: string;
+  /** An `nvidia-smi` script that runs the fake with this node's trace (child processes do not see jest's process.env). */
+  nvidiaSmi: string;
+  /** Points the script at a missing trace, so every run fails, or back. */
+  breakSmi(broken: boolean): void;
+  procRoot: string;
+  traceFile: string;
+  stepFile: string;
+  setStep(n: number): void;
+  resolver: PodResolver;
+  cleanup(): void;
+}
+
+export function fakeNode(): FakeNode {
+  const dir = mkdtempSync(join(tmpdir(), 'tf-agent-'));
+  const procRoot = join(dir, 'proc');
+  const cgroup = (pid: number, text: string) => {
+    mkdirSync(join(procRoot, String(pid)), { recursive: true });
+    writeFileSync(join(procRoot, String(pid), 'cgroup'), text);
+  };
+  // cgroup v2 with the systemd driver (underscores in the UID) and cgroup v1 with cgroupfs.
+  const v2 = (p: typeof POD_A) => `0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${p.uid.replace(/-/g, '_')}.slice/cri-containerd-${p.containerId}.scope\n`;
+  cgroup(101, v2(POD_A));
+  cgroup(102, v2(POD_A));
+  cgroup(201, `12:memory:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n11:cpu:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n`);
+  cgroup(999, '0::/system.slice/some-daemon.service\n');
+  const traceFile = join(dir, 'trace.json');
+  writeFileSync(traceFile, JSON.stringify(TRACE));
+  const stepFile = join(dir, 'step');
+  writeFileSync(stepFile, '0');
+  const nvidiaSmi = join(dir, 'nvidia-smi');
+  const writeSmi = (trace: string) =>
+    writeFileSync(nvidiaSmi, `#!/bin/sh\nFAKE_SMI_TRACE='${trace}' FAKE_SMI_STEP_FILE='${stepFile}' exec '${process.execPath}' '${FAKE_SMI}' "$@"\n`, { mode: 0o755 });
+  writeSmi(traceFile);
+  const pods = new Map([POD_A, POD_B].map((p) => [p.uid, p]));
+  return {
+    dir, procRoot, traceFile, stepFile, nvidiaSmi,
+    breakSmi: (broken) => writeSmi(broken ? join(dir, 'missing.json') : traceFile),
+    setStep: (n) => writeFileSync(stepFile, String(n)),
+    resolver: {
+      resolve(uid, containerId) {
+        const p = pods.get(uid);
+        return p && { namespace: p.namespace, pod: p.pod, container: containerId === p.containerId ? p.container : undefined };
+      },
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}

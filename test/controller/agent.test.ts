@@ -1,0 +1,50 @@
+/** The node agent DaemonSet rendered by TensorFusionController when `nodeAgent` is on, and the props it adds. */
+import { KubeObject } from '../../lib/k8s-object';
+import { renderController } from '../../lib/render/controller';
+import { AGENT_DEFAULTS } from '../../lib/runtime/agent/contract';
+import { FAKE_BUNDLE } from './fixtures';
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+const of = (objects: KubeObject[], kind: string) => objects.filter((o) => o.kind === kind) as Json[];
+
+describe('node agent', () => {
+  it('is not rendered by default', () => {
+    expect(of(renderController({}, FAKE_BUNDLE), 'DaemonSet')).toEqual([]);
+  });
+
+  it('runs the controller bundle with `agent` on GPU nodes, sharing the host PID namespace, in a privileged namespace of its own', () => {
+    const objects = renderController({ nodeAgent: true }, FAKE_BUNDLE);
+    const [ds] = of(objects, 'DaemonSet');
+    expect(ds.metadata).toMatchObject({ name: 'tensor-fusion-node-agent', namespace: 'tensor-fusion-system-agent' });
+    const pod = ds.spec.template.spec;
+    expect(pod).toMatchObject({ hostPID: true, nodeSelector: { 'nvidia.com/gpu.present': 'true' }, tolerations: [{ operator: 'Exists' }], serviceAccountName: 'tensor-fusion-node-agent' });
+    const [c] = pod.containers;
+    expect(c.image).toBe('node:24-bookworm-slim');
+    expect([...c.command, ...c.args]).toEqual(['node', '/app/controller.js', 'agent']);
+    expect(c.ports).toEqual([{ name: 'metrics', containerPort: AGENT_DEFAULTS.port, protocol: 'TCP' }]);
+    expect(c.env[0]).toEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } });
+    // The bundle ConfigMap is copied into the agent namespace (a volume cannot cross namespaces).
+    const volume = pod.volumes.find((v: Json) => v.configMap);
+    const maps = of(objects, 'ConfigMap').filter((m) => m.metadata.name === volume.configMap.name).map((m) => m.metadata.namespace).sort();
+    expect(maps).toEqual(['tensor-fusion-system', 'tensor-fusion-system-agent']);
+    const ns = of(objects, 'Namespace').find((n) => n.metadata.name === 'tensor-fusion-system-agent');
+    expect(ns.metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged');
+    expect(of(objects, 'ClusterRole').find((r) => r.metadata.name === 'tensor-fusion-node-agent').rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }]);
+    expect(of(objects, 'Service').find((s) => s.metadata.namespace === 'tensor-fusion-system-agent').spec.clusterIP).toBe('None');
+  });
+
+  it('with a prebuilt image runs that image with the argument', () => {
+    const [ds] = of(renderController({ nodeAgent: true, image: 'registry.example.com/tf:1.0' }), 'DaemonSet');
+    const [c] = ds.spec.template.spec.containers;
+    expect(c).toMatchObject({ image: 'registry.example.com/tf:1.0', args: ['agent'] });
+    expect(c.command).toBeUndefined();
+  });
+
+  it.each([
+    [{ nodeAgent: 'yes' }, 'TensorFusionController: nodeAgent: got "yes", expected true or false'],
+    [{ prometheusUrl: 'prometheus:9090' }, 'TensorFusionController: prometheusUrl: got "prometheus:9090", expected an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090'],
+    [{ prometheusUrl: 'http://p:9090/?x=1' }, 'TensorFusionController: prometheusUrl: got "http://p:9090/?x=1", expected an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090'],
+  ])('refuses %j', (props, message) => {
+    expect(() => renderController(props as never, FAKE_BUNDLE)).toThrow(message);
+  });
+});

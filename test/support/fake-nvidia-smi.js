@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+/**
+ * A fake nvidia-smi that replays a known trace (JSON at $FAKE_SMI_TRACE), printing exactly what the
+ * real one prints for the three queries the agent runs:
+ *   --query-gpu=index,uuid,name --format=csv,noheader
+ *   --query-compute-apps=pid,used_memory,gpu_uuid --format=csv,noheader,nounits
+ *   pmon -c 1 -s u
+ * Trace: { gpus: [{ index, uuid, name }], steps: [{ apps: [{ pid, gpu (index), mib, sm (percent or null) }] }] }.
+ * The step shown is read from $FAKE_SMI_STEP_FILE when set (tests that drive it), else it advances every
+ * $FAKE_SMI_STEP_MS since $FAKE_SMI_START_MS (tests that let Prometheus scrape); the last step repeats.
+ */
+const fs = require('node:fs');
+const trace = JSON.parse(fs.readFileSync(process.env.FAKE_SMI_TRACE, 'utf8'));
+const stepFile = process.env.FAKE_SMI_STEP_FILE;
+const index = stepFile
+  ? Number(fs.readFileSync(stepFile, 'utf8'))
+  : Math.floor((Date.now() - Number(process.env.FAKE_SMI_START_MS)) / Number(process.env.FAKE_SMI_STEP_MS));
+const step = trace.steps[Math.min(Math.max(index, 0), trace.steps.length - 1)];
+const args = process.argv.slice(2);
+const uuid = (i) => trace.gpus.find((g) => g.index === i).uuid;
+const out = [];
+if (args[0] === '--query-gpu=index,uuid,name') {
+  for (const g of trace.gpus) out.push(`${g.index}, ${g.uuid}, ${g.name}`);
+} else if (args[0] === '--query-compute-apps=pid,used_memory,gpu_uuid') {
+  if (step.apps.length === 0) out.push('No running processes found');
+  for (const a of step.apps) out.push(`${a.pid}, ${a.mib}, ${uuid(a.gpu)}`);
+} else if (args[0] === 'pmon') {
+  out.push('# gpu         pid   type     sm    mem    enc    dec    jpg    ofa    command');
+  out.push('# Idx           #    C/G      %      %      %      %      %      %    name');
+  for (const g of trace.gpus) {
+    const apps = step.apps.filter((a) => a.gpu === g.index);
+    if (apps.length === 0) out.push(`    ${g.index}          -     -      -      -      -      -      -      -    -`);
+    for (const a of apps) out.push(`    ${g.index}    ${String(a.pid).padStart(7)}     C  ${a.sm == null ? '     -' : String(a.sm).padStart(5)}      3      -      -      -      -    python`);
+  }
+} else {
+  process.stderr.write(`fake nvidia-smi: unsupported arguments ${args.join(' ')}\n`);
+  process.exit(2);
+}
+process.stdout.write(out.join('\n') + '\n');
