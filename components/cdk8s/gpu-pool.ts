@@ -1,15 +1,19 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { GpuPoolProps, renderGpuPool } from '../../lib/render/gpu-pool';
-import { addObjects } from './register';
+import { dependOnController } from './order';
+import { addObjects, childPath, claimNames } from './register';
 
-export type { GpuPoolProps } from '../../lib/render/gpu-pool';
+export type { GpuPoolProps, PoolResources } from '../../lib/render/gpu-pool';
 
 /**
- * A pool of GPU nodes shared by workloads (a cluster-scoped GPUPool).
+ * A pool of GPU nodes shared by workloads (a cluster-scoped GPUPool). Its name is `name`, or the
+ * construct id when `name` is not set (then the id must be a valid pool name); no two GPUPools of
+ * one app may share a name.
  *
  * @example
  * new GpuPool(chart, 'default-pool', { isDefault: true, defaultQos: 'medium', tflopsOversellRatio: 200 });
+ * @throws ValidationError `GpuPool <id>: ...` naming every bad prop; nothing is added then
  */
 export class GpuPool extends Construct {
   /** The GPUPool object. */
@@ -18,8 +22,12 @@ export class GpuPool extends Construct {
   public readonly poolName: string;
 
   constructor(scope: Construct, id: string, props: GpuPoolProps = {}) {
+    const context = `GpuPool ${id}`;
+    const object = renderGpuPool(props.name ?? id, props, { context, nameFromId: props.name === undefined });
+    claimNames(scope, childPath(scope, id), [object], context);
     super(scope, id);
-    this.poolName = props.name ?? id;
-    [this.apiObject] = addObjects(this, [renderGpuPool(this.poolName, props)]);
+    this.poolName = object.metadata.name;
+    [this.apiObject] = addObjects(this, [object]);
+    dependOnController(this);
   }
 }

@@ -1,7 +1,37 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
-import { Construct } from 'constructs';
+import { Construct, IConstruct } from 'constructs';
+import { fieldIssue, throwIfInvalid } from '../../lib/errors';
 import { isClusterScoped } from '../../lib/kinds';
 import { KubeObject } from '../../lib/k8s-object';
+
+/** Object keys (`<group>/<kind>/<namespace>/<name>`) claimed in each app, with the claiming path. */
+const claimed = new WeakMap<IConstruct, Map<string, string>>();
+
+/**
+ * Refuses an object whose kind, namespace and name another component of the same app already
+ * synthesizes (two charts with the same pool id would otherwise write two GPUPools of one name),
+ * then claims the names for `path`. Called before the component adds anything to the tree.
+ */
+export function claimNames(scope: IConstruct, path: string, objects: readonly KubeObject[], context: string): void {
+  const root = scope.node.root;
+  const names = claimed.get(root) ?? new Map<string, string>();
+  const chartNamespace = Chart.of(scope).namespace;
+  const keys = objects.map((o) => {
+    const namespace = isClusterScoped(o.apiVersion, o.kind) ? '' : (o.metadata.namespace ?? chartNamespace ?? '');
+    return `${o.apiVersion.split('/').slice(0, -1).join('/')}/${o.kind}/${namespace}/${o.metadata.name}`;
+  });
+  throwIfInvalid(
+    objects.flatMap((o, i) => {
+      const owner = names.get(keys[i]);
+      return owner === undefined
+        ? []
+        : [fieldIssue('name', o.metadata.name, `a name no other ${o.kind} of this app has (${owner} already synthesizes one): set another name`)];
+    }),
+    context,
+  );
+  keys.forEach((key) => names.set(key, path));
+  claimed.set(root, names);
+}
 
 /**
  * Adds plain objects from lib/render as ApiObjects under `scope`. cdk8s stamps the chart's namespace
@@ -19,4 +49,9 @@ export function addObjects(scope: Construct, objects: readonly KubeObject[], ids
     }
     return api;
   });
+}
+
+/** The path a construct will have under `scope` with `id` (before it exists). */
+export function childPath(scope: IConstruct, id: string): string {
+  return scope.node.path ? `${scope.node.path}/${id}` : id;
 }

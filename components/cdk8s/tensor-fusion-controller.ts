@@ -2,7 +2,8 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { loadControllerBundle } from '../../lib/controller-bundle';
 import { CONTROLLER_NAMES, renderController, resolveControllerProps, TensorFusionControllerProps } from '../../lib/render/controller';
-import { addObjects } from './register';
+import { registerController } from './order';
+import { addObjects, childPath, claimNames } from './register';
 
 export type { TensorFusionControllerProps } from '../../lib/render/controller';
 
@@ -13,6 +14,8 @@ export type { TensorFusionControllerProps } from '../../lib/render/controller';
  * webhook and its certificate. The controller code is the bundle shipped in this package (run on the
  * official Node.js image) unless `image` names a prebuilt one. Synthesize, then
  * `kubectl apply --server-side -f dist/`: the bundle ConfigMap is too large for client-side apply.
+ * In its chart, it is synthesized before GpuPools, WorkloadProfiles, TensorFusionWorkloads and
+ * `gpuWorkload` workloads, whatever the order they were declared in.
  *
  * @example
  * new TensorFusionController(chart, 'controller', { certificateMode: 'cert-manager', serviceMonitor: true });
@@ -33,8 +36,10 @@ export class TensorFusionController extends Construct {
     // Validated and rendered before super(): bad props leave the construct tree untouched.
     const resolved = resolveControllerProps(props);
     const objects = renderController(props, resolved.image === undefined ? loadControllerBundle() : undefined);
+    claimNames(scope, childPath(scope, id), objects, `TensorFusionController ${id}`);
     super(scope, id);
     this.apiObjects = addObjects(this, objects);
+    registerController(this);
     this.namespace = resolved.namespace;
     this.webhookServiceName = CONTROLLER_NAMES.webhookService;
     this.metricsServiceName = resolved.metrics ? CONTROLLER_NAMES.metricsService : undefined;

@@ -1,9 +1,18 @@
 import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
 import { GpuNodeProps, renderGpuNode } from '../../lib/render/gpu-node';
+import { asOutput, InputArgs, Owner, renderArgs } from './inputs';
+import { registerObject } from './register';
 
-/** Arguments of GpuNode: the same props as the cdk8s construct. */
-export type GpuNodeArgs = GpuNodeProps;
+export { t9kPoolNodes } from '../../lib/render/gpu-node';
+export type { GpuInventory } from '../../lib/render/gpu-node';
+
+/**
+ * Arguments of GpuNode: the props of the cdk8s construct, each a `pulumi.Input` (`nodeName` may be
+ * the Output of the resource that creates the node). Plain values are validated in the constructor,
+ * values held in Outputs at preview.
+ */
+export type GpuNodeArgs = InputArgs<GpuNodeProps>;
 
 /**
  * Labels an existing node with pool membership and GPU inventory through a server-side-apply
@@ -12,19 +21,21 @@ export type GpuNodeArgs = GpuNodeProps;
  * @example
  * new GpuNode('a100-0', { nodeName: 'gpu-a100-0', pools: ['default-pool'],
  *   gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 8, memory: '80Gi' } });
+ * @throws ValidationError `GpuNode <name>: ...` naming every bad plain prop
  */
 export class GpuNode extends pulumi.ComponentResource {
   /** Name of the labelled node. */
-  public readonly nodeName: string;
+  public readonly nodeName: pulumi.Output<string>;
   /** The server-side-apply patch. */
   public readonly patch: k8s.core.v1.NodePatch;
 
   constructor(name: string, args: GpuNodeArgs, opts?: pulumi.ComponentResourceOptions) {
+    const owner: Owner = {};
+    const node = renderArgs<GpuNodeProps, ReturnType<typeof renderGpuNode>>(args, `GpuNode ${name}`, owner, (props) => renderGpuNode(props, `GpuNode ${name}`));
     super('tensor-fusion:index:GpuNode', name, {}, opts);
-    const node = renderGpuNode(args);
-    this.nodeName = node.metadata.name;
-    this.patch = new k8s.core.v1.NodePatch(name, node as k8s.core.v1.NodePatchArgs, { parent: this });
+    owner.resource = this;
+    this.patch = <k8s.core.v1.NodePatch>registerObject(name, node, { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this }, k8s.core.v1.NodePatch);
+    this.nodeName = asOutput(node).apply((n) => n.metadata.name);
     this.registerOutputs({ nodeName: this.nodeName });
   }
 }
-

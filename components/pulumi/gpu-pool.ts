@@ -1,25 +1,40 @@
 import * as pulumi from '@pulumi/pulumi';
+import { API_VERSION } from '../../lib/labels';
 import { GpuPoolProps, renderGpuPool } from '../../lib/render/gpu-pool';
-import { registerObjects } from './register';
-
-/** Arguments of GpuPool: the same props as the cdk8s construct. */
-export type GpuPoolArgs = GpuPoolProps;
+import { asOutput, InputArgs, Owner, renderArgs } from './inputs';
+import { registerObject } from './register';
 
 /**
- * A pool of GPU nodes shared by workloads (a cluster-scoped GPUPool).
+ * Arguments of GpuPool: the props of the cdk8s construct, each a `pulumi.Input`. Plain values are
+ * validated in the constructor, values held in Outputs at preview.
+ */
+export type GpuPoolArgs = InputArgs<GpuPoolProps>;
+
+/**
+ * A pool of GPU nodes shared by workloads (a cluster-scoped GPUPool). Its name is `name`, or the
+ * resource name when `name` is not set. Custom resources need their CRD: pass the controller's
+ * `crds` in `dependsOn` when the controller is in the same stack.
  *
  * @example
- * new GpuPool('default-pool', { isDefault: true, defaultQos: 'medium', tflopsOversellRatio: 200 });
+ * new GpuPool('default-pool', { isDefault: true, defaultQos: 'medium', tflopsOversellRatio: 200 },
+ *   { dependsOn: controller.crds });
+ * @throws ValidationError `GpuPool <name>: ...` naming every bad plain prop
  */
 export class GpuPool extends pulumi.ComponentResource {
   /** Name of the pool, to use in `tensor-fusion.ai/gpupool` and GpuNode `pools`. */
-  public readonly poolName: string;
+  public readonly poolName: pulumi.Output<string>;
+  /** The GPUPool custom resource. */
   public readonly resource: pulumi.CustomResource;
 
   constructor(name: string, args: GpuPoolArgs = {}, opts?: pulumi.ComponentResourceOptions) {
+    const owner: Owner = {};
+    const object = renderArgs<GpuPoolProps, ReturnType<typeof renderGpuPool>>(args, `GpuPool ${name}`, owner, (props) =>
+      renderGpuPool(props.name ?? name, props, { context: `GpuPool ${name}`, nameFromId: props.name === undefined }),
+    );
     super('tensor-fusion:index:GpuPool', name, {}, opts);
-    this.poolName = args.name ?? name;
-    [this.resource] = registerObjects(name, [renderGpuPool(this.poolName, args)], { parent: this });
+    owner.resource = this;
+    this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'GPUPool' }, ['metadata', 'spec'], { parent: this });
+    this.poolName = asOutput(object).apply((o) => o.metadata.name);
     this.registerOutputs({ poolName: this.poolName });
   }
 }

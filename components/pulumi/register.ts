@@ -24,3 +24,23 @@ export function registerObjects(prefix: string, objects: readonly KubeObject[], 
     return new Cls(name, object, opts);
   });
 }
+
+/**
+ * Registers one object that may still be an Output (rendered from args holding Outputs) with the
+ * resource class `Cls` (default: CustomResource). Its apiVersion and kind are fixed by the component,
+ * so they are known now; every other field is read from the one rendered Output, so a bad value fails
+ * the resource with one error.
+ */
+export function registerObject(
+  name: string,
+  object: KubeObject | pulumi.Output<KubeObject>,
+  type: Pick<KubeObject, 'apiVersion' | 'kind'>,
+  fields: readonly string[],
+  opts: pulumi.CustomResourceOptions,
+  Cls: ResourceClass = k8s.apiextensions.CustomResource as unknown as ResourceClass,
+): pulumi.CustomResource {
+  if (!pulumi.Output.isInstance(object)) return new Cls(name, object, opts);
+  const args: Record<string, unknown> = { ...type };
+  for (const field of fields) args[field] = object.apply((o) => (o as unknown as Record<string, unknown>)[field]);
+  return new Cls(name, args, opts);
+}

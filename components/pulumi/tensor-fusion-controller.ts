@@ -3,7 +3,11 @@ import { loadControllerBundle } from '../../lib/controller-bundle';
 import { CONTROLLER_NAMES, renderController, resolveControllerProps, TensorFusionControllerProps } from '../../lib/render/controller';
 import { registerObjects } from './register';
 
-/** Arguments of TensorFusionController: the same props as the cdk8s construct. */
+/**
+ * Arguments of TensorFusionController: the same props as the cdk8s construct, as plain values: they
+ * decide which resources the install has (metrics, certificate mode, CRDs), and Pulumi must know the
+ * resources of a program at preview.
+ */
 export type TensorFusionControllerArgs = TensorFusionControllerProps;
 
 /**
@@ -13,20 +17,30 @@ export type TensorFusionControllerArgs = TensorFusionControllerProps;
  * webhook and its certificate. The controller code is the bundle shipped in this package (run on the
  * official Node.js image) unless `image` names a prebuilt one, so `pulumi up` needs no registry.
  *
+ * Custom resources of the same stack (GpuPool, WorkloadProfile, TensorFusionWorkload) need its CRDs:
+ * pass `{ dependsOn: controller.crds }` to them; GPU workloads need its webhook: pass
+ * `{ dependsOn: controller }` to the Deployment, so its pods are created once a replica serves it.
+ *
  * @example
- * new TensorFusionController('tensor-fusion', { certificateMode: 'cert-manager', serviceMonitor: true });
+ * const controller = new TensorFusionController('tensor-fusion', { certificateMode: 'cert-manager', serviceMonitor: true });
+ * new GpuPool('default-pool', { isDefault: true }, { dependsOn: controller.crds });
  */
 export class TensorFusionController extends pulumi.ComponentResource {
   /** Namespace the controller runs in. */
-  public readonly namespace: string;
+  public readonly namespace: pulumi.Output<string>;
   /** Service of the admission webhook (port 443). */
-  public readonly webhookServiceName: string;
+  public readonly webhookServiceName: pulumi.Output<string>;
   /** Service of /metrics (port 8080); undefined when `metrics` is false. */
-  public readonly metricsServiceName?: string;
+  public readonly metricsServiceName: pulumi.Output<string | undefined>;
   /** ServiceAccount the controller runs as. */
-  public readonly serviceAccountName: string;
+  public readonly serviceAccountName: pulumi.Output<string>;
   /** Every child resource, in apply order. */
   public readonly resources: pulumi.CustomResource[];
+  /**
+   * The Namespace and the CustomResourceDefinitions (none with `installCrds: false`): what custom
+   * resources of the same stack list in `dependsOn`.
+   */
+  public readonly crds: pulumi.CustomResource[];
 
   constructor(name: string, args: TensorFusionControllerArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     // Validated and rendered before super(): bad props register nothing, not even the component.
@@ -42,10 +56,11 @@ export class TensorFusionController extends pulumi.ComponentResource {
       : registerObjects(name, foundation, { parent: this });
     const rest = registerObjects(name, objects.filter((o) => !foundation.includes(o)), { parent: this, dependsOn: first });
     this.resources = [...first, ...rest];
-    this.namespace = resolved.namespace;
-    this.webhookServiceName = CONTROLLER_NAMES.webhookService;
-    this.metricsServiceName = resolved.metrics ? CONTROLLER_NAMES.metricsService : undefined;
-    this.serviceAccountName = CONTROLLER_NAMES.controller;
+    this.crds = first;
+    this.namespace = pulumi.output(resolved.namespace);
+    this.webhookServiceName = pulumi.output(CONTROLLER_NAMES.webhookService);
+    this.metricsServiceName = pulumi.output(resolved.metrics ? CONTROLLER_NAMES.metricsService : undefined);
+    this.serviceAccountName = pulumi.output(CONTROLLER_NAMES.controller);
     this.registerOutputs({
       namespace: this.namespace,
       webhookServiceName: this.webhookServiceName,

@@ -1,45 +1,70 @@
 import * as pulumi from '@pulumi/pulumi';
+import { API_VERSION } from '../../lib/labels';
 import { renderTensorFusionWorkload, renderWorkloadProfile, TensorFusionWorkloadProps, WorkloadProfileProps } from '../../lib/render/workload-profile';
-import { registerObjects } from './register';
+import { asOutput, InputArgs, Owner, renderArgs } from './inputs';
+import { registerObject } from './register';
 
-/** Arguments of WorkloadProfile: the same props as the cdk8s construct. */
-export type WorkloadProfileArgs = WorkloadProfileProps;
-/** Arguments of TensorFusionWorkload: the same props as the cdk8s construct. */
-export type TensorFusionWorkloadArgs = TensorFusionWorkloadProps;
+/** Arguments of WorkloadProfile: the props of the cdk8s construct, each a `pulumi.Input`. */
+export type WorkloadProfileArgs = InputArgs<WorkloadProfileProps>;
+/** Arguments of TensorFusionWorkload: the props of the cdk8s construct, each a `pulumi.Input`. */
+export type TensorFusionWorkloadArgs = InputArgs<TensorFusionWorkloadProps>;
 
 /**
- * Reusable GPU settings that pods reference with `tensor-fusion.ai/workload-profile`.
+ * Reusable GPU settings that pods reference with `tensor-fusion.ai/workload-profile`. Its name is
+ * `name`, or the resource name when `name` is not set.
  *
  * @example
  * new WorkloadProfile('default-profile', { namespace: 'ml', qos: 'medium',
- *   resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } } });
+ *   resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } } },
+ *   { dependsOn: controller.crds });
+ * @throws ValidationError `WorkloadProfile <name>: ...` naming every bad plain prop
  */
 export class WorkloadProfile extends pulumi.ComponentResource {
   /** Name to reference from `tensor-fusion.ai/workload-profile`. */
-  public readonly profileName: string;
+  public readonly profileName: pulumi.Output<string>;
+  /** The WorkloadProfile custom resource. */
   public readonly resource: pulumi.CustomResource;
 
   constructor(name: string, args: WorkloadProfileArgs = {}, opts?: pulumi.ComponentResourceOptions) {
+    const context = `WorkloadProfile ${name}`;
+    const owner: Owner = {};
+    const object = renderArgs<WorkloadProfileProps, ReturnType<typeof renderWorkloadProfile>>(args, context, owner, (props) =>
+      renderWorkloadProfile(props.name ?? name, props, { context, nameFromId: props.name === undefined }),
+    );
     super('tensor-fusion:index:WorkloadProfile', name, {}, opts);
-    this.profileName = args.name ?? name;
-    [this.resource] = registerObjects(name, [renderWorkloadProfile(this.profileName, args)], { parent: this });
+    owner.resource = this;
+    this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'WorkloadProfile' }, ['metadata', 'spec'], { parent: this });
+    this.profileName = asOutput(object).apply((o) => o.metadata.name);
     this.registerOutputs({ profileName: this.profileName });
   }
 }
 
 /**
  * A set of GPU workers with fixed resources (remote mode), or the record the webhook keeps for
- * pods that generate their workload.
+ * pods that generate their workload. Its name is `name`, or the resource name when `name` is not set.
+ *
+ * @example
+ * new TensorFusionWorkload('pytorch-example', { namespace: 'ml', replicas: 1, poolName: 'default-pool',
+ *   resources: { requests: { tflops: '10', vram: '4Gi' }, limits: { tflops: '20', vram: '4Gi' } } },
+ *   { dependsOn: controller.crds });
+ * @throws ValidationError `TensorFusionWorkload <name>: ...` naming every bad plain prop
  */
 export class TensorFusionWorkload extends pulumi.ComponentResource {
   /** Name to reference from `tensor-fusion.ai/workload`. */
-  public readonly workloadName: string;
+  public readonly workloadName: pulumi.Output<string>;
+  /** The TensorFusionWorkload custom resource. */
   public readonly resource: pulumi.CustomResource;
 
   constructor(name: string, args: TensorFusionWorkloadArgs = {}, opts?: pulumi.ComponentResourceOptions) {
+    const context = `TensorFusionWorkload ${name}`;
+    const owner: Owner = {};
+    const object = renderArgs<TensorFusionWorkloadProps, ReturnType<typeof renderTensorFusionWorkload>>(args, context, owner, (props) =>
+      renderTensorFusionWorkload(props.name ?? name, props, { context, nameFromId: props.name === undefined }),
+    );
     super('tensor-fusion:index:TensorFusionWorkload', name, {}, opts);
-    this.workloadName = args.name ?? name;
-    [this.resource] = registerObjects(name, [renderTensorFusionWorkload(this.workloadName, args)], { parent: this });
+    owner.resource = this;
+    this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'TensorFusionWorkload' }, ['metadata', 'spec'], { parent: this });
+    this.workloadName = asOutput(object).apply((o) => o.metadata.name);
     this.registerOutputs({ workloadName: this.workloadName });
   }
 }

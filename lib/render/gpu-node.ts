@@ -100,8 +100,8 @@ export function gpuNodeLabels(props: GpuNodeProps): Record<string, string> {
  * Renders the Node object to apply with server-side apply: name and labels only, never taints.
  * @throws ValidationError naming every bad prop
  */
-export function renderGpuNode(props: GpuNodeProps): KubeObject {
-  throwIfInvalid(checkGpuNodeProps(props), `GpuNode ${props.nodeName}`);
+export function renderGpuNode(props: GpuNodeProps, context = `GpuNode ${props.nodeName}`): KubeObject {
+  throwIfInvalid(checkGpuNodeProps(props), context);
   return { apiVersion: 'v1', kind: 'Node', metadata: { name: props.nodeName, labels: gpuNodeLabels(props) } };
 }
 

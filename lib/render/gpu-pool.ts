@@ -5,7 +5,7 @@ import { KubeObject } from '../k8s-object';
 import { API_VERSION, DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../labels';
 import { checkPoolName } from '../names';
 import { checkEnum, checkQos, PLACEMENT_MODES, PlacementMode, QosLevel } from '../rules';
-import { checkMeta, ObjectMetaProps, renderMeta } from './metadata';
+import { checkMeta, ObjectMetaProps, RenderContext, renderMeta } from './metadata';
 
 /** GPU resources of a pool bound. */
 export interface PoolResources {
@@ -103,9 +103,9 @@ function checkPercent(field: string, value: number | undefined, min: number, max
 }
 
 /** Validates the props that are not plain spec fields (their spec paths differ from the prop names). */
-export function checkGpuPoolProps(name: string, props: GpuPoolProps): FieldIssue[] {
+export function checkGpuPoolProps(name: string, props: GpuPoolProps, nameFromId = false): FieldIssue[] {
   // The pool name becomes part of the membership label key, so it follows the stricter pool rule.
-  const issues = checkMeta(name, props, checkPoolName);
+  const issues = checkMeta(name, props, checkPoolName, nameFromId);
   const more = [
     props.defaultQos === undefined ? undefined : checkQos('defaultQos', props.defaultQos),
     props.placement === undefined ? undefined : checkEnum('placement', props.placement, PLACEMENT_MODES),
@@ -120,10 +120,10 @@ export function checkGpuPoolProps(name: string, props: GpuPoolProps): FieldIssue
  * Renders the GPUPool.
  * @throws ValidationError naming every bad prop
  */
-export function renderGpuPool(name: string, props: GpuPoolProps): KubeObject {
-  throwIfInvalid(checkGpuPoolProps(name, props), `GpuPool ${name}`);
+export function renderGpuPool(name: string, props: GpuPoolProps, { context = `GpuPool ${name}`, nameFromId }: RenderContext = {}): KubeObject {
+  throwIfInvalid(checkGpuPoolProps(name, props, nameFromId), context);
   const spec = gpuPoolSpec(name, props);
-  throwIfInvalid(validateSpec('GPUPool', spec), `GpuPool ${name}`);
+  throwIfInvalid(validateSpec('GPUPool', spec), context);
   const marker: Record<string, string> = props.isDefault ? { [DEFAULT_POOL_ANNOTATION]: 'true' } : {};
   return { apiVersion: API_VERSION, kind: 'GPUPool', metadata: renderMeta(name, props, marker), spec };
 }

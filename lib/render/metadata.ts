@@ -1,4 +1,4 @@
-import { FieldIssue } from '../errors';
+import { FieldIssue, fieldIssue } from '../errors';
 import { checkDnsLabel, checkLabelValue, checkObjectName } from '../names';
 
 /** Metadata props shared by every component that renders one object of ours. */
@@ -23,13 +23,34 @@ export interface NamespacedMetaProps extends ObjectMetaProps {
   readonly namespace?: string;
 }
 
-/** Validates name, namespace (a DNS-1123 label, as Kubernetes requires) and label values. */
+/** How a component calls a renderer: the prefix of its messages, and whether the name is its id. */
+export interface RenderContext {
+  /** Prefix of validation messages, e.g. `GpuPool default-pool`. @default `<Kind> <name>` */
+  readonly context?: string;
+  /** The name was not set and defaults to the construct id / resource name. @default false */
+  readonly nameFromId?: boolean;
+}
+
+/** A name made of an id the way cdk8s makes DNS labels: lowercase, other characters as '-'. */
+function suggestName(id: string): string {
+  return id.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'name';
+}
+
+/**
+ * Validates name, namespace (a DNS-1123 label, as Kubernetes requires) and label values. When the
+ * name came from the id, a bad one is reported with the fix: set `name`.
+ */
 export function checkMeta(
   name: string,
   props: NamespacedMetaProps,
   checkName: (field: string, value: unknown) => FieldIssue | undefined = checkObjectName,
+  nameFromId = false,
 ): FieldIssue[] {
-  const issues = [checkName('name', name), props.namespace === undefined ? undefined : checkDnsLabel('namespace', props.namespace)];
+  let nameIssue = checkName('name', name);
+  if (nameIssue && nameFromId) {
+    nameIssue = fieldIssue('name', name, `${nameIssue.expected}; name is not set, so the id was used: set name, e.g. name: "${suggestName(name)}"`);
+  }
+  const issues = [nameIssue, props.namespace === undefined ? undefined : checkDnsLabel('namespace', props.namespace)];
   for (const [key, value] of Object.entries(props.labels ?? {})) issues.push(checkLabelValue(`labels["${key}"]`, value));
   return issues.filter((i): i is FieldIssue => i !== undefined);
 }

@@ -3,7 +3,7 @@ import { TensorFusionWorkloadSpec, validateSpec, WorkloadProfileSpec } from '../
 import { throwIfInvalid } from '../errors';
 import { KubeObject } from '../k8s-object';
 import { API_VERSION } from '../labels';
-import { checkMeta, NamespacedMetaProps, renderMeta } from './metadata';
+import { checkMeta, NamespacedMetaProps, RenderContext, renderMeta } from './metadata';
 
 /**
  * Props of WorkloadProfile: its metadata plus every spec field (seed 003), under the same names as
@@ -26,10 +26,10 @@ function splitMeta<T extends NamespacedMetaProps>(props: T) {
  * Renders a WorkloadProfile.
  * @throws ValidationError naming every bad prop
  */
-export function renderWorkloadProfile(name: string, props: WorkloadProfileProps): KubeObject {
-  throwIfInvalid(checkMeta(name, props), `WorkloadProfile ${name}`);
+export function renderWorkloadProfile(name: string, props: WorkloadProfileProps, { context = `WorkloadProfile ${name}`, nameFromId }: RenderContext = {}): KubeObject {
+  throwIfInvalid(checkMeta(name, props, undefined, nameFromId), context);
   const spec = splitMeta(props);
-  throwIfInvalid(validateSpec('WorkloadProfile', spec), `WorkloadProfile ${name}`);
+  throwIfInvalid(validateSpec('WorkloadProfile', spec), context);
   return { apiVersion: API_VERSION, kind: 'WorkloadProfile', metadata: renderMeta(name, props), spec };
 }
 
@@ -37,9 +37,13 @@ export function renderWorkloadProfile(name: string, props: WorkloadProfileProps)
  * Renders a TensorFusionWorkload.
  * @throws ValidationError naming every bad prop
  */
-export function renderTensorFusionWorkload(name: string, props: TensorFusionWorkloadProps): KubeObject {
-  throwIfInvalid(checkMeta(name, props), `TensorFusionWorkload ${name}`);
+export function renderTensorFusionWorkload(
+  name: string,
+  props: TensorFusionWorkloadProps,
+  { context = `TensorFusionWorkload ${name}`, nameFromId }: RenderContext = {},
+): KubeObject {
+  throwIfInvalid(checkMeta(name, props, undefined, nameFromId), context);
   const spec = splitMeta(props);
-  throwIfInvalid(validateSpec('TensorFusionWorkload', spec), `TensorFusionWorkload ${name}`);
+  throwIfInvalid(validateSpec('TensorFusionWorkload', spec), context);
   return { apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: renderMeta(name, props), spec };
 }

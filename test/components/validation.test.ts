@@ -36,8 +36,8 @@ describe('GpuPool rules', () => {
     (props) => new Cdk8s.GpuPool(chart(), 'p', props),
     (props) => new Pulumi.GpuPool('p', props),
     [
-      ['bad pool name', { name: 'Bad_Pool' }, `GpuPool Bad_Pool: name: got "Bad_Pool", expected ${POOL_NAME}`],
-      ['pool name too long for the node label', { name: 'a'.repeat(59) }, `GpuPool ${'a'.repeat(59)}: name: got "${'a'.repeat(59)}", expected ${POOL_NAME}`],
+      ['bad pool name', { name: 'Bad_Pool' }, `${ctx}name: got "Bad_Pool", expected ${POOL_NAME}`],
+      ['pool name too long for the node label', { name: 'a'.repeat(59) }, `${ctx}name: got "${'a'.repeat(59)}", expected ${POOL_NAME}`],
       ['bad defaultQos', { defaultQos: 'urgent' as never }, `${ctx}defaultQos: got "urgent", expected ${QOS}`],
       ['bad placement', { placement: 'Random' as never }, `${ctx}placement: got "Random", expected one of MinFragmentation, CompactFirst, LowLoadFirst, NodeCompactGPULowLoad`],
       ['tflopsOversellRatio below 100', { tflopsOversellRatio: 50 }, `${ctx}tflopsOversellRatio: got 50, expected an integer percentage from 100 to 100000`],
@@ -62,7 +62,8 @@ describe('GpuNode rules', () => {
     (props) => new Cdk8s.GpuNode(chart(), 'n', props),
     (props) => new Pulumi.GpuNode('n', props),
     [
-      ['bad nodeName', { nodeName: 'Bad_Node' }, `GpuNode Bad_Node: nodeName: got "Bad_Node", expected ${DNS_NAME}`],
+      ['bad nodeName', { nodeName: 'Bad_Node' }, `${ctx}nodeName: got "Bad_Node", expected ${DNS_NAME}`],
+      ['no nodeName (plain JavaScript)', {} as never, `${ctx}nodeName: got nothing, expected ${DNS_NAME}`],
       ['bad pool name', { nodeName: 'n', pools: ['ok', 'Bad'] }, `${ctx}pools[1]: got "Bad", expected ${POOL_NAME}`],
       ['gpu.count 0', { nodeName: 'n', gpu: { ...gpu, count: 0 } }, `${ctx}gpu.count: got 0, expected an integer from 1 to 128`],
       ['gpu.count not an integer', { nodeName: 'n', gpu: { ...gpu, count: 1.5 } }, `${ctx}gpu.count: got 1.5, expected an integer from 1 to 128`],
@@ -125,7 +126,7 @@ describe.each([
     ['bad qos', { qos: 'urgent' as never }, `${ctx}spec.qos: got "urgent", expected ${QOS}`],
     ['gpuCount 0', { gpuCount: 0 }, `${ctx}spec.gpuCount: got 0, expected an integer from 1 to 128`],
     ['negative replicas', { replicas: -1 }, `${ctx}spec.replicas: got -1, expected an integer from 0 to 10000`],
-    ['bad name', { name: 'Bad' }, `${kind} Bad: name: got "Bad", expected ${DNS_NAME}`],
+    ['bad name', { name: 'Bad' }, `${ctx}name: got "Bad", expected ${DNS_NAME}`],
     ['bad namespace', { namespace: 'ml.team' }, `${ctx}namespace: got "ml.team", expected ${DNS_LABEL}`],
   ]);
 });
@@ -142,21 +143,29 @@ const deploymentArgs = (containers: string[] = ['python'], annotations: Record<s
 
 type WorkloadCase<O> = [string, O, string, string[]?, Record<string, string>?];
 
-function workloadRules<O>(cdk8s: (w: ApiObject, o: O) => unknown, pulumi: (args: object, o: O) => unknown, cases: WorkloadCase<O>[]) {
+/**
+ * Each case in cdk8s (the message names the function and the construct path; checks of the pod
+ * template run at synthesis, on the final template) and in Pulumi (the function and metadata.name).
+ */
+function workloadRules<O>(name: string, cdk8s: (w: ApiObject, o: O) => unknown, pulumi: (args: object, o: O) => unknown, cases: WorkloadCase<O>[]) {
   // Jest treats a callback parameter beyond the row's length as `done`, so rows carry one object.
   const rows = cases.map(([rule, options, message, containers, annotations]) => [rule, { options, message, containers, annotations }] as const);
   it.each(rows)('cdk8s: %s', (_rule, { options, message, containers, annotations }) => {
-    const object = new ApiObject(chart(), 'd', { apiVersion: 'apps/v1', kind: 'Deployment', ...deploymentArgs(containers, annotations) });
-    expect(() => cdk8s(object, options)).toThrow(new Error(message));
+    const c = chart();
+    const object = new ApiObject(c, 'd', { apiVersion: 'apps/v1', kind: 'Deployment', ...deploymentArgs(containers, annotations) });
+    expect(() => {
+      cdk8s(object, options);
+      Testing.synth(c);
+    }).toThrow(new Error(`${name} c/d: ${message}`));
   });
   it.each(rows)('Pulumi: %s', (_rule, { options, message, containers, annotations }) => {
-    expect(() => pulumi(deploymentArgs(containers, annotations), options)).toThrow(new Error(message));
+    expect(() => pulumi(deploymentArgs(containers, annotations), options)).toThrow(new Error(`${name} train: ${message}`));
   });
 }
 
 describe('gpuWorkload rules', () => {
-  const ctx = 'GPU workload options: ';
-  workloadRules<GpuWorkloadOptions>(Cdk8s.gpuWorkload, Pulumi.gpuWorkload, [
+  const ctx = '';
+  workloadRules<GpuWorkloadOptions>('gpuWorkload', Cdk8s.gpuWorkload, Pulumi.gpuWorkload, [
     ['bad pool', { pool: 'Bad_Pool' }, `${ctx}pool: got "Bad_Pool", expected ${POOL_NAME}`],
     ['bad qos', { qos: 'urgent' as never }, `${ctx}qos: got "urgent", expected ${QOS}`],
     ['gpuCount 0', { gpuCount: 0 }, `${ctx}gpuCount: got 0, expected an integer from 1 to 128`],
@@ -185,22 +194,37 @@ describe('gpuWorkload rules', () => {
 
   // Rules checked on the whole annotation set of the template (some keys were there before).
   it.each([
-    ['cdk8s', (annotations: Record<string, string>) => Cdk8s.gpuWorkload(new ApiObject(chart(), 'd', { apiVersion: 'apps/v1', kind: 'Deployment', ...deploymentArgs(['python'], annotations) }), { qos: 'low' })],
-    ['Pulumi', (annotations: Record<string, string>) => Pulumi.gpuWorkload(deploymentArgs(['python'], annotations), { qos: 'low' })],
-  ])('%s: rejects an unknown tensor-fusion.ai annotation with a did-you-mean hint, and a stale inject-container', (_fw, apply) => {
+    [
+      'gpuWorkload c/d',
+      (annotations: Record<string, string>) => {
+        const c = chart();
+        Cdk8s.gpuWorkload(new ApiObject(c, 'd', { apiVersion: 'apps/v1', kind: 'Deployment', ...deploymentArgs(['python'], annotations) }), { qos: 'low' });
+        return Testing.synth(c);
+      },
+    ],
+    ['gpuWorkload train', (annotations: Record<string, string>) => Pulumi.gpuWorkload(deploymentArgs(['python'], annotations), { qos: 'low' })],
+  ])('%s: rejects an unknown tensor-fusion.ai annotation with a did-you-mean hint, and a stale inject-container', (ctx, apply) => {
     expect(() => apply({ 'tensor-fusion.ai/tflop-request': '10' })).toThrow(
       new Error(
-        'GPU workload pod template: tensor-fusion.ai/tflop-request: got "10", expected a known tensor-fusion.ai annotation; did you mean tensor-fusion.ai/tflops-request?',
+        `${ctx}: tensor-fusion.ai/tflop-request: got "10", expected a known tensor-fusion.ai annotation; did you mean tensor-fusion.ai/tflops-request?`,
       ),
     );
     expect(() => apply({ 'tensor-fusion.ai/inject-container': 'gone' })).toThrow(
-      new Error('GPU workload pod template: tensor-fusion.ai/inject-container: got "gone", expected a container of the pod template: one of python'),
+      new Error(`${ctx}: tensor-fusion.ai/inject-container: got "gone", expected a container of the pod template: one of python`),
+    );
+  });
+
+  it('names the function and the construct path when the target has no pod template', () => {
+    const c = chart();
+    const service = new ApiObject(c, 'svc', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' } });
+    expect(() => Cdk8s.gpuWorkload(service, { qos: 'low' })).toThrow(
+      new Error('gpuWorkload c/svc: kind: got "Service", expected a kind with a pod template: Pod, PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job, CronJob'),
     );
   });
 });
 
 describe('t9kGpuWorkload rules', () => {
-  workloadRules<T9kGpuOptions>(Cdk8s.t9kGpuWorkload, Pulumi.t9kGpuWorkload, [
+  workloadRules<T9kGpuOptions>('t9kGpuWorkload', Cdk8s.t9kGpuWorkload, Pulumi.t9kGpuWorkload, [
     ['unknown mode', { mode: 'fractional' } as never, 'mode: got "fractional", expected one of exclusive-gpu, shared-gpu, exclusive-node'],
     ['percent 101', { mode: 'shared-gpu', percent: 101 }, 'percent: got 101, expected an integer from 1 to 100'],
     ['percent 0', { mode: 'shared-gpu', percent: 0 }, 'percent: got 0, expected an integer from 1 to 100'],

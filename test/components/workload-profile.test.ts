@@ -1,4 +1,5 @@
 /** WorkloadProfile and TensorFusionWorkload in cdk8s and Pulumi: every seed 003 field, namespaced. */
+import * as pulumi from '@pulumi/pulumi';
 import {
   TensorFusionWorkload as Cdk8sTensorFusionWorkload,
   WorkloadProfile as Cdk8sWorkloadProfile,
@@ -140,12 +141,13 @@ describe('TensorFusionWorkload', () => {
     validateAll([workload]);
   });
 
-  it('exposes the workload and profile names to reference from annotations', () => {
+  it('exposes the workload and profile names to reference from annotations (Outputs in Pulumi)', async () => {
     synthChart((chart) => {
       expect(new Cdk8sTensorFusionWorkload(chart, 'tfw', {}).workloadName).toBe('tfw');
       expect(new Cdk8sWorkloadProfile(chart, 'wp', { name: 'named' }).profileName).toBe('named');
     });
-    expect(new PulumiTensorFusionWorkload('tfw2', {}).workloadName).toBe('tfw2');
-    expect(new PulumiWorkloadProfile('wp2', { name: 'named' }).profileName).toBe('named');
+    const valueOf = (output: pulumi.Output<string>) => new Promise<string>((resolve) => output.apply(resolve));
+    expect(await valueOf(new PulumiTensorFusionWorkload('tfw2', {}).workloadName)).toBe('tfw2');
+    expect(await valueOf(new PulumiWorkloadProfile('wp2', { name: 'named' }).profileName)).toBe('named');
   });
 });

@@ -1,0 +1,74 @@
+/**
+ * Pulumi args are Inputs and what components expose are Outputs (as pulumi-eks and awsx do): plain
+ * values are checked in the constructor, values held in Outputs at preview, and a bad one there fails
+ * the program once, with the component's name and the field.
+ */
+import { spawnSync } from 'child_process';
+import { join } from 'path';
+import * as pulumi from '@pulumi/pulumi';
+import { GpuNode, GpuPool, TensorFusionWorkload, WorkloadProfile } from '../../components/pulumi';
+import { capture, objectsOf } from '../support/pulumi-mocks';
+
+const valueOf = <T>(output: pulumi.Output<T>): Promise<T> => new Promise((resolve) => output.apply(resolve));
+
+describe('Pulumi args take Inputs', () => {
+  it('labels the node named by an Output, and exposes nodeName as an Output', async () => {
+    let node!: GpuNode;
+    const objects = objectsOf(await capture(() => void (node = new GpuNode('a100', { nodeName: pulumi.output('gpu-a100-0'), pools: [pulumi.output('default-pool')] }))));
+    expect(objects).toEqual([
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'gpu-a100-0', labels: { 'tensor-fusion.ai/pool-default-pool': 'true' } } },
+    ]);
+    expect(await valueOf(node.nodeName)).toBe('gpu-a100-0');
+  });
+
+  it('renders the same GPUPool from Outputs as from plain values, and exposes poolName as an Output', async () => {
+    const plain = objectsOf(await capture(() => void new GpuPool('pool', { name: 'training', defaultQos: 'high' })));
+    let pool!: GpuPool;
+    const fromOutputs = objectsOf(await capture(() => void (pool = new GpuPool('pool', { name: pulumi.output('training'), defaultQos: Promise.resolve('high' as const) }))));
+    expect(fromOutputs).toEqual(plain);
+    expect(await valueOf(pool.poolName)).toBe('training');
+  });
+
+  it('exposes profileName and workloadName as Outputs', async () => {
+    let profile!: WorkloadProfile;
+    let workload!: TensorFusionWorkload;
+    await capture(() => {
+      profile = new WorkloadProfile('p', { qos: pulumi.output('low' as const) });
+      workload = new TensorFusionWorkload('w', { name: 'fixed' });
+    });
+    expect(await valueOf(profile.profileName)).toBe('p');
+    expect(await valueOf(workload.workloadName)).toBe('fixed');
+  });
+
+  it('still refuses bad plain values in the constructor, before registering anything', async () => {
+    const registered = await capture(() => {
+      expect(() => new GpuPool('pool', { defaultQos: 'urgent' as never })).toThrow(
+        'GpuPool pool: defaultQos: got "urgent", expected one of low, medium, high, critical',
+      );
+    });
+    expect(registered).toEqual([]);
+  });
+});
+
+describe('a bad value held in an Output', () => {
+  const run = (name: string) => {
+    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, '../support/pulumi-failures.ts'), name], {
+      encoding: 'utf8',
+      cwd: join(__dirname, '../..'),
+    });
+    return { ...JSON.parse(result.stdout.trim().split('\n').pop()!), stderr: result.stderr };
+  };
+
+  it('a valid Output leaves no error and no pending promise', () => {
+    expect(run('valid')).toEqual({ reported: [], exitCode: 0, stderr: '' });
+  }, 60_000);
+
+  it.each([
+    ['pool-qos', 'GpuPool gpu-pool: defaultQos: got "urgent", expected one of low, medium, high, critical'],
+    ['node-name', `GpuNode a100: nodeName: got "Bad_Node", expected a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)`],
+    ['workload-inject', 'gpuWorkload train: injectContainers: got "pythn", expected a container of the pod template: one of python'],
+    ['profile-vram', 'WorkloadProfile profile: spec.resources.limits.vram: got "2Gi", expected at least spec.resources.requests.vram (4Gi)'],
+  ])('%s: fails the program once, naming the component and the field', (name, message) => {
+    expect(run(name)).toEqual({ reported: [{ type: 'InputError', message }], exitCode: 32, stderr: '' });
+  }, 60_000);
+});
