@@ -75,6 +75,8 @@ export class Allocator {
   private readonly gpuOwners = new Map<string, NodeState>();
   private readonly placed = new Map<string, Placed>();
   private readonly pick: number[] = [];
+  /** Nodes that take no share now, with their pool and why (setUnavailable). */
+  private readonly unavailable = new Map<string, { pool: string; reason: string }>();
 
   constructor(options: AllocatorOptions = {}) {
     this.seed = options.seed ?? 0;
@@ -93,6 +95,7 @@ export class Allocator {
     const issues = validateNode(spec);
     if (issues.length === 0 && this.nodes.has(spec.name)) issues.push(fieldIssue('node.name', spec.name, 'a node name not added yet'));
     if (issues.length === 0) {
+      this.unavailable.delete(spec.name);
       spec.gpus.forEach((g, i) => {
         if (this.gpuOwners.has(g.id)) issues.push(fieldIssue(`node.gpus[${i}].id`, g.id, 'a GPU id not used on another node'));
       });
@@ -151,6 +154,33 @@ export class Allocator {
   }
 
   /**
+   * Records that node `name` of `pool` takes no share now and why (e.g. `NotReady`), so that a refusal
+   * says so instead of "no nodes". `reason` undefined forgets it. The node's GPUs are not added.
+   */
+  setUnavailable(name: string, pool: string, reason: string | undefined): void {
+    if (reason === undefined) this.unavailable.delete(name);
+    else this.unavailable.set(name, { pool, reason });
+  }
+
+  /** The reason a node cannot take a request of `pool`: unavailable, or not a GPU node of the pool. */
+  private notInPool(node: string, pool: string): PlacementReason {
+    const down = this.unavailable.get(node);
+    if (down && down.pool === pool) {
+      return { kind: 'NodeUnavailable', pool, nodes: [node], reason: down.reason, message: `node ${JSON.stringify(node)} of pool ${JSON.stringify(pool)} is ${down.reason}` };
+    }
+    return notInPool(node, pool);
+  }
+
+  /** Why a pool with no usable node has none, when its nodes are known but unavailable. */
+  private unavailableIn(pool: string): PlacementReason | undefined {
+    const nodes = [...this.unavailable].filter(([, u]) => u.pool === pool).map(([n]) => n).sort();
+    if (nodes.length === 0) return undefined;
+    const reasons = [...new Set(nodes.map((n) => this.unavailable.get(n)!.reason))];
+    const list = nodes.map((n) => `${JSON.stringify(n)} is ${this.unavailable.get(n)!.reason}`).join(', ');
+    return { kind: 'NodeUnavailable', pool, nodes, reason: reasons.join(', '), message: `pool ${JSON.stringify(pool)} has no usable node: ${list}` };
+  }
+
+  /**
    * Places a request, or says why it cannot be placed. With `on`, only that node is considered (the
    * node a scheduler chose). Throws a ValidationError on bad input.
    */
@@ -161,14 +191,15 @@ export class Allocator {
     }
     const pool = this.pools.get(request.pool);
     if (!pool || pool.nodeCount === 0) {
-      return { ok: false, reasons: explain(request.pool, [], this.need(request, 'MinFragmentation'), 0) };
+      const down = this.unavailableIn(request.pool);
+      return { ok: false, reasons: down ? [down] : explain(request.pool, [], this.need(request, 'MinFragmentation'), 0) };
     }
     const need = this.need(request, pool.mode);
     pool.observe(need);
     let node: NodeState | undefined;
     if (on) {
       const pinned = this.nodes.get(on.node);
-      if (!pinned || pinned.pool !== pool.name) return { ok: false, reasons: [notInPool(on.node, pool.name)] };
+      if (!pinned || pinned.pool !== pool.name) return { ok: false, reasons: [this.notInPool(on.node, pool.name)] };
       if (!evaluate(pinned, need, pool, scratch, null)) return { ok: false, reasons: explain(pool.name, [pinned], need, pool.oversell) };
       node = pinned;
     } else {
@@ -207,7 +238,7 @@ export class Allocator {
     const unfit = new Map<string, readonly PlacementReason[]>();
     for (const name of candidates) {
       const node = this.nodes.get(name);
-      if (!pool || !node || node.pool !== pool.name) unfit.set(name, [notInPool(name, request.pool)]);
+      if (!pool || !node || node.pool !== pool.name) unfit.set(name, [this.notInPool(name, request.pool)]);
       else if (evaluate(node, need, pool, scratch, null)) fitting.push(node);
       else unfit.set(name, explain(pool.name, [node], need, pool.oversell));
     }

@@ -15,7 +15,9 @@ const TFLOPS = 4;
 const OVERSOLD = 5;
 /** Fitting GPUs + 1 on a node short of GPUs; 0 when the node is not short. */
 const SHORT = 6;
-const FIELDS = 7;
+/** Allowed GPUs on which the request's TFLOPS limit alone is above the oversell bound. */
+const LIMIT_ALONE = 7;
+const FIELDS = 8;
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -27,6 +29,8 @@ export class Why {
   private readonly totals = new Float64Array(FIELDS);
   /** Short nodes by fitting GPU count, to report the most on one node. */
   private readonly shortByFitting: Int32Array;
+  /** Largest capacity (milli-TFLOPS) of an allowed GPU, per slot: the bound a limit alone is held to. */
+  private readonly largestCap: Float64Array;
   private nodes = 0;
   private gpus = 0;
 
@@ -37,6 +41,7 @@ export class Why {
   ) {
     this.parts = new Int32Array(slots * FIELDS);
     this.shortByFitting = new Int32Array(need.k + 1);
+    this.largestCap = new Float64Array(slots);
   }
 
   /** Recounts one slot (`undefined` when the slot is empty). */
@@ -44,6 +49,7 @@ export class Why {
     const at = slot * FIELDS;
     this.apply(at, -1);
     this.parts.fill(0, at, at + FIELDS);
+    this.largestCap[slot] = 0;
     if (node) this.count(node, at);
     this.apply(at, 1);
   }
@@ -68,6 +74,8 @@ export class Why {
       if (need.models !== null && !need.models.has(g.model)) continue;
       if (need.indices && !need.indices.has(g.index)) continue;
       p[at + ALLOWED]++;
+      if (need.tl * 100 > g.capT * this.oversell) p[at + LIMIT_ALONE]++;
+      if (g.capT > this.largestCap[at / FIELDS]) this.largestCap[at / FIELDS] = g.capT;
       if (g.usedV + need.v > g.capV) p[at + VRAM]++;
       else if (g.usedT + need.t > g.capT) p[at + TFLOPS]++;
       else if ((g.limT + need.tl) * 100 > g.capT * this.oversell) p[at + OVERSOLD]++;
@@ -103,6 +111,19 @@ export class Why {
     if (t[CPU] > 0) reasons.push({ kind: 'InsufficientCpu', nodes: t[CPU], message: `${plural(t[CPU], 'node')}: not enough CPU` });
     if (t[MEM] > 0) reasons.push({ kind: 'InsufficientMemory', nodes: t[MEM], message: `${plural(t[MEM], 'node')}: not enough memory` });
     if (need.k === 0) return reasons;
+    // A limit above the oversell bound of every allowed GPU never fits, whatever is freed: say so first.
+    if (t[ALLOWED] > 0 && t[LIMIT_ALONE] === t[ALLOWED]) {
+      const largest = this.largestCap.reduce((a, b) => Math.max(a, b), 0);
+      const max = (largest * this.oversell) / 100 / 1000;
+      const limit = need.tl / 1000;
+      reasons.unshift({
+        kind: 'TflopsLimitAboveOversell',
+        limit,
+        max,
+        ratio: this.oversell,
+        message: `tflops-limit ${limit} is above ${max} TFLOPS, the most one GPU may be oversold to (${largest / 1000} TFLOPS x ${this.oversell}%)`,
+      });
+    }
     if (t[VRAM] > 0) reasons.push({ kind: 'InsufficientVram', gpus: t[VRAM], message: `${plural(t[VRAM], 'GPU')}: not enough free VRAM` });
     if (t[TFLOPS] > 0) reasons.push({ kind: 'InsufficientTflops', gpus: t[TFLOPS], message: `${plural(t[TFLOPS], 'GPU')}: not enough free TFLOPS` });
     if (t[OVERSOLD] > 0) {

@@ -114,12 +114,16 @@ export interface Allocation {
 /** Why a request could not be placed. Counts say how many GPUs or nodes of the pool hit each cause. */
 export type PlacementReason =
   | { readonly kind: 'NoNodesInPool'; readonly pool: string; readonly message: string }
+  /** Nodes of the pool that take no share now (see Allocator.setUnavailable), e.g. NotReady. */
+  | { readonly kind: 'NodeUnavailable'; readonly pool: string; readonly nodes: readonly string[]; readonly reason: string; readonly message: string }
   | { readonly kind: 'NoGpuOfModel'; readonly models: readonly string[]; readonly gpus: number; readonly message: string }
   | { readonly kind: 'InsufficientCpu'; readonly nodes: number; readonly message: string }
   | { readonly kind: 'InsufficientMemory'; readonly nodes: number; readonly message: string }
   | { readonly kind: 'InsufficientVram'; readonly gpus: number; readonly message: string }
   | { readonly kind: 'InsufficientTflops'; readonly gpus: number; readonly message: string }
   | { readonly kind: 'TflopsOversellExceeded'; readonly gpus: number; readonly ratio: number; readonly message: string }
+  /** The request's TFLOPS limit alone is above `max`, what the largest allowed GPU may be oversold to. */
+  | { readonly kind: 'TflopsLimitAboveOversell'; readonly limit: number; readonly max: number; readonly ratio: number; readonly message: string }
   | {
       readonly kind: 'NotEnoughGpusOnOneNode';
       readonly nodes: number;

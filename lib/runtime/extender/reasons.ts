@@ -17,6 +17,8 @@ function lacking(reasons: readonly PlacementReason[]): string[] {
 export function nodeReason(reasons: readonly PlacementReason[], gpuCount: number): string {
   const first = reasons[0];
   if (!first) return 'no room for the GPU share';
+  if (first.kind === 'NodeUnavailable') return `GPU node ${first.reason}`;
+  if (first.kind === 'TflopsLimitAboveOversell') return first.message;
   if (first.kind === 'NoNodesInPool') return `no GPUs of pool ${JSON.stringify(first.pool)}`;
   if (first.kind === 'NoGpuOfModel') return `no ${first.models.join(' or ')} GPU`;
   const short = reasons.find((r) => r.kind === 'NotEnoughGpusOnOneNode');

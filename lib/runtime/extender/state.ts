@@ -17,6 +17,7 @@ import { parseQuantity } from '../../quantity';
 import { podRequests } from '../pod-requests';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
 import { isTerminal } from '../pod-lifecycle';
+import { isNodeReady } from '../reconcile/capacity';
 import { allocationOf, DeviceInfo } from './record';
 
 export interface PlacementSources {
@@ -192,6 +193,13 @@ export class PlacementState {
         const node = s.nodes.get(spec.name);
         allocator.addNode(node ? { ...spec, ...allocatable(node) } : spec);
       }
+    }
+    // GPU nodes with no usable GPU: refusals name why (NotReady) rather than "no nodes".
+    const usable = new Set([...infos.values()].map((g) => g.node));
+    for (const [name, pool] of owners) {
+      if (usable.has(name)) continue;
+      const node = s.nodes.get(name);
+      allocator.setUnavailable(name, pool, !node ? 'gone' : !isNodeReady(node as never) ? 'NotReady' : 'without a Running GPU');
     }
     // Background usage is recomputed from the pods: node membership may have changed with the topology.
     this.background.clear();

@@ -1,0 +1,61 @@
+/**
+ * Refusal words for a pool whose only node is NotReady and for a TFLOPS limit above the oversell
+ * bound (issue 14.8), through the extender's filter against the API-server double.
+ */
+import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../lib/labels';
+import type { K8sObject } from '../../lib/runtime/cluster';
+import { Informer } from '../../lib/runtime/informer';
+import { RESOURCES } from '../../lib/runtime/resources';
+import { Extender } from '../../lib/runtime/extender/extender';
+import { PlacementState } from '../../lib/runtime/extender/state';
+import { encodeShare, ShareRequest } from '../../lib/runtime/share';
+import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
+import { GiB, seedPool } from '../webhook/fixtures';
+
+const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: GiB, vramLimit: GiB };
+
+let api: ApiServerDouble;
+let informers: Informer<K8sObject>[];
+
+async function filter(share: ShareRequest): Promise<Record<string, string>> {
+  const cluster = clusterFor(api, 'extender');
+  const inf = (rt: (typeof RESOURCES)[keyof typeof RESOURCES]) => new Informer<K8sObject>(cluster, rt, { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500 });
+  const [pools, gpuNodes, gpus, pods, nodes] = [inf(RESOURCES.gpupools), inf(RESOURCES.gpunodes), inf(RESOURCES.gpus), inf(RESOURCES.pods), inf(RESOURCES.nodes)];
+  informers = [pools, gpuNodes, gpus, pods, nodes];
+  for (const i of informers) i.start();
+  await Promise.all(informers.map((i) => i.waitForSync()));
+  const state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never });
+  const extender = new Extender({ state, cluster, pods });
+  const pod = api.put('pods', {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: 'x', namespace: 'default', labels: { [ENABLED_LABEL]: 'true' }, annotations: { [SHARE_ANNOTATION]: encodeShare(share) } },
+    spec: { containers: [{ name: 'main', image: 'x' }] },
+  }) as K8sObject;
+  const f = await extender.filter({ Pod: pod, NodeNames: ['p-node-0'], Nodes: null });
+  expect(f.NodeNames).toEqual([]);
+  return f.FailedAndUnresolvableNodes ?? {};
+}
+
+beforeEach(async () => {
+  api = await startApiServer({ bookmarkIntervalMs: 60_000 });
+  seedPool(api, { name: 'p', nodes: 1, gpusPerNode: 1, vram: 80 * GiB, tflops: 100 });
+});
+
+afterEach(async () => {
+  await Promise.all(informers.map((i) => i.stop()));
+  await api.stop();
+});
+
+test('a pool whose only node is NotReady says NotReady, not that the pool has no nodes', async () => {
+  const node = api.getObject('nodes', 'p-node-0')!;
+  api.put('nodes', { ...node, status: { conditions: [{ type: 'Ready', status: 'False' }] } });
+  const gpu = api.getObject('gpus', 'p-node-0-gpu-0') as K8sObject & { status: Record<string, unknown> };
+  api.put('gpus', { ...gpu, status: { ...gpu.status, phase: 'Unknown' } });
+  expect(await filter(SHARE)).toEqual({ 'p-node-0': 'GPU node NotReady' });
+});
+
+test('a TFLOPS limit above the oversell bound names tflops-limit, its value and the bound', async () => {
+  expect(await filter({ ...SHARE, tflopsLimit: 2000 })).toEqual({
+    'p-node-0': 'tflops-limit 2000 is above 500 TFLOPS, the most one GPU may be oversold to (100 TFLOPS x 500%)',
+  });
+});
