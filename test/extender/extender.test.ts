@@ -6,15 +6,15 @@
  */
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/labels';
 import type { K8sObject } from '../../lib/runtime/cluster';
-import { Informer } from '../../lib/runtime/informer';
-import { RESOURCES } from '../../lib/runtime/resources';
+import type { Informer } from '../../lib/runtime/informer';
 import { Extender } from '../../lib/runtime/extender/extender';
 import type { ExtenderArgs } from '../../lib/runtime/extender/protocol';
-import { PlacementState } from '../../lib/runtime/extender/state';
+import type { PlacementState } from '../../lib/runtime/extender/state';
 import { encodeShare, ShareRequest } from '../../lib/runtime/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
 import { eventually } from '../runtime/fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
+import { startExtender } from './fixtures';
 
 const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: 60 * GiB, vramLimit: 60 * GiB };
 const NODES = ['p-node-0', 'p-node-1'];
@@ -55,14 +55,7 @@ beforeEach(async () => {
   api = await startApiServer({ bookmarkIntervalMs: 60_000 });
   seedPool(api, { name: 'p', nodes: 2, gpusPerNode: 1, vram: 80 * GiB, tflops: 100 });
   seedPool(api, { name: 'other', nodes: 1, gpusPerNode: 1 });
-  const cluster = clusterFor(api, 'extender');
-  const inf = (rt: (typeof RESOURCES)[keyof typeof RESOURCES]) => new Informer<K8sObject>(cluster, rt, { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500 });
-  const [pools, gpuNodes, gpus, pods, nodes] = [inf(RESOURCES.gpupools), inf(RESOURCES.gpunodes), inf(RESOURCES.gpus), inf(RESOURCES.pods), inf(RESOURCES.nodes)];
-  informers = [pools, gpuNodes, gpus, pods, nodes];
-  for (const i of informers) i.start();
-  await Promise.all(informers.map((i) => i.waitForSync()));
-  state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never });
-  extender = new Extender({ state, cluster, pods });
+  ({ informers, state, extender } = await startExtender(api));
 });
 
 afterEach(async () => {
@@ -257,7 +250,7 @@ describe('what releases a share', () => {
 describe('upstream keys and several inject-containers', () => {
   test('gpu-indices: the share goes only on GPUs of those device indices', async () => {
     seedPool(api, { name: 'q', nodes: 1, gpusPerNode: 4, vram: 80 * GiB, tflops: 100 });
-    await eventually(() => state.gpus().size === 7);
+    await eventually(() => expect(state.gpus().size).toBe(7));
     const share: ShareRequest = { ...SHARE, pool: 'q', gpuCount: 2, gpuIndices: [1, 3] };
     const { node } = await place('pinned', share, ['q-node-0']);
     expect(node).toBe('q-node-0');

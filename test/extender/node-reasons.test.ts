@@ -4,13 +4,11 @@
  */
 import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../lib/labels';
 import type { K8sObject } from '../../lib/runtime/cluster';
-import { Informer } from '../../lib/runtime/informer';
-import { RESOURCES } from '../../lib/runtime/resources';
-import { Extender } from '../../lib/runtime/extender/extender';
-import { PlacementState } from '../../lib/runtime/extender/state';
+import type { Informer } from '../../lib/runtime/informer';
 import { encodeShare, ShareRequest } from '../../lib/runtime/share';
-import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
+import { ApiServerDouble, startApiServer } from '../support/api-server';
 import { GiB, seedPool } from '../webhook/fixtures';
+import { startExtender } from './fixtures';
 
 const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: GiB, vramLimit: GiB };
 
@@ -18,14 +16,9 @@ let api: ApiServerDouble;
 let informers: Informer<K8sObject>[];
 
 async function filter(share: ShareRequest): Promise<Record<string, string>> {
-  const cluster = clusterFor(api, 'extender');
-  const inf = (rt: (typeof RESOURCES)[keyof typeof RESOURCES]) => new Informer<K8sObject>(cluster, rt, { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500 });
-  const [pools, gpuNodes, gpus, pods, nodes] = [inf(RESOURCES.gpupools), inf(RESOURCES.gpunodes), inf(RESOURCES.gpus), inf(RESOURCES.pods), inf(RESOURCES.nodes)];
-  informers = [pools, gpuNodes, gpus, pods, nodes];
-  for (const i of informers) i.start();
-  await Promise.all(informers.map((i) => i.waitForSync()));
-  const state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never });
-  const extender = new Extender({ state, cluster, pods });
+  const started = await startExtender(api);
+  informers = started.informers;
+  const { extender } = started;
   const pod = api.put('pods', {
     apiVersion: 'v1', kind: 'Pod',
     metadata: { name: 'x', namespace: 'default', labels: { [ENABLED_LABEL]: 'true' }, annotations: { [SHARE_ANNOTATION]: encodeShare(share) } },
