@@ -140,8 +140,9 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
           await cluster.create(RESOURCES.pods, pod);
           created++;
         } catch (err) {
-          // Denied (e.g. by a quota) or already there: the next pass tries again.
+          // Denied (e.g. by a quota) or already there: the next pass tries again; the rest would likely fail alike.
           logger?.info({ pod: `${ns}/${pod.metadata.name}`, err: String(err) }, 'worker pod not created');
+          break;
         }
       }
     }

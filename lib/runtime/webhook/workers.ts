@@ -11,6 +11,7 @@ import { ANNOTATION } from '../../annotations';
 import { API_VERSION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
 import type { K8sObject } from '../cluster';
 import { isActivePod } from '../pod-lifecycle';
+import { REPLICAS_MAX } from '../../rules';
 
 /** Name of the container that runs the worker image. */
 export const WORKER_CONTAINER = 'worker';
@@ -25,6 +26,16 @@ export interface WorkerPlan {
 }
 
 const ORDINAL = /-worker-(\d+)$/;
+
+/**
+ * Worker pods created per workload in one pass, at first and at most. Like the ReplicaSet controller's
+ * slow start, a pass creates at most twice the workers already active (never fewer than
+ * WORKER_CREATE_INITIAL, never more than WORKER_CREATE_BURST), so a large or mistaken plan ramps up
+ * over passes instead of sending thousands of creates at once, and creations that fail (a quota) do
+ * not grow.
+ */
+export const WORKER_CREATE_INITIAL = 16;
+export const WORKER_CREATE_BURST = 500;
 
 const str = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(v));
 
@@ -94,7 +105,8 @@ export function workerPod(workload: TensorFusionWorkload, pool: GPUPool, i: numb
  */
 export function planWorkers(workload: TensorFusionWorkload, pool: GPUPool | undefined, pods: readonly K8sObject[]): WorkerPlan {
   const name = workload.metadata.name as string;
-  const wanted = workload.spec?.isLocalGPU === false ? Math.max(0, Number(workload.spec?.replicas ?? 0)) : 0;
+  // Bounded again here: a workload stored before the CRD bound may ask for more.
+  const wanted = workload.spec?.isLocalGPU === false ? Math.min(REPLICAS_MAX, Math.max(0, Number(workload.spec?.replicas ?? 0))) : 0;
   const mine = pods.filter((p) => p.metadata.labels?.[WORKLOAD_LABEL] === name && ORDINAL.test(p.metadata.name ?? '') && p.metadata.name?.startsWith(`${name}-worker-`));
   const ordinal = (p: K8sObject) => Number(ORDINAL.exec(p.metadata.name as string)![1]);
   const del: string[] = [];
@@ -107,7 +119,8 @@ export function planWorkers(workload: TensorFusionWorkload, pool: GPUPool | unde
   }
   const create: K8sObject[] = [];
   const terminating = new Set(mine.filter((p) => !isActivePod(p)).map(ordinal));
-  for (let i = 0; i < wanted; i++) {
+  const budget = Math.min(WORKER_CREATE_BURST, Math.max(WORKER_CREATE_INITIAL, 2 * taken.size));
+  for (let i = 0; i < wanted && create.length < budget; i++) {
     if (taken.has(i) || terminating.has(i)) continue;
     if (!pool) return { create: [], delete: del, problem: `GPUPool ${JSON.stringify(workload.spec?.poolName)} not found` };
     const pod = workerPod(workload, pool, i);
