@@ -22,6 +22,7 @@ import { planXgnTaint } from './reconcile/xgn-taint';
 import { workloadStatus } from './reconcile/workload-status';
 import { microTime } from './leader-election';
 import { isGenerated, planGeneratedWorkload } from './reconcile/generated-workload';
+import { TopOwners } from './reconcile/top-owner';
 import { defaultPoolOf } from './webhook/cluster-view';
 import type { SettingsView } from './webhook/resolve';
 
@@ -68,9 +69,12 @@ export class Controller {
   private writer?: Cluster;
   private workersDone?: Promise<void>;
   private readonly clock: Clock;
+  /** Owners of generated workloads: a pod's Deployment, StatefulSet, Job, CronJob (reads through opts.cluster). */
+  private readonly topOwners: TopOwners;
 
   constructor(private readonly opts: ControllerOptions) {
     this.clock = opts.clock ?? realClock;
+    this.topOwners = new TopOwners(opts.cluster);
     const inf = <T extends K8sObject>(rt: ResourceType, extra: Partial<InformerOptions<T>> = {}) =>
       new Informer<T>(opts.cluster, rt, { clock: this.clock, metrics: opts.metrics, logger: opts.logger, ...(opts.informer as Partial<InformerOptions<T>>), ...extra });
     this.nodes = inf<NodeLike>(RESOURCES.nodes);
@@ -317,13 +321,17 @@ export class Controller {
 
   /** Creates or updates the generated workload `key` from the pods labelled for it (server-side apply). */
   private async generateWorkload(key: string, pods: PodLike[]): Promise<void> {
-    if (pods.length === 0) return;
     const slash = key.indexOf('/');
     const existing = this.workloads.get(key);
-    if (existing?.metadata.deletionTimestamp) return;
-    const plan = await planGeneratedWorkload(key.slice(0, slash), key.slice(slash + 1), pods, existing, this.settingsView);
+    if ((pods.length === 0 && !existing) || existing?.metadata.deletionTimestamp) return;
+    const [namespace, name] = [key.slice(0, slash), key.slice(slash + 1)];
+    const plan = await planGeneratedWorkload(namespace, name, pods, existing, this.settingsView, (p) => this.topOwners.of(p as K8sObject));
     if (plan.skipped) this.opts.logger?.info({ workload: key }, plan.skipped);
     if (plan.apply) await this.w.apply(RESOURCES.tensorfusionworkloads, plan.apply, { force: true });
+    if (plan.delete) {
+      this.opts.logger?.info({ workload: key }, 'generated TensorFusionWorkload with no owner and no pod deleted');
+      await this.w.delete(RESOURCES.tensorfusionworkloads, { namespace, name });
+    }
   }
 
   /** Writes `.status` through /status when it differs, retrying 409s from a fresh read. */
@@ -371,6 +379,8 @@ export function slimPod(pod: PodLike): PodLike {
     metadata: {
       name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, labels: m.labels,
       annotations, creationTimestamp: m.creationTimestamp, deletionTimestamp: m.deletionTimestamp,
+      // The generated workload's owner is the pod's top owner (reconcile/top-owner.ts).
+      ownerReferences: m.ownerReferences,
     },
     // Requests as totals, for the scheduler extender's CPU and memory accounting.
     spec: { nodeName: pod.spec?.nodeName, containers: [requestsAsContainer(podRequests(pod))] },

@@ -99,8 +99,11 @@ describe('least privilege by mode', () => {
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpunodes', 'gpus'], verbs: ['create', 'patch', 'delete'] },
-      // Generated workloads are applied, never deleted by the controller.
-      { apiGroups: ['tensor-fusion.ai'], resources: ['tensorfusionworkloads'], verbs: ['create', 'patch'] },
+      // Generated workloads are applied; deleted only when orphaned (no owner, no pod).
+      { apiGroups: ['tensor-fusion.ai'], resources: ['tensorfusionworkloads'], verbs: ['create', 'patch', 'delete'] },
+      // Top owners of pods (a ReplicaSet's Deployment, a Job's CronJob) for the generated workloads' ownerReferences.
+      { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get'] },
       // Status is written by PUT only, and never on WorkloadProfiles.
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'tensorfusionworkloads/status'], verbs: ['update'] },
       // blockOwnerDeletion on GPUNodes (owner GPUPool), GPUs (owner GPUNode) and worker pods (owner

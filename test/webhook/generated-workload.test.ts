@@ -7,6 +7,7 @@ import { API_VERSION, DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } f
 import type { Controller } from '../../lib/runtime/controller';
 import type { K8sObject } from '../../lib/runtime/cluster';
 import { planGeneratedWorkload } from '../../lib/runtime/reconcile/generated-workload';
+import { TopOwners } from '../../lib/runtime/reconcile/top-owner';
 import type { SettingsView } from '../../lib/runtime/webhook/resolve';
 import { ApiServerDouble, clusterFor } from '../support/api-server';
 import { eventually, testController } from '../runtime/fixtures';
@@ -80,6 +81,49 @@ describe('the plan for one workload name', () => {
     const stored = JSON.parse(JSON.stringify({ ...first, spec: { resources: first.spec && (first.spec as any).resources, ...(first.spec as object), extra: 'by hand' } }));
     expect(await planGeneratedWorkload('ml', 'w', [admittedPod('a', 'w', LOCAL)], stored, view)).toEqual({});
     expect((await planGeneratedWorkload('ml', 'w', [admittedPod('a', 'w', { ...LOCAL, 'gpu-count': '3' })], stored, view)).apply?.spec).toMatchObject({ gpuCount: 3 });
+  });
+});
+
+describe('owners of generated workloads (issue 14.10)', () => {
+  const pool: GPUPool = { apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'pool-a', annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } }, spec: { nodeManagerConfig: {} } };
+  const view: SettingsView = { pool: () => pool, poolNames: () => ['pool-a'], defaultPool: () => 'pool-a', profile: () => undefined };
+  const rs = (name: string, uid: string) => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name, uid, controller: true });
+  const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-1' };
+
+  it("owns the workload by every generating pod's top owner, adding owners and never dropping one", async () => {
+    const owners = new TopOwners({
+      get: async (_rt, ref) => ({ metadata: { name: ref.name, namespace: ref.namespace, uid: `uid-${ref.name}`, ownerReferences: [{ ...deployment, controller: true }] } }) as never,
+    });
+    const a = admittedPod('web-abc-1', 'web', LOCAL, { uid: 'p1', ownerReferences: [rs('web-abc', 'uid-web-abc')] as never });
+    const bare = admittedPod('solo', 'web', LOCAL, { uid: 'p2' });
+    const plan = await planGeneratedWorkload('ml', 'web', [a, bare], undefined, view, (p) => owners.of(p));
+    expect(plan.apply?.metadata.ownerReferences).toEqual([deployment, { apiVersion: 'v1', kind: 'Pod', name: 'solo', uid: 'p2' }]);
+    // Stored with one more owner (someone's): kept; nothing new, nothing to apply.
+    const stored = { ...plan.apply!, metadata: { ...plan.apply!.metadata, ownerReferences: [...plan.apply!.metadata.ownerReferences!, { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'x' }] } };
+    expect(await planGeneratedWorkload('ml', 'web', [a, bare], stored as unknown as TensorFusionWorkload, view, (p) => owners.of(p))).toEqual({});
+  });
+
+  it('resolves a Job to its CronJob, a StatefulSet to itself, and a ReplicaSet with no Deployment to itself', async () => {
+    const parents: Record<string, K8sObject['metadata']> = {
+      'nightly-29000000': { name: 'nightly-29000000', uid: 'j-1', ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'c-1', controller: true }] as never },
+      'lonely-rs': { name: 'lonely-rs', uid: 'r-9' },
+    };
+    const owners = new TopOwners({ get: async (_rt, ref) => (parents[ref.name] ? { metadata: parents[ref.name] } as never : undefined) });
+    const owned = (kind: string, apiVersion: string, name: string, uid: string) =>
+      admittedPod('x', 'w', LOCAL, { uid: 'p', ownerReferences: [{ apiVersion, kind, name, uid, controller: true }] as never });
+    expect(await owners.of(owned('Job', 'batch/v1', 'nightly-29000000', 'j-1'))).toEqual({ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'c-1' });
+    expect(await owners.of(owned('StatefulSet', 'apps/v1', 'db', 's-1'))).toEqual({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 's-1' });
+    expect(await owners.of(owned('ReplicaSet', 'apps/v1', 'lonely-rs', 'r-9'))).toEqual({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'lonely-rs', uid: 'r-9' });
+    // A ReplicaSet that is gone (or was replaced under the same name): not told now.
+    expect(await owners.of(owned('ReplicaSet', 'apps/v1', 'gone', 'r-0'))).toBeUndefined();
+  });
+
+  it('deletes a generated workload left with no owner and no pod asking for it, and nothing else', async () => {
+    const generated = { apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'w', namespace: 'ml', labels: { 'tensor-fusion.ai/generated': 'true' } }, spec: {} } as TensorFusionWorkload;
+    const worker = admittedPod('w-worker-0', 'w', { ...LOCAL, 'generate-workload': 'false', workload: 'w' });
+    expect(await planGeneratedWorkload('ml', 'w', [worker], generated, view)).toEqual({ delete: true });
+    expect(await planGeneratedWorkload('ml', 'w', [], { ...generated, metadata: { ...generated.metadata, ownerReferences: [deployment] } } as TensorFusionWorkload, view)).toEqual({});
+    expect(await planGeneratedWorkload('ml', 'w', [], { ...generated, metadata: { name: 'w', namespace: 'ml' } } as TensorFusionWorkload, view)).toEqual({});
   });
 });
 

@@ -64,10 +64,14 @@ export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'cer
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: [GROUP], resources: [...CONTROLLER_API_RESOURCES], verbs: READ },
     // GPUNodes and GPUs mirror the nodes (server-side apply, which creates when absent) and go with
-    // them. TensorFusionWorkloads are generated for pods that ask for it (apply); the controller
-    // never deletes one.
+    // them. TensorFusionWorkloads are generated for pods that ask for it (apply), owned by the pods'
+    // top owners so that the garbage collector deletes them; the controller deletes only a generated
+    // one left with no owner and no pod (reconcile/generated-workload.ts).
     { apiGroups: [GROUP], resources: [KINDS.GPUNode.plural, KINDS.GPU.plural], verbs: ['create', 'patch', 'delete'] },
-    { apiGroups: [GROUP], resources: [KINDS.TensorFusionWorkload.plural], verbs: ['create', 'patch'] },
+    { apiGroups: [GROUP], resources: [KINDS.TensorFusionWorkload.plural], verbs: ['create', 'patch', 'delete'] },
+    // A pod's top owner, the owner of its generated workload: a ReplicaSet's Deployment, a Job's CronJob (reconcile/top-owner.ts).
+    { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get'] },
     // Status is written with PUT to /status (update), resourceVersion as the precondition.
     { apiGroups: [GROUP], resources: STATUS_WRITTEN_RESOURCES.map((r) => `${r}/status`), verbs: ['update'] },
     { apiGroups: [GROUP], resources: BLOCKING_OWNER_RESOURCES.map((r) => `${r}/finalizers`), verbs: ['update'] },

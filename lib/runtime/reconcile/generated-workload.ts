@@ -6,8 +6,11 @@
  * such pod, resolved with the webhook's own rules, in the shape the webhook used to write.
  *
  * Only workloads carrying {@link GENERATED_WORKLOAD_LABEL} are ever updated: one someone else made is
- * left as it is. Generated workloads are not deleted with their pods (remote-mode workers belong to
- * them, and a Deployment scaled to zero comes back).
+ * left as it is. A generated workload is owned by the top owner of every pod it was generated for
+ * (a Deployment, StatefulSet, Job, CronJob, or the pod itself; see top-owner.ts), so the garbage
+ * collector deletes it, and its remote-mode workers, when the last of them goes, not when its pods do
+ * (a Deployment scaled to zero comes back). One left with no owner and no pod asking for it (made by
+ * an earlier version, or whose owners could not be read) is deleted here: an orphan.
  */
 import type { TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
@@ -15,12 +18,17 @@ import { API_VERSION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } 
 import type { K8sObject } from '../cluster';
 import { isActivePod } from '../pod-lifecycle';
 import { resolvePodSettings, SettingsView, workloadSpec } from '../webhook/resolve';
+import type { OwnerReference } from './top-owner';
 
-/** What to do for one workload name: apply this object, or nothing (and why, when it matters). */
+/** What to do for one workload name: apply this object, delete the orphan, or nothing (and why, when it matters). */
 export interface GenerationPlan {
   readonly apply?: K8sObject;
+  readonly delete?: boolean;
   readonly skipped?: string;
 }
+
+/** The top owner of a pod, or undefined when it cannot be told now. */
+export type OwnerOf = (pod: K8sObject) => Promise<OwnerReference | undefined>;
 
 /** The spec fields a generated workload gets from its pod; others (added by hand) are left alone. */
 const GENERATED_FIELDS = ['poolName', 'qos', 'isLocalGPU', 'gpuCount', 'resources', 'gpuModel', 'replicas', 'autoScalingConfig'] as const;
@@ -60,8 +68,15 @@ export function generatingPods(name: string, pods: readonly K8sObject[]): K8sObj
  */
 export async function planGeneratedWorkload(
   namespace: string, name: string, pods: readonly K8sObject[], existing: TensorFusionWorkload | undefined, view: SettingsView,
+  ownerOf?: OwnerOf,
 ): Promise<GenerationPlan> {
-  for (const pod of generatingPods(name, pods)) {
+  const generating = generatingPods(name, pods);
+  const existingRefs = (existing?.metadata?.ownerReferences ?? []) as OwnerReference[];
+  if (generating.length === 0) {
+    const orphan = existing && isGenerated(existing) && !existing.metadata?.deletionTimestamp && existingRefs.length === 0;
+    return orphan ? { delete: true } : {};
+  }
+  for (const pod of generating) {
     const r = await resolvePodSettings(pod.metadata.annotations ?? {}, namespace, view);
     // A `workload` annotation that no longer matches the label means the label was edited: not ours to follow.
     if (Array.isArray(r) || !r.settings.generateWorkload || (r.settings.workload !== undefined && r.settings.workload !== name)) continue;
@@ -70,11 +85,28 @@ export async function planGeneratedWorkload(
     }
     const spec = workloadSpec(r) as unknown as Record<string, unknown>;
     const have = (existing?.spec ?? {}) as Record<string, unknown>;
-    if (existing && GENERATED_FIELDS.every((k) => canonical(have[k]) === canonical(spec[k])) && existing.metadata?.labels?.[WORKLOAD_LABEL] === name) return {};
+    // Owners are only added: the garbage collector drops a reference whose owner is gone.
+    const owners = new Map(existingRefs.map((o) => [o.uid, o]));
+    const added: OwnerReference[] = [];
+    for (const p of generating) {
+      const o = ownerOf ? await ownerOf(p) : undefined;
+      if (o && !owners.has(o.uid)) {
+        owners.set(o.uid, o);
+        added.push(o);
+      }
+    }
+    if (existing && added.length === 0 && GENERATED_FIELDS.every((k) => canonical(have[k]) === canonical(spec[k]))
+      && existing.metadata?.labels?.[WORKLOAD_LABEL] === name) return {};
+    // No controller flag and no blockOwnerDeletion: the owners do not manage the workload, and
+    // blockOwnerDeletion would need update rights on every owner kind's finalizers.
+    const ownerReferences = [...owners.values()].map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid }));
     return {
       apply: {
         apiVersion: API_VERSION, kind: 'TensorFusionWorkload',
-        metadata: { name, namespace, labels: { [WORKLOAD_LABEL]: name, [GENERATED_WORKLOAD_LABEL]: 'true' } },
+        metadata: {
+          name, namespace, labels: { [WORKLOAD_LABEL]: name, [GENERATED_WORKLOAD_LABEL]: 'true' },
+          ...(ownerReferences.length > 0 ? { ownerReferences } : {}),
+        },
         spec,
       },
     };

@@ -1,0 +1,75 @@
+/**
+ * The top owner of a pod, as the owner of the TensorFusionWorkload generated for it (upstream does
+ * the same): a ReplicaSet's Deployment, a Job's CronJob, else the pod's controller (StatefulSet,
+ * DaemonSet, Job, custom), else the pod itself. The Kubernetes garbage collector then deletes the
+ * generated workload, and the remote-mode workers it owns, once every owner is gone.
+ *
+ * ReplicaSets and Jobs are read one by one (a GET by name, remembered by UID: an owner reference
+ * never changes its target) rather than watched: the controller needs two of them per workload, not a
+ * cache of every ReplicaSet in the cluster.
+ */
+import type { Cluster, K8sObject } from '../cluster';
+import type { ResourceType } from '../resources';
+
+/** An entry of `metadata.ownerReferences`, as a generated workload carries it. */
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** The kinds whose own controller is looked up: a ReplicaSet's Deployment, a Job's CronJob. */
+export const OWNER_LOOKUPS: ReadonlyMap<string, { resource: ResourceType; parent: string }> = new Map([
+  ['apps/v1 ReplicaSet', {
+    resource: { group: 'apps', version: 'v1', plural: 'replicasets', kind: 'ReplicaSet', namespaced: true, statusSubresource: true, custom: false },
+    parent: 'Deployment',
+  }],
+  ['batch/v1 Job', {
+    resource: { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true, statusSubresource: true, custom: false },
+    parent: 'CronJob',
+  }],
+]);
+
+type Ref = Partial<OwnerReference> & { controller?: boolean };
+
+const toRef = (r: Ref): OwnerReference => ({ apiVersion: r.apiVersion!, kind: r.kind!, name: r.name!, uid: r.uid! });
+const complete = (r: Ref | undefined): r is Ref => !!r && !!r.apiVersion && !!r.kind && !!r.name && !!r.uid;
+
+function controllerOf(o: { metadata?: { ownerReferences?: Ref[] } }): Ref | undefined {
+  const refs = Array.isArray(o.metadata?.ownerReferences) ? o.metadata!.ownerReferences! : [];
+  return refs.find((r) => r?.controller === true && complete(r));
+}
+
+/** Resolves top owners through the API, remembering each ReplicaSet's and Job's answer by UID. */
+export class TopOwners {
+  /** Parent (or null: none) of each ReplicaSet and Job read, by UID; forgotten wholesale past a bound. */
+  private readonly parents = new Map<string, OwnerReference | null>();
+  private static readonly MAX_REMEMBERED = 10_000;
+
+  constructor(private readonly cluster: Pick<Cluster, 'get'>) {}
+
+  /**
+   * The pod's top owner, or undefined when it cannot be told now (the pod has no UID, or the
+   * ReplicaSet or Job could not be read: it may be gone, and then so is the pod soon).
+   */
+  async of(pod: K8sObject): Promise<OwnerReference | undefined> {
+    const ref = controllerOf(pod);
+    if (!ref) {
+      const { name, uid } = pod.metadata;
+      return name && uid ? { apiVersion: 'v1', kind: 'Pod', name, uid } : undefined;
+    }
+    const lookup = OWNER_LOOKUPS.get(`${ref.apiVersion} ${ref.kind}`);
+    if (!lookup) return toRef(ref);
+    let parent = this.parents.get(ref.uid!);
+    if (parent === undefined) {
+      const owner = await this.cluster.get(lookup.resource, { namespace: pod.metadata.namespace, name: ref.name! }).catch(() => undefined);
+      if (!owner || owner.metadata.uid !== ref.uid) return undefined;
+      const up = controllerOf(owner);
+      parent = up && up.kind === lookup.parent ? toRef(up) : null;
+      if (this.parents.size >= TopOwners.MAX_REMEMBERED) this.parents.clear();
+      this.parents.set(ref.uid!, parent);
+    }
+    return parent ?? toRef(ref);
+  }
+}
