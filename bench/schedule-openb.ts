@@ -57,6 +57,11 @@ export interface OpenbFigures {
   /** Unallocated GPU % at 100% arrived: through the scheduler (NaN when stopped early), and the allocator in process (bench:trace). */
   openbUnallocated100: number;
   offlineUnallocated100: number;
+  /**
+   * The allocator in process learning the workload mix as it goes, as the extender must (bench:trace
+   * gives it the whole trace's mix up front).
+   */
+  offlineLearnedUnallocated100: number;
   /** Allocated GPU % of capacity after the last pod tried, both ways (comparable with --limit too). */
   openbAllocatedEnd: number;
   offlineAllocatedEnd: number;
@@ -278,8 +283,9 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
   const policy = DEFAULT_PLACEMENT_MODE;
   // The allocator in process on the whole stream: exactly bench:trace's run for this seed and policy.
   const offline = allocatorRun(nodes, stream, traceMix(all), policy, opts.seed);
+  const learned = allocatorRun(nodes, stream, undefined, policy, opts.seed);
   log(`openb: ${nodes.length} nodes, ${cap / 1000} GPUs; seed ${opts.seed}; policy ${policy}; ${pods.length} of ${stream.length} pods (to 100% arrived${opts.limit ? `, limit ${opts.limit}` : ''})`);
-  log(`allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived`);
+  log(`allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived; learning the mix as it goes: ${learned.unallocated100.toFixed(2)}%`);
 
   const synth = synthToTemp();
   const { user } = controllerIdentity(synth.controller);
@@ -306,6 +312,7 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
       seed: opts.seed, policy, pods: pods.length, bound: run.outcome.filter((n) => n !== '').length,
       openbUnallocated100: early ? NaN : ours.unallocated100,
       offlineUnallocated100: offline.unallocated100,
+      offlineLearnedUnallocated100: learned.unallocated100,
       openbAllocatedEnd: (100 * usedBy(run.outcome)) / cap,
       offlineAllocatedEnd: (100 * usedBy(offline.outcome)) / cap,
       arrivedEnd: (100 * pods.reduce((s, p) => s + p.n * p.g, 0)) / cap,
@@ -326,10 +333,11 @@ export async function printOpenb(opts: OpenbOptions): Promise<void> {
   console.log(`${f.pods} pods tried one at a time, ${f.bound} bound, in ${f.placeSeconds.toFixed(0)} s (${(f.pods / f.placeSeconds).toFixed(1)}/s; create-to-decision p50 ${f.p50Ms.toFixed(0)} ms, p99 ${f.p99Ms.toFixed(0)} ms)`);
   console.log(`arrived ${f.arrivedEnd.toFixed(2)}% of GPU capacity; allocated: scheduler + extender ${f.openbAllocatedEnd.toFixed(2)}%, allocator in process ${f.offlineAllocatedEnd.toFixed(2)}%; same node for ${f.sameNode}/${f.pods} pods`);
   console.log(`unallocated GPU % at 100% arrived, seed ${f.seed}, ${f.policy}: scheduler + extender ${r(f.openbUnallocated100) ?? '- (stopped early)'}, allocator in process ${r(f.offlineUnallocated100) ?? '-'}` +
-    (Number.isFinite(f.openbUnallocated100 - f.offlineUnallocated100) ? `, difference ${(f.openbUnallocated100 - f.offlineUnallocated100).toFixed(2)} points` : ''));
+    (Number.isFinite(f.openbUnallocated100 - f.offlineUnallocated100) ? `, difference ${(f.openbUnallocated100 - f.offlineUnallocated100).toFixed(2)} points` : '') +
+    `; allocator in process learning the mix ${r(f.offlineLearnedUnallocated100) ?? '-'}`);
   console.log(`allocation records not matching the request: ${f.recordMismatches}; GPUs past capacity: ${f.overcommittedGpus}; other scheduling failures: ${JSON.stringify(f.otherFailures)}`);
   console.log(JSON.stringify({
-    openbUnallocated100: r(f.openbUnallocated100), offlineUnallocated100: r(f.offlineUnallocated100),
+    openbUnallocated100: r(f.openbUnallocated100), offlineUnallocated100: r(f.offlineUnallocated100), offlineLearnedUnallocated100: r(f.offlineLearnedUnallocated100),
     difference: r(f.openbUnallocated100 - f.offlineUnallocated100), seed: f.seed, policy: f.policy, pods: f.pods, bound: f.bound,
     openbAllocatedEnd: r(f.openbAllocatedEnd), offlineAllocatedEnd: r(f.offlineAllocatedEnd), sameNode: f.sameNode,
     recordMismatches: f.recordMismatches, overcommittedGpus: f.overcommittedGpus, placeSeconds: r(f.placeSeconds, 0), p50Ms: r(f.p50Ms, 0), p99Ms: r(f.p99Ms, 0),

@@ -4,7 +4,8 @@
  * (`nvidia.com/gpu: 1`), in one run on one control plane with KWOK GPU nodes. Measures pods bound per
  * second and create-to-bound latency (p50/p99) for both; the ratio is the headline.
  *
- * Flags: --pods=N (1000), --nodes=N (1000), --concurrency=N (32);
+ * Flags: --pods=N (1000), --nodes=N (1000), --concurrency=N (32); --bare-pods: GPU pods without a
+ *        workload annotation, so each gets a generated workload of its own (one more write per pod);
  *        --state: instead, the extender state at scale without an API server (50,000 GPUs, 200,000 shares);
  *        --openb=DIR [--seed=N] [--limit=N]: instead, the openb trace replay placed through the scheduler (schedule-openb.ts).
  * Ends with one JSON line.
@@ -18,7 +19,8 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
-import { percentile } from './stats';
+import { cpuDelta, cpuSecondsByProcess, percentile } from './stats';
+import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
 
 const flag = (name: string, fallback: number): number => {
@@ -35,10 +37,12 @@ interface RunFigures {
   boundPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU seconds per process during the run (this script's own as `bench`). */
+  cpu: Record<string, number>;
 }
 
 /** Creates `count` pods with `concurrency` in flight; resolves when all are bound. */
-async function run(cluster: HttpCluster, namespace: string, count: number, concurrency: number, make: (i: number) => K8sObject): Promise<RunFigures> {
+async function run(cluster: HttpCluster, markers: string[], namespace: string, count: number, concurrency: number, make: (i: number) => K8sObject): Promise<RunFigures> {
   const created = new Map<string, number>();
   const bound = new Map<string, number>();
   const pods = new Informer<K8sObject>(cluster, RESOURCES.pods, { namespace });
@@ -55,6 +59,8 @@ async function run(cluster: HttpCluster, namespace: string, count: number, concu
   pods.start();
   await pods.waitForSync();
   const started = performance.now();
+  const cpuBefore = cpuSecondsByProcess(markers);
+  const ownBefore = process.cpuUsage();
   let next = 0;
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < count) {
@@ -65,16 +71,19 @@ async function run(cluster: HttpCluster, namespace: string, count: number, concu
     }
   }));
   await all;
+  const own = process.cpuUsage(ownBefore);
+  const cpu = { ...cpuDelta(cpuBefore, cpuSecondsByProcess(markers)), bench: Math.round((own.user + own.system) / 1e5) / 10 };
   await pods.stop();
   const latencies = [...bound].map(([name, t]) => t - (created.get(name) ?? t)).sort((a, b) => a - b);
   const last = Math.max(...bound.values());
-  return { boundPerSec: Math.round((count / ((last - started) / 1000)) * 10) / 10, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)) };
+  return { boundPerSec: Math.round((count / ((last - started) / 1000)) * 10) / 10, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)), cpu };
 }
 
 async function cluster(): Promise<void> {
   const pods = flag('pods', 1000);
   const nodes = flag('nodes', 1000);
   const concurrency = flag('concurrency', 32);
+  const bare = process.argv.includes('--bare-pods');
   const synth = synthToTemp();
   const { user } = controllerIdentity(synth.controller);
   const cp = await ControlPlane.start({ kwok: true, users: [user], apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'] });
@@ -107,25 +116,31 @@ async function cluster(): Promise<void> {
     }
     console.log(`${nodes} KWOK GPU nodes ready (GPUNode and GPU objects made) in ${Math.round(performance.now() - t0)} ms`);
     const container = (extra: Record<string, unknown> = {}) => [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' }, ...extra } }];
-    const plain = await run(admin, 'plain', pods, concurrency, (i) => ({
+    const markers = [cp.dir, BUNDLE];
+    const plain = await run(admin, markers, 'plain', pods, concurrency, (i) => ({
       apiVersion: 'v1', kind: 'Pod', metadata: { name: `plain-${i}`, namespace: 'plain' },
       spec: { schedulerName: PLAIN_SCHEDULER, containers: container({ limits: { 'nvidia.com/gpu': '1' } }) },
     }));
     console.log(`plain kube-scheduler, nvidia.com/gpu: ${plain.boundPerSec} pods bound/s, create-to-bound p50 ${plain.p50Ms} ms, p99 ${plain.p99Ms} ms`);
-    const ours = await run(admin, 'gpu', pods, concurrency, (i) => ({
+    console.log(`  CPU seconds: ${JSON.stringify(plain.cpu)}`);
+    const ours = await run(admin, markers, 'gpu', pods, concurrency, (i) => ({
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
         name: `gpu-${i}`, namespace: 'gpu', labels: { [ENABLED_LABEL]: 'true' },
-        // One workload, as the replicas of a Deployment are (a bare pod gets a generated workload of its own).
-        annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/workload': 'bench', 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '8Gi' },
+        // One workload, as the replicas of a Deployment are; --bare-pods: a generated workload each.
+        annotations: {
+          'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '8Gi',
+          ...(bare ? {} : { 'tensor-fusion.ai/workload': 'bench' }),
+        },
       },
       spec: { containers: container() },
     }));
     console.log(`webhook + kube-scheduler + extender: ${ours.boundPerSec} pods bound/s, create-to-bound p50 ${ours.p50Ms} ms, p99 ${ours.p99Ms} ms`);
+    console.log(`  CPU seconds: ${JSON.stringify(ours.cpu)}`);
     console.log(`ratio (ours / plain bound per second): ${(ours.boundPerSec / plain.boundPerSec).toFixed(2)}`);
     console.log(JSON.stringify({
       boundPerSec: ours.boundPerSec, plainBoundPerSec: plain.boundPerSec, ratio: Number((ours.boundPerSec / plain.boundPerSec).toFixed(2)),
-      p50Ms: ours.p50Ms, p99Ms: ours.p99Ms, plainP50Ms: plain.p50Ms, plainP99Ms: plain.p99Ms, pods, nodes, concurrency,
+      p50Ms: ours.p50Ms, p99Ms: ours.p99Ms, plainP50Ms: plain.p50Ms, plainP99Ms: plain.p99Ms, pods, nodes, concurrency, bare,
     }));
   } finally {
     await stop();

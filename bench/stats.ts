@@ -1,6 +1,40 @@
 /** Figures the benchmark scripts share. */
+import { readdirSync, readFileSync } from 'fs';
+import { basename } from 'path';
 
 /** Nearest-rank percentile `p` (0–100) of ascending `sorted`; NaN when empty. */
 export function percentile(sorted: readonly number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+/**
+ * CPU seconds (user + system) used so far by every process whose command line contains one of
+ * `markers` (a control plane's temp dir, the controller bundle's path), keyed by a short name: the
+ * executable with its `--config` file, or for node the script. Linux only (/proc); where a run is
+ * CPU-bound, the difference between two readings says who spent it.
+ */
+export function cpuSecondsByProcess(markers: readonly string[]): Map<string, number> {
+  const ticks = 100; // USER_HZ: 100 on every Linux ABI Node runs on.
+  const out = new Map<string, number>();
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (!cmd.some((a) => markers.some((m) => a.includes(m)))) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / ticks;
+      const exe = basename(cmd[0]);
+      const config = cmd.find((a) => a.startsWith('--config='));
+      const name = exe === 'node' ? basename(cmd.find((a) => a.endsWith('.js')) ?? 'node') : config ? `${exe} ${basename(config)}` : exe;
+      out.set(name, (out.get(name) ?? 0) + seconds);
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/** CPU seconds per process between two readings of {@link cpuSecondsByProcess}, largest first. */
+export function cpuDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  return Object.fromEntries([...after].map(([k, v]) => [k, Math.round((v - (before.get(k) ?? 0)) * 10) / 10] as const).sort((a, b) => b[1] - a[1]));
 }

@@ -196,12 +196,13 @@ export function replay(stream: readonly TracePod[], capacityMilli: number, place
 export function allocatorRun(
   nodes: readonly TraceNode[],
   stream: readonly TracePod[],
-  mix: readonly TypicalRequest[],
+  /** The pool's workload mix; undefined: learned from the requests as they come, as the extender does. */
+  mix: readonly TypicalRequest[] | undefined,
   mode: PlacementMode,
   seed: number,
   indexed = true,
 ): RunResult {
-  const a = new Allocator({ seed, indexed, pools: { openb: { placementMode: mode, tflopsOversellRatio: 100, workloadMix: mix } } });
+  const a = new Allocator({ seed, indexed, pools: { openb: { placementMode: mode, tflopsOversellRatio: 100, ...(mix ? { workloadMix: mix } : {}) } } });
   for (const n of nodes) {
     a.addNode({
       name: n.sn,
