@@ -5,7 +5,9 @@
  *
  * - filter narrows the nodes to the one the pool's placement mode chooses among them ("filter to
  *   best"), so the scheduler's own scoring cannot trade placement quality away, and reserves the share
- *   there for the bind to come; every node that cannot take the share gets a reason;
+ *   there for the bind to come; every node that cannot take the share gets a reason. A pod of our
+ *   scheduler without a share whose feasible nodes are all of one pool is placed the same way, as a
+ *   share of no GPU: the CPU and memory it takes decide which GPUs stay usable;
  * - prioritize (only called when several nodes pass, which filter avoids) scores the chosen node 10;
  * - bind chooses the GPUs and binds with the allocation in the Binding's annotations, so the record
  *   reaches the pod in the same atomic update as `spec.nodeName`.
@@ -15,6 +17,7 @@
  */
 import type { Logger } from 'pino';
 import { ENABLED_LABEL } from '../../labels';
+import type { AllocationRequest } from '../../scheduler';
 import type { Cluster, K8sObject } from '../cluster';
 import type { Informer } from '../informer';
 import { RESOURCES } from '../resources';
@@ -93,8 +96,8 @@ export class Extender {
     const pod = args.Pod;
     const uid = pod?.metadata?.uid;
     const share = pod && shareOf(pod);
-    // Not a GPU share (a pod of our scheduler that the webhook did not mark): every node will do.
-    if (!share || !uid) return result(nodes);
+    if (!uid) return result(nodes);
+    if (!share) return this.filterWithoutShare(pod, uid, nodes);
     const { state } = this.opts;
     state.cancel(uid);
     const request = allocationRequest(uid, share, podRequests(pod));
@@ -106,6 +109,25 @@ export class Extender {
     const reserved = state.reserve(request, choice.best);
     if (!reserved.ok) return result([], { ...unfit, [choice.best]: nodeReason(reserved.reasons, share.gpuCount) });
     return result([choice.best], unfit);
+  }
+
+  /**
+   * A pod of our scheduler that the webhook did not mark. Among nodes of one pool, the pool's mode
+   * chooses where its CPU and memory go (FGD places CPU-only pods too); anywhere else, or when the
+   * pod asks for nothing, every node kube-scheduler found will do.
+   */
+  private filterWithoutShare(pod: K8sObject, uid: string, nodes: string[]): ExtenderFilterResult {
+    const { state } = this.opts;
+    const pool = state.poolOfAll(nodes);
+    const { cpu, memory } = podRequests(pod);
+    if (pool === undefined || (cpu === 0 && memory === 0)) return result(nodes);
+    state.cancel(uid);
+    const request: AllocationRequest = { id: uid, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu, memory };
+    const best = state.choose(request, nodes).best;
+    // kube-scheduler counted the node's CPU and memory already; an allocator that disagrees (a pod
+    // it has not seen yet) must not turn the pod away.
+    if (best === undefined || !state.reserve(request, best).ok) return result(nodes);
+    return result([best]);
   }
 
   async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
@@ -138,6 +160,12 @@ export class Extender {
         const r = state.reserve(allocationRequest(ref.uid, share, podRequests(pod!)), args.Node);
         if (!r.ok) return { Error: `GPU share does not fit on node ${args.Node}: ${nodeReason(r.reasons, share.gpuCount)}` };
         reserved = r.allocation;
+      }
+      if (reserved.gpuIds.length === 0) {
+        // Reserved by filterWithoutShare: no GPU, so nothing to record on the pod.
+        await cluster.bind(ref, args.Node);
+        state.commitBackground(ref.uid);
+        return { Error: '' };
       }
       await cluster.bind(ref, args.Node, bindingAnnotations(reserved, (gpu) => state.device(gpu), mpsParts(share)));
       state.commit(ref.uid);
