@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * Bundles the runtime controller entry (lib/runtime/main.ts) into one minified file,
- * build/controller/controller.js, that the TensorFusionController component ships in a ConfigMap
- * (1 MiB limit) and runs on the stock Node.js image. Prints the raw and gzipped sizes.
+ * build/controller/controller.js, that the TensorFusionController component ships gzipped in a
+ * ConfigMap (1 MiB limit) and runs on the stock Node.js image. Prints the raw and gzipped sizes.
  * Optional transports of client-node that the controller never uses are stubbed out to keep it small.
  */
 const path = require('node:path');
@@ -55,8 +55,9 @@ async function main() {
   const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
   console.log(`controller bundle: ${path.relative(root, outfile)} ${kib(bytes)} (gzip ${kib(gz)})`);
   if (process.argv.includes('--analyze')) console.log(await esbuild.analyzeMetafile(result.metafile));
-  if (bytes > CONFIGMAP_LIMIT) {
-    console.error(`controller bundle is ${kib(bytes)}, over the ConfigMap limit of ${kib(CONFIGMAP_LIMIT)}`);
+  // The ConfigMap carries the gzipped bundle (binaryData), so that is what counts against its limit.
+  if (gz > CONFIGMAP_LIMIT) {
+    console.error(`controller bundle is ${kib(gz)} gzipped, over the ConfigMap limit of ${kib(CONFIGMAP_LIMIT)}`);
     process.exit(1);
   }
 }

@@ -51,7 +51,8 @@ export interface ControllerOptions {
 }
 
 const INDEX_BY_NODE = 'nodeName';
-const INDEX_BY_WORKLOAD = 'workload';
+/** Index of the pods cache: `namespace/workload` of the pods labelled with a workload. */
+export const INDEX_BY_WORKLOAD = 'workload';
 const INDEX_BY_OWNER = 'managedBy';
 
 type Reconcile = (name: string) => Promise<ReconcileResult | void>;
@@ -107,9 +108,14 @@ export class Controller {
     await Promise.all(this.informers.map((i) => i.waitForSync()));
   }
 
-  /** Caches synced and every watch healthy. */
+  /** Caches synced and every watch healthy (for reports; readiness uses {@link hasSynced}). */
   isReady(): boolean {
     return this.informers.every((i) => i.isHealthy());
+  }
+
+  /** Every cache has had its first list. */
+  hasSynced(): boolean {
+    return this.informers.every((i) => i.hasSynced());
   }
 
   /** Starts the workers; writes go through `writer` (the leader-fenced cluster). Enqueues everything once. */

@@ -9,8 +9,9 @@ import * as https from 'node:https';
 import { FIELD_MANAGER } from '../labels';
 import {
   ApiError, Cluster, EventRecord, JsonPatchOp, K8sObject, ListOptions, ObjectList, ObjectRef, WatchEvent, WatchOptions,
-  isConflict, isNotFound,
+  isNotFound,
 } from './cluster';
+import { EventCorrelator, EventCorrelatorOptions } from './event-correlator';
 import { RESOURCES, ResourceType, apiVersionOf, resourcePath } from './resources';
 
 /** Where and how to reach one API server. */
@@ -65,16 +66,14 @@ export function toApiError(status: number, headers: http.IncomingHttpHeaders, bo
   return new ApiError(status, reason, message, retryAfter(headers));
 }
 
-/** Events are best effort and repeat with every reconcile; this bounds how often one is re-sent. */
-const EVENT_DEDUP_MS = 10 * 60_000;
-const EVENT_DEDUP_MAX = 1000;
-
 export class HttpCluster implements Cluster {
   private readonly base: URL;
   private readonly transport: typeof http | typeof https;
-  private readonly recentEvents = new Map<string, number>();
+  /** Events repeat with every reconcile: aggregated and rate-limited as client-go's recorder does. */
+  private readonly events: EventCorrelator;
 
-  constructor(private readonly conn: Connection) {
+  constructor(private readonly conn: Connection, events: EventCorrelatorOptions = {}) {
+    this.events = new EventCorrelator(events);
     this.base = new URL(conn.server);
     this.transport = this.base.protocol === 'https:' ? https : http;
   }
@@ -216,7 +215,7 @@ export class HttpCluster implements Cluster {
     return this.call<T>('PATCH', resourcePath(rt, ref.namespace, ref.name, subresource), { fieldManager: FIELD_MANAGER }, ops, 'application/json-patch+json');
   }
 
-  mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status'): Promise<T> {
+  mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status' | 'scale'): Promise<T> {
     return this.call<T>('PATCH', resourcePath(rt, ref.namespace, ref.name, subresource), { fieldManager: FIELD_MANAGER }, patch, 'application/merge-patch+json');
   }
 
@@ -236,31 +235,41 @@ export class HttpCluster implements Cluster {
     }
   }
 
-  async recordEvent(involved: K8sObject, event: EventRecord): Promise<void> {
+  async recordEvent(involved: K8sObject, event: EventRecord, nowMs: number = Date.now()): Promise<void> {
     const meta = involved.metadata;
-    const dedupKey = `${meta.uid ?? meta.name}|${event.reason}|${event.message}`;
-    const now = Date.now();
-    const last = this.recentEvents.get(dedupKey);
-    if (last !== undefined && now - last < EVENT_DEDUP_MS) return;
-    if (this.recentEvents.size >= EVENT_DEDUP_MAX) this.recentEvents.delete(this.recentEvents.keys().next().value as string);
-    this.recentEvents.set(dedupKey, now);
-    const ts = new Date(now).toISOString();
     const namespace = meta.namespace ?? 'default';
+    const object = String(meta.uid ?? `${involved.kind}/${meta.namespace ?? ''}/${meta.name}`);
+    const decision = this.events.correlate({ object, ...event }, nowMs);
+    if (decision.action === 'drop') return;
+    const ts = new Date(nowMs).toISOString();
     try {
-      await this.call('POST', resourcePath(RESOURCES.events, namespace), {}, {
+      if (decision.action === 'patch') {
+        try {
+          await this.call('PATCH', resourcePath(RESOURCES.events, namespace, decision.name), {},
+            { count: decision.count, lastTimestamp: ts, message: decision.message }, 'application/merge-patch+json');
+          return;
+        } catch (err) {
+          // Expired (events live an hour) or deleted: create it again.
+          if (!isNotFound(err)) throw err;
+          this.events.forget(decision.key);
+        }
+      }
+      const created = await this.call<K8sObject>('POST', resourcePath(RESOURCES.events, namespace), {}, {
         apiVersion: 'v1', kind: 'Event',
         metadata: { generateName: `${meta.name}.`, namespace },
         involvedObject: {
           apiVersion: involved.apiVersion, kind: involved.kind, name: meta.name, namespace: meta.namespace,
           uid: meta.uid, resourceVersion: meta.resourceVersion,
         },
-        type: event.type, reason: event.reason, message: event.message, count: 1,
+        type: event.type, reason: event.reason, message: decision.message, count: 1,
         firstTimestamp: ts, lastTimestamp: ts,
         source: { component: this.conn.userAgent ?? 'tensor-fusion-controller' },
         reportingComponent: 'tensor-fusion-controller',
       });
-    } catch (err) {
-      if (!isConflict(err)) this.recentEvents.delete(dedupKey);
+      this.events.created(decision.key, created.metadata.name as string, nowMs);
+    } catch {
+      // Best effort, as the interface says: the next occurrence tries again.
+      this.events.forget(decision.key);
     }
   }
 

@@ -1,6 +1,7 @@
 /**
- * The plain-HTTP operations endpoint: `/metrics` (Prometheus), `/healthz` (process alive) and `/readyz`
- * (caches synced and watches healthy, plus any extra readiness checks such as the webhook's TLS).
+ * The plain-HTTP operations endpoint: `/metrics` (Prometheus), `/healthz` (liveness: the process and
+ * every component that reports liveness) and `/readyz` (readiness: what the Services in front of the
+ * pod need, i.e. the webhook able to admit).
  */
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -13,6 +14,8 @@ export interface OpsServerOptions {
   registry: Registry;
   /** Named readiness checks; `/readyz` is 200 only when all pass and lists the failing ones otherwise. */
   readiness: Record<string, () => boolean>;
+  /** Named liveness checks; `/healthz` is 503 listing the failing ones, so the kubelet restarts the container. */
+  liveness?: Record<string, () => boolean>;
 }
 
 /** A component `main` starts and stops: the ops server, the webhook server, the controller. */
@@ -23,6 +26,8 @@ export interface Component {
   stop(): Promise<void>;
   /** When present, /readyz reports ready only while this returns true. */
   ready?(): boolean;
+  /** When present, /healthz fails once this returns false: a failure only a restart repairs. */
+  live?(): boolean;
 }
 
 export class OpsServer implements Component {
@@ -52,12 +57,13 @@ export class OpsServer implements Component {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/healthz') return void res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
-    if (path === '/readyz') {
-      const failing = Object.entries(this.opts.readiness).filter(([, check]) => !check()).map(([name]) => name);
+    const answer = (checks: Record<string, () => boolean>, not: string) => {
+      const failing = Object.entries(checks).filter(([, check]) => !check()).map(([name]) => name);
       res.writeHead(failing.length ? 503 : 200, { 'Content-Type': 'text/plain' });
-      return void res.end(failing.length ? `not ready: ${failing.join(', ')}` : 'ok');
-    }
+      res.end(failing.length ? `${not}: ${failing.join(', ')}` : 'ok');
+    };
+    if (path === '/healthz') return answer(this.opts.liveness ?? {}, 'not live');
+    if (path === '/readyz') return answer(this.opts.readiness, 'not ready');
     if (path === '/metrics') {
       const body = await this.opts.registry.metrics();
       return void res.writeHead(200, { 'Content-Type': this.opts.registry.contentType }).end(body);

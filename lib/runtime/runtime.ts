@@ -124,6 +124,26 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
+/**
+ * The checks behind /readyz and /healthz. Readiness decides whether the webhook Service sends
+ * admissions to this replica, so it holds only what the components need to serve (the webhook: its
+ * caches synced, a certificate, listening), never the health of every watch: one broken watch of a
+ * kind admission does not read would take every replica out of the Service at once and, with
+ * failurePolicy Fail, stop all opted-in pod creation. Watch health is in the metrics
+ * (tf_controller_watch_restarts_total). Without components, readiness is the caches synced.
+ * Liveness fails when a component cannot recover on its own (a webhook that failed to start).
+ */
+export function probes(components: readonly Component[], controller: Pick<Controller, 'hasSynced'>, stopping: () => boolean): { readiness: Record<string, () => boolean>; liveness: Record<string, () => boolean> } {
+  const readiness: Record<string, () => boolean> = {};
+  const liveness: Record<string, () => boolean> = {};
+  for (const c of components) {
+    if (c.ready) readiness[c.name] = () => !stopping() && c.ready!();
+    if (c.live) liveness[c.name] = () => c.live!();
+  }
+  if (Object.keys(readiness).length === 0) readiness.informers = () => !stopping() && controller.hasSynced();
+  return { readiness, liveness };
+}
+
 /** Starts a replica. The caller exits the process when `done` resolves 'lost'. */
 export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   const { env } = opts;
@@ -152,9 +172,7 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   const leaderCluster = fenceWrites(cluster, () => !stopping && elector.isLeader());
   const ctx: RuntimeContext = { env, logger, metrics, cluster, leaderCluster, controller, isLeader: () => elector.isLeader() };
   const extras = (opts.components ?? []).map((f) => f(ctx));
-  const readiness: Record<string, () => boolean> = { informers: () => !stopping && controller.isReady() };
-  for (const c of extras) if (c.ready) readiness[c.name] = () => !stopping && c.ready!();
-  const ops = new OpsServer({ port: env.metricsPort, registry: metrics.registry, readiness });
+  const ops = new OpsServer({ port: env.metricsPort, registry: metrics.registry, ...probes(extras, controller, () => stopping) });
   const components: Component[] = [ops, ...extras];
   for (const c of components) await c.start();
   controller.startInformers();

@@ -19,6 +19,9 @@ export interface WebhookComponent extends Component {
 
 export function webhookComponent(ctx: RuntimeContext): WebhookComponent {
   let webhook: WebhookHandle | undefined;
+  // A webhook that failed to start (e.g. its port taken) stays down: /healthz reports it so the
+  // kubelet restarts the container instead of leaving a replica that never admits.
+  let failed = false;
   const c = ctx.controller;
   return {
     name: 'webhook',
@@ -30,11 +33,13 @@ export function webhookComponent(ctx: RuntimeContext): WebhookComponent {
           pools: c.pools, profiles: c.profiles, workloads: c.workloads, pods: c.pods as unknown as Informer<K8sObject>,
         } as Partial<ViewInformers> & { pods: Informer<K8sObject> },
       });
+      webhook.whenReady().catch(() => { failed = true; });
     },
     async stop() {
       await webhook?.close();
     },
     ready: () => webhook?.ready() ?? false,
+    live: () => !failed,
     handle: () => webhook,
   };
 }
