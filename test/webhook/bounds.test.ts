@@ -1,0 +1,45 @@
+/**
+ * Admission of the values that once reached placement unbounded (issue 14.1, 14.2, 14.3, 14.8): each
+ * is denied with its field message (403), never admitted and never an internal error.
+ */
+import type * as https from 'node:https';
+import type { ApiServerDouble } from '../support/api-server';
+import type { WebhookHandle } from '../../lib/runtime/webhook/start';
+import { client, pod, post, review, seedPool, startDouble, startTestWebhook } from './fixtures';
+
+let double: ApiServerDouble;
+let webhook: WebhookHandle;
+let agent: https.Agent;
+
+beforeAll(async () => {
+  double = await startDouble();
+  seedPool(double, { name: 'pool-a', nodes: 1, gpusPerNode: 1, tflops: 312, isDefault: true });
+  webhook = await startTestWebhook(double);
+  agent = client();
+});
+
+afterAll(async () => {
+  agent.destroy();
+  await webhook.close();
+  await double.stop();
+});
+
+const t = (k: string) => `tensor-fusion.ai/${k}`;
+
+it.each([
+  ['vram-request', '1Ei', 'expected at most 1Pi of VRAM per GPU'],
+  ['vram-request', '2E', 'expected at most 1Pi of VRAM per GPU'],
+  ['tflops-request', '1E', 'expected at most 100000 TFLOPS per GPU'],
+  ['tflops-request', '1e309', 'expected at most 100000 TFLOPS per GPU'],
+  ['tflops-limit', '1e309', 'expected at most 100000 TFLOPS per GPU'],
+  ['vram-limit', '8Pi', 'expected at most 1Pi of VRAM per GPU'],
+  ['vram-limit', '1e400', 'expected at most 1Pi of VRAM per GPU'],
+  ['replicas', '999999999999999', 'expected an integer from 0 to 10000'],
+  ['vram-request', '500m', 'expected at least 1Mi of VRAM (a number or a quantity without a unit is bytes): did you mean "500Mi"?'],
+  ['tflops-request', ' 10', 'expected "10", without surrounding spaces'],
+  ['gpu-count', ' 2', 'expected "2", without surrounding spaces'],
+])('%s %j is denied with its bound', async (key, value, expected) => {
+  const annotations = { [t('is-local-gpu')]: 'true', [t('tflops-request')]: '10', [t('vram-request')]: '1Gi', [t(key)]: value };
+  const answer = await post(webhook.port(), agent, review(pod({ name: 'p', annotations })));
+  expect(answer.body.response).toMatchObject({ allowed: false, status: { code: 403, message: `${t(key)}: got ${JSON.stringify(value)}, ${expected}` } });
+});
