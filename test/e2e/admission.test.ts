@@ -18,6 +18,8 @@ type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 
 const POOL = 'admission';
 const NS = 'apps-14';
+/** A namespace enforcing Pod Security "restricted". */
+const RESTRICTED = 'restricted-14';
 const REMOTE = {
   'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'false', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '1Gi',
 };
@@ -35,7 +37,9 @@ describeControlPlane('admission and generated workloads (issue 14)', { controlle
   beforeAll(async () => {
     ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1 });
     await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'admission.yaml', [
-      renderGpuPool(POOL, {}), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      renderGpuPool(POOL, {}), renderGpuPool(`${POOL}-worker`, { workerImage: 'example.io/worker:1' }),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: RESTRICTED, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
     ])]);
     await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
   }, 180_000);
@@ -97,5 +101,23 @@ describeControlPlane('admission and generated workloads (issue 14)', { controlle
     expect(r.stderr).toContain('tensor-fusion.ai/qos: got "medium", expected "high", the spec.qos of TensorFusionWorkload apps-14/fixed');
     expect(r.stderr).toContain('tensor-fusion.ai/tflops-request: got "10", expected "50", the spec.resources.requests.tflops of TensorFusionWorkload apps-14/fixed');
     expect((await get(['tensorfusionworkload', '-n', NS, 'fixed'])).spec).toMatchObject(fixed.spec);
+  });
+
+  test('a namespace enforcing Pod Security "restricted" admits a pod with the injected worker init container', async () => {
+    const compliant = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } };
+    const r = await create({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: {
+        name: 'nsw', namespace: RESTRICTED, labels: { [ENABLED_LABEL]: 'true' },
+        annotations: {
+          'tensor-fusion.ai/gpupool': `${POOL}-worker`, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/no-standalone-worker-mode': 'true',
+          'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '1Gi',
+        },
+      },
+      spec: { containers: [{ name: 'main', image: 'example.io/app:1', securityContext: compliant }] },
+    });
+    expect(r.stderr).not.toContain('violate PodSecurity');
+    expect(r.code).toBe(0);
+    expect((await get(['pod', '-n', RESTRICTED, 'nsw'])).spec.initContainers[0]).toMatchObject({ name: 'tensor-fusion-worker', securityContext: compliant });
   });
 });
