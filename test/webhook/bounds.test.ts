@@ -1,28 +1,16 @@
 /**
  * Admission of the values that once reached placement unbounded (issue 14.1, 14.2, 14.3, 14.8): each
- * is denied with its field message (403), never admitted and never an internal error.
+ * is denied by the admission decision with its field message (403), never admitted and never an
+ * internal error.
  */
-import type * as https from 'node:https';
-import type { ApiServerDouble } from '../support/api-server';
-import type { WebhookHandle } from '../../lib/runtime/webhook/start';
-import { client, pod, post, review, seedPool, startDouble, startTestWebhook } from './fixtures';
+import { admitPod, AdmissionView } from '../../lib/runtime/webhook/admit';
+import { pod, review } from './fixtures';
 
-let double: ApiServerDouble;
-let webhook: WebhookHandle;
-let agent: https.Agent;
-
-beforeAll(async () => {
-  double = await startDouble();
-  seedPool(double, { name: 'pool-a', nodes: 1, gpusPerNode: 1, tflops: 312, isDefault: true });
-  webhook = await startTestWebhook(double);
-  agent = client();
-});
-
-afterAll(async () => {
-  agent.destroy();
-  await webhook.close();
-  await double.stop();
-});
+/** Codec denials come before any cluster read: a view with one default pool is enough. */
+const view: AdmissionView = {
+  pool: () => undefined, poolNames: () => ['a'], defaultPool: () => 'a',
+  profile: async () => undefined, workload: async () => undefined,
+};
 
 const t = (k: string) => `tensor-fusion.ai/${k}`;
 
@@ -40,6 +28,6 @@ it.each([
   ['gpu-count', ' 2', 'expected "2", without surrounding spaces'],
 ])('%s %j is denied with its bound', async (key, value, expected) => {
   const annotations = { [t('is-local-gpu')]: 'true', [t('tflops-request')]: '10', [t('vram-request')]: '1Gi', [t(key)]: value };
-  const answer = await post(webhook.port(), agent, review(pod({ name: 'p', annotations })));
-  expect(answer.body.response).toMatchObject({ allowed: false, status: { code: 403, message: `${t(key)}: got ${JSON.stringify(value)}, ${expected}` } });
+  const decision = await admitPod(review(pod({ name: 'p', annotations })).request!, view);
+  expect(decision).toMatchObject({ allowed: false, code: 403, message: `${t(key)}: got ${JSON.stringify(value)}, ${expected}` });
 });
