@@ -132,8 +132,8 @@ export interface Cluster {
   apply<T extends K8sObject>(rt: ResourceType, obj: T, opts?: { force?: boolean; subresource?: 'status' }): Promise<T>;
   /** RFC 6902 patch; put a `test` op on `/metadata/resourceVersion` first to make it conditional. */
   jsonPatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, ops: JsonPatchOp[], subresource?: 'status'): Promise<T>;
-  /** RFC 7386 merge patch. */
-  mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status'): Promise<T>;
+  /** RFC 7386 merge patch; `scale` patches `spec.replicas` of a Deployment or StatefulSet. */
+  mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status' | 'scale'): Promise<T>;
   /** Deletes; resolves false when the object was already gone. */
   delete(rt: ResourceType, ref: ObjectRef): Promise<boolean>;
   /**

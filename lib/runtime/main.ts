@@ -10,12 +10,14 @@ import { extenderComponent } from './extender/component';
 import { usageFromAllocations, webhookComponent } from './webhook';
 import { runAgent } from './agent/main';
 import { AGENT_COMMAND } from './agent/contract';
+import { autoscaleComponent } from './autoscale/component';
 
 /**
- * Components started next to the controller, on every replica: the admission webhook and the
- * scheduler extender that the kube-scheduler in the same pod calls.
+ * Components started next to the controller, on every replica: the admission webhook, the
+ * scheduler extender that the kube-scheduler in the same pod calls, and the autoscaling recommender
+ * (which acts only on the leader).
  */
-export const COMPONENTS: ComponentFactory[] = [webhookComponent, extenderComponent];
+export const COMPONENTS: ComponentFactory[] = [webhookComponent, extenderComponent, (ctx) => autoscaleComponent(ctx)];
 
 /** Grace for endpoints to drop this pod before servers close (webhook callers keep using it briefly). */
 const SHUTDOWN_DRAIN_MS = 5_000;

@@ -36,7 +36,8 @@ export interface FakeNode {
   cleanup(): void;
 }
 
-export function fakeNode(): FakeNode {
+/** `stepMs`: the trace advances with time (for a scraping Prometheus) instead of by the step file. */
+export function fakeNode(stepMs?: number, trace: typeof TRACE = TRACE): FakeNode {
   const dir = mkdtempSync(join(tmpdir(), 'tf-agent-'));
   const procRoot = join(dir, 'proc');
   const cgroup = (pid: number, text: string) => {
@@ -50,12 +51,13 @@ export function fakeNode(): FakeNode {
   cgroup(201, `12:memory:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n11:cpu:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n`);
   cgroup(999, '0::/system.slice/some-daemon.service\n');
   const traceFile = join(dir, 'trace.json');
-  writeFileSync(traceFile, JSON.stringify(TRACE));
+  writeFileSync(traceFile, JSON.stringify(trace));
   const stepFile = join(dir, 'step');
   writeFileSync(stepFile, '0');
   const nvidiaSmi = join(dir, 'nvidia-smi');
+  const startMs = Date.now();
   const writeSmi = (trace: string) =>
-    writeFileSync(nvidiaSmi, `#!/bin/sh\nFAKE_SMI_TRACE='${trace}' FAKE_SMI_STEP_FILE='${stepFile}' exec '${process.execPath}' '${FAKE_SMI}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(nvidiaSmi, `#!/bin/sh\nFAKE_SMI_TRACE='${trace}' ${stepMs ? `FAKE_SMI_START_MS=${startMs} FAKE_SMI_STEP_MS=${stepMs}` : `FAKE_SMI_STEP_FILE='${stepFile}'`} exec '${process.execPath}' '${FAKE_SMI}' "$@"\n`, { mode: 0o755 });
   writeSmi(traceFile);
   const pods = new Map([POD_A, POD_B].map((p) => [p.uid, p]));
   return {

@@ -40,6 +40,19 @@ describe('node agent', () => {
     expect(c.command).toBeUndefined();
   });
 
+  it('passes prometheusUrl to the controller and grants what autoSetReplicas needs, only then', () => {
+    const rulesOf = (objects: KubeObject[]) => of(objects, 'ClusterRole').find((r) => r.metadata.name === 'tensor-fusion-controller').rules;
+    const withUrl = renderController({ prometheusUrl: 'http://prometheus.monitoring:9090' }, FAKE_BUNDLE);
+    const controller = of(withUrl, 'Deployment')[0].spec.template.spec.containers.find((c: Json) => c.name === 'controller');
+    expect(controller.env).toContainEqual({ name: 'PROMETHEUS_URL', value: 'http://prometheus.monitoring:9090' });
+    expect(rulesOf(withUrl)).toEqual(expect.arrayContaining([
+      { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets/scale'], verbs: ['patch'] },
+      { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
+    ]));
+    expect(JSON.stringify(rulesOf(renderController({}, FAKE_BUNDLE)))).not.toContain('scale');
+  });
+
   it.each([
     [{ nodeAgent: 'yes' }, 'TensorFusionController: nodeAgent: got "yes", expected true or false'],
     [{ prometheusUrl: 'prometheus:9090' }, 'TensorFusionController: prometheusUrl: got "prometheus:9090", expected an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090'],

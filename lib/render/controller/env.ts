@@ -36,6 +36,8 @@ export const CONTROLLER_ENV = {
   certMode: 'CERT_MODE',
   /** Directory of the mounted TLS Secret (cert-manager mode). */
   tlsDir: 'TLS_DIR',
+  /** Prometheus HTTP API the recommender reads (prop `prometheusUrl`); absent: autoscaling off. */
+  prometheusUrl: 'PROMETHEUS_URL',
 } as const;
 
 /** How the webhook's serving certificate is obtained. */

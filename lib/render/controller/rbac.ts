@@ -50,7 +50,7 @@ export const BLOCKING_OWNER_RESOURCES: readonly string[] = [KINDS.GPUPool.plural
  * Pod create/delete and node patch are narrowed further by the `tensor-fusion-controller-limits`
  * ValidatingAdmissionPolicies (limits.ts), since RBAC cannot express "only worker pods" or "only our keys".
  */
-export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'certificateMode'>): PolicyRule[] {
+export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'certificateMode' | 'prometheusUrl'>): PolicyRule[] {
   const rules: PolicyRule[] = [
     // Nodes: the xgn taint (JSON patch with a resourceVersion test) and the share-released annotation.
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
@@ -76,6 +76,15 @@ export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'cer
     { apiGroups: [GROUP], resources: STATUS_WRITTEN_RESOURCES.map((r) => `${r}/status`), verbs: ['update'] },
     { apiGroups: [GROUP], resources: BLOCKING_OWNER_RESOURCES.map((r) => `${r}/finalizers`), verbs: ['update'] },
   ];
+  if (props.prometheusUrl) {
+    // autoSetReplicas: read the owner's replicas, write them through /scale, and stand back when an
+    // HPA already targets the owner.
+    rules.push(
+      { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets/scale'], verbs: ['patch'] },
+      { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
+    );
+  }
   if (props.certificateMode === 'self-managed') {
     rules.push({
       apiGroups: ['admissionregistration.k8s.io'],

@@ -40,7 +40,8 @@ function env(props: ResolvedControllerProps): object[] {
     value(E.tlsSecretName, CONTROLLER_NAMES.tlsSecret),
     value(E.certMode, props.certificateMode),
   ];
-  return props.certificateMode === 'cert-manager' ? [...common, value(E.tlsDir, CONTROLLER_ENV_DEFAULTS.tlsDir)] : common;
+  const withPrometheus = props.prometheusUrl ? [...common, value(E.prometheusUrl, props.prometheusUrl)] : common;
+  return props.certificateMode === 'cert-manager' ? [...withPrometheus, value(E.tlsDir, CONTROLLER_ENV_DEFAULTS.tlsDir)] : withPrometheus;
 }
 
 function probe(path: string, periodSeconds: number, failureThreshold: number): object {

@@ -10,7 +10,8 @@ function isPodReady(pod: PodLike): boolean {
 
 /**
  * Counts workers (pods not being deleted) and ready workers. Phase: Failed when any worker failed,
- * Running when every expected worker is ready, Pending otherwise.
+ * Running when every expected worker is ready, Pending otherwise. Autoscaling status and conditions
+ * written by the recommender are kept.
  */
 export function workloadStatus(
   pods: PodLike[], desiredReplicas: number | undefined, previous: TensorFusionWorkloadStatus | undefined, now: string,
@@ -24,6 +25,8 @@ export function workloadStatus(
     phase,
     workerCount: workers.length,
     readyWorkers: ready,
+    // Written by the recommender (lib/runtime/autoscale/); carried over, never recomputed here.
+    ...(previous?.autoscaling ? { autoscaling: previous.autoscaling } : {}),
     conditions: setCondition(previous?.conditions, {
       type: 'Ready',
       status: phase === 'Running' ? 'True' : 'False',

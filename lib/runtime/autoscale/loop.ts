@@ -1,0 +1,254 @@
+/**
+ * The recommender loop (leader only): for every TensorFusionWorkload whose autoScalingConfig enables a
+ * block, it reads the node agent's per-pod metrics from Prometheus, feeds the pure recommender
+ * (lib/autoscale/), writes the recommendation to `status.autoscaling` (an Event when it moves beyond
+ * ignoredDeltaRange) and, for autoSetReplicas, scales the owner through `/scale` unless an HPA
+ * targets it. Without a Prometheus URL every such workload says that autoscaling is off.
+ */
+import type { Logger } from 'pino';
+import type { Condition, TensorFusionWorkload } from '../../api';
+import { decodeAutoScalingConfig, ReplicaRecommender, ResourceRecommender, Resources, settle } from '../../autoscale';
+import { formatBytes, formatTflops, parseQuantity } from '../../quantity';
+import { AGENT_METRICS } from '../agent/contract';
+import { Cluster, K8sObject, updateWithRetry } from '../cluster';
+import { setCondition } from '../reconcile/capacity';
+import { keyOf, RESOURCES } from '../resources';
+import { PrometheusClient, promRegexLiteral, promString, RangeSeries } from './prometheus';
+import { hpaFor, ScaleClient, scaleTargetOf } from './scale';
+
+export type Workload = TensorFusionWorkload & K8sObject;
+
+/** Condition types the loop owns on a TensorFusionWorkload. */
+export const AUTOSCALING_CONDITION = 'AutoscalingActive';
+export const REPLICA_CONDITION = 'ReplicaScaling';
+
+/** Resolution of the usage samples read from Prometheus. */
+export const SAMPLE_STEP_S = 60;
+
+export interface AutoscaleLoopOptions {
+  /** Leader-fenced client: status, events, /scale. */
+  readonly cluster: Cluster;
+  /** Undefined: autoscaling is off (the prop `prometheusUrl` is not set). */
+  readonly prometheus?: PrometheusClient;
+  readonly scale: ScaleClient;
+  readonly workloads: () => Workload[];
+  /** Names of the workload's pods (the pods labelled with the workload). */
+  readonly podNames: (workloadKey: string) => string[];
+  /**
+   * Upper bound of replicas for autoSetReplicas: what the workload's pool can still hold. The lower
+   * bound is 1 (autoscaling never scales an owner to zero).
+   */
+  readonly maxReplicas: (workload: Workload, current: number) => number;
+  readonly nowS: () => number;
+  readonly logger?: Logger;
+  /** Resolution of the samples read. @default {@link SAMPLE_STEP_S} */
+  readonly stepS?: number;
+}
+
+interface State {
+  readonly configKey: string;
+  readonly resources: ResourceRecommender;
+  readonly replicas: ReplicaRecommender;
+  lastSampleS: number;
+  /** Requests and limits the recommendation started from (the spec), then what was recommended. */
+  current: Resources;
+}
+
+const toIso = (s: number) => new Date(s * 1000).toISOString();
+
+/** Seconds of history read on the first tick: the requests' evaluationPeriod, or a longer enabled prediction's. */
+function historyOf(s: ReturnType<typeof decodeAutoScalingConfig>['settings']): number {
+  const predictions = [s.requests.prediction, s.limits.prediction].filter((p) => p.enable).map((p) => p.historyS);
+  return Math.max(s.requests.historyS, ...predictions);
+}
+
+/** Requests and limits of a spec (per GPU), when complete. */
+function specResources(wl: Workload): Resources | undefined {
+  const r = wl.spec?.resources;
+  const n = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? parseQuantity(v) : undefined);
+  const out = { tflopsRequest: n(r?.requests.tflops), tflopsLimit: n(r?.limits.tflops), vramRequest: n(r?.requests.vram), vramLimit: n(r?.limits.vram) };
+  return Object.values(out).every((v) => v !== undefined) ? (out as Resources) : undefined;
+}
+
+type Recommended = NonNullable<NonNullable<NonNullable<Workload['status']>['autoscaling']>['recommendation']>;
+
+function changedBeyond(prev: Recommended | undefined, next: Resources, delta: number): boolean {
+  if (!prev) return true;
+  const q = (v: string | number) => parseQuantity(v) ?? 0;
+  const was: Resources = {
+    tflopsRequest: q(prev.requests.tflops), tflopsLimit: q(prev.limits.tflops), vramRequest: q(prev.requests.vram), vramLimit: q(prev.limits.vram),
+  };
+  return (Object.keys(next) as (keyof Resources)[]).some((k) => settle(was[k], next[k], delta) !== was[k]);
+}
+
+/** As a spec's `resources` (per GPU), rounded: TFLOPS to 0.001, VRAM up to whole MiB. */
+function formatRecommendation(r: Resources): Recommended {
+  const t = (v: number) => formatTflops(Math.round(v * 1000) / 1000);
+  const b = (v: number) => formatBytes(Math.ceil(v / 2 ** 20) * 2 ** 20);
+  return { requests: { tflops: t(r.tflopsRequest), vram: b(r.vramRequest) }, limits: { tflops: t(r.tflopsLimit), vram: b(r.vramLimit) } };
+}
+
+export class AutoscaleLoop {
+  private readonly states = new Map<string, State>();
+
+  constructor(private readonly opts: AutoscaleLoopOptions) {}
+
+  /** One pass over every workload; a failure in one workload is logged and does not stop the others. */
+  async tick(): Promise<void> {
+    const seen = new Set<string>();
+    for (const wl of this.opts.workloads()) {
+      const key = keyOf(wl.metadata);
+      seen.add(key);
+      try {
+        await this.reconcile(key, wl);
+      } catch (err) {
+        this.opts.logger?.warn({ workload: key, err: String(err) }, 'autoscaling failed; retrying next tick');
+      }
+    }
+    for (const key of this.states.keys()) if (!seen.has(key)) this.states.delete(key);
+  }
+
+  private async reconcile(key: string, wl: Workload): Promise<void> {
+    const config = wl.spec?.autoScalingConfig;
+    const { settings, issues } = decodeAutoScalingConfig(config);
+    const enabled = settings.requests.enable || settings.limits.enable || settings.replicas.enable;
+    if (!enabled) {
+      this.states.delete(key);
+      return;
+    }
+    const now = this.opts.nowS();
+    if (issues.length) {
+      return this.writeStatus(wl, [{ type: AUTOSCALING_CONDITION, status: 'False', reason: 'InvalidConfig', message: issues.map((i) => i.message).join('; ') }]);
+    }
+    if (!this.opts.prometheus) {
+      return this.writeStatus(wl, [{
+        type: AUTOSCALING_CONDITION, status: 'False', reason: 'PrometheusNotConfigured',
+        message: 'autoscaling is off: set the prometheusUrl prop of TensorFusionController to the Prometheus that scrapes the node agent',
+      }]);
+    }
+    const start = specResources(wl);
+    if (!start) {
+      return this.writeStatus(wl, [{ type: AUTOSCALING_CONDITION, status: 'False', reason: 'NoResources', message: 'spec.resources (requests and limits) is needed as the starting point' }]);
+    }
+    const configKey = JSON.stringify(config);
+    let state = this.states.get(key);
+    if (!state || state.configKey !== configKey) {
+      state = {
+        configKey, current: start, lastSampleS: now - historyOf(settings),
+        resources: new ResourceRecommender(settings, start), replicas: new ReplicaRecommender(settings.replicas),
+      };
+      this.states.set(key, state);
+    }
+    const pods = this.opts.podNames(key);
+    if (pods.length === 0) return;
+    const selector = `namespace=${promString(wl.metadata.namespace ?? 'default')},pod=~${promString(pods.map(promRegexLiteral).join('|'))}`;
+    await this.observe(state, selector, now);
+
+    const rec = state.resources.recommend(now);
+    const delta = settings.limits.ignoredDelta;
+    const next: Resources = {
+      tflopsRequest: settle(state.current.tflopsRequest, rec.resources.tflopsRequest, delta),
+      tflopsLimit: settle(state.current.tflopsLimit, rec.resources.tflopsLimit, delta),
+      vramRequest: settle(state.current.vramRequest, rec.resources.vramRequest, delta, true),
+      vramLimit: settle(state.current.vramLimit, rec.resources.vramLimit, delta, true),
+    };
+    state.current = next;
+    state.resources.applied(next);
+    const conditions: Omit<Condition, 'lastTransitionTime'>[] = [{
+      type: AUTOSCALING_CONDITION, status: 'True', reason: 'Recommending',
+      message: `from ${pods.length} pod(s), confidence ${rec.confidence.toFixed(2)} aggregation periods`,
+    }];
+    const prev = wl.status?.autoscaling;
+    const moved = changedBeyond(prev?.recommendation, next, delta);
+    const autoscaling = {
+      ...prev,
+      confidence: Math.round(rec.confidence * 1000) / 1000,
+      ...(moved ? { recommendation: formatRecommendation(next), lastUpdateTime: toIso(now) } : {}),
+    } as NonNullable<NonNullable<Workload['status']>['autoscaling']>;
+    if (moved) {
+      const r = formatRecommendation(next);
+      await this.opts.cluster.recordEvent(wl, {
+        type: 'Normal', reason: 'AutoscaleRecommendation',
+        message: `requests tflops ${r.requests.tflops} vram ${r.requests.vram}, limits tflops ${r.limits.tflops} vram ${r.limits.vram}`,
+      });
+    }
+    if (settings.replicas.enable) {
+      const replicaCondition = await this.scaleReplicas(wl, state, selector, next, now, autoscaling);
+      conditions.push(replicaCondition);
+    }
+    await this.writeStatus(wl, conditions, autoscaling);
+  }
+
+  /** Reads the samples since the last read (the whole history the first time) into the recommender. */
+  private async observe(state: State, selector: string, now: number): Promise<void> {
+    const prom = this.opts.prometheus!;
+    const from = state.lastSampleS + 1;
+    if (from > now) return;
+    const [tflops, vram] = await Promise.all([
+      prom.queryRange(`${AGENT_METRICS.computeUsed}{${selector}}`, from, now, this.opts.stepS ?? SAMPLE_STEP_S),
+      prom.queryRange(`${AGENT_METRICS.vramUsed}{${selector}}`, from, now, this.opts.stepS ?? SAMPLE_STEP_S),
+    ]);
+    const seriesKey = (m: Record<string, string>) => `${m.pod}/${m.container}/${m.gpu_uuid}`;
+    const vramAt = new Map<string, number>();
+    for (const s of vram) for (const [t, v] of s.values) vramAt.set(`${seriesKey(s.metric)}@${t}`, v);
+    const points: Array<[number, number, number]> = [];
+    const add = (s: RangeSeries) => { for (const [t, v] of s.values) points.push([t, v, vramAt.get(`${seriesKey(s.metric)}@${t}`) ?? 0]); };
+    tflops.forEach(add);
+    points.sort((a, b) => a[0] - b[0]);
+    for (const [t, tf, vr] of points) state.resources.observe(t, tf, vr);
+    if (points.length) state.lastSampleS = points[points.length - 1][0];
+  }
+
+  private async scaleReplicas(
+    wl: Workload, state: State, selector: string, current: Resources, now: number,
+    autoscaling: { desiredReplicas?: number },
+  ): Promise<Omit<Condition, 'lastTransitionTime'>> {
+    const target = scaleTargetOf(wl);
+    if (!target) {
+      return { type: REPLICA_CONDITION, status: 'False', reason: 'NoScalableOwner', message: 'the workload is not owned by a Deployment or StatefulSet' };
+    }
+    const hpa = await hpaFor(this.opts.cluster, target);
+    if (hpa) {
+      return {
+        type: REPLICA_CONDITION, status: 'False', reason: 'HorizontalPodAutoscalerPresent',
+        message: `HorizontalPodAutoscaler ${hpa.metadata.name} already scales ${target.kind} ${target.name}; autoSetReplicas does not act`,
+      };
+    }
+    const replicas = await this.opts.scale.getReplicas(target);
+    if (replicas === undefined) return { type: REPLICA_CONDITION, status: 'False', reason: 'OwnerNotFound', message: `${target.kind} ${target.name} was not found` };
+    const s = this.settingsOf(state).replicas;
+    const [usage] = await this.opts.prometheus!.query(`sum(avg_over_time(${AGENT_METRICS.computeUsed}{${selector}}[${s.evaluationS}s]))`, now);
+    const gpuCount = wl.spec?.gpuCount ?? 1;
+    const decision = state.replicas.decide({
+      nowS: now, current: replicas, usageTflops: usage?.value ?? 0, limitPerReplica: current.tflopsLimit * gpuCount,
+      min: 1, max: Math.max(1, this.opts.maxReplicas(wl, replicas)),
+    });
+    autoscaling.desiredReplicas = decision.replicas;
+    if (decision.replicas !== replicas) {
+      await this.opts.scale.setReplicas(target, decision.replicas);
+      await this.opts.cluster.recordEvent(wl, {
+        type: 'Normal', reason: 'AutoscaleReplicas',
+        message: `${target.kind} ${target.name} scaled from ${replicas} to ${decision.replicas} (${decision.reason}, usage ${(usage?.value ?? 0).toFixed(1)} TFLOPS)`,
+      });
+    }
+    return { type: REPLICA_CONDITION, status: 'True', reason: 'Scaling', message: `${target.kind} ${target.name}: ${decision.replicas} replicas (${decision.reason})` };
+  }
+
+  private settingsOf(state: State) {
+    return decodeAutoScalingConfig(JSON.parse(state.configKey)).settings;
+  }
+
+  /** Sets the loop's conditions and `status.autoscaling` through /status, retrying conflicts. */
+  private async writeStatus(wl: Workload, conditions: Omit<Condition, 'lastTransitionTime'>[], autoscaling?: unknown): Promise<void> {
+    const now = toIso(this.opts.nowS());
+    const rt = RESOURCES.tensorfusionworkloads;
+    await updateWithRetry<Workload>(this.opts.cluster, rt, { namespace: wl.metadata.namespace, name: wl.metadata.name! }, (cur) => {
+      const status = { workerCount: 0, ...cur.status } as NonNullable<Workload['status']>;
+      let conds = status.conditions;
+      for (const c of conditions) conds = setCondition(conds, c, now);
+      const next = { ...status, conditions: conds, ...(autoscaling ? { autoscaling } : {}) } as Workload['status'];
+      // Only a change is written: conditions keep their transition time when nothing moved.
+      return JSON.stringify(next) === JSON.stringify(cur.status) ? undefined : { ...cur, status: next };
+    }, (next) => this.opts.cluster.replaceStatus(rt, next), { cached: wl });
+  }
+}

@@ -1,0 +1,41 @@
+/** The recommender loop without Prometheus: what the status says when autoscaling cannot run. */
+import { AutoscaleLoop, Workload } from '../../lib/runtime/autoscale/loop';
+import { fakeCluster } from './fake-cluster';
+import { workloadStatus } from '../../lib/runtime/reconcile/workload-status';
+
+const workload = (name: string, autoScalingConfig: unknown): Workload => ({
+  apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload',
+  metadata: { name, namespace: 'ml', resourceVersion: '1' },
+  spec: { resources: { requests: { tflops: '10', vram: '4Gi' }, limits: { tflops: '20', vram: '4Gi' } }, autoScalingConfig } as Workload['spec'],
+  status: { workerCount: 1, phase: 'Running' },
+});
+
+describe('AutoscaleLoop', () => {
+  it('says autoscaling is off when no Prometheus URL is set, and leaves other workloads alone', async () => {
+    const on = workload('on', { autoSetRequests: { enable: true } });
+    const off = workload('off', { autoSetRequests: { enable: false } });
+    const f = fakeCluster([on, off]);
+    const loop = new AutoscaleLoop({ cluster: f.cluster, scale: f.scale, workloads: () => [on, off], podNames: () => ['p'], maxReplicas: () => 5, nowS: () => 1_800_000_000 });
+    await loop.tick();
+    expect(f.workload('on').status!.conditions).toEqual([{
+      type: 'AutoscalingActive', status: 'False', reason: 'PrometheusNotConfigured', lastTransitionTime: '2027-01-15T08:00:00.000Z',
+      message: 'autoscaling is off: set the prometheusUrl prop of TensorFusionController to the Prometheus that scrapes the node agent',
+    }]);
+    expect(f.workload('on').status!.phase).toBe('Running');
+    expect(f.workload('off').status!.conditions).toBeUndefined();
+  });
+
+  it('reports an invalid autoScalingConfig in the condition with the exact messages', async () => {
+    const bad = workload('bad', { autoSetReplicas: { enable: true, scaleUpStep: '0' } });
+    const f = fakeCluster([bad]);
+    await new AutoscaleLoop({ cluster: f.cluster, scale: f.scale, workloads: () => [bad], podNames: () => [], maxReplicas: () => 5, nowS: () => 1_800_000_000 }).tick();
+    expect(f.workload('bad').status!.conditions![0]).toMatchObject({
+      reason: 'InvalidConfig', message: 'spec.autoScalingConfig.autoSetReplicas.scaleUpStep: got "0", expected a ratio above 0 such as 0.5 or 50%',
+    });
+  });
+
+  it('survives the workload status reconciler, which carries status.autoscaling over', () => {
+    const autoscaling = { recommendation: { requests: { tflops: '5', vram: '1Gi' }, limits: { tflops: '10', vram: '2Gi' } }, confidence: 1 };
+    expect(workloadStatus([], 0, { workerCount: 0, autoscaling }, '2027-01-01T00:00:00Z').autoscaling).toEqual(autoscaling);
+  });
+});
