@@ -1,7 +1,7 @@
 /**
  * The example platform, shared by the cdk8s and the Pulumi programs so that both build the same
- * objects: a default pool, an A100 and an H100 node, seed 002's WorkloadProfile and Deployment, and
- * the three T9k Scheduler GPU modes of seed 004 on two T9k nodes.
+ * objects: a default pool, an A100 and an H100 node, the WorkloadProfile and Deployment of
+ * TensorFusion's documented example, and the three T9k Scheduler GPU modes on two T9k nodes.
  */
 import type { GpuWorkloadOptions } from '../lib/annotations';
 import type { TensorFusionControllerProps } from '../lib/render/controller';
@@ -80,7 +80,7 @@ export const pytorchDeployment = {
   },
 };
 
-/** Seed 004's three NVIDIA GPU modes, each as a Pod with the seed's names, images and group. */
+/** The three T9k NVIDIA GPU modes, each as a Pod with the names, images and group of T9k's examples. */
 export const t9kPods: { name: string; image: string; container: string; mode: T9kGpuOptions; resources?: object }[] = [
   { name: 'exclusive-gpu', image: 'example.io/example-image:latest', container: 'exclusive', mode: { mode: 'exclusive-gpu', gpus: 2, groupName: 'gpu-usage' } },
   {

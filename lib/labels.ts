@@ -45,7 +45,7 @@ export const GFD = {
   memory: 'nvidia.com/gpu.memory',
 } as const;
 
-/** T9k Scheduler keys (seed 004). */
+/** T9k Scheduler keys. */
 export const T9K = {
   schedulerName: 't9k-scheduler',
   acceleratorLabel: 'sched.tensorstack.dev/accelerator',

@@ -7,7 +7,7 @@ import { FieldIssue, fieldIssue } from './errors';
 /** Quality-of-service levels, lowest first. */
 export const QOS_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
 export type QosLevel = (typeof QOS_LEVELS)[number];
-/** @default medium (seed 002) */
+/** @default medium (TensorFusion's documented default) */
 export const DEFAULT_QOS: QosLevel = 'medium';
 
 /**

@@ -6,13 +6,18 @@ import * as k8s from '@pulumi/kubernetes';
 import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, WorkloadProfile } from '../../components/pulumi';
 import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
 
-/** Declares the example platform in the current stack. */
-export function buildPlatform(): void {
+/**
+ * Declares the example platform in the current stack. Pulumi orders resources only by dependencies:
+ * the custom resources wait for the controller's CRDs, the GPU workload for the controller itself (its
+ * webhook must serve the pods).
+ */
+export function buildPlatform(controller?: TensorFusionController): void {
+  const crds = { dependsOn: controller?.crds ?? [] };
   new k8s.core.v1.Namespace('namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  new GpuPool('default-pool', pool);
+  new GpuPool('default-pool', pool, crds);
   for (const [id, props] of Object.entries(nodes)) new GpuNode(id, props);
-  new WorkloadProfile('default-profile', profile);
-  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, pytorchGpu));
+  new WorkloadProfile('default-profile', profile, crds);
+  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, pytorchGpu), { dependsOn: controller ? [controller] : [] });
   for (const p of t9kPods) new k8s.core.v1.Pod(p.name, t9kGpuWorkload(t9kPod(p), p.mode) as k8s.core.v1.PodArgs);
 }
 
@@ -21,7 +26,4 @@ export function buildController(): TensorFusionController {
   return new TensorFusionController('tensor-fusion', controller);
 }
 
-if (!process.env.JEST_WORKER_ID) {
-  buildController();
-  buildPlatform();
-}
+if (!process.env.JEST_WORKER_ID) buildPlatform(buildController());

@@ -3,6 +3,9 @@
  * valid in a structural CRD schema (typed, no patternProperties, no anyOf of literals), so the same
  * TypeBox value feeds the CRD generator, the static types and the Ajv validators.
  */
+// TypeBox's declarations name AsyncIterableIterator (ES2018): kept in our .d.ts so that projects on an
+// older `lib` (cdk8s init's es2016) that do not skip lib checks still compile against this package.
+/// <reference lib="es2018.asynciterable" preserve="true" />
 import { Static, TSchema, Type } from '@sinclair/typebox';
 import { formatBytes, QUANTITY_MAX_LENGTH, QUANTITY_PATTERN, TFLOPS_MAX, VRAM_MAX } from '../quantity';
 

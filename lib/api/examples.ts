@@ -6,7 +6,7 @@ import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } fro
 import { API_VERSION, DEFAULT_POOL_ANNOTATION, GFD } from '../labels';
 import type { WorkloadProfileSpec } from './workload-profile';
 
-/** The WorkloadProfile spec of seed 002's example. */
+/** The WorkloadProfile spec of TensorFusion's documented example. */
 export function seedWorkloadProfileSpec(): WorkloadProfileSpec {
   return {
     resources: {
@@ -23,7 +23,7 @@ export function seedWorkloadProfileSpec(): WorkloadProfileSpec {
   };
 }
 
-/** A WorkloadProfile spec that sets every field seed 003 defines. */
+/** A WorkloadProfile spec that sets every field of the schema. */
 export function fullWorkloadProfileSpec(): WorkloadProfileSpec {
   const prediction = { enable: true, historyDataPeriod: '7d', model: 'seasonal-naive' as const, predictionPeriod: '1h' };
   return {

@@ -111,7 +111,7 @@ export const WorkloadProfileSpec = Type.Object(
 );
 export type WorkloadProfileSpec = Static<typeof WorkloadProfileSpec>;
 
-/** Fields of seed 001 that never became part of the schema, with the field that replaced them. */
+/** Fields older TensorFusion examples used that are not part of the schema, with the field that replaced them. */
 export const RETIRED_PROFILE_FIELDS: Readonly<Record<string, string>> = {
   autoScaling: 'autoScalingConfig',
   minReplicas: 'autoScalingConfig',

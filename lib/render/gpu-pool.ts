@@ -38,7 +38,7 @@ export interface GpuPoolProps extends ObjectMetaProps {
   /**
    * Whether pods run on the GPU server itself unless they say otherwise (`is-local-gpu`).
    * Always written out, because upstream reads an unset value as true.
-   * @default false (seed 002: is-local-gpu defaults to false)
+   * @default false (pods run remotely unless they ask for a local GPU)
    */
   readonly defaultUsingLocalGpu?: boolean;
   /**

@@ -6,8 +6,7 @@ import { API_VERSION } from '../labels';
 import { checkMeta, NamespacedMetaProps, RenderContext, renderMeta } from './metadata';
 
 /**
- * Props of WorkloadProfile: its metadata plus every spec field (seed 003), under the same names as
- * in the YAML.
+ * Props of WorkloadProfile: its metadata plus every spec field, under the same names as in the YAML.
  * @example
  * { name: 'default-profile', namespace: 'ml', isLocalGPU: true, poolName: 'default-pool', qos: 'medium',
  *   resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } } }

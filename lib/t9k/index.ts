@@ -1,4 +1,4 @@
-/** T9k Scheduler support (seed 004): node labels, the xgn taint, and the three NVIDIA GPU modes. */
+/** T9k Scheduler support: node labels, the xgn taint, and the three NVIDIA GPU modes. */
 export * from './node';
 export * from './pod-template';
 export * from './pod-rules';

@@ -1,5 +1,5 @@
 /**
- * Node preparation for the T9k Scheduler (seed 004): which labels IaC writes on a GPU node, and which
+ * Node preparation for the T9k Scheduler: which labels IaC writes on a GPU node, and which
  * taint the node must carry (written at runtime, never by IaC).
  */
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';

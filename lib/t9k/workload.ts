@@ -1,5 +1,5 @@
 /**
- * The three T9k Scheduler NVIDIA modes (seed 004) applied to any pod template.
+ * The three T9k Scheduler NVIDIA modes applied to any pod template.
  */
 import { FieldIssue, fieldIssue, formatValue, throwIfInvalid } from '../errors';
 import { T9K, XGN_TAINT } from '../labels';
@@ -115,7 +115,7 @@ function checkUnset(field: string, current: string | undefined, wanted: string, 
 }
 
 /**
- * Returns a copy of `template` that requests a T9k GPU mode. It sets, exactly as seed 004 writes them:
+ * Returns a copy of `template` that requests a T9k GPU mode. It sets, exactly as T9k's documentation writes them:
  * - `spec.schedulerName: t9k-scheduler`;
  * - the mode's resource in the container's `resources.limits`, as an integer
  *   (`tensorstack.dev/nvidia-gpu: N`, `tensorstack.dev/nvidia-gpu-percent: P`, `tensorstack.dev/nvidia-gpu-node: 1`);

@@ -14,7 +14,7 @@ describe('example platform parity', () => {
   let pulumiObjects: Record<string, unknown>[];
 
   beforeAll(async () => {
-    pulumiObjects = sortObjects(objectsOf(await capture(() => { controllerPulumi(); buildPulumi(); })));
+    pulumiObjects = sortObjects(objectsOf(await capture(() => buildPulumi(controllerPulumi()))));
   });
 
   it('registers the same objects in Pulumi as cdk8s synthesizes', () => {

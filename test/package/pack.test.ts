@@ -5,23 +5,22 @@
  * (so `exports` and their `types` are what TypeScript and Node use), then run to synthesize a chart.
  */
 import { execFileSync } from 'child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
-import { tmpdir } from 'os';
-import { join, resolve } from 'path';
+import { readFileSync } from 'fs';
+import { join } from 'path';
 import { parseAllDocuments } from 'yaml';
-
-const REPO = resolve(__dirname, '../..');
-const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
-const NPM_ENV = { ...process.env, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+import { compile, consumer, pack, Packed } from './packed';
 
 const CONSUMER = `
 import { ApiObject, App, Chart } from 'cdk8s';
 import { GpuNode, GpuPool, gpuWorkload, WorkloadProfile } from 'tensor-fusion-iac/cdk8s';
+import type { GpuPoolProps } from 'tensor-fusion-iac/cdk8s';
 import * as tfPulumi from 'tensor-fusion-iac/pulumi';
 import type { GpuPoolArgs } from 'tensor-fusion-iac/pulumi';
 import { encodeGpuWorkload, ValidationError } from 'tensor-fusion-iac';
 
-const poolArgs: GpuPoolArgs = { isDefault: true, defaultQos: 'medium' };
+const poolArgs: GpuPoolProps = { isDefault: true, defaultQos: 'medium' };
+// The same props are valid Pulumi args (which also take Inputs).
+export const pulumiArgs: GpuPoolArgs = poolArgs;
 const app = new App({ outdir: process.argv[2] });
 const chart = new Chart(app, 'platform', { namespace: 'ml' });
 new GpuPool(chart, 'default-pool', poolArgs);
@@ -52,59 +51,37 @@ console.log(JSON.stringify({
 `;
 
 describe('npm pack -> install -> compile -> synthesize', () => {
-  let work: string;
-  let tarball: string;
+  let packed: Packed;
   let entries: string[];
 
   beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'tf-pack-'));
-    // Stage the package in a temp dir (compiled there, not into the shared build/).
-    const stage = join(work, 'stage');
-    mkdirSync(stage);
-    for (const f of ['package.json', 'README.md', 'crds']) if (existsSync(join(REPO, f))) cpSync(join(REPO, f), join(stage, f), { recursive: true });
-    execFileSync(process.execPath, [TSC, '-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(stage, 'build')], { cwd: REPO, stdio: 'pipe' });
-    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: stage, env: NPM_ENV, stdio: 'pipe' });
-    tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
-    entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
+    packed = pack();
+    entries = packed.entries;
   }, 300_000);
 
-  afterAll(() => work && rmSync(work, { recursive: true, force: true }));
+  afterAll(() => packed?.remove());
 
-  it('contains compiled JS and type declarations for every entry point, and no sources, tests or examples', () => {
+  it('contains compiled JS and type declarations for every entry point, the LICENSE, and no sources, tests or examples', () => {
     for (const f of ['build/lib/index', 'build/components/cdk8s/index', 'build/components/pulumi/index']) {
       expect(entries).toContain(`package/${f}.js`);
       expect(entries).toContain(`package/${f}.d.ts`);
     }
     expect(entries).toContain('package/package.json');
+    expect(entries).toContain('package/LICENSE');
     expect(entries.filter((e) => /^package\/(test|examples|bench|scripts)\//.test(e))).toEqual([]);
     expect(entries.filter((e) => e.endsWith('.ts') && !e.endsWith('.d.ts'))).toEqual([]);
   });
 
-  it('compiles and runs a program importing tensor-fusion-iac, /cdk8s and /pulumi, which synthesizes a chart', () => {
-    const project = join(work, 'consumer');
-    const modules = join(project, 'node_modules');
-    const pkg = join(modules, 'tensor-fusion-iac');
-    mkdirSync(pkg, { recursive: true });
-    execFileSync('tar', ['-xzf', tarball, '-C', pkg, '--strip-components=1']);
-    // Peer (and their transitive) dependencies: the repo's installed modules, linked, not downloaded.
-    for (const name of readdirSync(join(REPO, 'node_modules'))) {
-      if (name === 'tensor-fusion-iac' || name.startsWith('.')) continue;
-      symlinkSync(join(REPO, 'node_modules', name), join(modules, name), 'dir');
-    }
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'platform', private: true }));
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
+  it('compiles and runs a program importing tensor-fusion-iac, /cdk8s and /pulumi, which synthesizes a chart (without the runtime-only dependencies)', () => {
+    const project = consumer(packed, 'consumer', {
+      'tsconfig.json': JSON.stringify({
         compilerOptions: { target: 'ES2022', module: 'node16', moduleResolution: 'node16', strict: true, types: ['node'], skipLibCheck: true, outDir: 'out' },
         files: ['main.ts'],
       }),
-    );
-    writeFileSync(join(project, 'main.ts'), CONSUMER);
-    try {
-      execFileSync(process.execPath, [TSC, '-p', project], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
-    } catch (err) {
-      throw new Error(`consumer does not compile:\n${(err as { stdout: string }).stdout}`);
-    }
+      'main.ts': CONSUMER,
+    });
+    const errors = compile(project);
+    if (errors) throw new Error(`consumer does not compile:\n${errors}`);
     const dist = join(project, 'dist');
     const stdout = execFileSync(process.execPath, [join(project, 'out/main.js'), dist], { cwd: project, encoding: 'utf8' });
 
@@ -112,7 +89,7 @@ describe('npm pack -> install -> compile -> synthesize', () => {
     expect(report).toEqual({
       pulumiComponents: ['function', 'function', 'function'],
       annotations: { 'tensor-fusion.ai/tflops-request': '10' },
-      rejected: 'GPU workload options: qos: got "urgent", expected one of low, medium, high, critical',
+      rejected: 'gpuWorkload platform/train: qos: got "urgent", expected one of low, medium, high, critical',
     });
     const docs = parseAllDocuments(readFileSync(join(dist, 'platform.k8s.yaml'), 'utf8')).map((d) => d.toJS());
     expect(docs.map((d) => `${d.kind}/${d.metadata.name}/${d.metadata.namespace ?? '-'}`)).toEqual([
