@@ -1,3 +1,5 @@
+import { closest, distance } from 'fastest-levenshtein';
+
 /**
  * One problem with one input field. Every validator in lib/ reports through this shape so that the
  * Pulumi and cdk8s components and the admission webhook all print the same words.
@@ -43,4 +45,25 @@ export class ValidationError extends Error {
 /** Throws a {@link ValidationError} when `issues` is not empty. */
 export function throwIfInvalid(issues: readonly FieldIssue[], context?: string): void {
   if (issues.length > 0) throw new ValidationError(issues, context);
+}
+
+/**
+ * The field path of one entry of a map, as messages name it: `metadata.labels["tensor-fusion.ai/enabled"]`.
+ * @example entryPath('spec.nodeSelector', 'kubernetes.io/os') // 'spec.nodeSelector["kubernetes.io/os"]'
+ */
+export function entryPath(map: string, key: string): string {
+  return `${map}[${JSON.stringify(key)}]`;
+}
+
+/**
+ * The known name nearest to `name` when it is close enough to be a typo: the same but for case, or at
+ * most a third of the typed name's letters (at least two) away. The one threshold for every
+ * did-you-mean hint. fastest-levenshtein rather than a hand-written edit distance.
+ * @example didYouMean('tflopsLimt', ['tflopsLimit', 'vramLimit']) // 'tflopsLimit'
+ */
+export function didYouMean(name: string, known: readonly string[]): string | undefined {
+  if (known.length === 0) return undefined;
+  const best = closest(name, known as string[]);
+  const near = best.toLowerCase() === name.toLowerCase() || distance(name, best) <= Math.max(2, Math.floor(name.length / 3));
+  return near ? best : undefined;
 }

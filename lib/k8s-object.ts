@@ -1,13 +1,2 @@
-/** A plain Kubernetes object as the render functions return it and both frameworks register it. */
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
+/** Moved to lib/k8s/object.ts; kept for the files that still import it from here. */
+export type { KubeObject } from './k8s/object';

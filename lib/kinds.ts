@@ -1,17 +1,15 @@
-import { API_VERSION } from './labels';
+/**
+ * The scope of any kind the package renders: built-in kinds from lib/k8s/scope.ts, ours from the kind
+ * registry (lib/api/kinds.ts), so neither list is written twice.
+ */
+import { KINDS, KindName } from './api/kinds';
+import { CLUSTER_SCOPED_KINDS } from './k8s/scope';
+import { API_VERSION } from './model/group';
 
-/** Kinds that live outside namespaces; their objects never carry `metadata.namespace`. */
-export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
-  'Namespace', 'Node', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition',
-  'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding', 'PriorityClass', 'StorageClass',
-  'PersistentVolume', 'ClusterIssuer',
-]);
-
-/** Our own cluster-scoped kinds (GPUPool, GPUNode and GPU). */
-const OUR_CLUSTER_SCOPED = new Set(['GPUPool', 'GPUNode', 'GPU']);
+export { CLUSTER_SCOPED_KINDS };
 
 /** Whether an object of this apiVersion and kind is cluster-scoped. */
 export function isClusterScoped(apiVersion: string, kind: string): boolean {
-  return apiVersion === API_VERSION ? OUR_CLUSTER_SCOPED.has(kind) : CLUSTER_SCOPED_KINDS.has(kind);
+  if (apiVersion !== API_VERSION) return CLUSTER_SCOPED_KINDS.has(kind);
+  return Object.hasOwn(KINDS, kind) && KINDS[kind as KindName].scope === 'Cluster';
 }

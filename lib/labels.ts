@@ -1,11 +1,11 @@
 /**
  * Every label, annotation, taint and resource key the package reads or writes, in one place.
  */
+import { GROUP } from './model/group';
 
-/** API group and version of the tensor-fusion.ai custom resources. */
-export const GROUP = 'tensor-fusion.ai';
-export const VERSION = 'v1';
-export const API_VERSION = `${GROUP}/${VERSION}`;
+// Their homes are lib/model/; re-exported for the files that still import them from here.
+export { GROUP, VERSION, API_VERSION } from './model/group';
+export { FIELD_MANAGER } from './model/field-manager';
 
 /** Prefix of every tensor-fusion.ai pod annotation. */
 export const ANNOTATION_PREFIX = `${GROUP}/`;
@@ -29,9 +29,6 @@ export function poolMembershipLabel(pool: string): string {
 
 /** Node label naming the GPU vendor (NVIDIA, AMD, Ascend, ...). */
 export const HARDWARE_VENDOR_LABEL = `${GROUP}/hardware-vendor`;
-
-/** Field manager for server-side apply by the IaC components and the runtime controller. */
-export const FIELD_MANAGER = 'tensor-fusion-iac';
 
 /**
  * NVIDIA GPU Feature Discovery labels. GpuNode writes the same keys, so a node already labelled by

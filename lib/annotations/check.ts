@@ -3,9 +3,9 @@
  * unknown keys with a did-you-mean hint, and the rules that tie several fields together. Fields are
  * named as the user wrote them: the option name on the typed path, the full key on the annotation path.
  */
-import { closest, distance } from 'fastest-levenshtein';
-import { FieldIssue, fieldIssue } from '../errors';
-import { formatBytes, formatTflops } from '../quantity';
+import { didYouMean, FieldIssue, fieldIssue } from '../errors';
+import { formatBytes } from '../k8s/quantity';
+import { formatTflops } from '../model/share-quantity';
 import { checkLimitAtLeastRequest } from '../rules';
 import { ANNOTATION, AnnotationSpec, CONTROLLER_WRITTEN_KEYS, ENABLED_LABEL, GPU_WORKLOAD_ANNOTATIONS, SPEC_BY_KEY, SPEC_BY_OPTION } from './keys';
 import { ANNOTATION_PREFIX } from '../labels';
@@ -19,13 +19,6 @@ export interface CheckedInput {
   /** What the user wrote for each present field (valid or not), by option name. */
   readonly raw: Readonly<Partial<Record<GpuWorkloadOptionName, unknown>>>;
   readonly issues: readonly FieldIssue[];
-}
-
-/** The known name nearest to `name`, when it is close enough to be a typo. */
-export function didYouMean(name: string, known: readonly string[]): string | undefined {
-  if (known.length === 0) return undefined;
-  const best = closest(name, known as string[]);
-  return distance(name, best) <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
 }
 
 // Upstream keys not acted on are known too: a typo of one still gets its did-you-mean.

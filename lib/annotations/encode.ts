@@ -3,7 +3,8 @@
  */
 import { throwIfInvalid } from '../errors';
 import { ENABLED_LABEL } from '../labels';
-import { formatBytes, formatTflops } from '../quantity';
+import { formatBytes } from '../k8s/quantity';
+import { formatTflops } from '../model/share-quantity';
 import { checkGpuWorkloadInput } from './check';
 import { AnnotationSpec, GPU_WORKLOAD_ANNOTATIONS } from './keys';
 import type { GpuWorkloadOptions } from './options';

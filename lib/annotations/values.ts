@@ -3,7 +3,7 @@
  * `expected` words; only the spelling of the input differs (`'true'` vs `true`, `'4'` vs `4`).
  */
 import { FieldIssue, fieldIssue } from '../errors';
-import { checkTflops, checkVram } from '../quantity';
+import { checkTflops, checkVram } from '../model/share-quantity';
 import { checkGpuCount, checkQos, checkReplicas } from '../rules';
 import type { AnnotationValueKind } from './keys';
 import { checkContainerName, checkObjectName, checkPoolName } from '../names';

@@ -5,7 +5,7 @@
  * scheduler do: a GPU on a node whose CPU is taken is stranded. (Restartable init containers are
  * counted as plain init containers: an over-estimate of nothing, an under-estimate of sidecars.)
  */
-import { parseQuantity } from '../quantity';
+import { parseQuantity } from '../k8s/quantity';
 import type { K8sObject } from './cluster';
 
 export interface PodRequests {

@@ -37,5 +37,5 @@
  */
 export { Allocator } from './allocator';
 export type { AllocatorOptions, Choice } from './allocator';
-export { DEFAULT_OVERSELL_RATIO, OVERSELL_MAX, OVERSELL_MIN } from './validate';
+export { DEFAULT_OVERSELL_RATIO, OVERSELL_MAX, OVERSELL_MIN } from '../model/limits';
 export * from './types';

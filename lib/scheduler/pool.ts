@@ -10,7 +10,7 @@ import { ScoreTree } from './score-tree';
 import { Need, NodeState, Typical } from './state';
 import { evaluate, PoolView, Score } from './strategies';
 import { PlacementReason, PoolConfig } from './types';
-import { DEFAULT_OVERSELL_RATIO } from './validate';
+import { DEFAULT_OVERSELL_RATIO } from '../model/limits';
 
 /** Trees kept per pool; the least recently used one is dropped beyond this. */
 const MAX_TREES = 256;

@@ -1,13 +1,9 @@
 /** Input checks of the allocator. Every rule reports through lib/errors.ts. */
 import { FieldIssue, fieldIssue } from '../errors';
+import { OVERSELL_MAX, OVERSELL_MIN } from '../model/limits';
 import { checkEnum, checkLimitAtLeastRequest, checkQos, GPU_COUNT_MAX, PLACEMENT_MODES } from '../rules';
 import { AllocationRequest, NodeSpec, PoolConfig } from './types';
 
-/** Upstream bounds of `tflopsOversellRatio` (percent). */
-export const OVERSELL_MIN = 100;
-export const OVERSELL_MAX = 100000;
-/** Upstream default of `tflopsOversellRatio`: limits may reach 5x capacity. */
-export const DEFAULT_OVERSELL_RATIO = 500;
 
 type Check = (field: string, value: unknown) => FieldIssue | undefined;
 

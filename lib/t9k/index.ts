@@ -2,5 +2,7 @@
 export * from './node';
 export * from './pod-template';
 export * from './pod-rules';
-export * from './toleration';
+// Kubernetes vocabulary the T9k functions take, re-exported while lib/index.ts does not export lib/k8s.
+export { tolerates, tolerationFor } from '../k8s/toleration';
+export type { Taint } from '../k8s/toleration';
 export * from './workload';

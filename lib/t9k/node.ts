@@ -4,6 +4,7 @@
  */
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
 import { T9K, XGN_TAINT } from '../labels';
+import type { Taint } from '../k8s/toleration';
 import { checkEnum, oneOf } from '../rules';
 
 /** Accelerator kinds the T9k Scheduler documents; only `nvidia-gpu` is scheduled by T9k itself. */
@@ -24,13 +25,6 @@ export interface T9kNodeOptions {
    * no safe default to pick for the user.
    */
   readonly allocMode?: T9kAllocMode;
-}
-
-/** A node taint, shaped as in `Node.spec.taints`. */
-export interface T9kTaint {
-  key: string;
-  value: string;
-  effect: 'NoSchedule';
 }
 
 /** Every problem with `options`, in field order; field names start with `t9k.` (the GpuNode prop). */
@@ -74,6 +68,6 @@ export function t9kNodeLabels(options: T9kNodeOptions): Record<string, string> {
  * write them: `spec.taints` is an atomic list under server-side apply, so applying it would take over
  * taints owned by the kubelet, the cloud provider and the node lifecycle controller.
  */
-export function t9kRequiredTaints(labels: Readonly<Record<string, string>> | undefined): T9kTaint[] {
+export function t9kRequiredTaints(labels: Readonly<Record<string, string>> | undefined): Taint[] {
   return labels?.[T9K.allocModeLabel] === 'xgn' ? [{ ...XGN_TAINT }] : [];
 }

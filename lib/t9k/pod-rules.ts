@@ -2,10 +2,10 @@
  * Rules over a whole pod template that uses T9k GPU resources. They look at the template as it is, so
  * they hold whichever order the T9k and tensor-fusion.ai helpers were applied in.
  */
-import { FieldIssue, fieldIssue } from '../errors';
+import { entryPath, FieldIssue, fieldIssue } from '../errors';
 import { ANNOTATION_PREFIX, ENABLED_LABEL, T9K } from '../labels';
 import { T9kAllocMode } from './node';
-import { T9kPodTemplateLike, entryPath, limitPath } from './pod-template';
+import { T9kPodTemplateLike, limitPath } from './pod-template';
 
 /** Every T9k extended resource; the first two need xgn nodes, the percent one sgn nodes. */
 export const T9K_RESOURCES = [T9K.exclusiveGpuResource, T9K.sharedGpuPercentResource, T9K.exclusiveNodeResource] as const;

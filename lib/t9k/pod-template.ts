@@ -1,44 +1,12 @@
 /**
- * The slice of a pod template the T9k functions read and write. Structural and without index
- * signatures, so plain objects, kubernetes-models and cdk8s/Pulumi template types all fit.
+ * Field paths of a pod template as T9k messages name them. The template types themselves are
+ * Kubernetes vocabulary (lib/k8s/pod-template.ts).
  */
+import { entryPath } from '../errors';
+import type { PodTemplateLike } from '../k8s/pod-template';
 
-/** A container as far as T9k cares: its name and resources. */
-export interface T9kContainerLike {
-  name: string;
-  resources?: {
-    limits?: Record<string, unknown>;
-    requests?: Record<string, unknown>;
-  };
-}
-
-/** A pod toleration (`Pod.spec.tolerations[]`). */
-export interface T9kToleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-
-/** A PodTemplateSpec-like object: a Pod's `metadata` and `spec`, or a workload's `spec.template`. */
-export interface T9kPodTemplateLike {
-  metadata?: {
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: {
-    containers: readonly T9kContainerLike[];
-    schedulerName?: string;
-    nodeSelector?: Record<string, string>;
-    tolerations?: readonly T9kToleration[];
-  };
-}
-
-/** `metadata.labels["key"]`-style path of a map entry, as error messages name it. */
-export function entryPath(map: string, key: string): string {
-  return `${map}[${JSON.stringify(key)}]`;
-}
+/** The pod template the T9k functions take. Kept under this name for lib/index.ts and the components. */
+export type T9kPodTemplateLike = PodTemplateLike;
 
 /** Path of a resource limit of the container at `index`. */
 export function limitPath(index: number, resource: string): string {

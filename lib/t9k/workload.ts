@@ -1,14 +1,15 @@
 /**
  * The three T9k Scheduler NVIDIA modes applied to any pod template.
  */
-import { FieldIssue, fieldIssue, formatValue, throwIfInvalid } from '../errors';
+import { entryPath, FieldIssue, fieldIssue, formatValue, throwIfInvalid } from '../errors';
 import { T9K, XGN_TAINT } from '../labels';
 import { isLabelValue } from '../names';
 import { checkEnum, checkGpuCount } from '../rules';
 import { T9kAllocMode } from './node';
-import { T9kContainerLike, T9kPodTemplateLike, T9kToleration, entryPath } from './pod-template';
+import type { ContainerLike } from '../k8s/pod-template';
+import { Toleration, tolerates, tolerationFor } from '../k8s/toleration';
+import { T9kPodTemplateLike } from './pod-template';
 import { T9kPoolNode, T9kResource, allocModeOf, checkSharedGpuPool, checkT9kPod } from './pod-rules';
-import { tolerates, tolerationFor } from './toleration';
 
 export const T9K_GPU_MODES = ['exclusive-gpu', 'shared-gpu', 'exclusive-node'] as const;
 export type T9kGpuMode = (typeof T9K_GPU_MODES)[number];
@@ -100,7 +101,7 @@ export function checkT9kGpuOptions(options: T9kGpuOptions): FieldIssue[] {
 }
 
 /** The index of the container that gets the resource, or the issue that says why there is none. */
-function pickContainer(containers: readonly T9kContainerLike[], wanted: string | undefined): number | FieldIssue {
+function pickContainer(containers: readonly ContainerLike[], wanted: string | undefined): number | FieldIssue {
   const names = containers.map((c) => formatValue(c.name)).join(', ');
   if (wanted !== undefined) {
     const index = containers.findIndex((c) => c.name === wanted);
@@ -160,11 +161,11 @@ export function t9kPodTemplate<T extends T9kPodTemplateLike>(template: T, option
   const at = index as number;
 
   const container = containers[at];
-  const newContainer: T9kContainerLike = {
+  const newContainer: ContainerLike = {
     ...container,
     resources: { ...container.resources, limits: { ...container.resources?.limits, [resource]: amount } },
   };
-  const tolerations: readonly T9kToleration[] = spec.tolerations ?? [];
+  const tolerations: readonly Toleration[] = spec.tolerations ?? [];
   const needsToleration = allocMode === 'xgn' && !tolerations.some((t) => tolerates(t, XGN_TAINT));
   const result = {
     ...template,

@@ -3,7 +3,8 @@
  * own quantity tests (TestQuantityParse: input and value; the invalid list), written here as values.
  */
 import { decodeGpuAnnotations, encodeGpuWorkload } from '../../lib/annotations';
-import { checkTflops, checkVram, parseQuantity, QUANTITY_PATTERN } from '../../lib/quantity';
+import { checkTflops, checkVram } from '../../lib/model/share-quantity';
+import { parseQuantity, QUANTITY_PATTERN } from '../../lib/k8s/quantity';
 
 const A = (k: string) => `tensor-fusion.ai/${k}`;
 const messages = (annotations: Record<string, string>) => decodeGpuAnnotations(annotations).issues.map((i) => i.message);

@@ -5,7 +5,7 @@
  */
 import type * as https from 'node:https';
 import type { ApiServerDouble } from '../support/api-server';
-import { API_VERSION } from '../../lib/labels';
+import { API_VERSION } from '../../lib/model/group';
 import { decodeGpuAnnotations } from '../../lib/annotations';
 import { admitPod, AdmissionView } from '../../lib/runtime/webhook/admit';
 import type { WebhookHandle } from '../../lib/runtime/webhook/start';

@@ -3,7 +3,8 @@
  * exist, never from an AdmissionReview; a workload it did not generate is never overwritten.
  */
 import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../lib/api';
-import { API_VERSION, DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../lib/labels';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../lib/labels';
+import { API_VERSION } from '../../lib/model/group';
 import type { Controller } from '../../lib/runtime/controller';
 import type { K8sObject } from '../../lib/runtime/cluster';
 import { planGeneratedWorkload } from '../../lib/runtime/reconcile/generated-workload';

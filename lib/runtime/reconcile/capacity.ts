@@ -4,10 +4,12 @@
  * until it does, {@link usageFromPods} reads them from pod annotations.
  */
 import type { Condition, GPUNodeStatus, GPUPoolStatus, GPUStatus, GPUPool } from '../../api';
-import { DEFAULT_TFLOPS_OVERSELL_RATIO } from '../../api/gpu-pool';
+import { DEFAULT_OVERSELL_RATIO } from '../../model/limits';
 import { GFD, GPU_IDS_ANNOTATION, HOSTNAME_LABEL, ANNOTATION_PREFIX } from '../../labels';
-import { formatBytes, formatTflops, parseQuantity } from '../../quantity';
+import { formatBytes, parseQuantity } from '../../k8s/quantity';
+import { formatTflops } from '../../model/share-quantity';
 import { lookupGpuTflops } from '../../gpu-catalog';
+import type { Taint } from '../../k8s/toleration';
 import type { K8sObject } from '../cluster';
 import { isActivePod } from '../pod-lifecycle';
 
@@ -35,7 +37,7 @@ export interface NodeInventory {
 
 /** Node conditions/labels the reconcilers read. */
 export interface NodeLike extends K8sObject {
-  spec?: { taints?: Array<{ key: string; value?: string; effect: string; timeAdded?: string }>; unschedulable?: boolean };
+  spec?: { taints?: Array<Taint & { timeAdded?: string }>; unschedulable?: boolean };
   status?: { conditions?: Array<{ type: string; status: string }> };
 }
 
@@ -130,7 +132,7 @@ export function gpuStatus(node: NodeLike, inv: NodeInventory, index: number, use
 
 /** Oversell ratio of a pool in percent. */
 export function oversellRatio(pool: GPUPool | undefined): number {
-  return pool?.spec.capacityConfig?.oversubscription?.tflopsOversellRatio ?? DEFAULT_TFLOPS_OVERSELL_RATIO;
+  return pool?.spec.capacityConfig?.oversubscription?.tflopsOversellRatio ?? DEFAULT_OVERSELL_RATIO;
 }
 
 /** Sets or keeps a condition, preserving lastTransitionTime when the status did not change. */

@@ -14,7 +14,8 @@
  */
 import type { TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
-import { API_VERSION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } from '../../labels';
+import { ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } from '../../labels';
+import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../cluster';
 import { isActivePod } from '../pod-lifecycle';
 import { resolvePodSettings, SettingsView, workloadSpec } from '../webhook/resolve';

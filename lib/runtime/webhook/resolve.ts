@@ -8,7 +8,8 @@ import { ANNOTATION, decodeGpuAnnotations, resolveWorkloadSettings, ResolvedWork
 import type { GPUPool, TensorFusionWorkloadSpec, WorkloadProfile } from '../../api';
 import { FieldIssue, fieldIssue } from '../../errors';
 import { DEFAULT_POOL_ANNOTATION } from '../../labels';
-import { formatBytes, formatTflops } from '../../quantity';
+import { formatBytes } from '../../k8s/quantity';
+import { formatTflops } from '../../model/share-quantity';
 import type { ShareRequest } from '../share';
 import type { ShareSettings } from './env';
 

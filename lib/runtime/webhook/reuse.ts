@@ -7,7 +7,8 @@
 import { ANNOTATION, ResolvedWorkloadSettings } from '../../annotations';
 import type { TensorFusionWorkload } from '../../api';
 import { FieldIssue, fieldIssue } from '../../errors';
-import { formatBytes, formatTflops, parseQuantity } from '../../quantity';
+import { formatBytes, parseQuantity } from '../../k8s/quantity';
+import { formatTflops } from '../../model/share-quantity';
 
 type Spec = Record<string, any>;
 

@@ -5,9 +5,11 @@
  */
 import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
-import { ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
+import { ENABLED_LABEL } from '../../labels';
 import { CONTROLLER_PATHS } from '../../render/controller/env';
 import type { Cluster, K8sObject } from '../cluster';
+// The controller's pod cache form (a superset of what the worker plan reads): one slimPod for both caches.
+import { slimPod } from '../controller';
 import { Informer, InformerOptions } from '../informer';
 import type { RuntimeMetrics } from '../metrics';
 import { RESOURCES } from '../resources';
@@ -76,18 +78,6 @@ function webhookMetrics(metrics?: RuntimeMetrics) {
       name: 'tf_webhook_admission_duration_seconds', help: 'Time to answer one admission review.', labelNames: ['outcome'] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
     }),
-  };
-}
-
-/** Keeps what the worker plan reads of a pod: identity, workload label, deletion and phase. */
-function slimPod(pod: K8sObject): K8sObject {
-  const m = pod.metadata;
-  return {
-    metadata: {
-      name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, deletionTimestamp: m.deletionTimestamp,
-      labels: m.labels?.[WORKLOAD_LABEL] ? { [WORKLOAD_LABEL]: m.labels[WORKLOAD_LABEL] } : undefined,
-    },
-    status: { phase: (pod.status as { phase?: string } | undefined)?.phase },
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { GPU, GPUNode } from '../../api';
 import { HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../../labels';
-import { parseQuantity } from '../../quantity';
+import { parseQuantity } from '../../k8s/quantity';
 import type { NodeSpec } from '../../scheduler';
 
 /** One usable GPU, keyed by its object name (the id the allocator and the runtime use). */

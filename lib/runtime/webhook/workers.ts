@@ -8,7 +8,8 @@
  */
 import type { GPUPool, TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
-import { API_VERSION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
+import { ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
+import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../cluster';
 import { isActivePod } from '../pod-lifecycle';
 import { REPLICAS_MAX } from '../../rules';

@@ -1,5 +1,5 @@
 import { XGN_TAINT } from '../../lib/labels';
-import { tolerates, tolerationFor } from '../../lib/t9k';
+import { tolerates, tolerationFor } from '../../lib/k8s/toleration';
 
 describe('tolerates', () => {
   it.each([
