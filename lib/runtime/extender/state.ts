@@ -13,7 +13,7 @@ import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolC
 import type { K8sObject } from '../cluster';
 import type { Informer } from '../informer';
 import { MANAGED_BY_LABEL } from '../../labels';
-import { parseQuantity } from '../../quantity';
+import { parseQuantity } from '../../k8s/quantity';
 import { podRequests } from '../pod-requests';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
 import { isTerminal } from '../pod-lifecycle';
