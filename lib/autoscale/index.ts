@@ -5,3 +5,4 @@ export * from './histogram';
 export * from './recommender';
 export * from './replicas';
 export * from './settings';
+export * from './apply';

@@ -25,6 +25,7 @@ import { isGenerated, planGeneratedWorkload } from './reconcile/generated-worklo
 import { TopOwners } from './reconcile/top-owner';
 import { defaultPoolOf } from './webhook/cluster-view';
 import type { SettingsView } from './webhook/resolve';
+import { slimOomStatuses } from './autoscale/oom';
 
 export interface ControllerOptions {
   /** Used by the informers (reads). */
@@ -390,6 +391,7 @@ export function slimPod(pod: PodLike): PodLike {
     },
     // Requests as totals, for the scheduler extender's CPU and memory accounting.
     spec: { nodeName: pod.spec?.nodeName, containers: [requestsAsContainer(podRequests(pod))] },
-    status: { phase: pod.status?.phase, conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status })) },
+    // OOM kills (lastState only) feed autoscaling's VRAM bump (lib/runtime/autoscale/oom.ts).
+    status: { phase: pod.status?.phase, conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status })), ...slimOomStatuses(pod) },
   };
 }

@@ -2,7 +2,7 @@ import { fieldIssue, throwIfInvalid, ValidationError } from '../errors';
 import { GpuModelFilter } from '../gpu-catalog';
 import { PoolState } from './pool';
 import { explain } from './reasons';
-import { GpuState, hashRank, Need, NodeState, toMilli } from './state';
+import { GpuState, gpuFits, hashRank, Need, NodeState, toMilli } from './state';
 import { evaluate, Score } from './strategies';
 import {
   AllocateResult,
@@ -16,6 +16,7 @@ import {
   PoolConfig,
   PoolUsage,
   RebuildResult,
+  ShareAmounts,
 } from './types';
 import { validateNode, validatePoolConfig, validateRequest } from './validate';
 
@@ -252,6 +253,35 @@ export class Allocator {
    */
   restore(allocations: readonly Allocation[]): RebuildResult {
     return this.restoreAll(allocations);
+  }
+
+  /**
+   * Changes the per-GPU amounts of a placed allocation on the same node and GPUs (an in-place resize),
+   * when those GPUs have room for the new amounts once the old ones are freed; otherwise nothing
+   * changes and the reasons say what each of its GPUs lacks. Throws a ValidationError for an unknown id,
+   * a share of no GPU, or bad amounts.
+   */
+  resize(id: string, amounts: ShareAmounts): AllocateResult {
+    const p = this.placed.get(id);
+    const issues = p && p.gpus.length > 0 ? [] : [fieldIssue('id', id, 'the id of a placed allocation of at least one GPU')];
+    if (p) issues.push(...validateRequest({ ...p.allocation, ...amounts, gpuCount: p.gpus.length }));
+    throwIfInvalid(issues, 'resize');
+    const { allocation: old, node, gpus } = p as Placed;
+    const next: Allocation = {
+      ...old, tflopsRequest: amounts.tflopsRequest, tflopsLimit: amounts.tflopsLimit ?? amounts.tflopsRequest,
+      vramRequest: amounts.vramRequest, vramLimit: amounts.vramLimit ?? amounts.vramRequest,
+    };
+    const pool = this.poolState(node.pool);
+    this.apply(old, node, gpus, -1);
+    const need = this.need({ ...next, gpuCount: gpus.length }, pool.mode);
+    if (gpus.every((g) => gpuFits(g, need, pool.oversell))) {
+      this.apply(next, node, gpus, 1);
+      return { ok: true, allocation: next };
+    }
+    const reasons = explain(pool.name, [{ ...node, gpus: [...gpus] }], need, pool.oversell)
+      .filter((r) => r.kind !== 'NotEnoughGpusOnOneNode');
+    this.apply(old, node, gpus, 1);
+    return { ok: false, reasons };
   }
 
   /** Frees an allocation. Returns false when the id is unknown (already released). */

@@ -94,6 +94,9 @@ export interface AllocationRequest {
   readonly placementMode?: PlacementMode;
 }
 
+/** Per-GPU amounts of a share, as {@link Allocator.resize} changes them. Limits default to requests. */
+export type ShareAmounts = Pick<AllocationRequest, 'tflopsRequest' | 'tflopsLimit' | 'vramRequest' | 'vramLimit'>;
+
 /** A placed request. Plain data: store it and pass it back to `rebuild`. */
 export interface Allocation {
   readonly id: string;

@@ -10,6 +10,7 @@ import { shareOf } from '../../lib/runtime/share';
 import type { WebhookHandle } from '../../lib/runtime/webhook/start';
 import { MAX_BODY_BYTES } from '../../lib/runtime/webhook/server';
 import { WORKER_SECURITY_CONTEXT } from '../../lib/runtime/webhook/admit';
+import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../lib/runtime/webhook/limits-volume';
 import { client, GiB, patched, patchOps, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
 
 let double: ApiServerDouble;
@@ -83,6 +84,9 @@ describe('local GPU mode', () => {
       { op: 'add', path: '/spec/priority', value: 200 },
       { op: 'add', path: '/spec/preemptionPolicy', value: 'Never' },
       { op: 'add', path: '/spec/containers/0/env', value: TRAIN_ENV },
+      // The MPS limits as files the kubelet refreshes after an in-place resize (limits-volume.ts).
+      { op: 'add', path: '/spec/volumes', value: [limitsVolume()] },
+      { op: 'add', path: '/spec/containers/0/volumeMounts', value: [{ name: LIMITS_VOLUME, mountPath: LIMITS_MOUNT_PATH, readOnly: true }] },
     ]);
     const out: any = patched(p, answer.body);
     expect(out.spec.nodeSelector).toBeUndefined();

@@ -36,6 +36,7 @@ export function autoscaleComponent(ctx: RuntimeContext, env: NodeJS.ProcessEnv =
     scale: scaleClient(ctx.leaderCluster),
     workloads: () => ctx.controller.workloads.list() as Workload[],
     podNames: (key) => ctx.controller.pods.byIndex(INDEX_BY_WORKLOAD, key).map((p) => p.metadata.name!),
+    pods: (key) => ctx.controller.pods.byIndex(INDEX_BY_WORKLOAD, key),
     maxReplicas: (wl, current) => poolBound(ctx, wl, current),
     nowS: () => Math.floor(Date.now() / 1000),
     logger: ctx.logger.child({ component: 'autoscale' }),

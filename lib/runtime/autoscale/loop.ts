@@ -15,6 +15,7 @@ import { setCondition } from '../reconcile/capacity';
 import { keyOf, RESOURCES } from '../resources';
 import { PrometheusClient, promRegexLiteral, promString, RangeSeries } from './prometheus';
 import { hpaFor, ScaleClient, scaleTargetOf } from './scale';
+import { oomKillsOf } from './oom';
 
 export type Workload = TensorFusionWorkload & K8sObject;
 
@@ -35,6 +36,11 @@ export interface AutoscaleLoopOptions {
   /** Names of the workload's pods (the pods labelled with the workload). */
   readonly podNames: (workloadKey: string) => string[];
   /**
+   * The workload's pods as cached (their containers' last OOM kills, see oom.ts), for the VRAM bump.
+   * Without it no OOM kill is fed to the recommender.
+   */
+  readonly pods?: (workloadKey: string) => K8sObject[];
+  /**
    * Upper bound of replicas for autoSetReplicas: what the workload's pool can still hold. The lower
    * bound is 1 (autoscaling never scales an owner to zero).
    */
@@ -52,7 +58,12 @@ interface State {
   lastSampleS: number;
   /** Requests and limits the recommendation started from (the spec), then what was recommended. */
   current: Resources;
+  /** OOM kills already fed, by pod UID, container and time. */
+  readonly ooms: Set<string>;
 }
+
+/** Window before an OOM kill whose VRAM peak is taken as the usage at the kill. */
+const OOM_LOOKBACK_STEPS = 5;
 
 const toIso = (s: number) => new Date(s * 1000).toISOString();
 
@@ -134,7 +145,7 @@ export class AutoscaleLoop {
     let state = this.states.get(key);
     if (!state || state.configKey !== configKey) {
       state = {
-        configKey, current: start, lastSampleS: now - historyOf(settings),
+        configKey, current: start, lastSampleS: now - historyOf(settings), ooms: new Set(),
         resources: new ResourceRecommender(settings, start), replicas: new ReplicaRecommender(settings.replicas),
       };
       this.states.set(key, state);
@@ -143,6 +154,7 @@ export class AutoscaleLoop {
     if (pods.length === 0) return;
     const selector = `namespace=${promString(wl.metadata.namespace ?? 'default')},pod=~${promString(pods.map(promRegexLiteral).join('|'))}`;
     await this.observe(state, selector, now);
+    await this.observeOoms(state, wl, key, now - historyOf(settings));
 
     const rec = state.resources.recommend(now);
     const delta = settings.limits.ignoredDelta;
@@ -156,7 +168,7 @@ export class AutoscaleLoop {
     state.resources.applied(next);
     const conditions: Omit<Condition, 'lastTransitionTime'>[] = [{
       type: AUTOSCALING_CONDITION, status: 'True', reason: 'Recommending',
-      message: `from ${pods.length} pod(s), confidence ${rec.confidence.toFixed(2)} aggregation periods`,
+      message: `from ${pods.length} pod(s), confidence ${rec.confidence.toFixed(2)} aggregation periods${rec.oomBump ? ', VRAM raised after an OOM kill' : ''}`,
     }];
     const prev = wl.status?.autoscaling;
     const moved = changedBeyond(prev?.recommendation, next, delta);
@@ -197,6 +209,27 @@ export class AutoscaleLoop {
     points.sort((a, b) => a[0] - b[0]);
     for (const [t, tf, vr] of points) state.resources.observe(t, tf, vr);
     if (points.length) state.lastSampleS = points[points.length - 1][0];
+  }
+
+  /**
+   * Feeds the OOM kills not fed yet (and within the history read) to the recommender: the usage at the
+   * kill is the container's VRAM peak over the minutes before it, at least the VRAM request in force
+   * (VPA takes the memory request when it knows no usage).
+   */
+  private async observeOoms(state: State, wl: Workload, key: string, sinceS: number): Promise<void> {
+    const namespace = wl.metadata.namespace ?? 'default';
+    const lookback = OOM_LOOKBACK_STEPS * (this.opts.stepS ?? SAMPLE_STEP_S);
+    for (const pod of this.opts.pods?.(key) ?? []) {
+      for (const kill of oomKillsOf(pod)) {
+        const id = `${pod.metadata.uid}/${kill.container}/${kill.atS}`;
+        if (state.ooms.has(id) || kill.atS < sinceS) continue;
+        const selector = `namespace=${promString(namespace)},pod=${promString(pod.metadata.name ?? '')},container=${promString(kill.container)}`;
+        const [peak] = await this.opts.prometheus!.query(`max(max_over_time(${AGENT_METRICS.vramUsed}{${selector}}[${lookback}s]))`, kill.atS);
+        state.resources.oom(kill.atS, Math.max(peak?.value ?? 0, state.current.vramRequest));
+        state.ooms.add(id);
+        this.opts.logger?.info({ workload: key, pod: pod.metadata.name, container: kill.container, vram: peak?.value }, 'OOM kill fed to the recommender');
+      }
+    }
   }
 
   private async scaleReplicas(

@@ -17,6 +17,7 @@ import { RetrySignal } from './retry-signal';
 const ACTIVE_WINDOW_MS = 30_000;
 import { ExtenderServer } from './server';
 import { PlacementState } from './state';
+import { startResizer } from '../autoscale/resize-component';
 
 export interface ExtenderComponent extends Component {
   ready(): boolean;
@@ -51,17 +52,21 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
     },
   });
   let listening = false;
+  let stopResizer: (() => Promise<void>) | undefined;
   return {
     name: 'extender',
     state,
     async start() {
       await server.listen();
       listening = true;
+      // Autoscaling's in-place resizes go through this allocator, so only while its scheduler calls it.
+      stopResizer = startResizer(ctx, state, () => extender.calledWithin(ACTIVE_WINDOW_MS));
       logger.info({ port: server.port }, 'scheduler extender serving');
     },
     async stop() {
       listening = false;
       signal.stop();
+      await stopResizer?.();
       await server.close();
     },
     // Answers need the GPU topology and the pods: only once the caches are synced.

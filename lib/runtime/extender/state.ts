@@ -9,7 +9,7 @@
  * bind never came.
  */
 import type { GPU, GPUNode, GPUPool } from '../../api';
-import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig } from '../../scheduler';
+import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig, ShareAmounts } from '../../scheduler';
 import type { K8sObject } from '../cluster';
 import type { Informer } from '../informer';
 import { MANAGED_BY_LABEL } from '../../labels';
@@ -286,6 +286,22 @@ export class PlacementState {
     if (!r) return;
     this.reserved.delete(uid);
     this.background.set(uid, r.allocation);
+  }
+
+  /**
+   * Resizes the share a bound pod holds, on the same node and GPUs, when they have room (autoscaling's
+   * in-place resize, lib/runtime/autoscale/resize.ts). The pod's record must follow: the caller
+   * patches it, and resizes back if the patch fails. A reserved (not yet bound) share is not resized.
+   */
+  resize(uid: string, amounts: ShareAmounts): AllocateResult | undefined {
+    if (!this.held.has(uid)) return undefined;
+    const r = this.current().resize(uid, amounts);
+    if (r.ok) {
+      this.held.set(uid, r.allocation);
+      // As a bind: a list of the pods sent before this change may predate the pod's new record.
+      this.committedAt.set(uid, this.now());
+    }
+    return r;
   }
 
   /** Drops a reservation (bind failed, or the pod is filtered again). */

@@ -23,10 +23,14 @@ import { reuseIssues } from './reuse';
 import { AdmissionRequest, allow, Decision, deny } from './review';
 import { isT9kPod, priorityFor, schedulerIssue } from './scheduling';
 import { workerImage } from './workers';
+import { autoscaledShare } from './autoscale';
+import { limitsVolumeIssues, limitsVolumeOps } from './limits-volume';
 
 /** Cluster reads the handler needs, answered from informer caches (with a live read on a miss). */
 export interface AdmissionView extends SettingsView {
   workload(namespace: string, name: string): Promise<TensorFusionWorkload | undefined>;
+  /** The workload if cached (no API call): its autoscaling recommendation applies to new pods. */
+  cachedWorkload?(namespace: string, name: string): TensorFusionWorkload | undefined;
 }
 
 /** Name of the init container added in no-standalone-worker mode. */
@@ -140,16 +144,19 @@ export async function admitPod(req: AdmissionRequest, view: AdmissionView): Prom
   const local = r.settings.isLocalGpu;
   const scheduler = local ? schedulerIssue(pod) : undefined;
   if (scheduler) return deny([scheduler]);
-  const collisions = local && r.settings.noStandaloneWorkerMode ? nameCollisions(pod) : [];
+  const collisions = [...(local && r.settings.noStandaloneWorkerMode ? nameCollisions(pod) : []), ...(local ? limitsVolumeIssues(pod) : [])];
   if (collisions.length > 0) return deny(collisions);
   const wl = await workloadFor(namespace, pod, r, view);
   if (Array.isArray(wl)) return deny(wl);
   const workload = wl.name;
-  const share: ShareSettings = { ...r.share, workload };
+  const scaled = autoscaledShare(r, namespace, workload, workload !== undefined ? view.cachedWorkload?.(namespace, workload) : undefined);
+  const resolved: ResolvedPod = { ...r, share: scaled.share };
+  const share: ShareSettings = { ...resolved.share, workload };
   const labels = workload !== undefined ? { [WORKLOAD_LABEL]: workload } : undefined;
   const injectInto = r.settings.injectContainers ? [...r.settings.injectContainers] : [userContainers[0]];
   // Every choice made for the pod that it did not ask for is said: kubectl prints warnings.
   const warnings = [...ignoredKeyWarnings(annotations), ...resolvedWarnings(r, namespace, workload, local), ...wl.warnings];
+  if (scaled.warning) warnings.push(scaled.warning);
 
   if (!local) {
     if (workload === undefined) {
@@ -174,7 +181,7 @@ export async function admitPod(req: AdmissionRequest, view: AdmissionView): Prom
   }
   const patch = podPatch(pod, {
     removeAnnotations: COPIED_RECORD_KEYS,
-    annotations: { [SHARE_ANNOTATION]: encodeShare(shareRequest(r, injectInto.length)) },
+    annotations: { [SHARE_ANNOTATION]: encodeShare(shareRequest(resolved, injectInto.length)) },
     labels,
     schedulerName: SCHEDULER_NAME,
     priority: priority.priority,
@@ -184,7 +191,8 @@ export async function admitPod(req: AdmissionRequest, view: AdmissionView): Prom
       ? [{ name: WORKER_INIT_CONTAINER, image: r.poolObject.spec.componentConfig?.worker?.image, env: vars, securityContext: WORKER_SECURITY_CONTEXT }]
       : undefined,
   });
-  return allow(patch, warnings);
+  // The MPS limits as files the kubelet refreshes (an in-place resize changes them; the env does not).
+  return allow([...patch, ...limitsVolumeOps(pod, injectInto)], warnings);
 }
 
 /** Warnings about what resolution chose for the pod: upstream values with no effect, remote mode with no worker. */

@@ -65,6 +65,10 @@ export class InformerView implements AdmissionView {
     return this.informers.profiles.get(`${namespace}/${name}`) ?? this.cluster.get<Obj<WorkloadProfile>>(RESOURCES.workloadprofiles, { namespace, name });
   }
 
+  cachedWorkload(namespace: string, name: string): TensorFusionWorkload | undefined {
+    return this.informers.workloads.get(`${namespace}/${name}`);
+  }
+
   async workload(namespace: string, name: string): Promise<TensorFusionWorkload | undefined> {
     return this.informers.workloads.get(`${namespace}/${name}`) ?? this.cluster.get<Obj<TensorFusionWorkload>>(RESOURCES.tensorfusionworkloads, { namespace, name });
   }

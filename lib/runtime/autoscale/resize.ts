@@ -1,0 +1,150 @@
+/**
+ * In-place resize of running pods' shares to their workload's recommendation (autoSetRequests,
+ * autoSetLimits). Runs on the replica whose scheduler extender is active (the one its kube-scheduler
+ * calls): that extender's allocator decides every placement, so resizing through it cannot over-commit
+ * a GPU. A share grows only on the node and GPUs it has, when they have room; the pod's record and MPS
+ * annotations are then patched (the integrity policy lets the controller's ServiceAccount do so), and
+ * the kubelet refreshes the downward API files the webhook mounted (limits-volume.ts). A share whose
+ * GPUs have no room keeps its size, and the workload's `InPlaceResize` condition says why.
+ *
+ * Order of the writes: the allocator first holds the larger of the old and new amounts per field, the
+ * pod is patched, then the allocator holds the new amounts (or the old ones if the patch failed). So
+ * no other placement can take room the pod may still be using.
+ */
+import type { Logger } from 'pino';
+import { escapePathComponent } from 'fast-json-patch';
+import type { Condition } from '../../api';
+import { applyRecommendation, appliesToShares, changedAmounts, decodeAutoScalingConfig, recommendationOf, Resources, sameResources } from '../../autoscale';
+import type { Allocation, AllocateResult, ShareAmounts } from '../../scheduler';
+import { Cluster, JsonPatchOp, K8sObject, updateWithRetry } from '../cluster';
+import { bindingAnnotations, DeviceInfo } from '../extender/record';
+import { isTerminal } from '../pod-lifecycle';
+import { setCondition } from '../reconcile/capacity';
+import { keyOf, RESOURCES } from '../resources';
+import { mpsParts, shareOf } from '../share';
+import { LIMITS_MOUNT_PATH } from '../webhook/limits-volume';
+import type { Workload } from './loop';
+
+/** Condition type the resizer owns on a TensorFusionWorkload. */
+export const RESIZE_CONDITION = 'InPlaceResize';
+
+/** What the resizer needs of the extender's PlacementState (lib/runtime/extender/state.ts). */
+export interface ResizablePlacement {
+  holding(uid: string): Allocation | undefined;
+  isReserved(uid: string): boolean;
+  resize(uid: string, amounts: ShareAmounts): AllocateResult | undefined;
+  device(gpu: string): DeviceInfo | undefined;
+}
+
+export interface ShareResizerOptions {
+  /** The controller's own client (the integrity policy admits its pod patches). */
+  readonly cluster: Pick<Cluster, 'jsonPatch' | 'recordEvent' | 'get' | 'replaceStatus'>;
+  readonly state: ResizablePlacement;
+  readonly workloads: () => Workload[];
+  /** The workload's pods as cached, by `namespace/name` of the workload. */
+  readonly pods: (workloadKey: string) => K8sObject[];
+  /** This replica's extender is the one its scheduler calls (only that allocator may change shares). */
+  readonly active: () => boolean;
+  /** @default Date.now */
+  readonly now?: () => number;
+  readonly logger?: Logger;
+}
+
+const amountsOf = (a: Resources): ShareAmounts => ({ tflopsRequest: a.tflopsRequest, tflopsLimit: a.tflopsLimit, vramRequest: a.vramRequest, vramLimit: a.vramLimit });
+
+/** `old -> new` for each amount that changes, in the annotations' words. */
+function describeChange(old: Resources, next: Resources): string {
+  return changedAmounts(old, next).map((c) => `${c.key} ${c.from} -> ${c.to}`).join(', ');
+}
+
+export class ShareResizer {
+  private readonly now: () => number;
+
+  constructor(private readonly opts: ShareResizerOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** One pass over every workload whose requests or limits are autoscaled; nothing unless active. */
+  async tick(): Promise<void> {
+    if (!this.opts.active()) return;
+    for (const wl of this.opts.workloads()) {
+      try {
+        await this.reconcile(wl);
+      } catch (err) {
+        this.opts.logger?.warn({ workload: keyOf(wl.metadata), err: String(err) }, 'in-place resize failed; retrying next tick');
+      }
+    }
+  }
+
+  private async reconcile(wl: Workload): Promise<void> {
+    const { settings } = decodeAutoScalingConfig(wl.spec?.autoScalingConfig);
+    const recommended = recommendationOf(wl);
+    if (!appliesToShares(settings) || !recommended) return;
+    const blocked: string[] = [];
+    let resized = 0;
+    for (const pod of this.opts.pods(keyOf(wl.metadata))) {
+      const uid = pod.metadata.uid;
+      if (!uid || isTerminal(pod) || this.opts.state.isReserved(uid)) continue;
+      const held = this.opts.state.holding(uid);
+      if (!held || held.gpuIds.length === 0) continue;
+      const next = applyRecommendation(settings, recommended, held);
+      if (sameResources(next, held)) continue;
+      const why = await this.resizePod(pod, held, next);
+      if (why === undefined) resized++;
+      else blocked.push(`pod ${pod.metadata.name} on ${held.node}: ${why}`);
+    }
+    const cur = wl.status?.conditions?.find((c) => c.type === RESIZE_CONDITION);
+    if (blocked.length > 0) {
+      await this.setCondition(wl, {
+        type: RESIZE_CONDITION, status: 'False', reason: 'NoRoomOnGpu',
+        message: `the recommendation stays in status for ${blocked.length} pod(s) whose GPUs have no room: ${blocked.join('; ')}`,
+      });
+    } else if (resized > 0 || cur?.status === 'False') {
+      await this.setCondition(wl, { type: RESIZE_CONDITION, status: 'True', reason: 'Resized', message: 'every bound pod holds the recommended share' });
+    }
+  }
+
+  /** Resizes one pod's share; undefined when done, else why not (its GPUs have no room). */
+  private async resizePod(pod: K8sObject, held: Allocation, next: Resources): Promise<string | undefined> {
+    const { state, cluster } = this.opts;
+    const uid = held.id;
+    const union: ShareAmounts = {
+      tflopsRequest: Math.max(held.tflopsRequest, next.tflopsRequest), tflopsLimit: Math.max(held.tflopsLimit, next.tflopsLimit),
+      vramRequest: Math.max(held.vramRequest, next.vramRequest), vramLimit: Math.max(held.vramLimit, next.vramLimit),
+    };
+    const grown = state.resize(uid, union);
+    if (!grown) return 'its share is not held by this extender';
+    if (!grown.ok) return grown.reasons.map((r) => r.message).join('; ');
+    const record: Allocation = { ...held, ...amountsOf(next) };
+    const annotations = bindingAnnotations(record, (g) => state.device(g), mpsParts(shareOf(pod)));
+    const ops: JsonPatchOp[] = [
+      // The pod of that UID only: a pod recreated under the same name holds another share.
+      { op: 'test', path: '/metadata/uid', value: uid },
+      ...Object.entries(annotations).map(([k, value]): JsonPatchOp => ({ op: 'add', path: `/metadata/annotations/${escapePathComponent(k)}`, value })),
+    ];
+    try {
+      await cluster.jsonPatch(RESOURCES.pods, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, ops);
+    } catch (err) {
+      state.resize(uid, amountsOf(held));
+      throw err;
+    }
+    state.resize(uid, amountsOf(next));
+    const change = describeChange(held, next);
+    this.opts.logger?.info({ pod: keyOf(pod.metadata), node: held.node, change }, 'share resized in place');
+    await cluster.recordEvent(pod, {
+      type: 'Normal', reason: 'ShareResized',
+      message: `GPU share resized in place on ${held.node} (${held.gpuIds.join(', ')}): ${change}; MPS limits in ${LIMITS_MOUNT_PATH} now, in the environment at the next restart`,
+    });
+    return undefined;
+  }
+
+  private async setCondition(wl: Workload, c: Omit<Condition, 'lastTransitionTime'>): Promise<void> {
+    const at = new Date(this.now()).toISOString();
+    const rt = RESOURCES.tensorfusionworkloads;
+    await updateWithRetry<Workload>(this.opts.cluster as Cluster, rt, { namespace: wl.metadata.namespace, name: wl.metadata.name! }, (cur) => {
+      const status = { workerCount: 0, ...cur.status } as NonNullable<Workload['status']>;
+      const next = { ...status, conditions: setCondition(status.conditions, c, at) } as Workload['status'];
+      return JSON.stringify(next) === JSON.stringify(cur.status) ? undefined : { ...cur, status: next };
+    }, (obj) => this.opts.cluster.replaceStatus(rt, obj), { cached: wl });
+  }
+}
