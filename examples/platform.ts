@@ -30,13 +30,13 @@ export const nodes: Record<string, GpuNodeProps> = {
   't9k-sgn-0': { nodeName: 't9k-sgn-0', t9k: { accelerator: 'nvidia-gpu', allocMode: 'sgn' } },
 };
 
-/** Seed 002's WorkloadProfile example, under the name its Deployment example references. */
+/** TensorFusion's documented WorkloadProfile example, under the name its Deployment example references. */
 export const profile: WorkloadProfileProps = {
   name: 'default-profile',
   namespace: NAMESPACE,
   resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } },
   replicas: 1,
-  isLocalGPU: true,
+  isLocalGpu: true,
   poolName: 'default-pool',
   qos: 'medium',
   gpuCount: 1,
@@ -44,7 +44,7 @@ export const profile: WorkloadProfileProps = {
   autoScalingConfig: {},
 };
 
-/** Seed 002's example Deployment annotations, as typed options. */
+/** The annotations of TensorFusion's documented example Deployment, as typed options. */
 export const pytorchGpu: GpuWorkloadOptions = {
   pool: 'default-pool',
   injectContainers: ['python'],

@@ -11,22 +11,22 @@ import { IConstruct } from 'constructs';
  */
 interface ChartOrder {
   controllers: IConstruct[];
-  dependents: IConstruct[];
+  dependents: Set<IConstruct>;
 }
 const orders = new WeakMap<Chart, ChartOrder>();
 
 function orderOf(construct: IConstruct): ChartOrder {
   const chart = Chart.of(construct);
   let order = orders.get(chart);
-  if (!order) orders.set(chart, (order = { controllers: [], dependents: [] }));
+  if (!order) orders.set(chart, (order = { controllers: [], dependents: new Set() }));
   return order;
 }
 
 /** Makes `dependent` synthesize after every TensorFusionController of its chart, present or future. */
 export function dependOnController(dependent: IConstruct): void {
   const order = orderOf(dependent);
-  if (order.dependents.includes(dependent)) return;
-  order.dependents.push(dependent);
+  if (order.dependents.has(dependent)) return;
+  order.dependents.add(dependent);
   for (const controller of order.controllers) dependent.node.addDependency(controller);
 }
 

@@ -4,3 +4,4 @@ export * from './gpu-node';
 export * from './workload-profile';
 export * from './gpu-workload';
 export * from './tensor-fusion-controller';
+export type { InputArgs, Inputs } from './inputs';

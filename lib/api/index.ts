@@ -18,6 +18,7 @@ export * from './tensor-fusion-workload';
 export * from './kinds';
 export * from './crd';
 export * from './validate';
+export * from './props';
 
 type Metadata = KubeObject['metadata'];
 

@@ -1,5 +1,6 @@
 /** GpuPool: a GPUPool object from typed props. */
-import { GPUPoolSpec, NodeSelector, validateSpec } from '../api';
+import { GPUPoolSpec, validateSpec } from '../api';
+import type { NodeSelectorProps } from '../api/props';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
 import { KubeObject } from '../k8s-object';
 import { API_VERSION, DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../labels';
@@ -30,7 +31,7 @@ export interface GpuPoolProps extends ObjectMetaProps {
    * Which nodes belong to the pool.
    * @default nodes labelled `tensor-fusion.ai/pool-<name>: "true"` (what GpuNode's `pools` writes)
    */
-  readonly nodeSelector?: NodeSelector;
+  readonly nodeSelector?: NodeSelectorProps;
   /** QoS of workloads that set none. @default 'medium' (decided by the webhook when unset) */
   readonly defaultQos?: QosLevel;
   /** How the allocator places GPU shares. @default 'MinFragmentation' */

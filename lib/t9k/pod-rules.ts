@@ -107,7 +107,9 @@ export function allocModeOf(resource: T9kResource): T9kAllocMode {
 
 /** A pool member as far as T9k cares; `allocMode` is absent on nodes that are not T9k NVIDIA nodes. */
 export interface T9kPoolNode {
+  /** Name of the node. */
   readonly name: string;
+  /** Its T9k allocation mode: `xgn` (exclusive) or `sgn` (shared). @default not a T9k NVIDIA node */
   readonly allocMode?: T9kAllocMode;
 }
 

@@ -37,11 +37,17 @@ interface T9kGpuCommon {
    * xgn is rejected (see `t9kPoolNodes` to build `nodes` from GpuNode props).
    * @default not checked
    */
-  readonly pool?: { readonly name: string; readonly nodes: readonly T9kPoolNode[] };
+  readonly pool?: {
+    /** Name of the pool, for the message. */
+    readonly name: string;
+    /** Its members, e.g. `t9kPoolNodes(name, nodeProps)`. */
+    readonly nodes: readonly T9kPoolNode[];
+  };
 }
 
 /** N whole GPUs for one container, on an xgn node: `tensorstack.dev/nvidia-gpu: N`. */
 export interface T9kExclusiveGpu extends T9kGpuCommon {
+  /** Whole GPUs for one container. */
   readonly mode: 'exclusive-gpu';
   /** Whole GPUs, an integer >= 1. */
   readonly gpus: number;
@@ -53,6 +59,7 @@ export interface T9kExclusiveGpu extends T9kGpuCommon {
  * container its share (T9K_GPU_PERCENT, T9K_GPU_MEMORY).
  */
 export interface T9kSharedGpu extends T9kGpuCommon {
+  /** A percent of one GPU's memory. */
   readonly mode: 'shared-gpu';
   /** Percent of one GPU's memory, an integer from 1 to 100. */
   readonly percent: number;
@@ -60,6 +67,7 @@ export interface T9kSharedGpu extends T9kGpuCommon {
 
 /** The whole node (CPU, memory, all GPUs) for one container, on an xgn node: `tensorstack.dev/nvidia-gpu-node: 1`. */
 export interface T9kExclusiveNode extends T9kGpuCommon {
+  /** The whole node for one container. */
   readonly mode: 'exclusive-node';
 }
 

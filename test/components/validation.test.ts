@@ -127,6 +127,11 @@ describe.each([
     ['gpuCount 0', { gpuCount: 0 }, `${ctx}spec.gpuCount: got 0, expected an integer from 1 to 128`],
     ['negative replicas', { replicas: -1 }, `${ctx}spec.replicas: got -1, expected an integer from 0 to 10000`],
     ['bad name', { name: 'Bad' }, `${ctx}name: got "Bad", expected ${DNS_NAME}`],
+    [
+      'isLocalGpu with its deprecated spelling',
+      { isLocalGpu: true, isLocalGPU: false },
+      `${ctx}isLocalGPU: got false, expected nothing when isLocalGpu is set (isLocalGPU is its deprecated spelling)`,
+    ],
     ['bad namespace', { namespace: 'ml.team' }, `${ctx}namespace: got "ml.team", expected ${DNS_LABEL}`],
   ]);
 });

@@ -10,7 +10,10 @@ import { synthChart } from '../support/cdk8s';
 import { validateAll } from '../support/validate-k8s';
 import { sameInBoth } from './frameworks';
 
-/** Every spec field of seed 003, nodeAffinity and the full autoScalingConfig included. */
+/**
+ * Every spec field, nodeAffinity and the full autoScalingConfig included, under the spec's names (so
+ * `isLocalGPU`, the deprecated spelling of the `isLocalGpu` prop, which still works).
+ */
 const fullSpec = {
   resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } },
   qos: 'high' as const,
@@ -80,11 +83,11 @@ describe('WorkloadProfile', () => {
     validateAll([profile]);
   });
 
-  it('renders seed 002 profile with its numbers and an empty autoScalingConfig', async () => {
+  it('renders the documented example profile (isLocalGpu written as the spec field isLocalGPU) with an empty autoScalingConfig', async () => {
     const props: WorkloadProfileProps = {
       namespace: 'ml',
       resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } },
-      isLocalGPU: true,
+      isLocalGpu: true,
       poolName: 'default-pool',
       qos: 'medium',
       autoScalingConfig: {},

@@ -13,24 +13,31 @@ export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
 
 /** CPU and memory as Kubernetes quantities (`100m`, `256Mi`). */
 export interface ComputeQuantities {
+  /** CPU cores as a Kubernetes quantity. @example '500m' */
   readonly cpu?: string;
+  /** Memory as a Kubernetes quantity. @example '256Mi' */
   readonly memory?: string;
 }
 
 /** Requests and limits of a container. */
 export interface ControllerResources {
+  /** What the scheduler reserves for each container. @default cpu 100m, memory 128Mi */
   readonly requests?: ComputeQuantities;
+  /** The most each container may use. @default cpu 1, memory 512Mi */
   readonly limits?: ComputeQuantities;
 }
 
 /** A pod toleration (the fields of core/v1 Toleration). */
 export interface Toleration {
+  /** Taint key to tolerate; with `operator: Exists` and no key, every taint. @default every key */
   readonly key?: string;
-  /** @default Equal */
+  /** `Equal` matches the taint's value, `Exists` any value. @default Equal */
   readonly operator?: 'Exists' | 'Equal';
+  /** Taint value to match with `operator: Equal`. @default '' */
   readonly value?: string;
   /** Matches every effect when omitted. */
   readonly effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  /** How long a `NoExecute` taint is tolerated before eviction. @default forever */
   readonly tolerationSeconds?: number;
 }
 
@@ -59,11 +66,11 @@ export interface TensorFusionControllerProps {
    * @default - requests cpu 100m, memory 128Mi; limits cpu 1, memory 512Mi
    */
   readonly resources?: ControllerResources;
-  /** @default info */
+  /** Level of the controller's JSON logs. @default info */
   readonly logLevel?: LogLevel;
-  /** @default - no node selector */
+  /** Node labels the controller pods must match. @default - no node selector */
   readonly nodeSelector?: Readonly<Record<string, string>>;
-  /** @default - no tolerations */
+  /** Taints the controller pods tolerate. @default - no tolerations */
   readonly tolerations?: readonly Toleration[];
   /**
    * What happens to an opted-in pod when the webhook cannot answer: `Fail` rejects it (no pod runs
