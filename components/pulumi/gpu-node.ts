@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
 import { GpuNodeProps, renderGpuNode } from '../../lib/render/gpu-node';
-import { asOutput, InputArgs, Owner, renderArgs } from './inputs';
+import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
 import { registerObject } from './register';
 
 export { t9kPoolNodes } from '../../lib/render/gpu-node';
@@ -35,7 +35,7 @@ export class GpuNode extends pulumi.ComponentResource {
     super('tensor-fusion:index:GpuNode', name, {}, opts);
     owner.resource = this;
     this.patch = <k8s.core.v1.NodePatch>registerObject(name, node, { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this }, k8s.core.v1.NodePatch);
-    this.nodeName = asOutput(node).apply((n) => n.metadata.name);
+    this.nodeName = outputOf(node, (n) => n.metadata.name);
     this.registerOutputs({ nodeName: this.nodeName });
   }
 }

@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { API_VERSION } from '../../lib/labels';
 import { GpuPoolProps, renderGpuPool } from '../../lib/render/gpu-pool';
-import { asOutput, InputArgs, Owner, renderArgs } from './inputs';
+import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
 import { registerObject } from './register';
 
 /**
@@ -34,7 +34,7 @@ export class GpuPool extends pulumi.ComponentResource {
     super('tensor-fusion:index:GpuPool', name, {}, opts);
     owner.resource = this;
     this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'GPUPool' }, ['metadata', 'spec'], { parent: this });
-    this.poolName = asOutput(object).apply((o) => o.metadata.name);
+    this.poolName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ poolName: this.poolName });
   }
 }

@@ -58,7 +58,7 @@ export function renderArgs<P, T>(args: InputArgs<P>, context: string, owner: Own
   });
 }
 
-/** A plain value as an Output, an Output as it is. */
-export function asOutput<T>(value: T | pulumi.Output<T>): pulumi.Output<T> {
-  return pulumi.Output.isInstance(value) ? value : pulumi.output(value as pulumi.Input<T>) as pulumi.Output<T>;
+/** A part of a rendered value as an Output: read at once from a plain value (no deep wrapping). */
+export function outputOf<T, R>(value: T | pulumi.Output<T>, pick: (value: T) => R): pulumi.Output<R> {
+  return pulumi.Output.isInstance(value) ? value.apply((v) => pick(v as T)) : (pulumi.output(pick(value as T) as pulumi.Input<R>) as pulumi.Output<R>);
 }

@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { API_VERSION } from '../../lib/labels';
 import { renderTensorFusionWorkload, renderWorkloadProfile, TensorFusionWorkloadProps, WorkloadProfileProps } from '../../lib/render/workload-profile';
-import { asOutput, InputArgs, Owner, renderArgs } from './inputs';
+import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
 import { registerObject } from './register';
 
 /** Arguments of WorkloadProfile: the props of the cdk8s construct, each a `pulumi.Input`. */
@@ -34,7 +34,7 @@ export class WorkloadProfile extends pulumi.ComponentResource {
     super('tensor-fusion:index:WorkloadProfile', name, {}, opts);
     owner.resource = this;
     this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'WorkloadProfile' }, ['metadata', 'spec'], { parent: this });
-    this.profileName = asOutput(object).apply((o) => o.metadata.name);
+    this.profileName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ profileName: this.profileName });
   }
 }
@@ -64,7 +64,7 @@ export class TensorFusionWorkload extends pulumi.ComponentResource {
     super('tensor-fusion:index:TensorFusionWorkload', name, {}, opts);
     owner.resource = this;
     this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'TensorFusionWorkload' }, ['metadata', 'spec'], { parent: this });
-    this.workloadName = asOutput(object).apply((o) => o.metadata.name);
+    this.workloadName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ workloadName: this.workloadName });
   }
 }

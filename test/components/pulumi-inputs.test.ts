@@ -6,7 +6,8 @@
 import { spawnSync } from 'child_process';
 import { join } from 'path';
 import * as pulumi from '@pulumi/pulumi';
-import { GpuNode, GpuPool, TensorFusionWorkload, WorkloadProfile } from '../../components/pulumi';
+import * as k8s from '@pulumi/kubernetes';
+import { GpuNode, GpuPool, TensorFusionController, TensorFusionWorkload, WorkloadProfile } from '../../components/pulumi';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 
 const valueOf = <T>(output: pulumi.Output<T>): Promise<T> => new Promise((resolve) => output.apply(resolve));
@@ -47,6 +48,20 @@ describe('Pulumi args take Inputs', () => {
       );
     });
     expect(registered).toEqual([]);
+  });
+});
+
+describe('ordering by dependsOn', () => {
+  it('exposes the Namespace and the CRDs as `crds`, for custom resources to depend on, and the namespace as an Output', async () => {
+    let controller!: TensorFusionController;
+    await capture(() => void (controller = new TensorFusionController('tf', { image: 'registry.example.com/tf:1' })));
+    expect(controller.crds.map((r) => r.constructor.name)).toEqual([
+      'Namespace',
+      ...Array(controller.crds.length - 1).fill('CustomResourceDefinition'),
+    ]);
+    expect(controller.crds.length).toBeGreaterThanOrEqual(6);
+    expect(controller.crds.every((r) => r instanceof k8s.core.v1.Namespace || r instanceof k8s.apiextensions.v1.CustomResourceDefinition)).toBe(true);
+    expect(await valueOf(controller.namespace)).toBe('tensor-fusion-system');
   });
 });
 
