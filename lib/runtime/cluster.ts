@@ -49,6 +49,13 @@ export interface ListOptions {
   fieldSelector?: string;
   /** Page size; the client follows `continue` tokens until the list is complete. @default 500 */
   limit?: number;
+  /**
+   * Receives each page as it arrives, and the returned `items` stay empty: a caller that folds pages
+   * into its own cache never holds the raw list whole (100k pods are hundreds of MB of JSON objects).
+   */
+  onPage?: (items: K8sObject[]) => void;
+  /** Aborts the list (the informer's stop). */
+  signal?: AbortSignal;
 }
 
 export interface ObjectList<T extends K8sObject = K8sObject> {

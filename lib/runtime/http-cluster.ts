@@ -93,8 +93,12 @@ export class HttpCluster implements Cluster {
   }
 
   /** One request/response round trip with a JSON body. */
-  async request(method: string, path: string, query: Query = {}, body?: unknown, contentType?: string): Promise<RawResponse> {
-    const req = await this.open(method, path + queryString(query), body === undefined ? undefined : contentType ?? 'application/json');
+  async request(method: string, path: string, query: Query = {}, body?: unknown, contentType?: string, signal?: AbortSignal): Promise<RawResponse> {
+    const req = await this.open(method, path + queryString(query), body === undefined ? undefined : contentType ?? 'application/json', signal);
+    if (signal?.aborted) {
+      req.destroy();
+      throw new Error(`${method} ${path}: aborted`);
+    }
     return new Promise<RawResponse>((resolve, reject) => {
       req.setTimeout(this.conn.requestTimeoutMs ?? 30_000, () => req.destroy(new Error(`${method} ${path}: request timed out`)));
       req.on('error', reject);
@@ -108,8 +112,8 @@ export class HttpCluster implements Cluster {
     });
   }
 
-  private async call<T>(method: string, path: string, query: Query = {}, body?: unknown, contentType?: string): Promise<T> {
-    const res = await this.request(method, path, query, body, contentType);
+  private async call<T>(method: string, path: string, query: Query = {}, body?: unknown, contentType?: string, signal?: AbortSignal): Promise<T> {
+    const res = await this.request(method, path, query, body, contentType, signal);
     if (res.status < 200 || res.status >= 300) throw toApiError(res.status, res.headers, res.body);
     return JSON.parse(res.body) as T;
   }
@@ -131,13 +135,15 @@ export class HttpCluster implements Cluster {
       const page = await this.call<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
         'GET', resourcePath(rt, opts.namespace),
         { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
+        undefined, undefined, opts.signal,
       );
       for (const item of page.items) {
         // Lists omit kind/apiVersion on items; restore them so cached objects are self-describing.
         item.kind ??= rt.kind;
         item.apiVersion ??= apiVersionOf(rt);
-        items.push(item);
       }
+      if (opts.onPage) opts.onPage(page.items);
+      else items.push(...page.items);
       resourceVersion = page.metadata.resourceVersion;
       cont = page.metadata.continue || undefined;
     } while (cont);
@@ -152,6 +158,12 @@ export class HttpCluster implements Cluster {
     const signal = opts.signal;
     if (signal?.aborted) return;
     const req = await this.open('GET', resourcePath(rt, opts.namespace) + queryString(query), undefined, signal);
+    // Aborted while the headers were being prepared: the request is already destroyed and its events
+    // may have fired before any listener below, so the promise would never settle.
+    if (signal?.aborted) {
+      req.destroy();
+      return;
+    }
     await new Promise<void>((resolve, reject) => {
       const fail = (err: unknown) => (signal?.aborted ? resolve() : reject(err));
       req.on('error', fail);

@@ -157,7 +157,7 @@ export class Informer<T extends K8sObject = K8sObject> {
     while (!signal.aborted) {
       try {
         if (needList) {
-          await this.relist();
+          await this.relist(signal);
           needList = false;
           failures = 0;
         }
@@ -187,21 +187,32 @@ export class Informer<T extends K8sObject = K8sObject> {
     }
   }
 
-  /** Lists everything and reconciles the cache with the result, firing add/update/delete for differences. */
-  private async relist(): Promise<void> {
+  /**
+   * Lists everything and reconciles the cache with the result, firing add/update/delete for
+   * differences. Pages are folded in as they arrive (transformed, so only the slim form is kept), so
+   * the peak is the cache plus one raw page, not the cache plus the whole raw list. A list that fails
+   * half way leaves the cache updated with what it read; the retry's full list completes it.
+   */
+  private async relist(signal?: AbortSignal): Promise<void> {
     this.opts.metrics?.relists.inc({ resource: this.name });
+    // Keys of the cache this list has not returned yet, deleted at the end. Pruned as pages arrive
+    // rather than grown from every listed key: it only shrinks, and is empty on the first list.
+    const unseen = new Set(this.store.keys());
     const list = await this.cluster.list<T>(this.resource, {
       namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector, limit: this.opts.pageSize,
+      signal,
+      onPage: (items) => {
+        for (const raw of items) {
+          const obj = this.transform(raw as T);
+          const key = keyOf(obj.metadata);
+          unseen.delete(key);
+          this.upsert(key, obj);
+        }
+      },
     });
-    const seen = new Set<string>();
-    for (const raw of list.items) {
-      const obj = this.transform(raw);
-      const key = keyOf(obj.metadata);
-      seen.add(key);
-      this.upsert(key, obj);
-    }
-    for (const [key, old] of [...this.store]) {
-      if (!seen.has(key)) this.remove(key, old);
+    for (const key of unseen) {
+      const old = this.store.get(key);
+      if (old) this.remove(key, old);
     }
     this.resourceVersion = list.resourceVersion;
     this.opts.metrics?.cachedObjects.set({ resource: this.name }, this.store.size);
@@ -220,6 +231,8 @@ export class Informer<T extends K8sObject = K8sObject> {
     const local = new AbortController();
     const onOuterAbort = () => local.abort();
     signal.addEventListener('abort', onOuterAbort, { once: true });
+    // stop() may have aborted between the list and this watch: the listener above came too late.
+    if (signal.aborted) local.abort();
     let idle = false;
     let timer: unknown;
     const arm = () => {

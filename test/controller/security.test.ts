@@ -75,7 +75,7 @@ describe('least privilege by mode', () => {
     expect(rulesOf(objects, 'ClusterRole')).toContainEqual({
       apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: ['tensor-fusion-webhook'],
     });
-    expect(rulesOf(objects, 'Role')).toContainEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'patch'], resourceNames: ['tensor-fusion-webhook-tls'] });
+    expect(rulesOf(objects, 'Role')).toContainEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-webhook-tls'] });
   });
 
   it('cert-manager: no Secret or webhook configuration access at all (cainjector and the kubelet do that)', () => {
@@ -90,11 +90,11 @@ describe('least privilege by mode', () => {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-controller'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-scheduler'] },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'patch'], resourceNames: ['tensor-fusion-webhook-tls'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-webhook-tls'] },
     ]);
     expect(rulesOf(renderController({}, FAKE_BUNDLE), 'ClusterRole')).toEqual([
-      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+      { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch', 'patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
       { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'], verbs: ['get', 'list', 'watch'] },

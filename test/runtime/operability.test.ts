@@ -9,15 +9,17 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CONTROLLER_PATHS } from '../../lib/render/controller/env';
 import { COMBINED_PREFIX, EventCorrelator } from '../../lib/runtime/event-correlator';
-import { keepAliveAgent } from '../../lib/runtime/http-cluster';
+import type { K8sObject, ListOptions, ObjectList } from '../../lib/runtime/cluster';
+import { HttpCluster, keepAliveAgent } from '../../lib/runtime/http-cluster';
+import { Informer } from '../../lib/runtime/informer';
 import { Component } from '../../lib/runtime/ops-server';
-import { RESOURCES } from '../../lib/runtime/resources';
+import { RESOURCES, ResourceType } from '../../lib/runtime/resources';
 import { readEnv, Runtime, startRuntime } from '../../lib/runtime/runtime';
 import { createCa, issueServingCert } from '../../lib/runtime/webhook/certificates';
 import { webhookComponent } from '../../lib/runtime/webhook/component';
 import { ApiServerDouble, clusterFor } from '../support/api-server';
 import { httpGet } from '../support/control-plane/process';
-import { eventually, poolObj, silent } from './fixtures';
+import { eventually, podObj, poolObj, silent } from './fixtures';
 
 const probe = async (rt: Runtime, p: string) => httpGet(`http://127.0.0.1:${rt.ops.port}${p}`);
 
@@ -80,6 +82,46 @@ describe('readiness and liveness of a replica', () => {
       expect((await probe(rt, CONTROLLER_PATHS.readyz)).status).toBe(503);
     } finally {
       await new Promise((r) => taken.close(r));
+    }
+  });
+});
+
+describe('informer memory', () => {
+  test('a relist folds pages in as they arrive: the client never returns the whole raw list', async () => {
+    const api = await new ApiServerDouble().start();
+    try {
+      for (let i = 0; i < 25; i++) api.put('pods', podObj(`p${i}`, 'n1'));
+      const returned: number[] = [];
+      const pages: number[] = [];
+      const spy = clusterFor(api);
+      const list = spy.list.bind(spy);
+      spy.list = async <T extends K8sObject>(rt: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> => {
+        const got = await list<T>(rt, { ...opts, onPage: opts.onPage && ((items) => { pages.push(items.length); opts.onPage!(items); }) });
+        returned.push(got.items.length);
+        return got;
+      };
+      const informer = new Informer(spy, RESOURCES.pods, { pageSize: 10 });
+      informer.start();
+      await informer.waitForSync();
+      await informer.stop();
+      expect({ pages, returned, cached: informer.size() }).toEqual({ pages: [10, 10, 5], returned: [0], cached: 25 });
+    } finally {
+      await api.stop();
+    }
+  });
+
+  test('stop() aborts a list the API server does not answer', async () => {
+    const silentServer = net.createServer(() => undefined);
+    await new Promise<void>((r) => silentServer.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(silentServer.address() as net.AddressInfo).port}`;
+    try {
+      const informer = new Informer(new HttpCluster({ server: url, agent: keepAliveAgent(url), requestTimeoutMs: 3_600_000 }), RESOURCES.pods);
+      informer.start();
+      await new Promise((r) => setTimeout(r, 100));
+      await informer.stop();
+      expect(informer.hasSynced()).toBe(false);
+    } finally {
+      silentServer.close();
     }
   });
 });

@@ -52,11 +52,13 @@ export const BLOCKING_OWNER_RESOURCES: readonly string[] = [KINDS.GPUPool.plural
  */
 export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'certificateMode' | 'prometheusUrl'>): PolicyRule[] {
   const rules: PolicyRule[] = [
-    // Nodes: the xgn taint (JSON patch with a resourceVersion test) and the share-released annotation.
-    { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
-    // Pods: allocations travel in the Binding's annotations, so the controller never patches pods.
-    // Create and delete are for the worker pods of remote-mode TensorFusionWorkloads, which it owns.
-    { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'create', 'delete'] },
+    // Nodes: read from the cache only (no get); patched for the xgn taint (JSON patch with a
+    // resourceVersion test) and the share-released annotation.
+    { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch', 'patch'] },
+    // Pods: allocations travel in the Binding's annotations; patch is for autoscaling's in-place resize
+    // of a share (its record and MPS annotations only, limits.ts). Create and delete are for the worker
+    // pods of remote-mode TensorFusionWorkloads, which it owns.
+    { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'patch', 'create', 'delete'] },
     // The extender binds (bindVerb): the Binding carries the node and the allocation annotations.
     // Named here although system:kube-scheduler has it too, so the controller never depends on that.
     { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
@@ -111,7 +113,8 @@ export function controllerNamespaceRules(props: Pick<ResolvedControllerProps, 'c
   ];
   // In cert-manager mode the Secret is mounted, which needs no RBAC.
   if (props.certificateMode === 'self-managed') {
-    rules.push({ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'patch'], resourceNames: [CONTROLLER_NAMES.tlsSecret] });
+    // Read, then replaced (PUT) with the resourceVersion as the precondition.
+    rules.push({ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: [CONTROLLER_NAMES.tlsSecret] });
   }
   return rules;
 }
