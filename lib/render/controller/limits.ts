@@ -7,12 +7,14 @@
  *   the GPUPool it names (the pools are the policy's params);
  * - delete any pod but a worker it owns, or a victim kube-scheduler marked for preemption (the
  *   scheduler container shares the ServiceAccount);
- * - change anything on a node but the xgn taint and the share-released annotation.
+ * - change anything on a node but the xgn taint and the share-released annotation;
+ * - change anything on a pod but the allocation record and MPS annotations of a share it holds
+ *   (autoscaling's in-place resize).
  */
 import { ANNOTATION } from '../../annotations';
 import { KINDS } from '../../api/kinds';
 import { KubeObject } from '../../k8s-object';
-import { API_VERSION, ENABLED_LABEL, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL, XGN_TAINT } from '../../labels';
+import { ALLOCATION_ANNOTATION, API_VERSION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL, XGN_TAINT } from '../../labels';
 import { controllerUser, literal, PolicyValidation } from './integrity';
 import { CONTROLLER_NAMES } from './names';
 import { ResolvedControllerProps } from './props';
@@ -81,8 +83,9 @@ export function workerPodValidations(): PolicyValidation[] {
 }
 
 /** The keys of a metadata map other than `except` are the same on both sides. */
-function sameMapExcept(field: string, except?: string): string {
-  const skip = (k: string) => (except ? `${k} == ${literal(except)} || ` : '');
+function sameMapExcept(field: string, except?: string | readonly string[]): string {
+  const keys = typeof except === 'string' ? [except] : except ?? [];
+  const skip = (k: string) => (keys.length === 1 ? `${k} == ${literal(keys[0])} || ` : keys.length > 1 ? `${k} in [${keys.map(literal).join(', ')}] || ` : '');
   const covered = (from: string, to: string) =>
     `(!has(${from}.metadata.${field}) || ${from}.metadata.${field}.all(k, ${skip('k')}(has(${to}.metadata.${field}) && k in ${to}.metadata.${field} && ${to}.metadata.${field}[k] == ${from}.metadata.${field}[k])))`;
   return `${covered('object', 'oldObject')} && ${covered('oldObject', 'object')}`;
@@ -95,7 +98,13 @@ function sameField(path: string): string {
 /** Node fields besides labels, annotations and taints that a patch could change. */
 const NODE_FIELDS = ['spec.unschedulable', 'spec.providerID', 'spec.podCIDR', 'spec.podCIDRs', 'spec.configSource', 'spec.externalID', 'metadata.ownerReferences', 'metadata.finalizers'];
 
-/** The checks on pod deletes and node patches by the controller's ServiceAccount. */
+/** Pod annotations an in-place resize rewrites (lib/runtime/autoscale/resize.ts): the record and what the containers read. */
+export const RESIZE_ANNOTATIONS: readonly string[] = [ALLOCATION_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)];
+
+/** Pod fields besides labels and annotations that an update could change. */
+const POD_FIELDS = ['metadata.ownerReferences', 'metadata.finalizers', 'spec.activeDeadlineSeconds', 'spec.tolerations', 'spec.schedulingGates'];
+
+/** The checks on pod deletes and updates and node patches by the controller's ServiceAccount. */
 export function writeLimitValidations(): PolicyValidation[] {
   const node = "request.resource.resource != 'nodes'";
   const others = (side: string) => `${side}.spec.taints.filter(t, t.key != ${literal(XGN_TAINT.key)})`;
@@ -108,6 +117,12 @@ export function writeLimitValidations(): PolicyValidation[] {
     forbidden(
       `request.resource.resource != 'pods' || request.operation != 'DELETE' || (${ownedWorker}) || (${preempted})`,
       'the tensor-fusion controller may delete only the worker pods of its TensorFusionWorkloads, or pods kube-scheduler marked for preemption',
+    ),
+    forbidden(
+      `request.resource.resource != 'pods' || request.operation != 'UPDATE' || (${has('oldObject', 'annotations', ALLOCATION_ANNOTATION)} && ` +
+        `${sameMapExcept('annotations', RESIZE_ANNOTATIONS)} && ${sameMapExcept('labels')} && ${POD_FIELDS.map(sameField).join(' && ')} && ` +
+        ['containers', 'initContainers'].map((l) => `(has(object.spec.${l}) ? object.spec.${l}.map(c, c.image) : []) == (has(oldObject.spec.${l}) ? oldObject.spec.${l}.map(c, c.image) : [])`).join(' && ') + ')',
+      `the tensor-fusion controller may change only the annotations ${RESIZE_ANNOTATIONS.join(', ')} of a pod, and only of one that holds a GPU allocation (an in-place resize)`,
     ),
     forbidden(`${node} || (${sameMapExcept('labels')})`, 'the tensor-fusion controller may not change node labels'),
     forbidden(
@@ -139,7 +154,9 @@ function policy(name: string, labels: Record<string, string>, props: ResolvedCon
 /**
  * Two policies: the pod creates take every GPUPool as a param (a pod is checked against the pool it
  * names; every pool's check must pass, so the others pass it through), and with no pool at all
- * nothing may be created. Deletes and node patches need no params.
+ * nothing may be created. A pod naming a pool that does not exist is checked against no pool's
+ * images (CEL cannot ask whether some param matched); every other check still holds for it.
+ * Deletes and node patches need no params.
  */
 export function renderWriteLimits(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject[] {
   const workers = CONTROLLER_NAMES.workerPodPolicy;
@@ -156,7 +173,7 @@ export function renderWriteLimits(props: ResolvedControllerProps, labels: Record
       spec: { policyName: workers, validationActions: ['Deny'], paramRef: { selector: {}, parameterNotFoundAction: 'Deny' } },
     },
     policy(writes, labels, props, {
-      matchConstraints: { resourceRules: [rule(['pods'], ['DELETE']), rule(['nodes'], ['UPDATE'])] },
+      matchConstraints: { resourceRules: [rule(['pods'], ['DELETE', 'UPDATE']), rule(['nodes'], ['UPDATE'])] },
       validations: writeLimitValidations(),
     }),
     { apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: writes, labels }, spec: { policyName: writes, validationActions: ['Deny'] } },
