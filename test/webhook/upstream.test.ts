@@ -9,6 +9,7 @@ import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../lib/labels';
 import { API_VERSION } from '../../lib/model/group';
 import { UPSTREAM_IGNORED_KEYS } from '../../lib/annotations/upstream';
 import type { WebhookHandle } from '../../lib/runtime/webhook/start';
+import { workerPod } from '../../lib/runtime/webhook/workers';
 import type { AdmissionReview } from '../../lib/runtime/webhook/review';
 import { patched, pod, review, seedPool, startDouble, startTestWebhook } from './fixtures';
 
@@ -186,6 +187,16 @@ describe('an existing TensorFusionWorkload that was not generated (issue 14.4)',
       'tensor-fusion.ai/tflops-request: got "10", expected "50", the spec.resources.requests.tflops of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
       'tensor-fusion.ai/tflops-limit: got "10", expected "50", the spec.resources.limits.tflops of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
     ].join('\n'));
+  });
+
+  it('admits its worker pods, the local half of its remote share', async () => {
+    const fixed = double.getObject('tensorfusionworkloads', 'fixed', 'default') as never;
+    const pool = { apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'pool-a' }, spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } } } as never;
+    const worker = workerPod(fixed, pool, 0)!;
+    const a = await webhook.handle(review(worker as never));
+    expect(a.response!.status?.message).toBeUndefined();
+    expect(a.response!.allowed).toBe(true);
+    expect(shareOf({ ...a, request: { uid: '', object: patched(worker as never, a) } } as AdmissionReview)).toMatchObject({ pool: 'pool-a', qos: 'high', tflopsRequest: 50 });
   });
 
   it('admits a pod that agrees with it, saying that it is reused as it is', async () => {

@@ -91,6 +91,14 @@ function nameCollisions(pod: K8sObject): FieldIssue[] {
   return issues;
 }
 
+/**
+ * A remote workload's worker pod (controlled by it, made from its spec by the controller): the local
+ * half of a remote share, so `is-local-gpu: true` is no contradiction of the workload's `false`.
+ */
+function isWorkerOf(pod: K8sObject, workload: TensorFusionWorkload): boolean {
+  return (pod.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.kind === 'TensorFusionWorkload' && o.uid === workload.metadata.uid);
+}
+
 /** The workload the pod belongs to and the warnings it gives, or the issues that deny the pod. */
 async function workloadFor(
   namespace: string, pod: K8sObject, r: ResolvedPod, view: AdmissionView,
@@ -106,7 +114,7 @@ async function workloadFor(
     }
     return { name: s.workload, warnings: [] };
   }
-  if (isGenerated(existing)) return { name: s.workload, warnings: [] };
+  if (isGenerated(existing) || isWorkerOf(pod, existing)) return { name: s.workload, warnings: [] };
   const issues = reuseIssues(s, r.pool, existing);
   if (issues.length > 0) return issues;
   const warnings = s.generateWorkload
