@@ -26,7 +26,7 @@ import type { K8sObject } from '../lib/runtime/cluster';
 import type { HttpCluster } from '../lib/runtime/http-cluster';
 import { RESOURCES, ResourceType, resourcePath } from '../lib/runtime/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
-import { CONTROLLER_NAMES } from '../lib/render/controller/names';
+import { CONTROLLER_NAMES } from '../lib/contract/names';
 import { missingBinaries } from '../test/envtest/assets';
 import { ControlPlane, ControlPlaneOptions, KWOK_NODE_ANNOTATION, binariesFor } from '../test/support/control-plane/control-plane';
 import { BUNDLE } from '../test/support/control-plane/controller-process';

@@ -19,7 +19,8 @@
  *
  * The full replay (~8,400 pods, sequential) takes about half an hour on 2 cores; use --limit for checks.
  */
-import { ENABLED_LABEL, GFD, poolMembershipLabel, SCHEDULER_NAME, ALLOCATION_ANNOTATION } from '../lib/labels';
+import { ENABLED_LABEL, GFD, poolMembershipLabel, ALLOCATION_ANNOTATION } from '../lib/labels';
+import { SCHEDULER_NAME } from '../lib/contract/names';
 import { DEFAULT_PLACEMENT_MODE } from '../lib/rules';
 import type { K8sObject } from '../lib/runtime/cluster';
 import type { HttpCluster } from '../lib/runtime/http-cluster';

@@ -6,10 +6,10 @@ import { createHash } from 'crypto';
 import { existsSync, readFileSync, statSync } from 'fs';
 import * as path from 'path';
 import { constants, gzipSync } from 'zlib';
-import { ControllerBundleRef } from './render/controller/shipping';
+import { CONTROLLER_BUNDLE_PATH, ControllerBundleRef } from './contract/bundle';
 
-/** Where the build puts the bundle, relative to the package root. */
-export const CONTROLLER_BUNDLE_FILE = path.join('build', 'controller', 'controller.js');
+/** Where the build puts the bundle, relative to the package root, with this platform's separators. */
+export const CONTROLLER_BUNDLE_FILE = path.join(...CONTROLLER_BUNDLE_PATH.split('/'));
 
 const PACKAGE_NAME = 'tensor-fusion-iac';
 

@@ -105,9 +105,6 @@ export const GENERATED_WORKLOAD_LABEL = `${GROUP}/generated`;
  */
 export const SHARE_RELEASED_ANNOTATION = `${GROUP}/share-released-at`;
 
-/** The kube-scheduler profile (schedulerName) that places GPU pods through our extender. */
-export const SCHEDULER_NAME = 'tensor-fusion-scheduler';
-
 /**
  * Pod annotation the webhook writes: the resolved share request (JSON, see lib/runtime/share.ts)
  * that the scheduler extender places. Protected like the allocation.
@@ -124,8 +121,3 @@ export const PLACEMENT_ANNOTATIONS = {
   mpsMemoryLimit: `${GROUP}/mps-memory-limit`,
   mpsThreadPercentage: `${GROUP}/mps-thread-percentage`,
 } as const;
-
-/** The PriorityClass the webhook gives a pod of QoS level `qos` (rendered by TensorFusionController). */
-export function qosPriorityClassName(qos: string): string {
-  return `tensor-fusion-${qos}`;
-}

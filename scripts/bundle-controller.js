@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Bundles the runtime controller entry (lib/runtime/main.ts) into one minified file,
- * build/controller/controller.js, that the TensorFusionController component ships gzipped in a
+ * Bundles the runtime controller entry (CONTROLLER_ENTRY of lib/contract/bundle.ts) into one minified
+ * file (CONTROLLER_BUNDLE_PATH), that the TensorFusionController component ships gzipped in a
  * ConfigMap (1 MiB limit) and runs on the stock Node.js image. Prints the raw and gzipped sizes.
  * Optional transports of client-node that the controller never uses are stubbed out to keep it small.
  */
@@ -10,9 +10,19 @@ const fs = require('node:fs');
 const zlib = require('node:zlib');
 const esbuild = require('esbuild');
 
+/** Evaluates an import-free TypeScript module (esbuild strips the types). */
+function loadTs(file) {
+  const { code } = esbuild.transformSync(fs.readFileSync(file, 'utf8'), { loader: 'ts', format: 'cjs' });
+  const m = { exports: {} };
+  new Function('module', 'exports', code)(m, m.exports);
+  return m.exports;
+}
+
 const root = path.resolve(__dirname, '..');
-const outfile = path.join(root, 'build', 'controller', 'controller.js');
-const CONFIGMAP_LIMIT = 1024 * 1024;
+// Entry, output path and size limit have one home, lib/contract/bundle.ts (import-free TypeScript).
+const contract = loadTs(path.join(root, 'lib', 'contract', 'bundle.ts'));
+const outfile = path.join(root, contract.CONTROLLER_BUNDLE_PATH);
+const CONFIGMAP_LIMIT = contract.CONFIGMAP_MAX_BYTES;
 // The oldest Node.js the package supports (engines.node, ">=20"): the bundle runs on it and on every
 // later line, such as the default node:24-alpine image.
 const TARGET = `node${/>=\s*(\d+)/.exec(require(path.join(root, 'package.json')).engines.node)[1]}`;
@@ -38,7 +48,7 @@ module.exports = new Proxy(unavailable, { get: (t, k) => (k === '__esModule' ? f
 async function main() {
   fs.mkdirSync(path.dirname(outfile), { recursive: true });
   const result = await esbuild.build({
-    entryPoints: [path.join(root, 'lib', 'runtime', 'main.ts')],
+    entryPoints: [path.join(root, contract.CONTROLLER_ENTRY)],
     outfile,
     bundle: true,
     platform: 'node',

@@ -1,6 +1,6 @@
 /**
  * Process entry of the runtime controller (bundled to build/controller/controller.js).
- * Environment: see CONTROLLER_ENV in lib/render/controller/env.ts; cluster access from the in-cluster
+ * Environment: see CONTROLLER_ENV in lib/contract/env.ts; cluster access from the in-cluster
  * service account or KUBECONFIG.
  */
 import pino from 'pino';

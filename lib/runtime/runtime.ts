@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import pino, { Logger } from 'pino';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
-import { CERT_MODES, CertificateMode, CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS } from '../render/controller/env';
+import { CERT_MODES, CertificateMode, CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS } from '../contract/env';
 import { oneOf } from '../rules';
 import { Cluster } from './cluster';
 import { Clock, realClock } from './clock';
@@ -18,7 +18,7 @@ import { LeaderElector, LeaderElectionOptions, fenceWrites } from './leader-elec
 import { RuntimeMetrics } from './metrics';
 import { Component, OpsServer } from './ops-server';
 
-/** Settings read from the environment (names and defaults: lib/render/controller/env.ts). */
+/** Settings read from the environment (names and defaults: lib/contract/env.ts). */
 export interface RuntimeEnv {
   /** POD_NAME (downward API). @default the host name */
   podName: string;

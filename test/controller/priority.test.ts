@@ -1,4 +1,4 @@
-import { qosPriorityClassName } from '../../lib/labels';
+import { qosPriorityClassName } from '../../lib/contract/names';
 import { renderController } from '../../lib/render/controller';
 import { QOS_LEVELS } from '../../lib/rules';
 import { FAKE_BUNDLE, Json } from './fixtures';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { CONTROLLER_PATHS } from '../../lib/render/controller/env';
+import { CONTROLLER_PATHS } from '../../lib/contract/env';
 import { COMBINED_PREFIX, EventCorrelator } from '../../lib/runtime/event-correlator';
 import type { K8sObject, ListOptions, ObjectList } from '../../lib/runtime/cluster';
 import { HttpCluster, keepAliveAgent } from '../../lib/runtime/http-cluster';

@@ -6,7 +6,7 @@
  */
 import { KubeObject } from '../../k8s-object';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../labels';
-import { CONTROLLER_NAMES } from './names';
+import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 import { WEBHOOK_EXCLUDED_NAMESPACES } from './webhook';
 

@@ -16,7 +16,7 @@ import { KINDS } from '../../api/kinds';
 import { KubeObject } from '../../k8s-object';
 import { ALLOCATION_ANNOTATION, API_VERSION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL, XGN_TAINT } from '../../labels';
 import { controllerUser, literal, PolicyValidation } from './integrity';
-import { CONTROLLER_NAMES } from './names';
+import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 
 const ADMISSION = 'admissionregistration.k8s.io/v1';

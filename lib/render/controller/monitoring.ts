@@ -2,8 +2,8 @@
  * Optional Prometheus Operator ServiceMonitor for the controller's metrics Service.
  */
 import { KubeObject } from '../../k8s-object';
-import { CONTROLLER_PATHS } from './env';
-import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from './names';
+import { CONTROLLER_PATHS } from '../../contract/env';
+import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 
 export function renderServiceMonitor(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject {

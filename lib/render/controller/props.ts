@@ -5,7 +5,7 @@
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../../errors';
 import { parseQuantity } from '../../quantity';
 import { checkEnum, checkLimitAtLeastRequest } from '../../rules';
-import { CERT_MODES, CertificateMode, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS, LogLevel } from './env';
+import { CERT_MODES, CertificateMode, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS, LogLevel } from '../../contract/env';
 
 /** What the API server does with a pod when the webhook cannot be reached. */
 export const FAILURE_POLICIES = ['Fail', 'Ignore'] as const;

@@ -8,7 +8,7 @@
 import { KIND_NAMES, KINDS } from '../../api/kinds';
 import { KubeObject } from '../../k8s-object';
 import { GROUP } from '../../labels';
-import { CONTROLLER_NAMES } from './names';
+import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 
 export interface PolicyRule {

@@ -7,10 +7,9 @@
 import { createHash } from 'crypto';
 import { stringify } from 'yaml';
 import { KubeObject } from '../../k8s-object';
-import { SCHEDULER_NAME } from '../../labels';
 import { EXTENDER_VERBS } from '../../runtime/extender/protocol';
-import { CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from './env';
-import { CONTROLLER_NAMES, KUBE_SCHEDULER_IMAGE, PORT_NAMES } from './names';
+import { CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from '../../contract/env';
+import { CONTROLLER_NAMES, KUBE_SCHEDULER_IMAGE, PORT_NAMES, SCHEDULER_NAME } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 
 /** kube-scheduler's HTTPS port for /healthz, /readyz and /metrics (its default, passed explicitly). */

@@ -6,23 +6,13 @@
  */
 import { KubeObject } from '../../k8s-object';
 import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION } from '../../labels';
-import { CONTROLLER_NAMES } from './names';
+import { BUNDLE_KEY, ControllerBundleRef } from '../../contract/bundle';
+import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 
-/** The shipped bundle as the render functions need it (read from disk by lib/controller-bundle.ts). */
-export interface ControllerBundleRef {
-  /** The gzipped bundle, base64-encoded (ConfigMap binaryData). */
-  readonly gzipBase64: string;
-  /** sha256 (hex) of the uncompressed bundle. */
-  readonly sha256: string;
-  /** Version of the package that built it; part of the ConfigMap's name. */
-  readonly version: string;
-}
+export { BUNDLE_KEY, CONFIGMAP_MAX_BYTES } from '../../contract/bundle';
+export type { ControllerBundleRef } from '../../contract/bundle';
 
-/** Kubernetes rejects a ConfigMap whose data and binaryData (decoded) exceed 1 MiB. */
-export const CONFIGMAP_MAX_BYTES = 1024 * 1024;
-
-export const BUNDLE_KEY = 'controller.js.gz';
 const BUNDLE_DIR = '/bundle';
 const APP_DIR = '/app';
 const ENTRY = `${APP_DIR}/controller.js`;

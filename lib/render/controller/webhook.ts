@@ -5,9 +5,9 @@
  */
 import { KubeObject } from '../../k8s-object';
 import { CERT_MANAGER_INJECT_CA_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL } from '../../labels';
-import { CONTROLLER_PATHS } from './env';
+import { CONTROLLER_PATHS } from '../../contract/env';
 import { WEBHOOK_SERVICE_PORT } from './network';
-import { CONTROLLER_NAMES } from './names';
+import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 import { serviceDnsNames } from '../../names';
 

@@ -4,8 +4,8 @@
  */
 import { KubeObject } from '../../k8s-object';
 import { HOSTNAME_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../labels';
-import { CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from './env';
-import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from './names';
+import { CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from '../../contract/env';
+import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 import { SCHEDULER_CONFIG_VOLUME, schedulerContainer } from './scheduler';
 import { Shipping } from './shipping';

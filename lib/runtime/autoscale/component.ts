@@ -3,7 +3,7 @@
  * replica leads, and writes only through the leader-fenced client.
  */
 import { parseQuantity } from '../../quantity';
-import { CONTROLLER_ENV } from '../../render/controller/env';
+import { CONTROLLER_ENV } from '../../contract/env';
 import { INDEX_BY_WORKLOAD } from '../controller';
 import type { Component } from '../ops-server';
 import type { RuntimeContext } from '../runtime';

@@ -5,7 +5,7 @@
  * depend on the controller's own leadership).
  */
 import { Counter, Histogram } from 'prom-client';
-import { CONTROLLER_PATHS } from '../../render/controller/env';
+import { CONTROLLER_PATHS } from '../../contract/env';
 import type { K8sObject } from '../cluster';
 import type { Informer } from '../informer';
 import type { Component } from '../ops-server';

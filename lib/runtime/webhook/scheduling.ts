@@ -5,7 +5,8 @@
  */
 import type { FieldIssue } from '../../errors';
 import { fieldIssue } from '../../errors';
-import { qosPriorityClassName, SCHEDULER_NAME, T9K } from '../../labels';
+import { T9K } from '../../labels';
+import { qosPriorityClassName, SCHEDULER_NAME } from '../../contract/names';
 import { QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES, QosLevel } from '../../rules';
 import type { K8sObject } from '../cluster';
 

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
 import { ENABLED_LABEL } from '../../labels';
-import { CONTROLLER_PATHS } from '../../render/controller/env';
+import { CONTROLLER_PATHS } from '../../contract/env';
 import type { Cluster, K8sObject } from '../cluster';
 // The controller's pod cache form (a superset of what the worker plan reads): one slimPod for both caches.
 import { slimPod } from '../controller';

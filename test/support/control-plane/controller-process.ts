@@ -5,7 +5,7 @@
  * gets. The webhook is reached by URL on 127.0.0.1 (envtest's way), so its certificate also names that IP.
  */
 import * as path from 'node:path';
-import { CONTROLLER_ENV, CONTROLLER_PATHS } from '../../../lib/render/controller/env';
+import { CONTROLLER_ENV, CONTROLLER_PATHS } from '../../../lib/contract/env';
 import { ControlPlane, User } from './control-plane';
 import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from './process';
 

@@ -2,8 +2,16 @@
  * Names and labels of the controller's objects. The controller is one per cluster (it owns the
  * CRDs and a cluster-wide webhook), so the names are fixed rather than derived from a prop.
  */
-import { APP_LABELS, SCHEDULER_NAME } from '../../labels';
+import { APP_LABELS } from '../labels';
 import { CONTROLLER_ENV_DEFAULTS } from './env';
+
+/** The kube-scheduler profile (schedulerName) that places GPU pods through our extender. */
+export const SCHEDULER_NAME = 'tensor-fusion-scheduler';
+
+/** The PriorityClass the webhook gives a pod of QoS level `qos` (rendered by TensorFusionController). */
+export function qosPriorityClassName(qos: string): string {
+  return `tensor-fusion-${qos}`;
+}
 
 export const CONTROLLER_NAMES = {
   /** ServiceAccount, Deployment, PodDisruptionBudget, NetworkPolicy, ClusterRole(Binding) and Role(Binding). */

@@ -1,0 +1,27 @@
+/**
+ * Where the controller bundle is built and how it travels: facts shared by the build script
+ * (scripts/bundle-controller.js reads this file), the loader (lib/controller-bundle.ts) and the
+ * renderer (lib/render/controller/shipping.ts). Kept free of imports so the script can load it alone.
+ */
+
+/** The runtime entry point the bundle is built from, relative to the package root. */
+export const CONTROLLER_ENTRY = 'lib/runtime/main.ts';
+
+/** Where the build puts the bundle, relative to the package root (POSIX separators). */
+export const CONTROLLER_BUNDLE_PATH = 'build/controller/controller.js';
+
+/** Kubernetes rejects a ConfigMap whose data and binaryData (decoded) exceed 1 MiB. */
+export const CONFIGMAP_MAX_BYTES = 1024 * 1024;
+
+/** The bundle ConfigMap's binaryData key. */
+export const BUNDLE_KEY = 'controller.js.gz';
+
+/** The shipped bundle as the render functions need it (read from disk by lib/controller-bundle.ts). */
+export interface ControllerBundleRef {
+  /** The gzipped bundle, base64-encoded (ConfigMap binaryData). */
+  readonly gzipBase64: string;
+  /** sha256 (hex) of the uncompressed bundle. */
+  readonly sha256: string;
+  /** Version of the package that built it; part of the ConfigMap's name. */
+  readonly version: string;
+}
