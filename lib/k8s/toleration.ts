@@ -15,14 +15,23 @@ export interface Taint {
  * toleration types of kubernetes-models, cdk8s and Pulumi all fit.
  */
 export interface Toleration {
+  /** Taint key to tolerate; with `operator: Exists` and no key, every taint. @default every key */
   key?: string;
-  /** @default Equal */
+  /** `Equal` matches the taint's value, `Exists` any value (see {@link TOLERATION_OPERATORS}). @default Equal */
   operator?: string;
+  /** Taint value to match with `operator: Equal`. @default '' */
   value?: string;
-  /** Matches every effect when omitted. */
+  /** Matches every effect when omitted (see {@link TAINT_EFFECTS}). */
   effect?: string;
+  /** How long a `NoExecute` taint is tolerated before eviction. @default forever */
   tolerationSeconds?: number;
 }
+
+/** The operators a toleration may use. */
+export const TOLERATION_OPERATORS = ['Exists', 'Equal'] as const;
+
+/** The effects of a taint (and of a toleration that names one). */
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 
 /**
  * Whether `toleration` tolerates `taint`, by the Kubernetes rules (empty key with Exists matches every

@@ -2,33 +2,11 @@
  * The small cluster-client interface that informers, reconcilers, leader election and the webhook use.
  * One implementation talks HTTP to an API server (http-cluster.ts); tests point it at the in-process double.
  */
+import type { K8sObject } from '../k8s/object';
 import { ResourceType } from './resources';
 
-/** The `metadata` fields the runtime reads. Unknown fields pass through untouched. */
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: Array<Record<string, unknown>>;
-  managedFields?: unknown[];
-  [key: string]: unknown;
-}
-
-/** Any Kubernetes object as it travels over the wire. */
-export interface K8sObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  [key: string]: unknown;
-}
+// Declared with the rest of the Kubernetes vocabulary; re-exported for the client's users.
+export type { K8sObject, ObjectMeta } from '../k8s/object';
 
 /** One RFC 6902 operation. */
 export interface JsonPatchOp {

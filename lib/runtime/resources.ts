@@ -2,7 +2,8 @@
  * The API resources the controller reads and writes, with what a REST client needs to address them.
  * Kept as a static table (no discovery round trip): the set is fixed by the product.
  */
-import { GROUP, VERSION } from '../labels';
+import { isClusterScoped } from '../kinds';
+import { GROUP, VERSION } from '../model/group';
 
 /** How to address one kind on the API server. */
 export interface ResourceType {
@@ -19,28 +20,39 @@ export interface ResourceType {
   readonly custom: boolean;
 }
 
-function core(plural: string, kind: string, namespaced: boolean, statusSubresource: boolean): ResourceType {
-  return { group: '', version: 'v1', plural, kind, namespaced, statusSubresource, custom: false };
+/**
+ * How to address `kind` of `apiVersion`. Whether it is namespaced is not written here: lib/kinds.ts
+ * is the one home of kind scope (built-in kinds and ours).
+ * @example resourceType('apps/v1', 'deployments', 'Deployment', { statusSubresource: true })
+ */
+export function resourceType(
+  apiVersion: string, plural: string, kind: string,
+  opts: { statusSubresource?: boolean } = {},
+): ResourceType {
+  const slash = apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  return {
+    group, version: apiVersion.slice(slash + 1), plural, kind,
+    namespaced: !isClusterScoped(apiVersion, kind),
+    statusSubresource: opts.statusSubresource ?? false,
+    custom: group === GROUP,
+  };
 }
 
-function tf(plural: string, kind: string, namespaced: boolean): ResourceType {
-  return { group: GROUP, version: VERSION, plural, kind, namespaced, statusSubresource: true, custom: true };
-}
+const core = (plural: string, kind: string, statusSubresource: boolean) => resourceType('v1', plural, kind, { statusSubresource });
+const tf = (plural: string, kind: string) => resourceType(`${GROUP}/${VERSION}`, plural, kind, { statusSubresource: true });
 
 /** Every resource the runtime touches. */
 export const RESOURCES = {
-  pods: core('pods', 'Pod', true, true),
-  nodes: core('nodes', 'Node', false, true),
-  events: core('events', 'Event', true, false),
-  leases: {
-    group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease',
-    namespaced: true, statusSubresource: false, custom: false,
-  } as ResourceType,
-  gpupools: tf('gpupools', 'GPUPool', false),
-  gpunodes: tf('gpunodes', 'GPUNode', false),
-  gpus: tf('gpus', 'GPU', false),
-  tensorfusionworkloads: tf('tensorfusionworkloads', 'TensorFusionWorkload', true),
-  workloadprofiles: tf('workloadprofiles', 'WorkloadProfile', true),
+  pods: core('pods', 'Pod', true),
+  nodes: core('nodes', 'Node', true),
+  events: core('events', 'Event', false),
+  leases: resourceType('coordination.k8s.io/v1', 'leases', 'Lease'),
+  gpupools: tf('gpupools', 'GPUPool'),
+  gpunodes: tf('gpunodes', 'GPUNode'),
+  gpus: tf('gpus', 'GPU'),
+  tensorfusionworkloads: tf('tensorfusionworkloads', 'TensorFusionWorkload'),
+  workloadprofiles: tf('workloadprofiles', 'WorkloadProfile'),
 } as const;
 
 /** `apiVersion` string of a resource type (`v1`, `tensor-fusion.ai/v1`). */
@@ -66,8 +78,3 @@ export function keyOf(meta: { namespace?: string; name?: string }): string {
   return meta.namespace ? `${meta.namespace}/${meta.name}` : `${meta.name}`;
 }
 
-/** Splits a cache key back into namespace and name. */
-export function splitKey(key: string): { namespace?: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}

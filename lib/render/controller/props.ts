@@ -6,6 +6,8 @@ import { FieldIssue, fieldIssue, throwIfInvalid } from '../../errors';
 import { parseQuantity } from '../../quantity';
 import { checkEnum, checkLimitAtLeastRequest } from '../../rules';
 import { CERT_MODES, CertificateMode, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS, LogLevel } from '../../contract/env';
+import { isDnsLabel } from '../../k8s/names';
+import { TAINT_EFFECTS, Toleration, TOLERATION_OPERATORS } from '../../k8s/toleration';
 
 /** What the API server does with a pod when the webhook cannot be reached. */
 export const FAILURE_POLICIES = ['Fail', 'Ignore'] as const;
@@ -25,20 +27,6 @@ export interface ControllerResources {
   readonly requests?: ComputeQuantities;
   /** The most each container may use. @default cpu 1, memory 512Mi */
   readonly limits?: ComputeQuantities;
-}
-
-/** A pod toleration (the fields of core/v1 Toleration). */
-export interface Toleration {
-  /** Taint key to tolerate; with `operator: Exists` and no key, every taint. @default every key */
-  readonly key?: string;
-  /** `Equal` matches the taint's value, `Exists` any value. @default Equal */
-  readonly operator?: 'Exists' | 'Equal';
-  /** Taint value to match with `operator: Equal`. @default '' */
-  readonly value?: string;
-  /** Matches every effect when omitted. */
-  readonly effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
-  /** How long a `NoExecute` taint is tolerated before eviction. @default forever */
-  readonly tolerationSeconds?: number;
 }
 
 /**
@@ -181,16 +169,13 @@ export interface ResolvedControllerProps {
   readonly prometheusUrl?: string;
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** `[registry/]path[:tag][@sha256:<64 hex>]`, the reference grammar of the distribution spec. */
 const IMAGE_REF = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[0-9a-f]{64})?$/;
 /** A Kubernetes release tag: v1.36.3, v1.37.0-rc.1. */
 const RELEASE_TAG = /^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/;
-const TOLERATION_OPERATORS = ['Exists', 'Equal'] as const;
-const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 
 function checkNamespace(value: unknown): FieldIssue | undefined {
-  return typeof value === 'string' && value.length <= 63 && DNS_LABEL.test(value)
+  return isDnsLabel(value)
     ? undefined
     : fieldIssue('namespace', value, 'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit');
 }

@@ -4,10 +4,9 @@
  * HorizontalPodAutoscaler already targets it (two autoscalers on one owner fight).
  */
 import type { Cluster, K8sObject } from '../cluster';
-import type { ResourceType } from '../resources';
+import { ResourceType, resourceType } from '../resources';
 
-const apps = (plural: string, kind: string): ResourceType =>
-  ({ group: 'apps', version: 'v1', plural, kind, namespaced: true, statusSubresource: true, custom: false });
+const apps = (plural: string, kind: string) => resourceType('apps/v1', plural, kind, { statusSubresource: true });
 
 /** Owners whose replicas can be scaled, by `apiVersion kind` of the owner reference. */
 export const SCALABLE_OWNERS: ReadonlyMap<string, ResourceType> = new Map([
@@ -15,10 +14,7 @@ export const SCALABLE_OWNERS: ReadonlyMap<string, ResourceType> = new Map([
   ['apps/v1 StatefulSet', apps('statefulsets', 'StatefulSet')],
 ]);
 
-export const HPA_RESOURCE: ResourceType = {
-  group: 'autoscaling', version: 'v2', plural: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler',
-  namespaced: true, statusSubresource: true, custom: false,
-};
+export const HPA_RESOURCE: ResourceType = resourceType('autoscaling/v2', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler', { statusSubresource: true });
 
 export interface ScaleTarget {
   readonly resource: ResourceType;

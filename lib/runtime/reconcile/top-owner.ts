@@ -9,7 +9,7 @@
  * cache of every ReplicaSet in the cluster.
  */
 import type { Cluster, K8sObject } from '../cluster';
-import type { ResourceType } from '../resources';
+import { ResourceType, resourceType } from '../resources';
 
 /** An entry of `metadata.ownerReferences`, as a generated workload carries it. */
 export interface OwnerReference {
@@ -22,11 +22,11 @@ export interface OwnerReference {
 /** The kinds whose own controller is looked up: a ReplicaSet's Deployment, a Job's CronJob. */
 export const OWNER_LOOKUPS: ReadonlyMap<string, { resource: ResourceType; parent: string }> = new Map([
   ['apps/v1 ReplicaSet', {
-    resource: { group: 'apps', version: 'v1', plural: 'replicasets', kind: 'ReplicaSet', namespaced: true, statusSubresource: true, custom: false },
+    resource: resourceType('apps/v1', 'replicasets', 'ReplicaSet', { statusSubresource: true }),
     parent: 'Deployment',
   }],
   ['batch/v1 Job', {
-    resource: { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true, statusSubresource: true, custom: false },
+    resource: resourceType('batch/v1', 'jobs', 'Job', { statusSubresource: true }),
     parent: 'CronJob',
   }],
 ]);
