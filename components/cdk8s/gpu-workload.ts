@@ -1,5 +1,5 @@
 import { IConstruct } from 'constructs';
-import { encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
+import { EncodedGpuWorkload, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
 import { throwIfInvalid } from '../../lib/errors';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
 import { PodTemplate } from '../../lib/render/pod-template';
@@ -23,7 +23,15 @@ import { dependOnController } from './order';
  *   is then left unchanged
  */
 export function gpuWorkload<T extends IConstruct>(workload: T, options: GpuWorkloadOptions): T {
-  patchPodTemplate(workload, 'gpuWorkload', () => encodeGpuWorkload(options), (template) => gpuWorkloadPodTemplate(template, options));
+  // The options as they are now: the template is rewritten at synthesis with what was checked here.
+  const snapshot: GpuWorkloadOptions = { ...options, injectContainers: options.injectContainers && [...options.injectContainers] };
+  let encoded: EncodedGpuWorkload | undefined;
+  patchPodTemplate(
+    workload,
+    'gpuWorkload',
+    () => (encoded = encodeGpuWorkload(snapshot)),
+    (template) => gpuWorkloadPodTemplate(template, snapshot, encoded),
+  );
   dependOnController(workload);
   return workload;
 }

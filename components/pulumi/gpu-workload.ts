@@ -29,8 +29,8 @@ function contextOf(caller: string, args: object): string {
 export function gpuWorkload<T extends object>(args: T, options: GpuWorkloadOptions): T {
   const context = contextOf('gpuWorkload', args);
   // Options are checked now even when the template is an Output, so most errors point at this call.
-  withContext(context, () => encodeGpuWorkload(options));
-  return patchPodTemplateArgs(args, context, (template) => gpuWorkloadPodTemplate(template, options));
+  const encoded = withContext(context, () => encodeGpuWorkload(options));
+  return patchPodTemplateArgs(args, context, (template) => gpuWorkloadPodTemplate(template, options, encoded));
 }
 
 /**

@@ -7,6 +7,7 @@
 import { ApiObject, App, Chart, JsonPatch, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-31';
 import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, TensorFusionWorkload, WorkloadProfile } from '../../components/cdk8s';
+import type { GpuWorkloadOptions } from '../../lib/annotations';
 import { KubeObject } from '../../lib/k8s-object';
 import { thrownMessage } from './frameworks';
 
@@ -52,6 +53,15 @@ describe('gpuWorkload reads the final pod template at synthesis', () => {
     expect(thrownMessage(() => Testing.synth(chart))).toBe(
       'gpuWorkload c/plus: injectContainers: got "python", expected a container of the pod template: one of main',
     );
+  });
+
+  it('writes the options as they were checked at the call, even if the caller changes them afterwards', () => {
+    const chart = new Chart(Testing.app(), 'c');
+    const options: GpuWorkloadOptions = { qos: 'high', injectContainers: ['python'] };
+    gpuWorkload(new kplus.k8s.KubeDeployment(chart, 'd', deploymentArgs()), options);
+    (options as { qos: string }).qos = 'urgent';
+    (options.injectContainers as string[]).push('gone');
+    expect(templateOf(Testing.synth(chart)).metadata.annotations).toMatchObject({ 'tensor-fusion.ai/qos': 'high', 'tensor-fusion.ai/inject-container': 'python' });
   });
 
   it('t9kGpuWorkload also sees containers added after the call', () => {
