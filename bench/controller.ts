@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildSync } from 'esbuild';
 import pino from 'pino';
-import { Controller } from '../lib/runtime/controller';
+import { Controller } from '../lib/runtime/controller/controller';
 import { RuntimeMetrics } from '../lib/runtime/metrics';
 import { ApiServerDouble, clusterFor, startApiServer } from '../test/support/api-server';
 import { gpuNodeObj, podObj, poolObj, workloadObj } from '../test/runtime/fixtures';

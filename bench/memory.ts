@@ -15,12 +15,12 @@ import { buildSync } from 'esbuild';
 import { ENABLED_LABEL } from '../lib/labels';
 import { parseQuantity } from '../lib/quantity';
 import { CONTROLLER_DEFAULTS } from '../lib/render/controller/props';
-import { keepAliveAgent } from '../lib/runtime/http-cluster';
+import { keepAliveAgent } from '../lib/runtime/kube/http-cluster';
 import { readEnv, startRuntime } from '../lib/runtime/runtime';
 import { createCa, issueServingCert } from '../lib/runtime/webhook/certificates';
 import { ApiServerDouble, startApiServer } from '../test/support/api-server';
 import { gpuNodeObj, podObj, poolObj, silent } from '../test/runtime/fixtures';
-import { extenderComponent } from '../lib/runtime/extender/component';
+import { extenderComponent } from '../lib/runtime/scheduler/component';
 import { webhookComponent } from '../lib/runtime/webhook/component';
 
 const PODS = Number(process.env.BENCH_PODS ?? 100_000);

@@ -22,10 +22,10 @@
 import { ENABLED_LABEL, GFD, poolMembershipLabel, ALLOCATION_ANNOTATION } from '../lib/labels';
 import { SCHEDULER_NAME } from '../lib/contract/names';
 import { DEFAULT_PLACEMENT_MODE } from '../lib/rules';
-import type { K8sObject } from '../lib/runtime/cluster';
-import type { HttpCluster } from '../lib/runtime/http-cluster';
-import { Informer } from '../lib/runtime/informer';
-import { RESOURCES } from '../lib/runtime/resources';
+import type { K8sObject } from '../lib/runtime/kube/cluster';
+import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
+import { Informer } from '../lib/runtime/kube/informer';
+import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { parseQuantity } from '../lib/quantity';
 import type { Allocation } from '../lib/scheduler';

@@ -6,9 +6,9 @@
  * process. Exported for bench/schedule.ts (`--state`).
  */
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_ANNOTATION } from '../lib/labels';
-import type { K8sObject } from '../lib/runtime/cluster';
-import { Extender } from '../lib/runtime/extender/extender';
-import { PlacementState } from '../lib/runtime/extender/state';
+import type { K8sObject } from '../lib/runtime/kube/cluster';
+import { Extender } from '../lib/runtime/scheduler/extender';
+import { PlacementState } from '../lib/runtime/scheduler/state';
 import { encodeShare, ShareRequest } from '../lib/runtime/share';
 import { percentile } from './stats';
 

@@ -11,10 +11,10 @@
  * Ends with one JSON line.
  */
 import { ENABLED_LABEL, GFD } from '../lib/labels';
-import type { K8sObject } from '../lib/runtime/cluster';
-import type { HttpCluster } from '../lib/runtime/http-cluster';
-import { Informer } from '../lib/runtime/informer';
-import { RESOURCES } from '../lib/runtime/resources';
+import type { K8sObject } from '../lib/runtime/kube/cluster';
+import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
+import { Informer } from '../lib/runtime/kube/informer';
+import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';

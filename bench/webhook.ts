@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
-import { HttpCluster, keepAliveAgent } from '../lib/runtime/http-cluster';
+import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
 import { RuntimeMetrics } from '../lib/runtime/metrics';
 import { startWebhook } from '../lib/runtime/webhook/start';
 import { createCa, issueServingCert } from '../lib/runtime/webhook/certificates';

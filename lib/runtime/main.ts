@@ -4,9 +4,9 @@
  * service account or KUBECONFIG.
  */
 import pino from 'pino';
-import { loadConnection } from './kubeconfig';
+import { loadConnection } from './kube/kubeconfig';
 import { ComponentFactory, readEnv, startRuntime } from './runtime';
-import { extenderComponent } from './extender/component';
+import { extenderComponent } from './scheduler/component';
 import { usageFromAllocations, webhookComponent } from './webhook';
 import { runAgent } from './agent/main';
 import { AGENT_COMMAND } from './agent/contract';

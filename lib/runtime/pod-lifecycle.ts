@@ -2,7 +2,7 @@
  * Where a pod is in its life, in the terms the runtime's decisions use. A terminating pod still runs
  * (its processes use the GPU until they are gone), so only a terminal phase ends what it holds.
  */
-import type { K8sObject } from './cluster';
+import type { K8sObject } from './kube/cluster';
 
 /** Succeeded or Failed: the pod runs nothing any more. */
 export function isTerminal(pod: K8sObject): boolean {

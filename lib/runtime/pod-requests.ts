@@ -6,7 +6,7 @@
  * counted as plain init containers: an over-estimate of nothing, an under-estimate of sidecars.)
  */
 import { parseQuantity } from '../k8s/quantity';
-import type { K8sObject } from './cluster';
+import type { K8sObject } from './kube/cluster';
 
 export interface PodRequests {
   /** Millicores. */

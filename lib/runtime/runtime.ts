@@ -10,11 +10,11 @@ import pino, { Logger } from 'pino';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
 import { CERT_MODES, CertificateMode, CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS } from '../contract/env';
 import { oneOf } from '../rules';
-import { Cluster } from './cluster';
-import { Clock, realClock } from './clock';
-import { Controller, ControllerOptions } from './controller';
-import { HttpCluster, Connection } from './http-cluster';
-import { LeaderElector, LeaderElectionOptions, fenceWrites } from './leader-election';
+import { Cluster } from './kube/cluster';
+import { Clock, realClock } from './kube/clock';
+import { Controller, ControllerOptions } from './controller/controller';
+import { HttpCluster, Connection } from './kube/http-cluster';
+import { LeaderElector, LeaderElectionOptions, fenceWrites } from './kube/leader-election';
 import { RuntimeMetrics } from './metrics';
 import { Component, OpsServer } from './ops-server';
 

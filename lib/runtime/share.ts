@@ -6,7 +6,7 @@
 import { SHARE_ANNOTATION } from '../labels';
 import type { QosLevel } from '../rules';
 import type { AllocationRequest } from '../scheduler';
-import type { K8sObject } from './cluster';
+import type { K8sObject } from './kube/cluster';
 
 export interface ShareRequest {
   readonly pool: string;

@@ -1,5 +1,5 @@
 /** An in-memory stand-in for the few Cluster calls the recommender loop makes: status, events, HPAs. */
-import type { Cluster, EventRecord, K8sObject } from '../../lib/runtime/cluster';
+import type { Cluster, EventRecord, K8sObject } from '../../lib/runtime/kube/cluster';
 import type { ScaleClient, ScaleTarget } from '../../lib/runtime/autoscale/scale';
 import type { Workload } from '../../lib/runtime/autoscale/loop';
 

@@ -3,8 +3,8 @@
  * last OOM kills, and the loop feeds each one once, with the VRAM peak Prometheus saw before it.
  */
 import { parseQuantity } from '../../lib/quantity';
-import { slimPod } from '../../lib/runtime/controller';
-import type { K8sObject } from '../../lib/runtime/cluster';
+import { slimPod } from '../../lib/runtime/controller/controller';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { AutoscaleLoop, Workload } from '../../lib/runtime/autoscale/loop';
 import { oomKillsOf } from '../../lib/runtime/autoscale/oom';
 import type { PrometheusClient } from '../../lib/runtime/autoscale/prometheus';

@@ -5,8 +5,8 @@
  * names the target, so a drift of the double (or a new Kubernetes) shows where it is.
  */
 import * as path from 'node:path';
-import type { HttpCluster } from '../../lib/runtime/http-cluster';
-import { RESOURCES, ResourceType } from '../../lib/runtime/resources';
+import type { HttpCluster } from '../../lib/runtime/kube/http-cluster';
+import { RESOURCES, ResourceType } from '../../lib/runtime/kube/resources';
 import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { poolObj } from '../runtime/fixtures';

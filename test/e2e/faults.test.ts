@@ -6,8 +6,8 @@
  * nothing doubled.
  */
 import { GFD } from '../../lib/labels';
-import type { K8sObject } from '../../lib/runtime/cluster';
-import { RESOURCES } from '../../lib/runtime/resources';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
+import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { AuditEvent, describeControlPlane, waitFor } from '../support/control-plane';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';
@@ -17,7 +17,7 @@ const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** Lease timings of the rendered controller (lib/runtime/leader-election.ts defaults). */
+/** Lease timings of the rendered controller (lib/runtime/kube/leader-election.ts defaults). */
 const LEASE_MS = 15_000;
 const RETRY_MS = 2_000;
 

@@ -4,7 +4,7 @@
  * and stop() leaves no process behind.
  */
 import { describeControlPlane, KWOK_NODE_ANNOTATION, waitFor } from '../support/control-plane';
-import { RESOURCES } from '../../lib/runtime/resources';
+import { RESOURCES } from '../../lib/runtime/kube/resources';
 
 const VIEWER = 'alice';
 

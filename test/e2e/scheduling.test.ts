@@ -7,8 +7,8 @@
 import * as https from 'node:https';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SHARE_RELEASED_ANNOTATION } from '../../lib/labels';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
-import type { K8sObject } from '../../lib/runtime/cluster';
-import { RESOURCES } from '../../lib/runtime/resources';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
+import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';

@@ -5,11 +5,11 @@
  * pod, a copied record, a stalled watch).
  */
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/labels';
-import type { K8sObject } from '../../lib/runtime/cluster';
-import type { Informer } from '../../lib/runtime/informer';
-import { Extender } from '../../lib/runtime/extender/extender';
-import type { ExtenderArgs } from '../../lib/runtime/extender/protocol';
-import type { PlacementState } from '../../lib/runtime/extender/state';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
+import type { Informer } from '../../lib/runtime/kube/informer';
+import { Extender } from '../../lib/runtime/scheduler/extender';
+import type { ExtenderArgs } from '../../lib/runtime/scheduler/protocol';
+import type { PlacementState } from '../../lib/runtime/scheduler/state';
 import { encodeShare, ShareRequest } from '../../lib/runtime/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
 import { eventually } from '../runtime/fixtures';

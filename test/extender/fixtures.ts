@@ -1,9 +1,9 @@
 /** An extender over informers of the API-server double, started and synced. */
-import type { K8sObject } from '../../lib/runtime/cluster';
-import { Informer } from '../../lib/runtime/informer';
-import { RESOURCES } from '../../lib/runtime/resources';
-import { Extender } from '../../lib/runtime/extender/extender';
-import { PlacementState } from '../../lib/runtime/extender/state';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
+import { Informer } from '../../lib/runtime/kube/informer';
+import { RESOURCES } from '../../lib/runtime/kube/resources';
+import { Extender } from '../../lib/runtime/scheduler/extender';
+import { PlacementState } from '../../lib/runtime/scheduler/state';
 import { ApiServerDouble, clusterFor } from '../support/api-server';
 
 export interface ExtenderUnderTest {

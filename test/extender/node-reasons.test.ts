@@ -3,8 +3,8 @@
  * bound (issue 14.8), through the extender's filter against the API-server double.
  */
 import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../lib/labels';
-import type { K8sObject } from '../../lib/runtime/cluster';
-import type { Informer } from '../../lib/runtime/informer';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
+import type { Informer } from '../../lib/runtime/kube/informer';
 import { encodeShare, ShareRequest } from '../../lib/runtime/share';
 import { ApiServerDouble, startApiServer } from '../support/api-server';
 import { GiB, seedPool } from '../webhook/fixtures';

@@ -6,10 +6,10 @@
  */
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../lib/labels';
 import { Allocator } from '../../lib/scheduler';
-import type { Cluster, K8sObject } from '../../lib/runtime/cluster';
-import type { Informer } from '../../lib/runtime/informer';
-import type { Extender } from '../../lib/runtime/extender/extender';
-import type { PlacementState } from '../../lib/runtime/extender/state';
+import type { Cluster, K8sObject } from '../../lib/runtime/kube/cluster';
+import type { Informer } from '../../lib/runtime/kube/informer';
+import type { Extender } from '../../lib/runtime/scheduler/extender';
+import type { PlacementState } from '../../lib/runtime/scheduler/state';
 import { RESIZE_CONDITION, ShareResizer } from '../../lib/runtime/autoscale/resize';
 import type { Workload } from '../../lib/runtime/autoscale/loop';
 import { encodeShare, ShareRequest } from '../../lib/runtime/share';

@@ -1,6 +1,6 @@
 /** The API-server double's semantics through the real HTTP client: the contract the other tests rely on. */
-import { ApiError, WatchEvent } from '../../lib/runtime/cluster';
-import { RESOURCES } from '../../lib/runtime/resources';
+import { ApiError, WatchEvent } from '../../lib/runtime/kube/cluster';
+import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
 import { eventually, podObj, poolObj, workloadObj } from './fixtures';
 

@@ -3,7 +3,7 @@
  * the same state, with no lost or duplicated objects in the caches or in what the controller wrote.
  */
 import { XGN_TAINT } from '../../lib/labels';
-import { Controller } from '../../lib/runtime/controller';
+import { Controller } from '../../lib/runtime/controller/controller';
 import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
 import { eventually, gpuNodeObj, podObj, poolObj, testController, workloadObj } from './fixtures';
 

@@ -7,16 +7,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { HttpCluster, keepAliveAgent } from '../../lib/runtime/http-cluster';
-import { LeaderElector } from '../../lib/runtime/leader-election';
-import { RESOURCES } from '../../lib/runtime/resources';
+import { HttpCluster, keepAliveAgent } from '../../lib/runtime/kube/http-cluster';
+import { LeaderElector } from '../../lib/runtime/kube/leader-election';
+import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { silent } from './fixtures';
 
-/** The runtime's own kubeconfig loading (lib/runtime/kubeconfig.ts), run as the process would. */
+/** The runtime's own kubeconfig loading (lib/runtime/kube/kubeconfig.ts), run as the process would. */
 function connect(kubeconfig: string): HttpCluster {
   const json = execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e',
-    "require('./lib/runtime/kubeconfig').loadConnection().then(async (c) => { console.log(JSON.stringify({ server: c.server, headers: await c.headers(), ca: c.agent.options.ca && String(c.agent.options.ca) })); process.exit(0); })"],
+    "require('./lib/runtime/kube/kubeconfig').loadConnection().then(async (c) => { console.log(JSON.stringify({ server: c.server, headers: await c.headers(), ca: c.agent.options.ca && String(c.agent.options.ca) })); process.exit(0); })"],
   { encoding: 'utf8', env: { ...process.env, KUBECONFIG: kubeconfig, TS_NODE_COMPILER_OPTIONS: '{"module":"commonjs","moduleResolution":"node"}' } });
   const { server, headers, ca } = JSON.parse(json.trim().split('\n').pop()!);
   return new HttpCluster({ server, agent: keepAliveAgent(server, ca ? { ca } : { rejectUnauthorized: false }), headers: () => headers });

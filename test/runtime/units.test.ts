@@ -1,11 +1,11 @@
 /** Unit tests of the pure runtime pieces: work queue, GPU catalog, xgn taint plan, env validation. */
-import { ManualClock } from '../../lib/runtime/clock';
-import { WorkQueue, runWorkers } from '../../lib/runtime/workqueue';
+import { ManualClock } from '../../lib/runtime/kube/clock';
+import { WorkQueue, runWorkers } from '../../lib/runtime/kube/workqueue';
 import { lookupGpuTflops, normalizeGpuProduct } from '../../lib/gpu-catalog';
-import { planXgnTaint } from '../../lib/runtime/reconcile/xgn-taint';
+import { planXgnTaint } from '../../lib/runtime/controller/xgn-taint';
 import { readEnv } from '../../lib/runtime/runtime';
-import { gpuPoolStatus, nodeInventory, usageFromPods } from '../../lib/runtime/reconcile/capacity';
-import { matchesNodeSelector } from '../../lib/runtime/reconcile/node-selector';
+import { gpuPoolStatus, nodeInventory, usageFromPods } from '../../lib/runtime/controller/capacity';
+import { matchesNodeSelector } from '../../lib/runtime/controller/node-selector';
 import { T9K, XGN_TAINT } from '../../lib/labels';
 import { gpuNodeObj, podObj, poolObj } from './fixtures';
 

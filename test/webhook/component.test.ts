@@ -1,6 +1,6 @@
 /** The runtime component: shares the controller's informers and serves once they have synced. */
 import pino from 'pino';
-import { Controller } from '../../lib/runtime/controller';
+import { Controller } from '../../lib/runtime/controller/controller';
 import { RuntimeMetrics } from '../../lib/runtime/metrics';
 import type { RuntimeContext } from '../../lib/runtime/runtime';
 import { webhookComponent } from '../../lib/runtime/webhook/component';

@@ -10,7 +10,7 @@ import { createCa, issueServingCert, KeyPair } from '../../lib/runtime/webhook/c
 import { startWebhook, StartWebhookOptions, WebhookHandle } from '../../lib/runtime/webhook/start';
 import type { AdmissionReview } from '../../lib/runtime/webhook/review';
 import type { TlsSource } from '../../lib/runtime/webhook/tls';
-import type { K8sObject } from '../../lib/runtime/cluster';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import type { RequestRecord } from '../support/api-server/server';
 
 export const GiB = 2 ** 30;

@@ -5,10 +5,10 @@
 import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../lib/api';
 import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../lib/labels';
 import { API_VERSION } from '../../lib/model/group';
-import type { Controller } from '../../lib/runtime/controller';
-import type { K8sObject } from '../../lib/runtime/cluster';
-import { planGeneratedWorkload } from '../../lib/runtime/reconcile/generated-workload';
-import { TopOwners } from '../../lib/runtime/reconcile/top-owner';
+import type { Controller } from '../../lib/runtime/controller/controller';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
+import { planGeneratedWorkload } from '../../lib/runtime/controller/generated-workload';
+import { TopOwners } from '../../lib/runtime/controller/top-owner';
 import type { SettingsView } from '../../lib/runtime/webhook/resolve';
 import { ApiServerDouble, clusterFor } from '../support/api-server';
 import { eventually, testController } from '../runtime/fixtures';

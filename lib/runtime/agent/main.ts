@@ -4,8 +4,8 @@
  * API server, and serves /metrics and /healthz on AGENT_PORT.
  */
 import pino from 'pino';
-import { HttpCluster } from '../http-cluster';
-import { loadConnection } from '../kubeconfig';
+import { HttpCluster } from '../kube/http-cluster';
+import { loadConnection } from '../kube/kubeconfig';
 import { NodePodResolver } from './pods';
 import { readAgentEnv, startAgent } from './server';
 

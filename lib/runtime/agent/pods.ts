@@ -3,8 +3,8 @@
  * is refreshed when an unknown UID shows up (at most every `minRefreshMs`). A LIST per refresh rather
  * than an informer: the agent only needs names, and a GPU process of a new pod is rare.
  */
-import type { Cluster, K8sObject } from '../cluster';
-import { RESOURCES } from '../resources';
+import type { Cluster, K8sObject } from '../kube/cluster';
+import { RESOURCES } from '../kube/resources';
 import type { PodResolver } from './collector';
 
 interface Named { namespace: string; pod: string; containers: Map<string, string> }

@@ -4,7 +4,7 @@
  */
 import { parseQuantity } from '../../quantity';
 import { CONTROLLER_ENV } from '../../contract/env';
-import { INDEX_BY_WORKLOAD } from '../controller';
+import { INDEX_BY_WORKLOAD } from '../controller/controller';
 import type { Component } from '../ops-server';
 import type { RuntimeContext } from '../runtime';
 import { defaultPoolOf } from '../webhook/cluster-view';

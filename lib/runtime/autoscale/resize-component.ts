@@ -2,8 +2,8 @@
  * The in-place resizer beside the scheduler extender (started by extenderComponent on every replica):
  * it acts only while this replica's extender is the one its kube-scheduler calls.
  */
-import type { K8sObject } from '../cluster';
-import { INDEX_BY_WORKLOAD } from '../controller';
+import type { K8sObject } from '../kube/cluster';
+import { INDEX_BY_WORKLOAD } from '../controller/controller';
 import type { RuntimeContext } from '../runtime';
 import type { Workload } from './loop';
 import { ResizablePlacement, ShareResizer } from './resize';

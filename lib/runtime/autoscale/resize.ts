@@ -16,11 +16,11 @@ import { escapePathComponent } from 'fast-json-patch';
 import type { Condition } from '../../api';
 import { applyRecommendation, appliesToShares, changedAmounts, decodeAutoScalingConfig, recommendationOf, Resources, sameResources } from '../../autoscale';
 import type { Allocation, AllocateResult, ShareAmounts } from '../../scheduler';
-import { Cluster, JsonPatchOp, K8sObject, updateWithRetry } from '../cluster';
-import { bindingAnnotations, DeviceInfo } from '../extender/record';
+import { Cluster, JsonPatchOp, K8sObject, updateWithRetry } from '../kube/cluster';
+import { bindingAnnotations, DeviceInfo } from '../scheduler/record';
 import { isTerminal } from '../pod-lifecycle';
-import { setCondition } from '../reconcile/capacity';
-import { keyOf, RESOURCES } from '../resources';
+import { setCondition } from '../controller/capacity';
+import { keyOf, RESOURCES } from '../kube/resources';
 import { mpsParts, shareOf } from '../share';
 import { LIMITS_MOUNT_PATH } from '../webhook/limits-volume';
 import type { Workload } from './loop';
@@ -28,7 +28,7 @@ import type { Workload } from './loop';
 /** Condition type the resizer owns on a TensorFusionWorkload. */
 export const RESIZE_CONDITION = 'InPlaceResize';
 
-/** What the resizer needs of the extender's PlacementState (lib/runtime/extender/state.ts). */
+/** What the resizer needs of the extender's PlacementState (lib/runtime/scheduler/state.ts). */
 export interface ResizablePlacement {
   holding(uid: string): Allocation | undefined;
   isReserved(uid: string): boolean;

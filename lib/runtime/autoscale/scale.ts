@@ -3,8 +3,8 @@
  * through its `/scale` subresource (what `kubectl scale` and the HPA use), and the check that no
  * HorizontalPodAutoscaler already targets it (two autoscalers on one owner fight).
  */
-import type { Cluster, K8sObject } from '../cluster';
-import { ResourceType, resourceType } from '../resources';
+import type { Cluster, K8sObject } from '../kube/cluster';
+import { ResourceType, resourceType } from '../kube/resources';
 
 const apps = (plural: string, kind: string) => resourceType('apps/v1', plural, kind, { statusSubresource: true });
 

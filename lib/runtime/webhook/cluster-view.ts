@@ -6,9 +6,9 @@
  */
 import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
 import { DEFAULT_POOL_ANNOTATION } from '../../labels';
-import { Cluster, K8sObject } from '../cluster';
-import { Informer, InformerOptions } from '../informer';
-import { RESOURCES, ResourceType } from '../resources';
+import { Cluster, K8sObject } from '../kube/cluster';
+import { Informer, InformerOptions } from '../kube/informer';
+import { RESOURCES, ResourceType } from '../kube/resources';
 import type { AdmissionView } from './admit';
 
 type Obj<T> = T & K8sObject;

@@ -3,8 +3,8 @@
  * (no watch of its own), admits on every replica without writing, and leaves leader-only work
  * (certificates, remote-mode workers) to `ctx.isLeader`.
  */
-import type { K8sObject } from '../cluster';
-import type { Informer } from '../informer';
+import type { K8sObject } from '../kube/cluster';
+import type { Informer } from '../kube/informer';
 import type { Component } from '../ops-server';
 import type { RuntimeContext } from '../runtime';
 import type { ViewInformers } from './cluster-view';

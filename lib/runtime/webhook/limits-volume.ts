@@ -7,7 +7,7 @@
  */
 import { fieldIssue, FieldIssue } from '../../errors';
 import { PLACEMENT_ANNOTATIONS } from '../../labels';
-import type { JsonPatchOp, K8sObject } from '../cluster';
+import type { JsonPatchOp, K8sObject } from '../kube/cluster';
 import { NVIDIA_ENV } from './env';
 
 /** Name of the volume the webhook adds. */

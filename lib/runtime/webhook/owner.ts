@@ -5,7 +5,7 @@
  * `<name>`; other controllers (StatefulSet, DaemonSet, Job, custom) give their own name; a bare pod
  * gives its name, or its generateName without the trailing dash.
  */
-import type { K8sObject } from '../cluster';
+import type { K8sObject } from '../kube/cluster';
 
 const POD_TEMPLATE_HASH = 'pod-template-hash';
 const CRONJOB_SUFFIX = /^(.+)-\d{8,}$/;

@@ -6,7 +6,7 @@
  * empty `value` dropped on the round trip) counts as no difference.
  */
 import { escapePathComponent } from 'fast-json-patch';
-import type { JsonPatchOp, K8sObject } from '../cluster';
+import type { JsonPatchOp, K8sObject } from '../kube/cluster';
 import type { EnvVar } from './env';
 import type { PodPriority } from './scheduling';
 

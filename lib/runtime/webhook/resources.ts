@@ -2,7 +2,7 @@
  * Core and admissionregistration kinds only the webhook touches, for its TLS (the shared table in
  * ../resources.ts holds the controller's kinds).
  */
-import { resourceType } from '../resources';
+import { resourceType } from '../kube/resources';
 
 export const WEBHOOK_RESOURCES = {
   secrets: resourceType('v1', 'secrets', 'Secret'),

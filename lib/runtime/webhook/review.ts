@@ -3,7 +3,7 @@
  * Responses always echo the request's uid and apiVersion; patches are base64 RFC 6902 documents.
  */
 import type { FieldIssue } from '../../errors';
-import type { JsonPatchOp, K8sObject } from '../cluster';
+import type { JsonPatchOp, K8sObject } from '../kube/cluster';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 

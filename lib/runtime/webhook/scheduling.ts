@@ -8,7 +8,7 @@ import { fieldIssue } from '../../errors';
 import { T9K } from '../../labels';
 import { qosPriorityClassName, SCHEDULER_NAME } from '../../contract/names';
 import { QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES, QosLevel } from '../../rules';
-import type { K8sObject } from '../cluster';
+import type { K8sObject } from '../kube/cluster';
 
 /** What kube-scheduler calls itself when a pod names no scheduler. */
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';

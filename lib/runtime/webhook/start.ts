@@ -7,12 +7,12 @@ import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
 import { ENABLED_LABEL } from '../../labels';
 import { CONTROLLER_PATHS } from '../../contract/env';
-import type { Cluster, K8sObject } from '../cluster';
+import type { Cluster, K8sObject } from '../kube/cluster';
 // The controller's pod cache form (a superset of what the worker plan reads): one slimPod for both caches.
-import { slimPod } from '../controller';
-import { Informer, InformerOptions } from '../informer';
+import { slimPod } from '../controller/controller';
+import { Informer, InformerOptions } from '../kube/informer';
 import type { RuntimeMetrics } from '../metrics';
-import { RESOURCES } from '../resources';
+import { RESOURCES } from '../kube/resources';
 import type { RuntimeEnv } from '../runtime';
 import { admitPod } from './admit';
 import { createViewInformers, InformerView, ViewInformers } from './cluster-view';

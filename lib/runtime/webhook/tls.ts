@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import { Cluster, JsonPatchOp, K8sObject, isConflict, isNotFound } from '../cluster';
+import { Cluster, JsonPatchOp, K8sObject, isConflict, isNotFound } from '../kube/cluster';
 import { certMatches, createCa, issueServingCert, KeyPair, notAfter } from './certificates';
 import { WEBHOOK_RESOURCES } from './resources';
 

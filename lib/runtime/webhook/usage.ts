@@ -4,8 +4,8 @@
  * runs on each GPU. Counted as the extender counts: a record names its pod's UID (a copy from another
  * pod holds nothing), and a terminating pod still holds its share until it is gone.
  */
-import type { K8sObject } from '../cluster';
-import { allocationOf } from '../extender/record';
+import type { K8sObject } from '../kube/cluster';
+import { allocationOf } from '../scheduler/record';
 import { isTerminal } from '../pod-lifecycle';
 
 export type AllocatedUsage = Map<string, { tflops: number; vram: number; pods: number }>;

@@ -10,7 +10,7 @@ import type { GPUPool, TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
 import { ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
 import { API_VERSION } from '../../model/group';
-import type { K8sObject } from '../cluster';
+import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
 import { REPLICAS_MAX } from '../../rules';
 

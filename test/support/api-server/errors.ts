@@ -3,7 +3,7 @@
  * in test/e2e/double-conformance.test.ts): resources are named `plural.group` in NotFound/Conflict,
  * kinds `Kind.group` in Invalid.
  */
-import type { ResourceType } from '../../../lib/runtime/resources';
+import type { ResourceType } from '../../../lib/runtime/kube/resources';
 import type { Obj } from './store';
 
 export class HttpError extends Error {

@@ -2,7 +2,7 @@
 export * from './server';
 export { compileFieldSelector, compileLabelSelector } from './selectors';
 export type { Change, Obj } from './store';
-import { HttpCluster, keepAliveAgent } from '../../../lib/runtime/http-cluster';
+import { HttpCluster, keepAliveAgent } from '../../../lib/runtime/kube/http-cluster';
 import type { ApiServerDouble } from './server';
 
 /** A Cluster client talking to the double; `userAgent` identifies the writer in `double.requests`. */

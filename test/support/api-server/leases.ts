@@ -5,7 +5,7 @@
  * stored in UTC, leaseDurationSeconds > 0 and leaseTransitions >= 0. strategy and preferredHolder
  * are dropped (their feature gate, CoordinatedLeaderElection, is off by default).
  */
-import type { ResourceType } from '../../../lib/runtime/resources';
+import type { ResourceType } from '../../../lib/runtime/kube/resources';
 import { Cause, HttpError, invalid } from './errors';
 import type { Obj } from './store';
 

@@ -4,7 +4,7 @@
  * the apiserver's etcd client (2 MiB gRPC message, 500). Writes that pass in the double but fail on
  * a cluster (a ledger ConfigMap over 1 MiB, say) must fail here too.
  */
-import type { ResourceType } from '../../../lib/runtime/resources';
+import type { ResourceType } from '../../../lib/runtime/kube/resources';
 import { Cause, HttpError, invalid } from './errors';
 import type { Obj } from './store';
 

@@ -10,7 +10,7 @@
  * Not modelled: schema-declared list types of CRDs and core kinds (pod containers, env...) and
  * defaulted fields, so core kinds' managedFields differ in detail from a real server's.
  */
-import type { ResourceType } from '../../../lib/runtime/resources';
+import type { ResourceType } from '../../../lib/runtime/kube/resources';
 import { HttpError } from './errors';
 import type { Obj } from './store';
 

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { applyPatch, deepClone } from 'fast-json-patch';
 import { parse as parseYaml } from 'yaml';
-import { ResourceType, apiVersionOf } from '../../../lib/runtime/resources';
+import { ResourceType, apiVersionOf } from '../../../lib/runtime/kube/resources';
 import { DeleteOptions, markDeleting, markPodDeleting, podGracePeriod, readyToRemove, timestamp } from './deletion';
 import { HttpError, alreadyExists, conflict, invalid, notFound, resourceDetails, validateName } from './errors';
 import { DecodeContext, decodeLease, validateLease } from './leases';

@@ -10,7 +10,7 @@
  */
 import * as http from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
-import { RESOURCES, ResourceType, apiVersionOf } from '../../../lib/runtime/resources';
+import { RESOURCES, ResourceType, apiVersionOf } from '../../../lib/runtime/kube/resources';
 import { deleteOptions } from './deletion';
 import { HttpError, statusBody } from './errors';
 import { checkRequestSize } from './limits';
@@ -42,7 +42,7 @@ export interface RequestRecord {
 }
 
 export interface ApiServerDoubleOptions {
-  /** Extra resource types beyond lib/runtime/resources. */
+  /** Extra resource types beyond lib/runtime/kube/resources. */
   resources?: ResourceType[];
   /**
    * Interval of BOOKMARK events on watches that asked for them. The real server sends one about

@@ -15,7 +15,7 @@ import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { HttpCluster, Connection, keepAliveAgent } from '../../../lib/runtime/http-cluster';
+import { HttpCluster, Connection, keepAliveAgent } from '../../../lib/runtime/kube/http-cluster';
 import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/webhook/certificates';
 import { Binary, binaryPath, kwokStagesDir } from '../../envtest/assets';
 import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from './process';

@@ -16,7 +16,7 @@ import type { TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
 import { ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } from '../../labels';
 import { API_VERSION } from '../../model/group';
-import type { K8sObject } from '../cluster';
+import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
 import { resolvePodSettings, SettingsView, workloadSpec } from '../webhook/resolve';
 import type { OwnerReference } from './top-owner';

@@ -18,9 +18,9 @@
 import type { Logger } from 'pino';
 import { ENABLED_LABEL } from '../../labels';
 import type { AllocationRequest } from '../../scheduler';
-import type { Cluster, K8sObject } from '../cluster';
-import type { Informer } from '../informer';
-import { RESOURCES } from '../resources';
+import type { Cluster, K8sObject } from '../kube/cluster';
+import type { Informer } from '../kube/informer';
+import { RESOURCES } from '../kube/resources';
 import { podRequests } from '../pod-requests';
 import { allocationRequest, mpsParts, shareOf } from '../share';
 import {

@@ -10,7 +10,7 @@ import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 import { lookupGpuTflops } from '../../gpu-catalog';
 import type { Taint } from '../../k8s/toleration';
-import type { K8sObject } from '../cluster';
+import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
 
 /** TFLOPS and bytes of VRAM. */

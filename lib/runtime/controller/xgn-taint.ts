@@ -6,7 +6,7 @@
  * makes the patch fail (then the node is re-read and the plan recomputed).
  */
 import { T9K, XGN_TAINT } from '../../labels';
-import type { JsonPatchOp } from '../cluster';
+import type { JsonPatchOp } from '../kube/cluster';
 import type { NodeLike } from './capacity';
 
 /** True when the node asks for exclusive-GPU mode. */

@@ -10,14 +10,14 @@
  */
 import type { GPU, GPUNode, GPUPool } from '../../api';
 import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig, ShareAmounts } from '../../scheduler';
-import type { K8sObject } from '../cluster';
-import type { Informer } from '../informer';
+import type { K8sObject } from '../kube/cluster';
+import type { Informer } from '../kube/informer';
 import { MANAGED_BY_LABEL } from '../../labels';
 import { parseQuantity } from '../../k8s/quantity';
 import { podRequests } from '../pod-requests';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
 import { isTerminal } from '../pod-lifecycle';
-import { isNodeReady } from '../reconcile/capacity';
+import { isNodeReady } from '../controller/capacity';
 import { allocationOf, DeviceInfo } from './record';
 
 export interface PlacementSources {

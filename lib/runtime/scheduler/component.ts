@@ -6,8 +6,8 @@
  */
 import { Counter, Histogram } from 'prom-client';
 import { CONTROLLER_PATHS } from '../../contract/env';
-import type { K8sObject } from '../cluster';
-import type { Informer } from '../informer';
+import type { K8sObject } from '../kube/cluster';
+import type { Informer } from '../kube/informer';
 import type { Component } from '../ops-server';
 import type { RuntimeContext } from '../runtime';
 import { Extender } from './extender';

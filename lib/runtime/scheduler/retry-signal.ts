@@ -7,8 +7,8 @@
  */
 import type { Logger } from 'pino';
 import { SHARE_RELEASED_ANNOTATION } from '../../labels';
-import type { Cluster } from '../cluster';
-import { RESOURCES } from '../resources';
+import type { Cluster } from '../kube/cluster';
+import { RESOURCES } from '../kube/resources';
 
 export interface RetrySignalOptions {
   cluster: Pick<Cluster, 'mergePatch'>;

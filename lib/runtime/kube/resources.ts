@@ -2,8 +2,8 @@
  * The API resources the controller reads and writes, with what a REST client needs to address them.
  * Kept as a static table (no discovery round trip): the set is fixed by the product.
  */
-import { isClusterScoped } from '../kinds';
-import { GROUP, VERSION } from '../model/group';
+import { isClusterScoped } from '../../kinds';
+import { GROUP, VERSION } from '../../model/group';
 
 /** How to address one kind on the API server. */
 export interface ResourceType {

@@ -4,28 +4,28 @@
  * caches and write through a Cluster (fenced by leader election in the process).
  */
 import type { Logger } from 'pino';
-import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../api';
-import { ANNOTATION } from '../annotations';
-import { MANAGED_BY_LABEL, WORKLOAD_LABEL, GPU_IDS_ANNOTATION, API_VERSION, poolMembershipLabel } from '../labels';
-import { Cluster, K8sObject, isNotFound, updateWithRetry } from './cluster';
-import { Clock, realClock } from './clock';
-import { Informer, InformerOptions } from './informer';
-import { RuntimeMetrics } from './metrics';
-import { podRequests, requestsAsContainer } from './pod-requests';
-import { RESOURCES, ResourceType, keyOf } from './resources';
-import { WorkQueue, WorkQueueOptions, runWorkers, ReconcileResult } from './workqueue';
+import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
+import { ANNOTATION } from '../../annotations';
+import { MANAGED_BY_LABEL, WORKLOAD_LABEL, GPU_IDS_ANNOTATION, API_VERSION, poolMembershipLabel } from '../../labels';
+import { Cluster, K8sObject, isNotFound, updateWithRetry } from '../kube/cluster';
+import { Clock, realClock } from '../kube/clock';
+import { Informer, InformerOptions } from '../kube/informer';
+import { RuntimeMetrics } from '../metrics';
+import { podRequests, requestsAsContainer } from '../pod-requests';
+import { RESOURCES, ResourceType, keyOf } from '../kube/resources';
+import { WorkQueue, WorkQueueOptions, runWorkers, ReconcileResult } from '../kube/workqueue';
 import {
   GpuUsage, NodeLike, PodLike, gpuName, gpuNodeStatus, gpuPoolStatus, gpuStatus, nodeInventory, usageFromPods,
-} from './reconcile/capacity';
-import { matchesNodeSelector } from './reconcile/node-selector';
-import { planXgnTaint } from './reconcile/xgn-taint';
-import { workloadStatus } from './reconcile/workload-status';
-import { microTime } from './leader-election';
-import { isGenerated, planGeneratedWorkload } from './reconcile/generated-workload';
-import { TopOwners } from './reconcile/top-owner';
-import { defaultPoolOf } from './webhook/cluster-view';
-import type { SettingsView } from './webhook/resolve';
-import { slimOomStatuses } from './autoscale/oom';
+} from './capacity';
+import { matchesNodeSelector } from './node-selector';
+import { planXgnTaint } from './xgn-taint';
+import { workloadStatus } from './workload-status';
+import { microTime } from '../kube/leader-election';
+import { isGenerated, planGeneratedWorkload } from './generated-workload';
+import { TopOwners } from './top-owner';
+import { defaultPoolOf } from '../webhook/cluster-view';
+import type { SettingsView } from '../webhook/resolve';
+import { slimOomStatuses } from '../autoscale/oom';
 
 export interface ControllerOptions {
   /** Used by the informers (reads). */
@@ -386,7 +386,7 @@ export function slimPod(pod: PodLike): PodLike {
     metadata: {
       name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, labels: m.labels,
       annotations, creationTimestamp: m.creationTimestamp, deletionTimestamp: m.deletionTimestamp,
-      // The generated workload's owner is the pod's top owner (reconcile/top-owner.ts).
+      // The generated workload's owner is the pod's top owner (controller/top-owner.ts).
       ownerReferences: m.ownerReferences,
     },
     // Requests as totals, for the scheduler extender's CPU and memory accounting.

@@ -6,7 +6,7 @@
  */
 import { ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS } from '../../labels';
 import type { Allocation } from '../../scheduler';
-import type { K8sObject } from '../cluster';
+import type { K8sObject } from '../kube/cluster';
 import { mpsMemoryLimit, mpsThreadPercentage } from '../webhook/env';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

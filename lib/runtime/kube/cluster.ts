@@ -2,11 +2,11 @@
  * The small cluster-client interface that informers, reconcilers, leader election and the webhook use.
  * One implementation talks HTTP to an API server (http-cluster.ts); tests point it at the in-process double.
  */
-import type { K8sObject } from '../k8s/object';
+import type { K8sObject } from '../../k8s/object';
 import { ResourceType } from './resources';
 
 // Declared with the rest of the Kubernetes vocabulary; re-exported for the client's users.
-export type { K8sObject, ObjectMeta } from '../k8s/object';
+export type { K8sObject, ObjectMeta } from '../../k8s/object';
 
 /** One RFC 6902 operation. */
 export interface JsonPatchOp {

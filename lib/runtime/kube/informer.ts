@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { ApiError, Cluster, K8sObject, WatchEvent, isGone } from './cluster';
 import { Clock, realClock, sleep } from './clock';
-import { RuntimeMetrics } from './metrics';
+import { RuntimeMetrics } from '../metrics';
 import { ResourceType, keyOf } from './resources';
 
 export interface InformerHandlers<T> {

@@ -3,7 +3,7 @@
  * json tags, so the keys are the Go field names. With `nodeCacheCapable: true` the scheduler sends and
  * expects node names only.
  */
-import type { K8sObject } from '../cluster';
+import type { K8sObject } from '../kube/cluster';
 
 /** Filter and prioritize request. */
 export interface ExtenderArgs {

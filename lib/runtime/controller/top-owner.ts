@@ -8,8 +8,8 @@
  * never changes its target) rather than watched: the controller needs two of them per workload, not a
  * cache of every ReplicaSet in the cluster.
  */
-import type { Cluster, K8sObject } from '../cluster';
-import { ResourceType, resourceType } from '../resources';
+import type { Cluster, K8sObject } from '../kube/cluster';
+import { ResourceType, resourceType } from '../kube/resources';
 
 /** An entry of `metadata.ownerReferences`, as a generated workload carries it. */
 export interface OwnerReference {
