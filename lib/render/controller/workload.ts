@@ -48,16 +48,10 @@ function probe(path: string, periodSeconds: number, failureThreshold: number): o
   return { httpGet: { path, port: PORT_NAMES.metrics, scheme: 'HTTP' }, periodSeconds, timeoutSeconds: 2, failureThreshold };
 }
 
-/**
- * @param schedulerConfigChecksum sha256 of the scheduler configuration: kube-scheduler reads it only at
- *   start, so a new one must roll the pods.
- */
-export function renderWorkload(props: ResolvedControllerProps, labels: Record<string, string>, shipping: Shipping, schedulerConfigChecksum: string): KubeObject[] {
-  const { namespace } = props;
-  const name = CONTROLLER_NAMES.controller;
+/** The controller container: webhook and metrics ports, probes, and the mounts its shipping and TLS mode need. */
+function controllerContainer(props: ResolvedControllerProps, shipping: Shipping): object {
   const certManager = props.certificateMode === 'cert-manager';
-  const tlsVolume = { name: 'tls', secret: { secretName: CONTROLLER_NAMES.tlsSecret, defaultMode: 0o440 } };
-  const container = {
+  return {
     name: 'controller',
     image: shipping.image,
     imagePullPolicy: 'IfNotPresent',
@@ -77,8 +71,14 @@ export function renderWorkload(props: ResolvedControllerProps, labels: Record<st
       ...(certManager ? [{ name: 'tls', mountPath: CONTROLLER_ENV_DEFAULTS.tlsDir, readOnly: true }] : []),
     ],
   };
-  const podSpec = {
-    serviceAccountName: name,
+}
+
+/** The pod: "restricted" security, replicas spread over nodes, the controller and kube-scheduler containers. */
+function controllerPodSpec(props: ResolvedControllerProps, shipping: Shipping): object {
+  const certManager = props.certificateMode === 'cert-manager';
+  const tlsVolume = { name: 'tls', secret: { secretName: CONTROLLER_NAMES.tlsSecret, defaultMode: 0o440 } };
+  return {
+    serviceAccountName: CONTROLLER_NAMES.controller,
     automountServiceAccountToken: true,
     enableServiceLinks: false,
     securityContext: {
@@ -103,9 +103,19 @@ export function renderWorkload(props: ResolvedControllerProps, labels: Record<st
       ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: props.resources, securityContext: CONTAINER_SECURITY })) }
       : {}),
     // Both containers run as the pod's ServiceAccount, which holds kube-scheduler's permissions too.
-    containers: [container, { ...schedulerContainer(props), resources: props.resources, securityContext: CONTAINER_SECURITY }],
+    containers: [controllerContainer(props, shipping), { ...schedulerContainer(props), resources: props.resources, securityContext: CONTAINER_SECURITY }],
     volumes: [...shipping.volumes, { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, ...(certManager ? [tlsVolume] : []), SCHEDULER_CONFIG_VOLUME],
   };
+}
+
+/**
+ * @param schedulerConfigChecksum sha256 of the scheduler configuration: kube-scheduler reads it only at
+ *   start, so a new one must roll the pods.
+ */
+export function renderWorkload(props: ResolvedControllerProps, labels: Record<string, string>, shipping: Shipping, schedulerConfigChecksum: string): KubeObject[] {
+  const { namespace } = props;
+  const name = CONTROLLER_NAMES.controller;
+  const podSpec = controllerPodSpec(props, shipping);
   const deployment: KubeObject = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',

@@ -25,7 +25,6 @@ import { serviceDnsNames } from '../../names';
 /** The webhook's settings, as the runtime reads them from the environment (CONTROLLER_ENV). */
 export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'> & Partial<Pick<RuntimeEnv, 'webhookExtraNames'>>;
 
-
 export interface StartWebhookOptions {
   /** Unfenced client: reads on a cache miss, TLS, and (leader only) remote-mode worker pods. */
   cluster: Cluster;
@@ -81,71 +80,102 @@ function webhookMetrics(metrics?: RuntimeMetrics) {
   };
 }
 
-/**
- * Starts the webhook on this replica. Returns at once; `whenReady()` resolves when it serves.
- * @example
- * const webhook = startWebhook({ cluster, namespace: env.namespace, isLeader: () => elector.isLeader(), logger, metrics });
- */
-export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
-  const env = opts.env;
-  const { cluster, namespace, logger } = opts;
-  const m = webhookMetrics(opts.metrics);
+/** The informers the webhook reads: the view's (own or shared with the controller) and the pods the worker plan reads. */
+function webhookInformers(opts: StartWebhookOptions) {
+  const { cluster } = opts;
   const created = createViewInformers(cluster, opts.informerOptions);
   const informers: ViewInformers = { ...created, ...opts.informers };
-  const ownInformers = (Object.keys(created) as (keyof ViewInformers)[]).filter((k) => !opts.informers?.[k]).map((k) => created[k] as unknown as Informer<K8sObject>);
+  const own = (Object.keys(created) as (keyof ViewInformers)[]).filter((k) => !opts.informers?.[k]).map((k) => created[k] as unknown as Informer<K8sObject>);
   const view = new InformerView(cluster, { pools: informers.pools, profiles: informers.profiles, workloads: informers.workloads });
-  const handle = async (review: AdmissionReview) => toReview(review, await admitPod(review.request!, view));
-
   const ownPods = opts.informers?.pods
     ? undefined
     : new Informer<K8sObject>(cluster, RESOURCES.pods, { ...opts.informerOptions, labelSelector: `${ENABLED_LABEL}=true`, transform: slimPod });
   const pods = opts.informers?.pods ?? ownPods!;
-  if (ownPods) ownInformers.push(ownPods);
+  if (ownPods) own.push(ownPods);
+  return { informers, view, pods, own };
+}
 
-  const tls = opts.tls ?? (env.certMode === 'cert-manager'
+/** The TLS source `env.certMode` names: the mounted Secret (cert-manager) or our own CA. */
+function tlsSourceFor(opts: StartWebhookOptions): TlsSource {
+  const { env, cluster, namespace, logger } = opts;
+  return opts.tls ?? (env.certMode === 'cert-manager'
     ? new FileTlsSource(env.tlsDir, logger)
     : new SelfManagedTlsSource({
       cluster, namespace, secretName: env.tlsSecretName, webhookConfigName: env.webhookConfigName,
       dnsNames: [...serviceDnsNames(env.webhookServiceName, namespace), ...(env.webhookExtraNames ?? [])], isLeader: opts.isLeader, logger,
       caPropagationMs: opts.caPropagationMs,
     }));
+}
+
+/** One pass of the leader's worker loop: creates and deletes pods so each remote workload has its replicas. */
+async function syncWorkerPods(
+  cluster: Cluster, workloads: ViewInformers['workloads'], view: InformerView, pods: Informer<K8sObject>, logger?: Logger,
+): Promise<{ created: number; deleted: number }> {
+  let created = 0;
+  let deleted = 0;
+  for (const wl of workloads.list()) {
+    if (wl.spec?.isLocalGPU !== false || wl.metadata.deletionTimestamp) continue;
+    const ns = wl.metadata.namespace as string;
+    const plan = planWorkers(wl, view.pool(String(wl.spec.poolName ?? '')), pods.list().filter((p) => p.metadata.namespace === ns));
+    if (plan.problem) logger?.warn({ workload: `${ns}/${wl.metadata.name}` }, plan.problem);
+    for (const name of plan.delete) if (await cluster.delete(RESOURCES.pods, { namespace: ns, name })) deleted++;
+    for (const pod of plan.create) {
+      try {
+        await cluster.create(RESOURCES.pods, pod);
+        created++;
+      } catch (err) {
+        // Denied (e.g. by a quota) or already there: the next pass tries again; the rest would likely fail alike.
+        logger?.info({ pod: `${ns}/${pod.metadata.name}`, err: String(err) }, 'worker pod not created');
+        break;
+      }
+    }
+  }
+  return { created, deleted };
+}
+
+/** Polls `tls` until it has a certificate (or the webhook is closed). */
+async function waitForCertificate(tls: TlsSource, closed: () => boolean, pollMs: number, logger?: Logger): Promise<void> {
+  while (!closed() && !tls.current()) {
+    await tls.tick().catch((err) => logger?.warn({ err: String(err) }, 'TLS not available yet'));
+    if (!tls.current()) await new Promise((r) => setTimeout(r, Math.min(pollMs, 1_000)));
+  }
+}
+
+/** Runs `fn` every `ms` (skipping a beat while the last run is still going); the timer goes to `timers`. */
+function every(timers: NodeJS.Timeout[], ms: number, fn: () => Promise<unknown>, logger?: Logger): void {
+  let busy = false;
+  const t = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    fn().catch((err) => logger?.warn({ err: String(err) }, 'webhook background task failed')).finally(() => (busy = false));
+  }, ms);
+  t.unref();
+  timers.push(t);
+}
+
+/**
+ * Starts the webhook on this replica. Returns at once; `whenReady()` resolves when it serves.
+ * @example
+ * const webhook = startWebhook({ cluster, namespace: env.namespace, isLeader: () => elector.isLeader(), logger, metrics });
+ */
+export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
+  const { env, cluster, logger } = opts;
+  const m = webhookMetrics(opts.metrics);
+  const { informers, view, pods, own: ownInformers } = webhookInformers(opts);
+  const handle = async (review: AdmissionReview) => toReview(review, await admitPod(review.request!, view));
+  const tls = tlsSourceFor(opts);
 
   let server: AdmissionServer | undefined;
   let closed = false;
   let serving = false;
   const timers: NodeJS.Timeout[] = [];
   tls.onChange((pair) => server?.setCertificate(pair));
-
-  const syncWorkers = async () => {
-    let created = 0;
-    let deleted = 0;
-    for (const wl of informers.workloads.list()) {
-      if (wl.spec?.isLocalGPU !== false || wl.metadata.deletionTimestamp) continue;
-      const ns = wl.metadata.namespace as string;
-      const plan = planWorkers(wl, view.pool(String(wl.spec.poolName ?? '')), pods.list().filter((p) => p.metadata.namespace === ns));
-      if (plan.problem) logger?.warn({ workload: `${ns}/${wl.metadata.name}` }, plan.problem);
-      for (const name of plan.delete) if (await cluster.delete(RESOURCES.pods, { namespace: ns, name })) deleted++;
-      for (const pod of plan.create) {
-        try {
-          await cluster.create(RESOURCES.pods, pod);
-          created++;
-        } catch (err) {
-          // Denied (e.g. by a quota) or already there: the next pass tries again; the rest would likely fail alike.
-          logger?.info({ pod: `${ns}/${pod.metadata.name}`, err: String(err) }, 'worker pod not created');
-          break;
-        }
-      }
-    }
-    return { created, deleted };
-  };
+  const syncWorkers = () => syncWorkerPods(cluster, informers.workloads, view, pods, logger);
 
   for (const i of ownInformers) i.start();
   const ready = (async () => {
     await Promise.all([...view.informerList(), pods].map((i) => i.waitForSync()));
-    while (!closed && !tls.current()) {
-      await tls.tick().catch((err) => logger?.warn({ err: String(err) }, 'TLS not available yet'));
-      if (!tls.current()) await new Promise((r) => setTimeout(r, Math.min(opts.tlsPollMs ?? 10_000, 1_000)));
-    }
+    await waitForCertificate(tls, () => closed, opts.tlsPollMs ?? 10_000, logger);
     if (closed) return;
     server = new AdmissionServer({
       path: CONTROLLER_PATHS.mutatePods, port: env.webhookPort, host: opts.host, tls: tls.current()!, handle, logger,
@@ -156,20 +186,10 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     });
     await server.listen();
     serving = true;
-    const every = (ms: number, fn: () => Promise<unknown>) => {
-      let busy = false;
-      const t = setInterval(() => {
-        if (busy) return;
-        busy = true;
-        fn().catch((err) => logger?.warn({ err: String(err) }, 'webhook background task failed')).finally(() => (busy = false));
-      }, ms);
-      t.unref();
-      timers.push(t);
-    };
-    every(opts.tlsPollMs ?? 10_000, () => tls.tick());
-    every(opts.workerSyncIntervalMs ?? 30_000, async () => {
+    every(timers, opts.tlsPollMs ?? 10_000, () => tls.tick(), logger);
+    every(timers, opts.workerSyncIntervalMs ?? 30_000, async () => {
       if (opts.isLeader()) await syncWorkers();
-    });
+    }, logger);
     logger?.info({ port: server.port, certMode: env.certMode }, 'admission webhook serving');
   })();
   ready.catch((err) => logger?.error({ err: String(err) }, 'admission webhook failed to start'));
