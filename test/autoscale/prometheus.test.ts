@@ -8,7 +8,7 @@ import { PrometheusClient } from '../../lib/runtime/autoscale/prometheus';
 import { AGENT_METRICS } from '../../lib/runtime/agent/contract';
 import { Agent, startAgent } from '../../lib/runtime/agent/server';
 import { parseQuantity } from '../../lib/quantity';
-import { fakeNode, FakeNode, TRACE } from '../agent/fixtures';
+import { fakeNode, FakeNode, TRACE } from '../runtime/agent/fixtures';
 import { waitFor } from '../support/control-plane/process';
 import { prometheusAvailable, RunningPrometheus, startPrometheus } from '../support/prometheus';
 import { fakeCluster } from './fake-cluster';

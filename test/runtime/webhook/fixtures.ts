@@ -2,16 +2,16 @@
 import * as https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { applyPatch, deepClone } from 'fast-json-patch';
-import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
-import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../../lib/labels';
-import { API_VERSION } from '../../lib/model/group';
-import { WEBHOOK_RESOURCES } from '../../lib/runtime/webhook/resources';
-import { createCa, issueServingCert, KeyPair } from '../../lib/runtime/webhook/certificates';
-import { startWebhook, StartWebhookOptions, WebhookHandle } from '../../lib/runtime/webhook/start';
-import type { AdmissionReview } from '../../lib/runtime/webhook/review';
-import type { TlsSource } from '../../lib/runtime/webhook/tls';
-import type { K8sObject } from '../../lib/runtime/kube/cluster';
-import type { RequestRecord } from '../support/api-server/server';
+import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../../../lib/labels';
+import { API_VERSION } from '../../../lib/model/group';
+import { WEBHOOK_RESOURCES } from '../../../lib/runtime/webhook/resources';
+import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/webhook/certificates';
+import { startWebhook, StartWebhookOptions, WebhookHandle } from '../../../lib/runtime/webhook/start';
+import type { AdmissionReview } from '../../../lib/runtime/webhook/review';
+import type { TlsSource } from '../../../lib/runtime/webhook/tls';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { RequestRecord } from '../../support/api-server/server';
 
 export const GiB = 2 ** 30;
 export const NS = 'tensor-fusion-system';

@@ -7,11 +7,11 @@ import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
-import type { ApiServerDouble } from '../support/api-server';
-import { clusterFor } from '../support/api-server';
-import { issueServingCert, notAfter } from '../../lib/runtime/webhook/certificates';
-import { SECRET_KEYS, SelfManagedTlsSource } from '../../lib/runtime/webhook/tls';
-import type { WebhookHandle } from '../../lib/runtime/webhook/start';
+import type { ApiServerDouble } from '../../support/api-server';
+import { clusterFor } from '../../support/api-server';
+import { issueServingCert, notAfter } from '../../../lib/runtime/webhook/certificates';
+import { SECRET_KEYS, SelfManagedTlsSource } from '../../../lib/runtime/webhook/tls';
+import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
 import { NS, pod, post, review, seedPool, SERVICE_HOST, startDouble, startTestWebhook, testPki } from './fixtures';
 
 let double: ApiServerDouble;

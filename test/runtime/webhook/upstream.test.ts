@@ -4,13 +4,13 @@
  * and a typo of any known key is still refused with a did-you-mean. Also every other choice the
  * webhook makes for a pod is said in AdmissionReview warnings.
  */
-import type { ApiServerDouble } from '../support/api-server';
-import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../lib/labels';
-import { API_VERSION } from '../../lib/model/group';
-import { UPSTREAM_IGNORED_KEYS } from '../../lib/annotations/upstream';
-import type { WebhookHandle } from '../../lib/runtime/webhook/start';
-import { workerPod } from '../../lib/runtime/webhook/workers';
-import type { AdmissionReview } from '../../lib/runtime/webhook/review';
+import type { ApiServerDouble } from '../../support/api-server';
+import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../../lib/labels';
+import { API_VERSION } from '../../../lib/model/group';
+import { UPSTREAM_IGNORED_KEYS } from '../../../lib/annotations/upstream';
+import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
+import { workerPod } from '../../../lib/runtime/webhook/workers';
+import type { AdmissionReview } from '../../../lib/runtime/webhook/review';
 import { patched, pod, review, seedPool, startDouble, startTestWebhook } from './fixtures';
 
 let double: ApiServerDouble;

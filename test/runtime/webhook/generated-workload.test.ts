@@ -2,16 +2,16 @@
  * Generated TensorFusionWorkloads come from the controller (leader), made from opted-in pods that
  * exist, never from an AdmissionReview; a workload it did not generate is never overwritten.
  */
-import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../lib/api';
-import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../lib/labels';
-import { API_VERSION } from '../../lib/model/group';
-import type { Controller } from '../../lib/runtime/controller/controller';
-import type { K8sObject } from '../../lib/runtime/kube/cluster';
-import { planGeneratedWorkload } from '../../lib/runtime/controller/generated-workload';
-import { TopOwners } from '../../lib/runtime/controller/top-owner';
-import type { SettingsView } from '../../lib/runtime/webhook/resolve';
-import { ApiServerDouble, clusterFor } from '../support/api-server';
-import { eventually, testController } from '../runtime/fixtures';
+import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../../lib/api';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../../lib/labels';
+import { API_VERSION } from '../../../lib/model/group';
+import type { Controller } from '../../../lib/runtime/controller/controller';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import { planGeneratedWorkload } from '../../../lib/runtime/controller/generated-workload';
+import { TopOwners } from '../../../lib/runtime/controller/top-owner';
+import type { SettingsView } from '../../../lib/runtime/webhook/resolve';
+import { ApiServerDouble, clusterFor } from '../../support/api-server';
+import { eventually, testController } from '../fixtures';
 import { seedPool, startDouble, writes } from './fixtures';
 
 const ann = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [`tensor-fusion.ai/${k}`, v]));

@@ -1,9 +1,9 @@
 /** The node agent against a fake nvidia-smi replaying a known trace, a fake /proc, over HTTP on 127.0.0.1. */
-import { parseCgroup } from '../../lib/runtime/agent/cgroup';
-import { AGENT_METRICS } from '../../lib/runtime/agent/contract';
-import { readAgentEnv, startAgent, Agent } from '../../lib/runtime/agent/server';
-import { parseComputeApps, parseGpus, parsePmon } from '../../lib/runtime/agent/nvidia-smi';
-import { containerIdOf, indexPods } from '../../lib/runtime/agent/pods';
+import { parseCgroup } from '../../../lib/runtime/agent/cgroup';
+import { AGENT_METRICS } from '../../../lib/runtime/agent/contract';
+import { readAgentEnv, startAgent, Agent } from '../../../lib/runtime/agent/server';
+import { parseComputeApps, parseGpus, parsePmon } from '../../../lib/runtime/agent/nvidia-smi';
+import { containerIdOf, indexPods } from '../../../lib/runtime/agent/pods';
 import { fakeNode, FakeNode, POD_A, POD_B, TRACE } from './fixtures';
 
 const MIB = 2 ** 20;

@@ -2,11 +2,11 @@
  * Refusal words for a pool whose only node is NotReady and for a TFLOPS limit above the oversell
  * bound (issue 14.8), through the extender's filter against the API-server double.
  */
-import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../lib/labels';
-import type { K8sObject } from '../../lib/runtime/kube/cluster';
-import type { Informer } from '../../lib/runtime/kube/informer';
-import { encodeShare, ShareRequest } from '../../lib/runtime/share';
-import { ApiServerDouble, startApiServer } from '../support/api-server';
+import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/labels';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { Informer } from '../../../lib/runtime/kube/informer';
+import { encodeShare, ShareRequest } from '../../../lib/runtime/share';
+import { ApiServerDouble, startApiServer } from '../../support/api-server';
 import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
 

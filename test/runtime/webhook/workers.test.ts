@@ -4,14 +4,14 @@
  * gives it its own share.
  */
 import type * as https from 'node:https';
-import { clusterFor, type ApiServerDouble } from '../support/api-server';
-import { WORKLOAD_LABEL } from '../../lib/labels';
-import { SCHEDULER_NAME } from '../../lib/contract/names';
-import { API_VERSION } from '../../lib/model/group';
-import { shareOf } from '../../lib/runtime/share';
-import { planWorkers } from '../../lib/runtime/webhook/workers';
-import type { TensorFusionWorkload, GPUPool } from '../../lib/api';
-import { testController } from '../runtime/fixtures';
+import { clusterFor, type ApiServerDouble } from '../../support/api-server';
+import { WORKLOAD_LABEL } from '../../../lib/labels';
+import { SCHEDULER_NAME } from '../../../lib/contract/names';
+import { API_VERSION } from '../../../lib/model/group';
+import { shareOf } from '../../../lib/runtime/share';
+import { planWorkers } from '../../../lib/runtime/webhook/workers';
+import type { TensorFusionWorkload, GPUPool } from '../../../lib/api';
+import { testController } from '../fixtures';
 import { client, eventually, patched, pod, post, review, seedPool, startDouble, startTestWebhook } from './fixtures';
 
 const poolWith = (worker?: Record<string, unknown>): GPUPool => ({

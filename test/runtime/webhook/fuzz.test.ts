@@ -6,11 +6,11 @@
  */
 import fc from 'fast-check';
 import type * as https from 'node:https';
-import type { ApiServerDouble } from '../support/api-server';
-import { GPU_WORKLOAD_ANNOTATIONS } from '../../lib/annotations';
-import { SCHEDULER_NAME } from '../../lib/contract/names';
-import { shareOf } from '../../lib/runtime/share';
-import type { WebhookHandle } from '../../lib/runtime/webhook/start';
+import type { ApiServerDouble } from '../../support/api-server';
+import { GPU_WORKLOAD_ANNOTATIONS } from '../../../lib/annotations';
+import { SCHEDULER_NAME } from '../../../lib/contract/names';
+import { shareOf } from '../../../lib/runtime/share';
+import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
 import { client, patched, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
 
 let double: ApiServerDouble;

@@ -3,14 +3,14 @@
  * pods pointed at their workload, reinvocation is a no-op, and nothing is ever written to the API.
  */
 import type * as https from 'node:https';
-import type { ApiServerDouble } from '../support/api-server';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../lib/labels';
-import { API_VERSION } from '../../lib/model/group';
-import { shareOf } from '../../lib/runtime/share';
-import type { WebhookHandle } from '../../lib/runtime/webhook/start';
-import { MAX_BODY_BYTES } from '../../lib/runtime/webhook/server';
-import { WORKER_SECURITY_CONTEXT } from '../../lib/runtime/webhook/admit';
-import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../lib/runtime/webhook/limits-volume';
+import type { ApiServerDouble } from '../../support/api-server';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../../lib/labels';
+import { API_VERSION } from '../../../lib/model/group';
+import { shareOf } from '../../../lib/runtime/share';
+import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
+import { MAX_BODY_BYTES } from '../../../lib/runtime/webhook/server';
+import { WORKER_SECURITY_CONTEXT } from '../../../lib/runtime/webhook/admit';
+import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../../lib/runtime/webhook/limits-volume';
 import { client, GiB, patched, patchOps, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
 
 let double: ApiServerDouble;

@@ -3,7 +3,7 @@
  * is denied by the admission decision with its field message (403), never admitted and never an
  * internal error.
  */
-import { admitPod, AdmissionView } from '../../lib/runtime/webhook/admit';
+import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
 import { pod, review } from './fixtures';
 
 /** Codec denials come before any cluster read: a view with one default pool is enough. */

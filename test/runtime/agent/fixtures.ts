@@ -2,9 +2,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PodResolver } from '../../lib/runtime/agent/collector';
+import type { PodResolver } from '../../../lib/runtime/agent/collector';
 
-export const FAKE_SMI = join(__dirname, '..', 'support', 'fake-nvidia-smi.js');
+export const FAKE_SMI = join(__dirname, '..', '..', 'support', 'fake-nvidia-smi.js');
 
 export const POD_A = { uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427', namespace: 'ml', pod: 'train-0', container: 'python', containerId: 'a'.repeat(64) };
 export const POD_B = { uid: '6fa459ea-ee8a-3ca4-894e-db77e160355e', namespace: 'ml', pod: 'infer-0', container: 'server', containerId: 'b'.repeat(64) };

@@ -4,15 +4,15 @@
  * the Binding, and what releases a share (a deleted or finished pod) and what does not (a terminating
  * pod, a copied record, a stalled watch).
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/labels';
-import type { K8sObject } from '../../lib/runtime/kube/cluster';
-import type { Informer } from '../../lib/runtime/kube/informer';
-import { Extender } from '../../lib/runtime/scheduler/extender';
-import type { ExtenderArgs } from '../../lib/runtime/scheduler/protocol';
-import type { PlacementState } from '../../lib/runtime/scheduler/state';
-import { encodeShare, ShareRequest } from '../../lib/runtime/share';
-import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
-import { eventually } from '../runtime/fixtures';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/labels';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { Informer } from '../../../lib/runtime/kube/informer';
+import { Extender } from '../../../lib/runtime/scheduler/extender';
+import type { ExtenderArgs } from '../../../lib/runtime/scheduler/protocol';
+import type { PlacementState } from '../../../lib/runtime/scheduler/state';
+import { encodeShare, ShareRequest } from '../../../lib/runtime/share';
+import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
+import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
 

@@ -3,12 +3,12 @@
  * step at most one replica may write, the partitioned leader gives up at its renew deadline, and the
  * other takes over only after the lease duration.
  */
-import { ManualClock } from '../../lib/runtime/kube/clock';
-import { Cluster } from '../../lib/runtime/kube/cluster';
-import { LeaderElector, NotLeaderError, fenceWrites } from '../../lib/runtime/kube/leader-election';
-import { RESOURCES } from '../../lib/runtime/kube/resources';
-import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
-import { eventually, poolObj, silent } from './fixtures';
+import { ManualClock } from '../../../lib/runtime/kube/clock';
+import { Cluster } from '../../../lib/runtime/kube/cluster';
+import { LeaderElector, NotLeaderError, fenceWrites } from '../../../lib/runtime/kube/leader-election';
+import { RESOURCES } from '../../../lib/runtime/kube/resources';
+import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
+import { eventually, poolObj, silent } from '../fixtures';
 
 /** Lets real HTTP round trips to the double finish between clock steps. */
 const io = () => new Promise<void>((r) => setTimeout(r, 3));

@@ -4,17 +4,17 @@
  * the pod's record and MPS annotations are patched, a GPU is never over-committed, a share whose GPUs
  * have no room stays with a condition saying why, and a failed patch gives the room back.
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../lib/labels';
-import { Allocator } from '../../lib/scheduler';
-import type { Cluster, K8sObject } from '../../lib/runtime/kube/cluster';
-import type { Informer } from '../../lib/runtime/kube/informer';
-import type { Extender } from '../../lib/runtime/scheduler/extender';
-import type { PlacementState } from '../../lib/runtime/scheduler/state';
-import { RESIZE_CONDITION, ShareResizer } from '../../lib/runtime/autoscale/resize';
-import type { Workload } from '../../lib/runtime/autoscale/loop';
-import { encodeShare, ShareRequest } from '../../lib/runtime/share';
-import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
-import { eventually } from '../runtime/fixtures';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../../lib/labels';
+import { Allocator } from '../../../lib/scheduler';
+import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { Informer } from '../../../lib/runtime/kube/informer';
+import type { Extender } from '../../../lib/runtime/scheduler/extender';
+import type { PlacementState } from '../../../lib/runtime/scheduler/state';
+import { RESIZE_CONDITION, ShareResizer } from '../../../lib/runtime/autoscale/resize';
+import type { Workload } from '../../../lib/runtime/autoscale/loop';
+import { encodeShare, ShareRequest } from '../../../lib/runtime/share';
+import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
+import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
 

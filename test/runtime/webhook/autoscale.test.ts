@@ -4,12 +4,12 @@
  * local-mode pod gets the downwardAPI volume of MPS limit files.
  */
 import { applyPatch, deepClone } from 'fast-json-patch';
-import type { GPUPool, TensorFusionWorkload } from '../../lib/api';
-import { SHARE_ANNOTATION } from '../../lib/labels';
-import type { K8sObject } from '../../lib/runtime/kube/cluster';
-import { shareOf } from '../../lib/runtime/share';
-import { admitPod, AdmissionView } from '../../lib/runtime/webhook/admit';
-import { LIMITS_MOUNT_PATH, LIMITS_VOLUME } from '../../lib/runtime/webhook/limits-volume';
+import type { GPUPool, TensorFusionWorkload } from '../../../lib/api';
+import { SHARE_ANNOTATION } from '../../../lib/labels';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import { shareOf } from '../../../lib/runtime/share';
+import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
+import { LIMITS_MOUNT_PATH, LIMITS_VOLUME } from '../../../lib/runtime/webhook/limits-volume';
 import { GiB, pod, review } from './fixtures';
 
 const t = (k: string) => `tensor-fusion.ai/${k}`;

@@ -1,10 +1,10 @@
 /** The runtime component: shares the controller's informers and serves once they have synced. */
 import pino from 'pino';
-import { Controller } from '../../lib/runtime/controller/controller';
-import { RuntimeMetrics } from '../../lib/runtime/metrics';
-import type { RuntimeContext } from '../../lib/runtime/runtime';
-import { webhookComponent } from '../../lib/runtime/webhook/component';
-import { clusterFor } from '../support/api-server';
+import { Controller } from '../../../lib/runtime/controller/controller';
+import { RuntimeMetrics } from '../../../lib/runtime/metrics';
+import type { RuntimeContext } from '../../../lib/runtime/runtime';
+import { webhookComponent } from '../../../lib/runtime/webhook/component';
+import { clusterFor } from '../../support/api-server';
 import { client, NS, pod, post, review, seedPool, startDouble } from './fixtures';
 
 it('admits through the controller caches once they sync, and stops cleanly', async () => {

@@ -1,10 +1,10 @@
 /** An extender over informers of the API-server double, started and synced. */
-import type { K8sObject } from '../../lib/runtime/kube/cluster';
-import { Informer } from '../../lib/runtime/kube/informer';
-import { RESOURCES } from '../../lib/runtime/kube/resources';
-import { Extender } from '../../lib/runtime/scheduler/extender';
-import { PlacementState } from '../../lib/runtime/scheduler/state';
-import { ApiServerDouble, clusterFor } from '../support/api-server';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import { Informer } from '../../../lib/runtime/kube/informer';
+import { RESOURCES } from '../../../lib/runtime/kube/resources';
+import { Extender } from '../../../lib/runtime/scheduler/extender';
+import { PlacementState } from '../../../lib/runtime/scheduler/state';
+import { ApiServerDouble, clusterFor } from '../../support/api-server';
 
 export interface ExtenderUnderTest {
   informers: Informer<K8sObject>[];

@@ -4,11 +4,11 @@
  * A pod that does not fit is no longer refused: it waits Pending for the scheduler.
  */
 import type * as https from 'node:https';
-import type { ApiServerDouble } from '../support/api-server';
-import { API_VERSION } from '../../lib/model/group';
-import { decodeGpuAnnotations } from '../../lib/annotations';
-import { admitPod, AdmissionView } from '../../lib/runtime/webhook/admit';
-import type { WebhookHandle } from '../../lib/runtime/webhook/start';
+import type { ApiServerDouble } from '../../support/api-server';
+import { API_VERSION } from '../../../lib/model/group';
+import { decodeGpuAnnotations } from '../../../lib/annotations';
+import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
+import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
 import { client, GiB, patched, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
 
 let double: ApiServerDouble;
