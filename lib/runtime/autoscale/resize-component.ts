@@ -12,7 +12,7 @@ import { ResizablePlacement, ShareResizer } from './resize';
 export const RESIZE_INTERVAL_MS = 10_000;
 
 /** Starts the resizer's timer; the returned function stops it and waits for a pass under way. */
-export function startResizer(ctx: RuntimeContext, state: ResizablePlacement, active: () => boolean): () => Promise<void> {
+export function startResizer(ctx: RuntimeContext, state: ResizablePlacement, active: () => boolean | Promise<boolean>): () => Promise<void> {
   const c = ctx.controller;
   const resizer = new ShareResizer({
     cluster: ctx.cluster, state, active,

@@ -44,7 +44,7 @@ export interface ShareResizerOptions {
   /** The workload's pods as cached, by `namespace/name` of the workload. */
   readonly pods: (workloadKey: string) => K8sObject[];
   /** This replica's extender is the one its scheduler calls (only that allocator may change shares). */
-  readonly active: () => boolean;
+  readonly active: () => boolean | Promise<boolean>;
   /** @default Date.now */
   readonly now?: () => number;
   readonly logger?: Logger;
@@ -66,7 +66,7 @@ export class ShareResizer {
 
   /** One pass over every workload whose requests or limits are autoscaled; nothing unless active. */
   async tick(): Promise<void> {
-    if (!this.opts.active()) return;
+    if (!(await this.opts.active())) return;
     for (const wl of this.opts.workloads()) {
       try {
         await this.reconcile(wl);

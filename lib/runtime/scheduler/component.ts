@@ -4,20 +4,24 @@
  * time. It reads the controller's informers and binds through the unfenced client (binding does not
  * depend on the controller's own leadership).
  */
+import { hostname } from 'os';
 import { Counter, Histogram } from 'prom-client';
 import { CONTROLLER_PATHS } from '../../contract/env';
+import { CONTROLLER_NAMES } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
+import { RESOURCES } from '../kube/resources';
 import type { Component } from '../ops-server';
 import type { RuntimeContext } from '../runtime';
 import { Extender } from './extender';
+import { holdsSchedulerLease } from './lease-holder';
 import { RetrySignal } from './retry-signal';
-
-/** An extender called within this window is the one its (leading) scheduler uses. */
-const ACTIVE_WINDOW_MS = 30_000;
 import { ExtenderServer } from './server';
 import { PlacementState } from './state';
 import { startResizer } from '../autoscale/resize-component';
+
+/** An extender called within this window is the one its (leading) scheduler uses. */
+const ACTIVE_WINDOW_MS = 30_000;
 
 export interface ExtenderComponent extends Component {
   ready(): boolean;
@@ -59,8 +63,11 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
     async start() {
       await server.listen();
       listening = true;
-      // Autoscaling's in-place resizes go through this allocator, so only while its scheduler calls it.
-      stopResizer = startResizer(ctx, state, () => extender.calledWithin(ACTIVE_WINDOW_MS));
+      // Autoscaling's in-place resizes go through this allocator, so only while its scheduler calls
+      // it or holds the scheduler Lease (a quiet cluster makes no calls).
+      const lease = { namespace: ctx.env.namespace, name: CONTROLLER_NAMES.schedulerLease };
+      stopResizer = startResizer(ctx, state, async () => extender.calledWithin(ACTIVE_WINDOW_MS)
+        || holdsSchedulerLease(await ctx.cluster.get(RESOURCES.leases, lease).catch(() => undefined), hostname(), Date.now()));
       logger.info({ port: server.port }, 'scheduler extender serving');
     },
     async stop() {

@@ -1,0 +1,21 @@
+/**
+ * Whether this replica's kube-scheduler holds the scheduler Lease. kube-scheduler names the holder
+ * `<hostname>_<uuid>`, and its container shares the pod's hostname with this process, so the replica
+ * whose extender decides placements is known even while no pod is being scheduled (the extender's own
+ * "called recently" says nothing in a quiet cluster). Replicas are told apart by hostname only: in
+ * one pod per replica, as the component renders them, that is exact.
+ */
+import type { K8sObject } from '../kube/cluster';
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  renewTime?: string;
+  leaseDurationSeconds?: number;
+}
+
+export function holdsSchedulerLease(lease: K8sObject | undefined, hostname: string, nowMs: number): boolean {
+  const spec = lease?.spec as LeaseSpec | undefined;
+  if (!hostname || !spec?.holderIdentity?.startsWith(`${hostname}_`)) return false;
+  const renewed = Date.parse(spec.renewTime ?? '');
+  return Number.isFinite(renewed) && renewed + (spec.leaseDurationSeconds ?? 0) * 1000 > nowMs;
+}
