@@ -15,6 +15,7 @@
  * as people do.
  */
 import type { Resources } from '../lib/autoscale';
+import { prng } from './stats';
 
 export const GIB = 2 ** 30;
 export const STEP_S = 60;
@@ -29,18 +30,6 @@ export interface Trace {
   vram(i: number, sinceStartMin: number): number;
 }
 
-/** mulberry32: a tiny seeded PRNG (deterministic across Node versions, unlike Math.random). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Box-Muller normal sample. */
 function gauss(r: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
@@ -53,7 +42,7 @@ function table(n: number, f: (i: number) => number): (i: number) => number {
 }
 
 export function steady(seed = 1): Trace {
-  const r = rng(seed);
+  const r = prng(seed);
   const n = 3 * 1440;
   return {
     name: 'steady', minutes: n,
@@ -64,7 +53,7 @@ export function steady(seed = 1): Trace {
 }
 
 export function diurnal(seed = 2): Trace {
-  const r = rng(seed);
+  const r = prng(seed);
   const n = 4 * 1440;
   const shape = (i: number) => (1 + Math.sin((2 * Math.PI * ((i % 1440) - 8 * 60)) / 1440)) / 2; // peak at 14:00
   return {
@@ -76,7 +65,7 @@ export function diurnal(seed = 2): Trace {
 }
 
 export function bursty(seed = 3): Trace {
-  const r = rng(seed);
+  const r = prng(seed);
   const n = 3 * 1440;
   const burst = new Array<number>(n).fill(0);
   for (let i = 0; i < n; ) {
@@ -95,7 +84,7 @@ export function bursty(seed = 3): Trace {
 }
 
 export function leak(seed = 4): Trace {
-  const r = rng(seed);
+  const r = prng(seed);
   const n = 4 * 1440;
   const noise = table(n, () => Math.abs(gauss(r)) * 0.02 * GIB);
   const tflops = table(n, () => Math.max(0, 8 + 0.5 * gauss(r)));
@@ -109,7 +98,7 @@ export function leak(seed = 4): Trace {
 
 /** Total TFLOPS of a replicated service: 40 for 6 h, a step to 120 for 6 h, back to 40; noise sd 3. */
 export function replicaStep(seed = 5): { minutes: number; stepAtMin: number; usage: (i: number) => number } {
-  const r = rng(seed);
+  const r = prng(seed);
   const n = 18 * 60;
   const stepAtMin = 6 * 60;
   return { minutes: n, stepAtMin, usage: table(n, (i) => Math.max(0, (i >= stepAtMin && i < 12 * 60 ? 120 : 40) + 3 * gauss(r))) };

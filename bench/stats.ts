@@ -1,4 +1,4 @@
-/** Figures the benchmark scripts share. */
+/** Figures and helpers the benchmark scripts share. */
 import { readdirSync, readFileSync } from 'fs';
 import { basename } from 'path';
 
@@ -37,4 +37,16 @@ export function cpuSecondsByProcess(markers: readonly string[]): Map<string, num
 /** CPU seconds per process between two readings of {@link cpuSecondsByProcess}, largest first. */
 export function cpuDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
   return Object.fromEntries([...after].map(([k, v]) => [k, Math.round((v - (before.get(k) ?? 0)) * 10) / 10] as const).sort((a, b) => b[1] - a[1]));
+}
+
+/** Seeded PRNG (mulberry32): tiny, fast, and the same stream on every platform. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

@@ -8,6 +8,7 @@ import { readFileSync } from 'fs';
 import { join } from 'path';
 import { AllocationRequest, Allocator, TypicalRequest } from '../lib/scheduler';
 import { PlacementMode } from '../lib/rules';
+import { prng } from './stats';
 
 export interface TraceNode {
   readonly sn: string;
@@ -63,17 +64,6 @@ export function readPods(dir: string, variant: string): TracePod[] {
   });
 }
 
-/** Seeded PRNG (mulberry32): tiny, fast, and the same stream on every platform. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randInt(rng: () => number, n: number): number {
   return Math.floor(rng() * n);
