@@ -101,6 +101,7 @@ export class PlacementState {
    * this extender committed since `listedAt` (when the LIST was sent) are kept: the list may predate them.
    */
   resetFromPods(pods: readonly K8sObject[], listedAt = -Infinity): void {
+    const before = new Map(this.held);
     const recent = [...this.held].filter(([uid]) => (this.committedAt.get(uid) ?? -Infinity) >= listedAt);
     this.held.clear();
     this.committedAt.clear();
@@ -116,6 +117,9 @@ export class PlacementState {
       }
     }
     this.allocator = undefined;
+    // A share the list no longer has was released by a pod whose delete event has not reached us; that
+    // event will find nothing to release, so the release is announced here or never.
+    for (const [uid, a] of before) if (!this.held.has(uid)) this.opts.onRelease?.(a.node);
   }
 
   /** A bound pod without a share takes CPU and memory on its node: an allocation of no GPU. */

@@ -9,7 +9,7 @@ import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
 import { Extender } from '../../../lib/runtime/scheduler/extender';
 import type { ExtenderArgs } from '../../../lib/runtime/scheduler/protocol';
-import type { PlacementState } from '../../../lib/runtime/scheduler/state';
+import { PlacementState } from '../../../lib/runtime/scheduler/state';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually } from '../fixtures';
@@ -244,6 +244,22 @@ describe('what releases a share', () => {
     const idle = new Extender({ state, cluster: clusterFor(api), pods: informers[3], resyncAfterIdleMs: 0 });
     await idle.filter(args(put(podObj('next'))));
     expect(state.holding(pod.metadata.uid!)).toBeUndefined();
+  });
+});
+
+describe('releases found by a fresh list', () => {
+  test('are announced: the pod\'s delete event, when it comes, finds nothing left to release', async () => {
+    const released: string[] = [];
+    const [pools, gpuNodes, gpus, pods, nodes] = informers;
+    const watched = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, onRelease: (n) => released.push(n) });
+    watched.resetFromCaches();
+    const { pod, node } = await place('gone');
+    await eventually(() => expect(watched.holding(pod.metadata.uid!)?.node).toBe(node));
+    expect(api.stallWatches('pods')).toBeGreaterThan(0);
+    api.remove('pods', 'gone', 'default');
+    watched.resetFromPods(api.listObjects('pods') as K8sObject[], Date.now());
+    expect(watched.holding(pod.metadata.uid!)).toBeUndefined();
+    expect(released).toEqual([node]);
   });
 });
 
