@@ -8,9 +8,8 @@ import { join } from 'path';
 import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
 import { GpuNode, GpuPool, TensorFusionController, TensorFusionWorkload, WorkloadProfile } from '../../components/pulumi';
-import { capture, objectsOf } from '../support/pulumi-mocks';
+import { capture, objectsOf, valueOf } from '../support/pulumi-mocks';
 
-const valueOf = <T>(output: pulumi.Output<T>): Promise<T> => new Promise((resolve) => output.apply(resolve));
 
 describe('Pulumi args take Inputs', () => {
   it('labels the node named by an Output, and exposes nodeName as an Output', async () => {

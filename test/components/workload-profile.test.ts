@@ -1,5 +1,4 @@
 /** WorkloadProfile and TensorFusionWorkload in cdk8s and Pulumi: every seed 003 field, namespaced. */
-import * as pulumi from '@pulumi/pulumi';
 import {
   TensorFusionWorkload as Cdk8sTensorFusionWorkload,
   WorkloadProfile as Cdk8sWorkloadProfile,
@@ -7,6 +6,7 @@ import {
 } from '../../components/cdk8s';
 import { TensorFusionWorkload as PulumiTensorFusionWorkload, WorkloadProfile as PulumiWorkloadProfile } from '../../components/pulumi';
 import { synthChart } from '../support/cdk8s';
+import { valueOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
 import { sameInBoth } from './frameworks';
 
@@ -149,7 +149,6 @@ describe('TensorFusionWorkload', () => {
       expect(new Cdk8sTensorFusionWorkload(chart, 'tfw', {}).workloadName).toBe('tfw');
       expect(new Cdk8sWorkloadProfile(chart, 'wp', { name: 'named' }).profileName).toBe('named');
     });
-    const valueOf = (output: pulumi.Output<string>) => new Promise<string>((resolve) => output.apply(resolve));
     expect(await valueOf(new PulumiTensorFusionWorkload('tfw2', {}).workloadName)).toBe('tfw2');
     expect(await valueOf(new PulumiWorkloadProfile('wp2', { name: 'named' }).profileName)).toBe('named');
   });

@@ -9,7 +9,7 @@ import { loadControllerBundle } from '../../lib/controller-bundle';
 import { KubeObject } from '../../lib/k8s-object';
 import { BUNDLE_KEY, bundleConfigMapName, CONFIGMAP_MAX_BYTES, TensorFusionControllerProps } from '../../lib/render/controller';
 import { sortObjects, synthChart } from '../support/cdk8s';
-import { capture, objectsOf } from '../support/pulumi-mocks';
+import { capture, objectsOf, valueOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
 import { find, Json, MODES } from './fixtures';
 
@@ -42,11 +42,13 @@ describe('TensorFusionController components', () => {
     const c = new Cdk8sController(chart, 'controller', { namespace: 'gpu-system' });
     let p!: PulumiController;
     await capture(() => { p = new PulumiController('outputs', { namespace: 'gpu-system' }); });
-    const outputs = (x: Cdk8sController | PulumiController) => ({
-      namespace: x.namespace, webhookServiceName: x.webhookServiceName, metricsServiceName: x.metricsServiceName, serviceAccountName: x.serviceAccountName,
-    });
-    expect(outputs(c)).toEqual({ namespace: 'gpu-system', webhookServiceName: 'tensor-fusion-webhook', metricsServiceName: 'tensor-fusion-controller-metrics', serviceAccountName: 'tensor-fusion-controller' });
-    expect(outputs(p)).toEqual(outputs(c));
+    const outputs = { namespace: c.namespace, webhookServiceName: c.webhookServiceName, metricsServiceName: c.metricsServiceName, serviceAccountName: c.serviceAccountName };
+    expect(outputs).toEqual({ namespace: 'gpu-system', webhookServiceName: 'tensor-fusion-webhook', metricsServiceName: 'tensor-fusion-controller-metrics', serviceAccountName: 'tensor-fusion-controller' });
+    // Pulumi exposes them as Outputs (pulumi-eks style) with the same values.
+    expect({
+      namespace: await valueOf(p.namespace), webhookServiceName: await valueOf(p.webhookServiceName),
+      metricsServiceName: await valueOf(p.metricsServiceName), serviceAccountName: await valueOf(p.serviceAccountName),
+    }).toEqual(outputs);
     expect(new Cdk8sController(new Chart(Testing.app(), 'm'), 'c', { metrics: false }).metricsServiceName).toBeUndefined();
   });
 

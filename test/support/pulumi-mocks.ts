@@ -50,3 +50,8 @@ export async function capture(program: () => void | Promise<void>): Promise<Regi
 export function objectsOf(captured: readonly Registered[]): Record<string, unknown>[] {
   return captured.map((r) => JSON.parse(JSON.stringify(r.inputs)) as Record<string, unknown>);
 }
+
+/** The value an Output resolves to (under mocks every Output resolves). */
+export function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => output.apply(resolve));
+}
