@@ -1,22 +1,14 @@
 /**
- * Kubernetes name rules (DNS-1123). Hand-written: the rules are two regular expressions and a length,
- * and @kubernetes/client-node ships no validators.
+ * The name checks of our components and kinds, with their messages; the DNS-1123 rules themselves
+ * live in lib/k8s/names.ts.
  */
 import { FieldIssue, fieldIssue } from './errors';
+import { isDnsLabel, isDnsSubdomain } from './k8s/names';
 
-const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export { isDnsLabel, isDnsSubdomain };
 
 /** Longest pool name: `pool-<name>` must fit the 63-character name part of a node label key. */
 export const POOL_NAME_MAX = 58;
-
-export function isDnsLabel(value: unknown, max = 63): value is string {
-  return typeof value === 'string' && value.length <= max && LABEL.test(value);
-}
-
-export function isDnsSubdomain(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 253 && SUBDOMAIN.test(value);
-}
 
 const LABEL_WORDS = "lowercase letters, digits and '-', starting and ending with a letter or digit";
 

@@ -8,9 +8,11 @@ import { GPUNodeSpec, GPUNodeStatus } from './gpu-node';
 import { GPUPoolSpec, GPUPoolStatus } from './gpu-pool';
 import { TensorFusionWorkloadSpec, TensorFusionWorkloadStatus } from './tensor-fusion-workload';
 import { WorkloadProfileSpec } from './workload-profile';
+import type { Scope } from '../k8s/scope';
+import { KIND_SCOPES } from '../model/kinds';
 
 export type KindName = 'GPUPool' | 'GPUNode' | 'GPU' | 'WorkloadProfile' | 'TensorFusionWorkload';
-export type Scope = 'Cluster' | 'Namespaced';
+export type { Scope } from '../k8s/scope';
 
 /** A column of `kubectl get` (CRD additionalPrinterColumns). */
 export interface PrinterColumn {
@@ -66,7 +68,7 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     kind: 'GPUPool',
     plural: 'gpupools',
     shortNames: ['gpool'],
-    scope: 'Cluster',
+    scope: KIND_SCOPES.GPUPool,
     description: 'A pool of GPU nodes shared by workloads.',
     spec: GPUPoolSpec,
     status: GPUPoolStatus,
@@ -86,7 +88,7 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     kind: 'GPUNode',
     plural: 'gpunodes',
     shortNames: ['gnode'],
-    scope: 'Cluster',
+    scope: KIND_SCOPES.GPUNode,
     description: 'GPU inventory and allocation of one Kubernetes node.',
     spec: GPUNodeSpec,
     status: GPUNodeStatus,
@@ -104,7 +106,7 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     kind: 'GPU',
     plural: 'gpus',
     shortNames: [],
-    scope: 'Cluster',
+    scope: KIND_SCOPES.GPU,
     description: 'One physical GPU device.',
     status: GPUStatus,
     printerColumns: [
@@ -122,7 +124,7 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     kind: 'WorkloadProfile',
     plural: 'workloadprofiles',
     shortNames: ['wlprofile'],
-    scope: 'Namespaced',
+    scope: KIND_SCOPES.WorkloadProfile,
     description: 'Reusable GPU settings referenced by pods.',
     spec: WorkloadProfileSpec,
     status: Type.Unsafe({ type: 'object', description: 'Reserved; nothing is reported yet.' }),
@@ -140,7 +142,7 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     kind: 'TensorFusionWorkload',
     plural: 'tensorfusionworkloads',
     shortNames: ['tfw'],
-    scope: 'Namespaced',
+    scope: KIND_SCOPES.TensorFusionWorkload,
     description: 'A group of GPU workers serving one workload.',
     spec: TensorFusionWorkloadSpec,
     status: TensorFusionWorkloadStatus,

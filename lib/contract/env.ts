@@ -72,3 +72,6 @@ export const CONTROLLER_PATHS = {
   healthz: '/healthz',
   readyz: '/readyz',
 } as const;
+
+/** The verbs the scheduler configuration names (`filterVerb`, ...), appended to the extender's URL prefix. */
+export const EXTENDER_VERBS = { filter: 'filter', prioritize: 'prioritize', bind: 'bind' } as const;

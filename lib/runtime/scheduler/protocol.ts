@@ -44,9 +44,6 @@ export interface ExtenderBindingResult {
   Error: string;
 }
 
-/** The verbs the scheduler configuration names (`filterVerb`, ...), appended to the URL prefix. */
-export const EXTENDER_VERBS = { filter: 'filter', prioritize: 'prioritize', bind: 'bind' } as const;
-
 /** The node names of a request, whichever form the scheduler sent. */
 export function nodeNamesOf(args: ExtenderArgs): string[] {
   if (args.NodeNames) return args.NodeNames;

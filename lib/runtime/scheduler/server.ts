@@ -6,7 +6,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { EXTENDER_VERBS } from './protocol';
+import { EXTENDER_VERBS } from '../../contract/env';
 import type { Extender } from './extender';
 
 export interface ExtenderServerOptions {
