@@ -116,7 +116,9 @@ describeControlPlane('controller faults on a real control plane', { controllerMa
     // every retry period), then acquires on its next poll: at most lease + 2 retry periods after the kill.
     const lease = await get(['lease', '-n', ctl.namespace, 'tensor-fusion-controller']);
     const takeoverMs = Date.parse(lease.spec.acquireTime) - killedAt;
-    expect(takeoverMs).toBeLessThanOrEqual(LEASE_MS + 2 * RETRY_MS + 500);
+    // The standby counts the lease from when it saw the last renewal (up to one retry after it), then
+    // tries once per retry; 2 s more for its acquiring write and timers on a loaded machine.
+    expect(takeoverMs).toBeLessThanOrEqual(LEASE_MS + 2 * RETRY_MS + 2_000);
     // The new leader acts: a new node gets its GPUNode.
     await apply('churn-nodes.yaml', ['churn-2', 'churn-3', 'churn-4'].map((n) => gfdNode(n, 'churn', 2)));
     await eventually(() => expectPool('churn', ['churn-2', 'churn-3', 'churn-4'], 2), 60_000);

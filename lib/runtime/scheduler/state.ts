@@ -229,6 +229,7 @@ export class PlacementState {
       if (r.at >= cutoff) continue;
       this.reserved.delete(uid);
       this.allocator?.release(uid);
+      this.opts.onRelease?.(r.allocation.node);
     }
   }
 
@@ -310,7 +311,12 @@ export class PlacementState {
 
   /** Drops a reservation (bind failed, or the pod is filtered again). */
   cancel(uid: string): void {
-    if (this.reserved.delete(uid)) this.allocator?.release(uid);
+    const r = this.reserved.get(uid);
+    if (!r) return;
+    this.reserved.delete(uid);
+    this.allocator?.release(uid);
+    // Room a pod turned away may have been refused for (a bind that failed or moved).
+    this.opts.onRelease?.(r.allocation.node);
   }
 
   /** Counts for metrics and benchmarks. */

@@ -261,6 +261,17 @@ describe('releases found by a fresh list', () => {
     expect(watched.holding(pod.metadata.uid!)).toBeUndefined();
     expect(released).toEqual([node]);
   });
+
+  test('a dropped reservation (its bind failed) is announced too: a pod may have been turned away for that room', async () => {
+    const released: string[] = [];
+    const [pools, gpuNodes, gpus, pods, nodes] = informers;
+    const watched = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, onRelease: (n) => released.push(n) });
+    watched.resetFromCaches();
+    const r = watched.reserve({ id: 'uid-r', pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, vramRequest: GiB }, 'p-node-1');
+    expect(r.ok).toBe(true);
+    watched.cancel('uid-r');
+    expect(released).toEqual(['p-node-1']);
+  });
 });
 
 describe('upstream keys and several inject-containers', () => {
