@@ -36,7 +36,8 @@ type Ref = Partial<OwnerReference> & { controller?: boolean };
 const toRef = (r: Ref): OwnerReference => ({ apiVersion: r.apiVersion!, kind: r.kind!, name: r.name!, uid: r.uid! });
 const complete = (r: Ref | undefined): r is Ref => !!r && !!r.apiVersion && !!r.kind && !!r.name && !!r.uid;
 
-function controllerOf(o: { metadata?: { ownerReferences?: Ref[] } }): Ref | undefined {
+/** The object's controlling owner reference (`controller: true`), when complete. */
+export function controllerOf(o: { metadata?: { ownerReferences?: Ref[] } }): Ref | undefined {
   const refs = Array.isArray(o.metadata?.ownerReferences) ? o.metadata!.ownerReferences! : [];
   return refs.find((r) => r?.controller === true && complete(r));
 }

@@ -5,16 +5,10 @@
  * "called recently" says nothing in a quiet cluster). Replicas are told apart by hostname only: in
  * one pod per replica, as the component renders them, that is exact.
  */
-import type { K8sObject } from '../kube/cluster';
+import type { Lease } from '../kube/leader-election';
 
-interface LeaseSpec {
-  holderIdentity?: string;
-  renewTime?: string;
-  leaseDurationSeconds?: number;
-}
-
-export function holdsSchedulerLease(lease: K8sObject | undefined, hostname: string, nowMs: number): boolean {
-  const spec = lease?.spec as LeaseSpec | undefined;
+export function holdsSchedulerLease(lease: Lease | undefined, hostname: string, nowMs: number): boolean {
+  const spec = lease?.spec;
   if (!hostname || !spec?.holderIdentity?.startsWith(`${hostname}_`)) return false;
   const renewed = Date.parse(spec.renewTime ?? '');
   return Number.isFinite(renewed) && renewed + (spec.leaseDurationSeconds ?? 0) * 1000 > nowMs;

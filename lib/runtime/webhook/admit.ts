@@ -15,6 +15,7 @@ import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANN
 import { SCHEDULER_NAME } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
 import { isGenerated } from '../controller/generated-workload';
+import { controllerOf } from '../controller/top-owner';
 import { encodeShare } from '../share';
 import { EnvVar, localGpuEnv, remoteClientEnv, ShareSettings, TF_ENV } from './env';
 import { topOwnerName } from './owner';
@@ -97,7 +98,8 @@ function nameCollisions(pod: K8sObject): FieldIssue[] {
  * half of a remote share, so `is-local-gpu: true` is no contradiction of the workload's `false`.
  */
 function isWorkerOf(pod: K8sObject, workload: TensorFusionWorkload): boolean {
-  return (pod.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.kind === 'TensorFusionWorkload' && o.uid === workload.metadata.uid);
+  const owner = controllerOf(pod);
+  return owner?.kind === 'TensorFusionWorkload' && owner.uid === workload.metadata.uid;
 }
 
 /** The workload the pod belongs to and the warnings it gives, or the issues that deny the pod. */
