@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import type { QosLevel } from '../../lib/rules';
-import { ALLOCATION_ANNOTATION } from '../../lib/labels';
+import type { QosLevel } from '../../lib/model/rules';
+import { ALLOCATION_ANNOTATION } from '../../lib/model/keys';
 import { CONTROLLER_WRITTEN_KEYS, decodeGpuAnnotations, encodeGpuWorkload, GPU_WORKLOAD_ANNOTATIONS, GpuWorkloadOptions } from '../../lib/annotations';
 
 describe('decodeGpuAnnotations', () => {

@@ -2,7 +2,7 @@
  * Every validation rule of the codec, with its exact message, on the typed-options path (encode) and
  * on the annotations path (decode).
  */
-import { ValidationError } from '../../lib/errors';
+import { ValidationError } from '../../lib/model/errors';
 import { decodeGpuAnnotations, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
 
 const TFLOPS = `a positive number of TFLOPS such as '10' or '0.5'`;

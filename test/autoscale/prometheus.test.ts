@@ -7,7 +7,7 @@ import { AutoscaleLoop, Workload } from '../../lib/runtime/autoscale/loop';
 import { PrometheusClient } from '../../lib/runtime/autoscale/prometheus';
 import { AGENT_METRICS } from '../../lib/runtime/agent/contract';
 import { Agent, startAgent } from '../../lib/runtime/agent/server';
-import { parseQuantity } from '../../lib/quantity';
+import { parseQuantity } from '../../lib/k8s/quantity';
 import { fakeNode, FakeNode, TRACE } from '../runtime/agent/fixtures';
 import { waitFor } from '../support/control-plane/process';
 import { prometheusAvailable, RunningPrometheus, startPrometheus } from '../support/prometheus';

@@ -1,5 +1,5 @@
 /** The node agent DaemonSet rendered by TensorFusionController when `nodeAgent` is on, and the props it adds. */
-import { KubeObject } from '../../lib/k8s-object';
+import { KubeObject } from '../../lib/k8s/object';
 import { renderController } from '../../lib/render/controller';
 import { AGENT_DEFAULTS } from '../../lib/runtime/agent/contract';
 import { FAKE_BUNDLE } from './fixtures';

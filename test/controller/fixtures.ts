@@ -1,6 +1,6 @@
 import { createHash } from 'crypto';
 import { gzipSync } from 'zlib';
-import { KubeObject } from '../../lib/k8s-object';
+import { KubeObject } from '../../lib/k8s/object';
 import { ControllerBundleRef } from '../../lib/render/controller';
 
 /** A small real gzipped script; render functions only carry it, so its content does not matter. */

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../lib/errors';
+import { ValidationError } from '../../lib/model/errors';
 import { CONTROLLER_DEFAULTS, resolveControllerProps, TensorFusionControllerProps } from '../../lib/render/controller';
 
 function message(props: unknown): string {

@@ -1,7 +1,7 @@
 import { createHash } from 'crypto';
 import { parse } from 'yaml';
-import { KubeObject } from '../../lib/k8s-object';
-import { SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../lib/labels';
+import { KubeObject } from '../../lib/k8s/object';
+import { SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
 import { CONTROLLER_DEFAULTS, CONTROLLER_ENV, renderController, renderSchedulerConfiguration, TensorFusionControllerProps } from '../../lib/render/controller';
 import { GO_BUILDS, goModVersion } from '../envtest/assets';

@@ -4,7 +4,7 @@
  */
 import type * as https from 'node:https';
 import type { ApiServerDouble } from '../../support/api-server';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../../lib/model/keys';
 import { API_VERSION } from '../../../lib/model/group';
 import { shareOf } from '../../../lib/runtime/share';
 import type { WebhookHandle } from '../../../lib/runtime/webhook/start';

@@ -5,7 +5,7 @@
  */
 import { applyPatch, deepClone } from 'fast-json-patch';
 import type { GPUPool, TensorFusionWorkload } from '../../../lib/api';
-import { SHARE_ANNOTATION } from '../../../lib/labels';
+import { SHARE_ANNOTATION } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { shareOf } from '../../../lib/runtime/share';
 import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';

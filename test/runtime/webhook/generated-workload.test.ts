@@ -3,7 +3,7 @@
  * exist, never from an AdmissionReview; a workload it did not generate is never overwritten.
  */
 import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../../lib/api';
-import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../../lib/labels';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../../lib/model/keys';
 import { API_VERSION } from '../../../lib/model/group';
 import type { Controller } from '../../../lib/runtime/controller/controller';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';

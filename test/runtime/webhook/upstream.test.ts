@@ -5,7 +5,7 @@
  * webhook makes for a pod is said in AdmissionReview warnings.
  */
 import type { ApiServerDouble } from '../../support/api-server';
-import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../../lib/labels';
+import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../../lib/model/keys';
 import { API_VERSION } from '../../../lib/model/group';
 import { UPSTREAM_IGNORED_KEYS } from '../../../lib/annotations/upstream';
 import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
