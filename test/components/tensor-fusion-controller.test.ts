@@ -11,7 +11,7 @@ import { BUNDLE_KEY, bundleConfigMapName, CONFIGMAP_MAX_BYTES, TensorFusionContr
 import { sortObjects, synthChart } from '../support/cdk8s';
 import { capture, objectsOf, valueOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
-import { find, Json, MODES } from './fixtures';
+import { find, Json, MODES } from '../render/controller/fixtures';
 
 
 describe.each(Object.entries(MODES))('TensorFusionController parity (%s)', (_, modeProps) => {
