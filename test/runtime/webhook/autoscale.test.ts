@@ -10,9 +10,9 @@ import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { shareOf } from '../../../lib/runtime/share';
 import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
 import { LIMITS_MOUNT_PATH, LIMITS_VOLUME } from '../../../lib/runtime/webhook/limits-volume';
+import { annotationKey as t } from '../../support/annotations';
 import { GiB, pod, review } from './fixtures';
 
-const t = (k: string) => `tensor-fusion.ai/${k}`;
 const POOL = { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUPool', metadata: { name: 'a' }, spec: {} } as unknown as GPUPool;
 
 const recommended = (requests: { tflops: string; vram: string }, limits: { tflops: string; vram: string }): TensorFusionWorkload => ({

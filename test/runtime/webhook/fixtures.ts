@@ -94,6 +94,36 @@ export async function startTestWebhook(double: ApiServerDouble, opts: Partial<St
   return webhook;
 }
 
+/** A webhook test file's set-up: the API double, the webhook over it and an HTTPS client for it. */
+export interface WebhookSuite {
+  double: ApiServerDouble;
+  webhook: WebhookHandle;
+  agent: https.Agent;
+}
+
+/**
+ * Registers the set-up of a webhook test file: beforeAll starts an API double, puts `pools` and what
+ * `seed` writes into it, starts a webhook over it and a client, and forgets the requests made so far;
+ * afterAll stops all three. The fields are set once beforeAll has run: read them inside tests.
+ */
+export function useWebhookSuite(pools: readonly PoolSeed[], seed: (double: ApiServerDouble) => void = () => undefined): WebhookSuite {
+  const suite = {} as WebhookSuite;
+  beforeAll(async () => {
+    suite.double = await startDouble();
+    for (const p of pools) seedPool(suite.double, p);
+    seed(suite.double);
+    suite.webhook = await startTestWebhook(suite.double);
+    suite.agent = client();
+    suite.double.requests.length = 0;
+  });
+  afterAll(async () => {
+    suite.agent?.destroy();
+    await suite.webhook?.close();
+    await suite.double?.stop();
+  });
+  return suite;
+}
+
 /** An HTTPS client trusting `ca`, checking the Service host name. */
 export function client(ca = testPki().ca.cert, maxSockets = 64): https.Agent {
   return new https.Agent({ keepAlive: true, maxSockets, ca, servername: SERVICE_HOST });

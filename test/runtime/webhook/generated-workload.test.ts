@@ -12,9 +12,9 @@ import { TopOwners } from '../../../lib/runtime/controller/top-owner';
 import type { SettingsView } from '../../../lib/runtime/webhook/resolve';
 import { ApiServerDouble, clusterFor } from '../../support/api-server';
 import { eventually, testController } from '../fixtures';
+import { ann } from '../../support/annotations';
 import { seedPool, startDouble, writes } from './fixtures';
 
-const ann = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [`tensor-fusion.ai/${k}`, v]));
 
 /** A pod as the API server stores it after admission: opted in, labelled for its workload. */
 function admittedPod(name: string, workload: string, annotations: Record<string, string>, extra: Partial<K8sObject['metadata']> = {}, phase = 'Running'): K8sObject {
