@@ -1,5 +1,6 @@
 /** The T9k Scheduler's names, labels, taint and resources that our objects and controller use. */
 
+/** T9k Scheduler keys. */
 export const T9K = {
   schedulerName: 't9k-scheduler',
   acceleratorLabel: 'sched.tensorstack.dev/accelerator',

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { GPU_WORKLOAD_ANNOTATIONS } from '../../../lib/annotations';
 import { SCHEDULER_NAME } from '../../../lib/contract/names';
 import { shareOf } from '../../../lib/runtime/share';
+import { annotationKey } from '../../support/annotations';
 import { patched, pod, post, review, useWebhookSuite, writes } from './fixtures';
 
 const suite = useWebhookSuite([
@@ -22,7 +23,7 @@ const VALUES = ['true', 'false', '0', '1', '2', '-1', '129', '10', '0.5', '500m'
 const noise = fc.dictionary(
   fc.oneof(
     { weight: 8, arbitrary: fc.constantFrom(...KEYS) },
-    { weight: 1, arbitrary: fc.string().map((s) => `tensor-fusion.ai/${s}`) },
+    { weight: 1, arbitrary: fc.string().map(annotationKey) },
     { weight: 1, arbitrary: fc.string() },
   ),
   fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...VALUES) }, { weight: 1, arbitrary: fc.string() }, { weight: 1, arbitrary: fc.fullUnicodeString({ maxLength: 8 }) }),
