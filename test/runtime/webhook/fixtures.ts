@@ -12,6 +12,7 @@ import { startWebhook, StartWebhookOptions, WebhookHandle } from '../../../lib/r
 import type { AdmissionReview } from '../../../lib/runtime/webhook/review';
 import type { TlsSource } from '../../../lib/runtime/webhook/tls';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { ObjectMeta } from '../../../lib/k8s/object';
 import type { RequestRecord } from '../../support/api-server/server';
 
 export const GiB = 2 ** 30;
@@ -159,13 +160,9 @@ export function post(port: number, agent: https.Agent, body: unknown, path = '/m
   });
 }
 
-export interface PodOptions {
-  name?: string;
-  namespace?: string;
-  annotations?: Record<string, string>;
-  labels?: Record<string, string>;
+/** The pod's metadata to set (labels default to the webhook's opt-in label) and its container names. */
+export interface PodOptions extends Pick<ObjectMeta, 'name' | 'namespace' | 'annotations' | 'labels' | 'ownerReferences'> {
   containers?: string[];
-  ownerReferences?: Array<Record<string, unknown>>;
 }
 
 export function pod(o: PodOptions = {}): K8sObject {
