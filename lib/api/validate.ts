@@ -7,8 +7,7 @@
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { closest, distance } from 'fastest-levenshtein';
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
+import { didYouMean, FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { API_VERSION } from '../model/group';
 import { checkTflops, checkVram } from '../model/share-quantity';
 import { parseQuantity } from '../k8s/quantity';
@@ -139,11 +138,8 @@ export function unknownFieldIssue(
   parentLabel: string,
   known: readonly string[],
 ): FieldIssue {
-  const guess = known.length > 0 ? closest(name, [...known]) : undefined;
-  const near =
-    guess !== undefined &&
-    (guess.toLowerCase() === name.toLowerCase() || distance(name, guess) <= Math.max(2, Math.floor(name.length / 3)));
-  const expected = near
+  const guess = didYouMean(name, known);
+  const expected = guess !== undefined
     ? `a known field of ${parentLabel} (did you mean ${guess}?)`
     : `a known field of ${parentLabel}: ${known.join(', ')}`;
   return fieldIssue(field, value, expected);
