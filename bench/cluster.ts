@@ -21,7 +21,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, poolMembershipLabel, SHARE_ANNOTATION } from '../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, poolMembershipLabel, SHARE_ANNOTATION } from '../lib/model/keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { RESOURCES, ResourceType, resourcePath } from '../lib/runtime/kube/resources';

@@ -19,15 +19,15 @@
  *
  * The full replay (~8,400 pods, sequential) takes about half an hour on 2 cores; use --limit for checks.
  */
-import { ENABLED_LABEL, GFD, poolMembershipLabel, ALLOCATION_ANNOTATION } from '../lib/labels';
+import { ENABLED_LABEL, GFD, poolMembershipLabel, ALLOCATION_ANNOTATION } from '../lib/model/keys';
 import { SCHEDULER_NAME } from '../lib/contract/names';
-import { DEFAULT_PLACEMENT_MODE } from '../lib/rules';
+import { DEFAULT_PLACEMENT_MODE } from '../lib/model/rules';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { Informer } from '../lib/runtime/kube/informer';
 import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
-import { parseQuantity } from '../lib/quantity';
+import { parseQuantity } from '../lib/k8s/quantity';
 import type { Allocation } from '../lib/scheduler';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';

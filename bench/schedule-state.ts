@@ -5,7 +5,7 @@
  * with percentageOfNodesToScore 100) and reserve. Memory is the heap and RSS growth over an empty
  * process. Exported for bench/schedule.ts (`--state`).
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_ANNOTATION } from '../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_ANNOTATION } from '../lib/model/keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import { Extender } from '../lib/runtime/scheduler/extender';
 import { PlacementState } from '../lib/runtime/scheduler/state';

@@ -10,7 +10,7 @@
  *        --openb=DIR [--seed=N] [--limit=N]: instead, the openb trace replay placed through the scheduler (schedule-openb.ts).
  * Ends with one JSON line.
  */
-import { ENABLED_LABEL, GFD } from '../lib/labels';
+import { ENABLED_LABEL, GFD } from '../lib/model/keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { Informer } from '../lib/runtime/kube/informer';

@@ -12,7 +12,7 @@ import { GpuNode as Cdk8sGpuNode, gpuWorkload as cdk8sGpuWorkload } from '../com
 import { GpuNode as PulumiGpuNode, gpuWorkload as pulumiGpuWorkload } from '../components/pulumi';
 import type { GpuWorkloadOptions } from '../lib/annotations';
 import type { GpuNodeProps } from '../lib/render/gpu-node';
-import type { KubeObject } from '../lib/k8s-object';
+import type { KubeObject } from '../lib/k8s/object';
 
 const NODES = Number(process.argv[2] ?? 1000);
 const WORKLOADS = Number(process.argv[3] ?? 10000);

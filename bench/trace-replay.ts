@@ -7,7 +7,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { AllocationRequest, Allocator, TypicalRequest } from '../lib/scheduler';
-import { PlacementMode } from '../lib/rules';
+import { PlacementMode } from '../lib/model/rules';
 import { prng } from './stats';
 
 export interface TraceNode {

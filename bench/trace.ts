@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync } from 'fs';
 import { join, resolve } from 'path';
-import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../lib/rules';
+import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../lib/model/rules';
 import { allocatorRun, arrivalStream, capacity, randomRun, readNodes, readPods, RunResult, scaleUp, traceMix } from './trace-replay';
 
 const ALL_VARIANTS = [

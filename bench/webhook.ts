@@ -20,7 +20,9 @@ import { RuntimeMetrics } from '../lib/runtime/metrics';
 import { startWebhook } from '../lib/runtime/webhook/start';
 import { createCa, issueServingCert } from '../lib/runtime/webhook/certificates';
 import { WEBHOOK_RESOURCES } from '../lib/runtime/webhook/resources';
-import { API_VERSION, DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../lib/labels';
+import { API_VERSION } from '../lib/model/group';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../lib/model/keys';
+import { HOSTNAME_LABEL } from '../lib/k8s/labels';
 import { startApiServer } from '../test/support/api-server';
 import { percentile } from './stats';
 

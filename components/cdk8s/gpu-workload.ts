@@ -1,6 +1,6 @@
 import { IConstruct } from 'constructs';
 import { EncodedGpuWorkload, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
-import { throwIfInvalid } from '../../lib/errors';
+import { throwIfInvalid } from '../../lib/model/errors';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
 import { PodTemplate } from '../../lib/render/pod-template';
 import { checkT9kGpuOptions, T9kGpuOptions, T9kPodTemplateLike, t9kPodTemplate } from '../../lib/t9k';

@@ -1,8 +1,8 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { fieldIssue, throwIfInvalid } from '../../lib/errors';
-import { isClusterScoped } from '../../lib/kinds';
-import { KubeObject } from '../../lib/k8s-object';
+import { fieldIssue, throwIfInvalid } from '../../lib/model/errors';
+import { isClusterScoped } from '../../lib/model/kinds';
+import { KubeObject } from '../../lib/k8s/object';
 
 /** Object keys (`<group>/<kind>/<namespace>/<name>`) claimed in each app, with the claiming path. */
 const claimed = new WeakMap<IConstruct, Map<string, string>>();

@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { loadControllerBundle } from '../../lib/controller-bundle';
+import { loadControllerBundle } from '../../lib/contract/bundle-loader';
 import { CONTROLLER_NAMES, renderController, resolveControllerProps, TensorFusionControllerProps } from '../../lib/render/controller';
 import { registerController } from './order';
 import { addObjects, childPath, claimNames } from './register';

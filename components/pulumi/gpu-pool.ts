@@ -1,5 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
-import { API_VERSION } from '../../lib/labels';
+import { API_VERSION } from '../../lib/model/group';
 import { GpuPoolProps, renderGpuPool } from '../../lib/render/gpu-pool';
 import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
 import { registerObject } from './register';

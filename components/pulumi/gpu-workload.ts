@@ -1,5 +1,5 @@
 import { encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
-import { throwIfInvalid } from '../../lib/errors';
+import { throwIfInvalid } from '../../lib/model/errors';
 import { withContext } from '../../lib/render/context';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
 import { PodTemplate } from '../../lib/render/pod-template';

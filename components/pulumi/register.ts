@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
-import { KubeObject } from '../../lib/k8s-object';
+import { KubeObject } from '../../lib/k8s/object';
 
 type ResourceClass = new (name: string, args: object, opts?: pulumi.CustomResourceOptions) => pulumi.CustomResource;
 

@@ -1,5 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
-import { loadControllerBundle } from '../../lib/controller-bundle';
+import { loadControllerBundle } from '../../lib/contract/bundle-loader';
 import { CONTROLLER_NAMES, renderController, resolveControllerProps, TensorFusionControllerProps } from '../../lib/render/controller';
 import { registerObjects } from './register';
 

@@ -1,5 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
-import { API_VERSION } from '../../lib/labels';
+import { API_VERSION } from '../../lib/model/group';
 import { renderTensorFusionWorkload, renderWorkloadProfile, TensorFusionWorkloadProps, WorkloadProfileProps } from '../../lib/render/workload-profile';
 import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
 import { registerObject } from './register';

@@ -3,12 +3,12 @@
  * unknown keys with a did-you-mean hint, and the rules that tie several fields together. Fields are
  * named as the user wrote them: the option name on the typed path, the full key on the annotation path.
  */
-import { didYouMean, FieldIssue, fieldIssue } from '../errors';
+import { didYouMean, FieldIssue, fieldIssue } from '../model/errors';
 import { formatBytes } from '../k8s/quantity';
 import { formatTflops } from '../model/share-quantity';
-import { checkLimitAtLeastRequest } from '../rules';
+import { checkLimitAtLeastRequest } from '../model/rules';
 import { ANNOTATION, AnnotationSpec, CONTROLLER_WRITTEN_KEYS, ENABLED_LABEL, GPU_WORKLOAD_ANNOTATIONS, SPEC_BY_KEY, SPEC_BY_OPTION } from './keys';
-import { ANNOTATION_PREFIX } from '../labels';
+import { ANNOTATION_PREFIX } from '../model/keys';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 import { booleanLiteral, checkValue, ValueSource } from './values';
 import { checkUpstreamRules, UPSTREAM_IGNORED_KEYS } from './upstream';

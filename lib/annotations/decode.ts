@@ -2,7 +2,7 @@
  * Pod annotations -> typed settings and every issue found. The admission webhook denies pods with
  * these same messages, so decoding never throws, whatever map it is given.
  */
-import type { FieldIssue } from '../errors';
+import type { FieldIssue } from '../model/errors';
 import { checkGpuWorkloadInput } from './check';
 import type { PodTemplateContext } from './encode';
 import type { GpuWorkloadSettings } from './options';

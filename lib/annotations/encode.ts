@@ -1,8 +1,8 @@
 /**
  * Typed options -> the pod label and `tensor-fusion.ai/*` annotations, spelled as the seeds spell them.
  */
-import { throwIfInvalid } from '../errors';
-import { ENABLED_LABEL } from '../labels';
+import { throwIfInvalid } from '../model/errors';
+import { ENABLED_LABEL } from '../model/keys';
 import { formatBytes } from '../k8s/quantity';
 import { formatTflops } from '../model/share-quantity';
 import { checkGpuWorkloadInput } from './check';

@@ -3,7 +3,7 @@
  * to its typed option and value kind. Listed in the order the seed's example writes them, which is the
  * order the encoder emits.
  */
-import { ALLOCATION_ANNOTATION, ANNOTATION_PREFIX, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../labels';
+import { ALLOCATION_ANNOTATION, ANNOTATION_PREFIX, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../model/keys';
 import type { GpuWorkloadOptionName } from './options';
 import type { UpstreamValueKind } from './upstream';
 

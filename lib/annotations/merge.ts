@@ -16,9 +16,9 @@
  * The merged result is validated again (limit >= request, no-standalone-worker-mode needs local GPU).
  */
 import type { AutoScalingConfig, GPUPoolSpec, NodeAffinity, WorkloadProfileSpec } from '../api';
-import { FieldIssue, fieldIssue } from '../errors';
-import { lookupGpuTflops } from '../gpu-catalog';
-import { DEFAULT_QOS, QosLevel } from '../rules';
+import { FieldIssue, fieldIssue } from '../model/errors';
+import { lookupGpuTflops } from '../model/gpu-catalog';
+import { DEFAULT_QOS, QosLevel } from '../model/rules';
 import { checkCrossRules, showQuantity } from './check';
 import { ANNOTATION, AnnotationValueKind } from './keys';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';

@@ -2,7 +2,7 @@
  * The typed face of the `tensor-fusion.ai/*` pod annotations: what users write (options) and what the
  * decoder returns (settings, with quantities parsed).
  */
-import type { QosLevel } from '../rules';
+import type { QosLevel } from '../model/rules';
 
 /**
  * Makes a pod template a TensorFusion GPU workload. Each field maps to one `tensor-fusion.ai/*` pod

@@ -6,9 +6,9 @@
  * naming the key and why it is not acted on ({@link UPSTREAM_IGNORED_KEYS}), so that a pod moved from
  * upstream runs, and says what it loses.
  */
-import { FieldIssue, fieldIssue } from '../errors';
-import { ANNOTATION_PREFIX } from '../labels';
-import { checkLimitAtLeastRequest } from '../rules';
+import { FieldIssue, fieldIssue } from '../model/errors';
+import { ANNOTATION_PREFIX } from '../model/keys';
+import { checkLimitAtLeastRequest } from '../model/rules';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 import type { ValueContext, ValueSource } from './values';
 

@@ -2,11 +2,11 @@
  * Checks one annotation value or one typed option against its kind. Both paths share the rule and the
  * `expected` words; only the spelling of the input differs (`'true'` vs `true`, `'4'` vs `4`).
  */
-import { FieldIssue, fieldIssue } from '../errors';
+import { FieldIssue, fieldIssue } from '../model/errors';
 import { checkTflops, checkVram } from '../model/share-quantity';
-import { checkGpuCount, checkQos, checkReplicas } from '../rules';
+import { checkGpuCount, checkQos, checkReplicas } from '../model/rules';
 import type { AnnotationValueKind } from './keys';
-import { checkContainerName, checkObjectName, checkPoolName } from '../names';
+import { checkContainerName, checkObjectName, checkPoolName } from '../model/name-checks';
 import { checkUpstreamValue, isUpstreamKind } from './upstream';
 
 /** Where a value came from: a pod annotation (always a string) or a typed option. */

@@ -7,7 +7,8 @@
 // older `lib` (cdk8s init's es2016) that do not skip lib checks still compile against this package.
 /// <reference lib="es2018.asynciterable" preserve="true" />
 import { Static, TSchema, Type } from '@sinclair/typebox';
-import { formatBytes, QUANTITY_MAX_LENGTH, QUANTITY_PATTERN, TFLOPS_MAX, VRAM_MAX } from '../quantity';
+import { formatBytes, QUANTITY_PATTERN } from '../k8s/quantity';
+import { QUANTITY_MAX_LENGTH, TFLOPS_MAX, VRAM_MAX } from '../model/limits';
 
 /**
  * Schema keyword that replaces the generic "what is allowed" text in validation messages. It is
@@ -21,7 +22,7 @@ export type Quantity = string | number;
 /**
  * Every quantity string is bounded in length and exponent (QUANTITY_PATTERN); `maximum` bounds the
  * integer form where one share per GPU is meant. The exact bounds of string values are the codec's
- * (lib/quantity.ts), checked at admission and by the components.
+ * (lib/model/share-quantity.ts), checked at admission and by the components.
  */
 function quantity(description: string, expected: string, maximum?: number) {
   return Type.Unsafe<Quantity>({

@@ -3,7 +3,7 @@
  */
 import { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
-import { GROUP, VERSION } from '../labels';
+import { GROUP, VERSION } from '../model/group';
 import { EXPECTED_KEYWORD } from './common';
 import { KIND_NAMES, KINDS, KindName } from './kinds';
 

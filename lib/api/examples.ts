@@ -3,7 +3,8 @@
  * them against the upstream CRDs to prove wire compatibility.
  */
 import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from './index';
-import { API_VERSION, DEFAULT_POOL_ANNOTATION, GFD } from '../labels';
+import { API_VERSION } from '../model/group';
+import { DEFAULT_POOL_ANNOTATION, GFD } from '../model/keys';
 import type { WorkloadProfileSpec } from './workload-profile';
 
 /** The WorkloadProfile spec of TensorFusion's documented example. */

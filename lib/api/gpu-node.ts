@@ -4,7 +4,7 @@
  */
 import { Static, Type } from '@sinclair/typebox';
 import { Bytes, Conditions, GpuAmounts, Int32, MapOf, StringEnum, Tflops } from './common';
-import { QOS_LEVELS } from '../rules';
+import { QOS_LEVELS } from '../model/rules';
 
 /** Who manages the node's GPUs, as upstream. */
 export const GPU_NODE_MANAGE_MODES = ['Manual', 'AutoSelect', 'Provisioned'] as const;

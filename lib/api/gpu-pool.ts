@@ -1,10 +1,10 @@
 /**
  * GPUPool (cluster-scoped): a set of GPU nodes shared by workloads, with its capacity,
  * oversubscription, default QoS and placement strategy. The pool used by pods that name none carries
- * the `DEFAULT_POOL_ANNOTATION` from lib/labels.ts (an annotation, as upstream, not a spec field).
+ * the `DEFAULT_POOL_ANNOTATION` from lib/model/keys.ts (an annotation, as upstream, not a spec field).
  */
 import { Static, Type } from '@sinclair/typebox';
-import { DEFAULT_PLACEMENT_MODE, PLACEMENT_MODES, QOS_LEVELS } from '../rules';
+import { DEFAULT_PLACEMENT_MODE, PLACEMENT_MODES, QOS_LEVELS } from '../model/rules';
 import { Bytes, Conditions, Cpu, Embedded, Int32, MapOf, NodeSelector, StringEnum, Tflops } from './common';
 
 /** Lifecycle of a pool, as upstream. */

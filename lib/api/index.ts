@@ -2,7 +2,7 @@
  * The tensor-fusion.ai/v1 API: schemas, static types, the kind registry, CRD generation and
  * validation.
  */
-import type { KubeObject } from '../k8s-object';
+import type { KubeObject } from '../k8s/object';
 import type { GPUStatus } from './gpu';
 import type { GPUNodeSpec, GPUNodeStatus } from './gpu-node';
 import type { GPUPoolSpec, GPUPoolStatus } from './gpu-pool';

@@ -1,16 +1,17 @@
 /**
  * Runtime validation of tensor-fusion.ai/v1 objects against the same schemas that generate the
- * CRDs, with messages that name the field, the value and what is allowed (lib/errors.ts).
+ * CRDs, with messages that name the field, the value and what is allowed (lib/model/errors.ts).
  * Ajv checks shape, types, enums and ranges; the semantic rules (limit >= request, positive
- * quantities) come from lib/rules.ts and lib/quantity.ts so that every entry point reports them alike.
+ * quantities) come from lib/model/rules.ts and lib/model/share-quantity.ts so that every entry point
+ * reports them alike.
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { closest, distance } from 'fastest-levenshtein';
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
-import { API_VERSION } from '../labels';
-import { checkTflops, checkVram, parseQuantity } from '../quantity';
-import { checkLimitAtLeastRequest, oneOf } from '../rules';
+import { didYouMean, FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
+import { API_VERSION } from '../model/group';
+import { checkTflops, checkVram } from '../model/share-quantity';
+import { parseQuantity } from '../k8s/quantity';
+import { checkLimitAtLeastRequest, oneOf } from '../model/rules';
 import { EXPECTED_KEYWORD } from './common';
 import { JsonSchema, toPlainSchema } from './crd';
 import type { GPUStatus } from './gpu';
@@ -19,7 +20,7 @@ import type { GPUPoolSpec } from './gpu-pool';
 import { isKindName, KIND_NAMES, KINDS, KindName } from './kinds';
 import type { TensorFusionWorkloadSpec } from './tensor-fusion-workload';
 import { RETIRED_PROFILE_FIELDS, WorkloadProfileSpec } from './workload-profile';
-import { isDnsLabel, isDnsSubdomain } from '../names';
+import { isDnsLabel, isDnsSubdomain } from '../k8s/names';
 import { autoScalingIssues } from '../autoscale/settings';
 
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false });
@@ -137,11 +138,8 @@ export function unknownFieldIssue(
   parentLabel: string,
   known: readonly string[],
 ): FieldIssue {
-  const guess = known.length > 0 ? closest(name, [...known]) : undefined;
-  const near =
-    guess !== undefined &&
-    (guess.toLowerCase() === name.toLowerCase() || distance(name, guess) <= Math.max(2, Math.floor(name.length / 3)));
-  const expected = near
+  const guess = didYouMean(name, known);
+  const expected = guess !== undefined
     ? `a known field of ${parentLabel} (did you mean ${guess}?)`
     : `a known field of ${parentLabel}: ${known.join(', ')}`;
   return fieldIssue(field, value, expected);

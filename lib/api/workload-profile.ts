@@ -3,7 +3,7 @@
  * `tensor-fusion.ai/workload-profile` annotation. TensorFusionWorkload shares this spec.
  */
 import { Static, Type } from '@sinclair/typebox';
-import { QOS_LEVELS, REPLICAS_MAX } from '../rules';
+import { QOS_LEVELS, REPLICAS_MAX } from '../model/rules';
 import { EXPECTED_KEYWORD, GpuResources, Int32, NodeAffinity, StringEnum } from './common';
 import { FORECAST_MODELS } from '../autoscale/forecast';
 import * as F from '../autoscale/formats';

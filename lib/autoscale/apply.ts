@@ -6,7 +6,8 @@
 import { ANNOTATION } from '../annotations';
 import { showQuantity } from '../annotations/check';
 import type { TensorFusionWorkload } from '../api';
-import { parseQuantity, TFLOPS_MAX, VRAM_MAX, VRAM_MIN } from '../quantity';
+import { parseQuantity } from '../k8s/quantity';
+import { TFLOPS_MAX, VRAM_MAX, VRAM_MIN } from '../model/limits';
 import type { Resources } from './recommender';
 import type { AutoscaleSettings, TargetResource } from './settings';
 

@@ -4,8 +4,8 @@
  * a forecast can only raise a recommendation ahead of a known pattern (the morning ramp of a
  * diurnal load, a growing trend).
  */
-import { FieldIssue, fieldIssue } from '../errors';
-import { oneOf } from '../rules';
+import { FieldIssue, fieldIssue } from '../model/errors';
+import { oneOf } from '../model/rules';
 
 /** A usage series: `values[i]` was observed at `startS + i * stepS`. */
 export interface Series {

@@ -5,8 +5,8 @@
  * README.md in this folder maps each field onto the recommender.
  */
 import type { AutoScalingConfig } from '../api/workload-profile';
-import { FieldIssue, fieldIssue } from '../errors';
-import { checkEnum } from '../rules';
+import { FieldIssue, fieldIssue } from '../model/errors';
+import { checkEnum } from '../model/rules';
 import { checkForecastModel, ForecastModel } from './forecast';
 import {
   DURATION_EXPECTED, FRACTION_EXPECTED, MULTIPLIER_EXPECTED, PERCENTILE_EXPECTED, RATIO_EXPECTED,

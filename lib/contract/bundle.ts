@@ -1,6 +1,6 @@
 /**
  * Where the controller bundle is built and how it travels: facts shared by the build script
- * (scripts/bundle-controller.js reads this file), the loader (lib/controller-bundle.ts) and the
+ * (scripts/bundle-controller.js reads this file), the loader (lib/contract/bundle-loader.ts) and the
  * renderer (lib/render/controller/shipping.ts). Kept free of imports so the script can load it alone.
  */
 
@@ -16,7 +16,7 @@ export const CONFIGMAP_MAX_BYTES = 1024 * 1024;
 /** The bundle ConfigMap's binaryData key. */
 export const BUNDLE_KEY = 'controller.js.gz';
 
-/** The shipped bundle as the render functions need it (read from disk by lib/controller-bundle.ts). */
+/** The shipped bundle as the render functions need it (read from disk by lib/contract/bundle-loader.ts). */
 export interface ControllerBundleRef {
   /** The gzipped bundle, base64-encoded (ConfigMap binaryData). */
   readonly gzipBase64: string;

@@ -2,7 +2,7 @@
  * Names and labels of the controller's objects. The controller is one per cluster (it owns the
  * CRDs and a cluster-wide webhook), so the names are fixed rather than derived from a prop.
  */
-import { APP_LABELS } from '../labels';
+import { APP_LABELS } from '../k8s/labels';
 import { CONTROLLER_ENV_DEFAULTS } from './env';
 
 /** The kube-scheduler profile (schedulerName) that places GPU pods through our extender. */

@@ -1,6 +1,6 @@
 /**
- * Kubernetes object name rules (DNS-1123). Hand-written: the rules are two regular expressions and a
- * length, and @kubernetes/client-node ships no validators.
+ * Kubernetes name rules: DNS-1123 object names, label values, a Service's DNS names. Hand-written: the
+ * rules are regular expressions and lengths, and @kubernetes/client-node ships no validators.
  */
 
 /** Longest DNS-1123 label (a namespace or Service name). */
@@ -19,4 +19,16 @@ export function isDnsLabel(value: unknown, max = DNS_LABEL_MAX): value is string
 /** Whether `value` is a DNS-1123 subdomain. */
 export function isDnsSubdomain(value: unknown): value is string {
   return typeof value === 'string' && value.length <= DNS_SUBDOMAIN_MAX && SUBDOMAIN.test(value);
+}
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** A label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit. */
+export function isLabelValue(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 63 && LABEL_VALUE.test(value);
+}
+
+/** The DNS names a Service is reached by from inside the cluster (what a serving certificate covers). */
+export function serviceDnsNames(service: string, namespace: string): string[] {
+  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
 }

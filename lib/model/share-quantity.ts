@@ -2,7 +2,7 @@
  * The quantities of one GPU share: VRAM bytes and FP16 TFLOPS, checked against lib/model/limits.ts and
  * written back the way the seeds write them.
  */
-import { FieldIssue, fieldIssue } from '../errors';
+import { FieldIssue, fieldIssue } from './errors';
 import { formatBytes, parseQuantity } from '../k8s/quantity';
 import { QUANTITY_MAX_LENGTH, TFLOPS_MAX, VRAM_MAX, VRAM_MIN } from './limits';
 

@@ -1,5 +1,5 @@
 /** Puts the caller's name (component and construct path or resource name) on validation messages. */
-import { ValidationError } from '../errors';
+import { ValidationError } from '../model/errors';
 
 /**
  * Runs `fn`; a ValidationError it throws is rethrown with `context` in front of its issues (in

@@ -4,12 +4,12 @@
  * `spec.taints` is an atomic list that would take over taints owned by the kubelet, the cloud
  * provider or the node lifecycle controller. Taints are merged in by the runtime controller.
  */
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
-import { KubeObject } from '../k8s-object';
-import { GFD, HARDWARE_VENDOR_LABEL, poolMembershipLabel } from '../labels';
-import { checkLabelValue, checkObjectName, checkPoolName } from '../names';
-import { checkVram } from '../quantity';
-import { GPU_COUNT_MAX, GPU_COUNT_MIN } from '../rules';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
+import { KubeObject } from '../k8s/object';
+import { GFD, HARDWARE_VENDOR_LABEL, poolMembershipLabel } from '../model/keys';
+import { checkLabelValue, checkObjectName, checkPoolName } from '../model/name-checks';
+import { checkVram } from '../model/share-quantity';
+import { GPU_COUNT_MAX, GPU_COUNT_MIN } from '../model/rules';
 import { checkT9kNodeOptions, T9kNodeOptions, t9kNodeLabels, T9kPoolNode } from '../t9k';
 
 /** The GPUs of a node, written as NVIDIA GPU Feature Discovery labels. */

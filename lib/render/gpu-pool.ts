@@ -1,11 +1,12 @@
 /** GpuPool: a GPUPool object from typed props. */
 import { GPUPoolSpec, validateSpec } from '../api';
 import type { NodeSelectorProps } from '../api/props';
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
-import { KubeObject } from '../k8s-object';
-import { API_VERSION, DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../labels';
-import { checkPoolName } from '../names';
-import { checkEnum, checkQos, PLACEMENT_MODES, PlacementMode, QosLevel } from '../rules';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
+import { KubeObject } from '../k8s/object';
+import { API_VERSION } from '../model/group';
+import { DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../model/keys';
+import { checkPoolName } from '../model/name-checks';
+import { checkEnum, checkQos, PLACEMENT_MODES, PlacementMode, QosLevel } from '../model/rules';
 import { checkMeta, ObjectMetaProps, RenderContext, renderMeta } from './metadata';
 
 /** GPU resources of a pool bound. */

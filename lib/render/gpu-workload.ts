@@ -3,8 +3,8 @@
  * pod template of a Deployment, StatefulSet, Job, Pod or cdk8s-plus workload.
  */
 import { ANNOTATION, decodeGpuAnnotations, EncodedGpuWorkload, encodeGpuWorkload, GpuWorkloadOptions } from '../annotations';
-import { ANNOTATION_PREFIX } from '../labels';
-import { throwIfInvalid } from '../errors';
+import { ANNOTATION_PREFIX } from '../model/keys';
+import { throwIfInvalid } from '../model/errors';
 import type { PodTemplate } from './pod-template';
 
 /** The input template type, with the metadata maps it now surely has. */

@@ -1,5 +1,5 @@
-import { FieldIssue, fieldIssue } from '../errors';
-import { checkDnsLabel, checkLabelValue, checkObjectName } from '../names';
+import { FieldIssue, fieldIssue } from '../model/errors';
+import { checkDnsLabel, checkLabelValue, checkObjectName } from '../model/name-checks';
 
 /** Metadata props shared by every component that renders one object of ours. */
 export interface ObjectMetaProps {

@@ -2,7 +2,7 @@
  * Where the pod template sits in each workload kind, so one transform of a pod template serves
  * Deployments, StatefulSets, Jobs, CronJobs and bare Pods in both frameworks.
  */
-import { fieldIssue, ValidationError } from '../errors';
+import { fieldIssue, ValidationError } from '../model/errors';
 
 /** A PodTemplateSpec-like object: the parts of a pod our transforms read and write. */
 export interface PodTemplate {

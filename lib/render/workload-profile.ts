@@ -1,9 +1,9 @@
 /** WorkloadProfile and TensorFusionWorkload: namespaced objects whose props are their spec. */
 import { validateSpec } from '../api';
 import type { WorkloadProfileSpecProps } from '../api/props';
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
-import { KubeObject } from '../k8s-object';
-import { API_VERSION } from '../labels';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
+import { KubeObject } from '../k8s/object';
+import { API_VERSION } from '../model/group';
 import { checkMeta, NamespacedMetaProps, RenderContext, renderMeta } from './metadata';
 
 /**

@@ -7,9 +7,9 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import pino, { Logger } from 'pino';
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { CERT_MODES, CertificateMode, CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS } from '../contract/env';
-import { oneOf } from '../rules';
+import { oneOf } from '../model/rules';
 import { Cluster } from './kube/cluster';
 import { Clock, realClock } from './kube/clock';
 import { Controller, ControllerOptions } from './controller/controller';

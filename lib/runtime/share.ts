@@ -3,8 +3,8 @@
  * the scheduler extender reads back to place it: the contract between the two halves of placement.
  * Plain JSON with whole bytes, so that both read the same numbers.
  */
-import { SHARE_ANNOTATION } from '../labels';
-import type { QosLevel } from '../rules';
+import { SHARE_ANNOTATION } from '../model/keys';
+import type { QosLevel } from '../model/rules';
 import type { AllocationRequest } from '../scheduler';
 import type { K8sObject } from './kube/cluster';
 

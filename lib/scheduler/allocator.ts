@@ -1,5 +1,5 @@
-import { fieldIssue, throwIfInvalid, ValidationError } from '../errors';
-import { GpuModelFilter } from '../gpu-catalog';
+import { fieldIssue, throwIfInvalid, ValidationError } from '../model/errors';
+import { GpuModelFilter } from '../model/gpu-catalog';
 import { PoolState } from './pool';
 import { explain } from './reasons';
 import { GpuState, gpuFits, hashRank, Need, NodeState, toMilli } from './state';

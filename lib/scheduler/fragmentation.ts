@@ -7,7 +7,7 @@
  * fragmented before the node runs out entirely (see fragFor); it lowers unallocated GPU on openb
  * from 4.64% to 4.24% (seeds 42-44).
  */
-import { GpuModelFilter } from '../gpu-catalog';
+import { GpuModelFilter } from '../model/gpu-catalog';
 import { freeShare, GpuState, NodeProfile, NodeState, Typical, toMilli } from './state';
 import { TypicalRequest } from './types';
 

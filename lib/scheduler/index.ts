@@ -15,7 +15,7 @@
  * amounts; never GPUs of two nodes. Node CPU and memory, when declared, are hard limits.
  * `rebuild` restores allocations as they are, even beyond capacity (the pods already run).
  *
- * **How it chooses** (`PlacementMode` from lib/rules.ts, per pool or per request):
+ * **How it chooses** (`PlacementMode` from lib/model/rules.ts, per pool or per request):
  * - `MinFragmentation` (default): FGD-style. The pool keeps a workload mix (configured, or learned
  *   from the requests it sees); a node's fragmentation is the free GPU share that typical requests
  *   of the mix could not use there: GPUs too small for them, or all of the node when it cannot host

@@ -3,7 +3,7 @@
  * step lazily through a log of changed node slots. A placement re-scores only the nodes that changed
  * since that shape was last placed, so its cost grows with the churn, not with the cluster.
  */
-import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../rules';
+import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../model/rules';
 import { MixLearner, normaliseMix } from './fragmentation';
 import { explain, Why } from './reasons';
 import { ScoreTree } from './score-tree';
@@ -82,7 +82,7 @@ export class PoolState implements PoolView {
       const cache = new Map<string, number>();
       for (const m of this.mix) {
         if (m.models === null || m.k === 0) continue;
-        // The GPU models a request may use, by family and alias (lib/gpu-catalog.ts).
+        // The GPU models a request may use, by family and alias (lib/model/gpu-catalog.ts).
         const usable = [...gpus].filter(([x]) => m.models!.has(x));
         const supply = usable.reduce((sum, [, n]) => sum + n, 0);
         if (supply === 0 || supply === total) continue;

@@ -2,8 +2,8 @@
  * Internal mutable state of the allocator. Amounts are integers (milli-TFLOPS, bytes, millicores)
  * so that release followed by rebuild gives bit-identical figures.
  */
-import type { GpuModelFilter } from '../gpu-catalog';
-import type { PlacementMode } from '../rules';
+import type { GpuModelFilter } from '../model/gpu-catalog';
+import type { PlacementMode } from '../model/rules';
 
 export interface GpuState {
   readonly id: string;
@@ -62,7 +62,7 @@ export interface Need {
   readonly vl: number;
   readonly cpu: number;
   readonly mem: number;
-  /** Allowed models (family and alias matching, lib/gpu-catalog.ts); null means any. */
+  /** Allowed models (family and alias matching, lib/model/gpu-catalog.ts); null means any. */
   readonly models: GpuModelFilter | null;
   /** Allowed device indices; null (or absent) means any. */
   readonly indices?: ReadonlySet<number> | null;

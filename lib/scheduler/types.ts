@@ -3,7 +3,7 @@
  * comes out (allocations, failure reasons, snapshots). All plain data, so the controller can store an
  * {@link Allocation} in a pod annotation and hand it back to `rebuild` after a restart.
  */
-import type { PlacementMode, QosLevel } from '../rules';
+import type { PlacementMode, QosLevel } from '../model/rules';
 
 /** One physical GPU as the allocator sees it. */
 export interface GpuSpec {
@@ -11,7 +11,7 @@ export interface GpuSpec {
   readonly id: string;
   /** Device index on its node (0-based); allocations list GPUs in this order. */
   readonly index: number;
-  /** GPU model, e.g. `A100`; matched by family and alias by {@link AllocationRequest.gpuModel} (gpuModelMatches in lib/gpu-catalog.ts). */
+  /** GPU model, e.g. `A100`; matched by family and alias by {@link AllocationRequest.gpuModel} (gpuModelMatches in lib/model/gpu-catalog.ts). */
   readonly model: string;
   /** Compute capacity in TFLOPS (> 0). The allocator works in milli-TFLOPS internally. */
   readonly tflops: number;

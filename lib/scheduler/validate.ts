@@ -1,7 +1,7 @@
-/** Input checks of the allocator. Every rule reports through lib/errors.ts. */
-import { FieldIssue, fieldIssue } from '../errors';
+/** Input checks of the allocator. Every rule reports through lib/model/errors.ts. */
+import { FieldIssue, fieldIssue } from '../model/errors';
 import { OVERSELL_MAX, OVERSELL_MIN } from '../model/limits';
-import { checkEnum, checkLimitAtLeastRequest, checkQos, GPU_COUNT_MAX, PLACEMENT_MODES } from '../rules';
+import { checkEnum, checkLimitAtLeastRequest, checkQos, GPU_COUNT_MAX, PLACEMENT_MODES } from '../model/rules';
 import { AllocationRequest, NodeSpec, PoolConfig } from './types';
 
 

@@ -2,10 +2,10 @@
  * Node preparation for the T9k Scheduler: which labels IaC writes on a GPU node, and which
  * taint the node must carry (written at runtime, never by IaC).
  */
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../errors';
-import { T9K, XGN_TAINT } from '../labels';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
+import { T9K, XGN_TAINT } from './keys';
 import type { Taint } from '../k8s/toleration';
-import { checkEnum, oneOf } from '../rules';
+import { checkEnum, oneOf } from '../model/rules';
 
 /** Accelerator kinds the T9k Scheduler documents; only `nvidia-gpu` is scheduled by T9k itself. */
 export const T9K_ACCELERATORS = ['nvidia-gpu', 'amd-gpu', 'huawei-npu'] as const;

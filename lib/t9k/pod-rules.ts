@@ -2,8 +2,9 @@
  * Rules over a whole pod template that uses T9k GPU resources. They look at the template as it is, so
  * they hold whichever order the T9k and tensor-fusion.ai helpers were applied in.
  */
-import { entryPath, FieldIssue, fieldIssue } from '../errors';
-import { ANNOTATION_PREFIX, ENABLED_LABEL, T9K } from '../labels';
+import { entryPath, FieldIssue, fieldIssue } from '../model/errors';
+import { ANNOTATION_PREFIX, ENABLED_LABEL } from '../model/keys';
+import { T9K } from './keys';
 import { T9kAllocMode } from './node';
 import { T9kPodTemplateLike, limitPath } from './pod-template';
 

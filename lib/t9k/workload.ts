@@ -1,10 +1,10 @@
 /**
  * The three T9k Scheduler NVIDIA modes applied to any pod template.
  */
-import { entryPath, FieldIssue, fieldIssue, formatValue, throwIfInvalid } from '../errors';
-import { T9K, XGN_TAINT } from '../labels';
-import { isLabelValue } from '../names';
-import { checkEnum, checkGpuCount } from '../rules';
+import { entryPath, FieldIssue, fieldIssue, formatValue, throwIfInvalid } from '../model/errors';
+import { T9K, XGN_TAINT } from './keys';
+import { isLabelValue } from '../k8s/names';
+import { checkEnum, checkGpuCount } from '../model/rules';
 import { T9kAllocMode } from './node';
 import type { ContainerLike } from '../k8s/pod-template';
 import { Toleration, tolerates, tolerationFor } from '../k8s/toleration';

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
-import type { QosLevel } from '../../lib/rules';
-import { ALLOCATION_ANNOTATION } from '../../lib/labels';
+import type { QosLevel } from '../../lib/model/rules';
+import { ALLOCATION_ANNOTATION } from '../../lib/model/keys';
 import { CONTROLLER_WRITTEN_KEYS, decodeGpuAnnotations, encodeGpuWorkload, GPU_WORKLOAD_ANNOTATIONS, GpuWorkloadOptions } from '../../lib/annotations';
+import { annotationKey } from '../support/annotations';
 
 describe('decodeGpuAnnotations', () => {
   it('parses TFLOPS to numbers, VRAM to bytes, booleans, integers and lists', () => {
@@ -29,7 +30,7 @@ describe('decodeGpuAnnotations', () => {
   });
 
   it('accepts the share the webhook records and the placement values written at bind, so a copied pod decodes', () => {
-    const written = ['share', 'gpu-ids', 'allocation-id', 'visible-devices', 'mps-memory-limit', 'mps-thread-percentage'].map((k) => `tensor-fusion.ai/${k}`);
+    const written = ['share', 'gpu-ids', 'allocation-id', 'visible-devices', 'mps-memory-limit', 'mps-thread-percentage'].map(annotationKey);
     expect(written.every((k) => CONTROLLER_WRITTEN_KEYS.has(k))).toBe(true);
     const { settings, issues } = decodeGpuAnnotations({ ...Object.fromEntries(written.map((k) => [k, 'x'])), 'tensor-fusion.ai/qos': 'high' });
     expect([settings, issues]).toEqual([{ qos: 'high' }, []]);
@@ -54,7 +55,7 @@ describe('decodeGpuAnnotations', () => {
     const keys = fc.oneof(
       fc.string(),
       fc.constantFrom(...GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key)),
-      fc.string().map((s) => `tensor-fusion.ai/${s}`),
+      fc.string().map(annotationKey),
     );
     const values = fc.oneof(fc.string(), fc.constantFrom('true', 'false', '0', '-1', '4Gi', '1e400', 'NaN', ' 10', 'a,,b'));
     const containers = fc.option(fc.array(fc.string(), { maxLength: 3 }), { nil: undefined });

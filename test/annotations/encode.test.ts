@@ -1,4 +1,4 @@
-import { ValidationError } from '../../lib/errors';
+import { ValidationError } from '../../lib/model/errors';
 import { ANNOTATION, decodeGpuAnnotations, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
 import { SEED_002_ANNOTATIONS } from '../support/seed';
 

@@ -5,8 +5,8 @@
 import { decodeGpuAnnotations, encodeGpuWorkload } from '../../lib/annotations';
 import { checkTflops, checkVram } from '../../lib/model/share-quantity';
 import { parseQuantity, QUANTITY_PATTERN } from '../../lib/k8s/quantity';
+import { annotationKey as A } from '../support/annotations';
 
-const A = (k: string) => `tensor-fusion.ai/${k}`;
 const messages = (annotations: Record<string, string>) => decodeGpuAnnotations(annotations).issues.map((i) => i.message);
 
 describe('parseQuantity, as apimachinery', () => {

@@ -2,8 +2,9 @@
  * Every validation rule of the codec, with its exact message, on the typed-options path (encode) and
  * on the annotations path (decode).
  */
-import { ValidationError } from '../../lib/errors';
+import { ValidationError } from '../../lib/model/errors';
 import { decodeGpuAnnotations, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
+import { annotationKey as A } from '../support/annotations';
 
 const TFLOPS = `a positive number of TFLOPS such as '10' or '0.5'`;
 const VRAM = 'a positive Kubernetes quantity such as 4Gi or 512Mi';
@@ -26,7 +27,6 @@ function annotationMessages(annotations: Record<string, string>, containers?: st
   return decodeGpuAnnotations(annotations, { containers }).issues.map((i) => i.message);
 }
 
-const A = (suffix: string) => `tensor-fusion.ai/${suffix}`;
 
 describe('value rules', () => {
   it.each([

@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { buildCrd, buildCrds, crdFileName, crdYaml, JsonSchema, KIND_NAMES, KINDS, validateSpec } from '../../lib/api';
 import { exampleObjects, fullWorkloadProfileSpec, seedWorkloadProfileSpec } from '../../lib/api/examples';
 import { nodeType, schemaNodes, structuralProblems } from '../../lib/api/schema-walk';
-import { QUANTITY_PATTERN } from '../../lib/quantity';
+import { QUANTITY_PATTERN } from '../../lib/k8s/quantity';
 
 const CRD_DIR = join(__dirname, '..', '..', 'crds');
 const openApi = (kind: (typeof KIND_NAMES)[number]) => buildCrd(kind).spec.versions[0].schema.openAPIV3Schema;

@@ -20,8 +20,8 @@ import {
   fullWorkloadProfileSpec,
   seedWorkloadProfileSpec,
 } from '../../lib/api/examples';
-import { ValidationError } from '../../lib/errors';
-import { checkGpuCount, checkReplicas } from '../../lib/rules';
+import { ValidationError } from '../../lib/model/errors';
+import { checkGpuCount, checkReplicas } from '../../lib/model/rules';
 
 const messages = (issues: { message: string }[]) => issues.map((i) => i.message);
 const profile = (patch: Record<string, unknown>) => ({ ...seedWorkloadProfileSpec(), ...patch });
@@ -95,7 +95,7 @@ describe('WorkloadProfile spec rules', () => {
     expect(wp(profile({ qos: 'urgent' }))).toEqual(['spec.qos: got "urgent", expected one of low, medium, high, critical']);
   });
 
-  it('rejects gpuCount outside 1..128 or not an integer, with the words of lib/rules', () => {
+  it('rejects gpuCount outside 1..128 or not an integer, with the words of lib/model/rules', () => {
     for (const bad of [0, 129, 1.5]) {
       expect(wp(profile({ gpuCount: bad }))).toEqual([checkGpuCount('spec.gpuCount', bad)?.message]);
     }
@@ -103,7 +103,7 @@ describe('WorkloadProfile spec rules', () => {
     expect(wp(profile({ gpuCount: 128 }))).toEqual([]);
   });
 
-  it('rejects replicas that are negative or not integers, with the words of lib/rules', () => {
+  it('rejects replicas that are negative or not integers, with the words of lib/model/rules', () => {
     for (const bad of [-1, 1.5, '2']) {
       expect(wp(profile({ replicas: bad }))).toEqual([checkReplicas('spec.replicas', bad)?.message]);
     }

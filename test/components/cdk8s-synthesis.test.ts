@@ -8,7 +8,7 @@ import { ApiObject, App, Chart, JsonPatch, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-31';
 import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, TensorFusionWorkload, WorkloadProfile } from '../../components/cdk8s';
 import type { GpuWorkloadOptions } from '../../lib/annotations';
-import { KubeObject } from '../../lib/k8s-object';
+import { KubeObject } from '../../lib/k8s/object';
 import { thrownMessage } from './frameworks';
 
 type Template = { metadata: { annotations: Record<string, string> }; spec: { containers: { name: string }[]; affinity?: unknown; schedulerName?: string } };

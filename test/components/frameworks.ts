@@ -3,7 +3,7 @@
  * test can assert both frameworks give deep-equal objects, and that bad props fail alike in both.
  */
 import { Chart } from 'cdk8s';
-import { KubeObject } from '../../lib/k8s-object';
+import { KubeObject } from '../../lib/k8s/object';
 import { synthChart, sortObjects } from '../support/cdk8s';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 

@@ -10,7 +10,7 @@ import * as kplus from 'cdk8s-plus-31';
 import { gpuWorkload as cdk8sGpuWorkload, t9kGpuWorkload as cdk8sT9kGpuWorkload } from '../../components/cdk8s';
 import { gpuWorkload as pulumiGpuWorkload, t9kGpuWorkload as pulumiT9kGpuWorkload } from '../../components/pulumi';
 import type { GpuWorkloadOptions } from '../../lib/annotations';
-import { KubeObject } from '../../lib/k8s-object';
+import { KubeObject } from '../../lib/k8s/object';
 import { synthChart } from '../support/cdk8s';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';

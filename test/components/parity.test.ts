@@ -7,7 +7,7 @@ import { buildController as controllerPulumi, buildPlatform as buildPulumi } fro
 import { synthChart, sortObjects } from '../support/cdk8s';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
-import { KubeObject } from '../../lib/k8s-object';
+import { KubeObject } from '../../lib/k8s/object';
 
 describe('example platform parity', () => {
   const cdk8sObjects = sortObjects(synthChart((chart) => { controllerCdk8s(chart); buildCdk8s(chart); }));

@@ -5,7 +5,7 @@
  * other stays with a condition saying the GPU has no room, no GPU is over-committed, and a new pod is
  * admitted with the recommendation and a warning kubectl prints.
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { RESIZE_ANNOTATIONS } from '../../lib/render/controller/limits';

@@ -5,7 +5,9 @@
  * webhook through the real MutatingWebhookConfiguration, KWOK nodes labelled by GpuNode and by NVIDIA
  * GFD, and pods created with kubectl.
  */
-import { API_VERSION, ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, XGN_TAINT } from '../../lib/labels';
+import { API_VERSION } from '../../lib/model/group';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD } from '../../lib/model/keys';
+import { XGN_TAINT } from '../../lib/t9k/keys';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';
 import { eventually } from '../runtime/fixtures';

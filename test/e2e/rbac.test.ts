@@ -10,7 +10,8 @@
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { API_VERSION, GFD, GROUP } from '../../lib/labels';
+import { API_VERSION, GROUP } from '../../lib/model/group';
+import { GFD } from '../../lib/model/keys';
 import { CONTROLLER_NAMES, controllerClusterRules, controllerNamespaceRules, PolicyRule, resolveControllerProps } from '../../lib/render/controller';
 import { AuditEvent, describeControlPlane, waitFor } from '../support/control-plane';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';

@@ -5,7 +5,7 @@
  * record (copies get fresh shares, terminating pods keep theirs, the record cannot be edited away).
  */
 import * as https from 'node:https';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SHARE_RELEASED_ANNOTATION } from '../../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SHARE_RELEASED_ANNOTATION } from '../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';

@@ -7,7 +7,9 @@
  * OpenShift, so the blockOwnerDeletion writes need the finalizers grants.
  */
 import { ANNOTATION } from '../../lib/annotations';
-import { API_VERSION, ENABLED_LABEL, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL, XGN_TAINT } from '../../lib/labels';
+import { API_VERSION } from '../../lib/model/group';
+import { ENABLED_LABEL, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/keys';
+import { XGN_TAINT } from '../../lib/t9k/keys';
 import { controllerUser, PREEMPTION_REASON, renderController } from '../../lib/render/controller';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { serviceAccountUser } from '../support/control-plane/controller-process';

@@ -1,4 +1,4 @@
-import { XGN_TAINT } from '../../lib/labels';
+import { XGN_TAINT } from '../../lib/t9k/keys';
 import { tolerates, tolerationFor } from '../../lib/k8s/toleration';
 
 describe('tolerates', () => {

@@ -1,6 +1,7 @@
 /** Objects and helpers shared by the runtime tests and the controller benchmark. */
 import pino from 'pino';
-import { GFD, T9K, GPU_IDS_ANNOTATION, WORKLOAD_LABEL } from '../../lib/labels';
+import { GFD, GPU_IDS_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/keys';
+import { T9K } from '../../lib/t9k/keys';
 import { Controller } from '../../lib/runtime/controller/controller';
 import { ApiServerDouble, Obj, clusterFor } from '../support/api-server';
 

@@ -1,12 +1,12 @@
 /** Unit tests of the pure runtime pieces: work queue, GPU catalog, xgn taint plan, env validation. */
 import { ManualClock } from '../../lib/runtime/kube/clock';
 import { WorkQueue, runWorkers } from '../../lib/runtime/kube/workqueue';
-import { lookupGpuTflops, normalizeGpuProduct } from '../../lib/gpu-catalog';
+import { lookupGpuTflops, normalizeGpuProduct } from '../../lib/model/gpu-catalog';
 import { planXgnTaint } from '../../lib/runtime/controller/xgn-taint';
 import { readEnv } from '../../lib/runtime/runtime';
 import { gpuPoolStatus, nodeInventory, usageFromPods } from '../../lib/runtime/controller/capacity';
 import { matchesNodeSelector } from '../../lib/runtime/controller/node-selector';
-import { T9K, XGN_TAINT } from '../../lib/labels';
+import { T9K, XGN_TAINT } from '../../lib/t9k/keys';
 import { gpuNodeObj, podObj, poolObj } from './fixtures';
 
 describe('WorkQueue', () => {

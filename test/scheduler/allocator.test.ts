@@ -1,5 +1,5 @@
 import { Allocation, Allocator, PlacementReason } from '../../lib/scheduler';
-import { PlacementMode } from '../../lib/rules';
+import { PlacementMode } from '../../lib/model/rules';
 import { GiB, node, req } from './fixtures';
 
 function placed(a: Allocator, r: Parameters<Allocator['allocate']>[0]): Allocation {

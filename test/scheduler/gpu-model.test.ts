@@ -3,7 +3,7 @@
  * names as aliases. Products are the `nvidia.com/gpu.product` strings GPU Feature Discovery writes
  * for the catalog's models; GPU.status.gpuModel is the catalog model the controller derives from them.
  */
-import { catalogEntry, gpuModelMatches } from '../../lib/gpu-catalog';
+import { catalogEntry, gpuModelMatches } from '../../lib/model/gpu-catalog';
 import { Allocator } from '../../lib/scheduler';
 import { node, req } from './fixtures';
 

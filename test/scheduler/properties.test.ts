@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { AllocateResult, AllocationRequest, Allocator, NodeSpec } from '../../lib/scheduler';
-import { PLACEMENT_MODES, PlacementMode } from '../../lib/rules';
+import { PLACEMENT_MODES, PlacementMode } from '../../lib/model/rules';
 
 const MODELS = ['A', 'B'];
 

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../lib/errors';
+import { ValidationError } from '../../lib/model/errors';
 import { AllocationRequest, Allocator, NodeSpec, PoolConfig } from '../../lib/scheduler';
 import { GiB, node, req } from './fixtures';
 import { issueMessages } from '../support/validation';

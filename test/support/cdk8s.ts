@@ -1,5 +1,5 @@
 import { Chart, ChartProps, Testing } from 'cdk8s';
-import { KubeObject } from '../../lib/k8s-object';
+import { KubeObject } from '../../lib/k8s/object';
 
 /** Builds a chart with `build` and returns its synthesized objects. */
 export function synthChart(build: (chart: Chart) => void, props?: ChartProps): KubeObject[] {

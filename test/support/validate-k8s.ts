@@ -2,8 +2,8 @@
  * Validates synthesized objects: built-in kinds against kubernetes-models' real Kubernetes schemas,
  * tensor-fusion.ai kinds against our generated CRD schemas (lib/api).
  */
-import { KubeObject } from '../../lib/k8s-object';
-import { API_VERSION } from '../../lib/labels';
+import { KubeObject } from '../../lib/k8s/object';
+import { API_VERSION } from '../../lib/model/group';
 
 type ModelClass = new (data: unknown) => { validate(): void };
 

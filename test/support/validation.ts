@@ -1,4 +1,4 @@
-import { ValidationError } from '../../lib/errors';
+import { ValidationError } from '../../lib/model/errors';
 
 /**
  * The messages of the ValidationError that `fn` throws, or [] when it throws none. Any other error

@@ -1,5 +1,5 @@
-import { ValidationError } from '../../lib/errors';
-import { T9K, XGN_TAINT } from '../../lib/labels';
+import { ValidationError } from '../../lib/model/errors';
+import { T9K, XGN_TAINT } from '../../lib/t9k/keys';
 import { T9kNodeOptions, checkT9kNodeOptions, t9kNodeLabels, t9kRequiredTaints } from '../../lib/t9k';
 
 function messages(options: unknown): string[] {

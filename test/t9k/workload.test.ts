@@ -1,5 +1,5 @@
 import { Pod } from 'kubernetes-models/v1';
-import { ValidationError } from '../../lib/errors';
+import { ValidationError } from '../../lib/model/errors';
 import { T9kGpuOptions, T9kPodTemplateLike, checkT9kGpuOptions, t9kPodTemplate } from '../../lib/t9k';
 import { issueMessages } from '../support/validation';
 

@@ -6,8 +6,9 @@
  * travels in the controller bundle (a copy of the bundle ConfigMap in its namespace) and runs with the
  * `agent` argument.
  */
-import { KubeObject } from '../../k8s-object';
-import { APP_LABELS, GFD, POD_SECURITY_ENFORCE_LABEL } from '../../labels';
+import { KubeObject } from '../../k8s/object';
+import { APP_LABELS, POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
+import { GFD } from '../../model/keys';
 import { AGENT_COMMAND, AGENT_DEFAULTS, AGENT_ENV } from '../../runtime/agent/contract';
 import { ResolvedControllerProps } from './props';
 import { ControllerBundleRef, renderShipping } from './shipping';

@@ -5,8 +5,8 @@
  * the synthesized YAML works in one pass.
  */
 import { buildCrds } from '../../api/crd';
-import { KubeObject } from '../../k8s-object';
-import { POD_SECURITY_ENFORCE_LABEL } from '../../labels';
+import { KubeObject } from '../../k8s/object';
+import { POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
 import { renderIntegrityPolicy } from './integrity';
 import { renderWriteLimits } from './limits';
 import { renderServiceMonitor } from './monitoring';

@@ -4,8 +4,8 @@
  * write, or take the opt-in label off a pod that holds an allocation. Any of these would release or
  * forge a GPU share while the pod runs, letting another pod onto a GPU that is already full.
  */
-import { KubeObject } from '../../k8s-object';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../labels';
+import { KubeObject } from '../../k8s/object';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/keys';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 import { WEBHOOK_EXCLUDED_NAMESPACES } from './webhook';

@@ -13,8 +13,10 @@
  */
 import { ANNOTATION } from '../../annotations';
 import { KINDS } from '../../api/kinds';
-import { KubeObject } from '../../k8s-object';
-import { ALLOCATION_ANNOTATION, API_VERSION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL, XGN_TAINT } from '../../labels';
+import { KubeObject } from '../../k8s/object';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
+import { API_VERSION } from '../../model/group';
+import { XGN_TAINT } from '../../t9k/keys';
 import { controllerUser, literal, PolicyValidation } from './integrity';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';

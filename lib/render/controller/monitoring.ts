@@ -1,7 +1,7 @@
 /**
  * Optional Prometheus Operator ServiceMonitor for the controller's metrics Service.
  */
-import { KubeObject } from '../../k8s-object';
+import { KubeObject } from '../../k8s/object';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/names';
 import { ResolvedControllerProps } from './props';

@@ -1,7 +1,7 @@
 /**
  * Services for the webhook and the metrics endpoint, and the NetworkPolicy that admits nothing else.
  */
-import { KubeObject } from '../../k8s-object';
+import { KubeObject } from '../../k8s/object';
 import { CONTROLLER_ENV_DEFAULTS } from '../../contract/env';
 import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/names';
 import { ResolvedControllerProps } from './props';

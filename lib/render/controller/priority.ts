@@ -3,9 +3,9 @@
  * highest priority first, so critical and high pods are placed before low ones when they wait for the
  * same room. `preemptionPolicy: Never`: a pod's QoS never evicts another pod.
  */
-import { KubeObject } from '../../k8s-object';
+import { KubeObject } from '../../k8s/object';
 import { qosPriorityClassName } from '../../contract/names';
-import { QOS_LEVELS, QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES } from '../../rules';
+import { QOS_LEVELS, QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES } from '../../model/rules';
 
 export function renderPriorityClasses(labels: Record<string, string>): KubeObject[] {
   return QOS_LEVELS.map((qos) => ({

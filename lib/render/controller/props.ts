@@ -2,9 +2,9 @@
  * Props of the TensorFusionController component, shared by the Pulumi and cdk8s classes, with their
  * defaults and validation. Everything is a plain value so that bad input fails at construction.
  */
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../../errors';
-import { parseQuantity } from '../../quantity';
-import { checkEnum, checkLimitAtLeastRequest } from '../../rules';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../../model/errors';
+import { parseQuantity } from '../../k8s/quantity';
+import { checkEnum, checkLimitAtLeastRequest } from '../../model/rules';
 import { CERT_MODES, CertificateMode, CONTROLLER_ENV_DEFAULTS, LOG_LEVELS, LogLevel } from '../../contract/env';
 import { isDnsLabel } from '../../k8s/names';
 import { TAINT_EFFECTS, Toleration, TOLERATION_OPERATORS } from '../../k8s/toleration';

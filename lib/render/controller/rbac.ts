@@ -6,8 +6,8 @@
  * second scheduler: the built-in roles below, plus its own Lease by name.
  */
 import { KIND_NAMES, KINDS } from '../../api/kinds';
-import { KubeObject } from '../../k8s-object';
-import { GROUP } from '../../labels';
+import { KubeObject } from '../../k8s/object';
+import { GROUP } from '../../model/group';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'crypto';
 import { stringify } from 'yaml';
-import { KubeObject } from '../../k8s-object';
+import { KubeObject } from '../../k8s/object';
 import { CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS, EXTENDER_VERBS } from '../../contract/env';
 import { CONTROLLER_NAMES, KUBE_SCHEDULER_IMAGE, PORT_NAMES, SCHEDULER_NAME } from '../../contract/names';
 import { ResolvedControllerProps } from './props';

@@ -4,8 +4,8 @@
  * is needed and the controller always matches the IaC version. With the `image` prop a prebuilt
  * image from the package's Dockerfile runs instead.
  */
-import { KubeObject } from '../../k8s-object';
-import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION } from '../../labels';
+import { KubeObject } from '../../k8s/object';
+import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION } from '../../model/keys';
 import { BUNDLE_KEY, ControllerBundleRef } from '../../contract/bundle';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';

@@ -3,13 +3,14 @@
  * Secret the controller fills (and the controller patches the caBundle); in cert-manager mode a CA
  * Issuer chain, the serving Certificate and the annotation that makes cainjector fill the caBundle.
  */
-import { KubeObject } from '../../k8s-object';
-import { CERT_MANAGER_INJECT_CA_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL } from '../../labels';
+import { KubeObject } from '../../k8s/object';
+import { CERT_MANAGER_INJECT_CA_ANNOTATION, NAMESPACE_NAME_LABEL } from '../../k8s/labels';
+import { ENABLED_LABEL } from '../../model/keys';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import { WEBHOOK_SERVICE_PORT } from './network';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
-import { serviceDnsNames } from '../../names';
+import { serviceDnsNames } from '../../k8s/names';
 
 /** Upper bound of the webhook's timeout: a slow admission must not stall pod creation. */
 export const WEBHOOK_TIMEOUT_SECONDS = 5;

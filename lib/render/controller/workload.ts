@@ -2,8 +2,9 @@
  * The controller Deployment and its PodDisruptionBudget. The pod meets the Pod Security Standards
  * "restricted" profile, so the component's namespace can enforce that level.
  */
-import { KubeObject } from '../../k8s-object';
-import { HOSTNAME_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../labels';
+import { KubeObject } from '../../k8s/object';
+import { HOSTNAME_LABEL } from '../../k8s/labels';
+import { SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../model/keys';
 import { CONTROLLER_ENV, CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS } from '../../contract/env';
 import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/names';
 import { ResolvedControllerProps } from './props';

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { lookupGpuTflops } from '../../gpu-catalog';
+import { lookupGpuTflops } from '../../model/gpu-catalog';
 import { podOfPid } from './cgroup';
 import { AGENT_METRICS, GPU_LABELS, POD_GPU_LABELS } from './contract';
 import { parseComputeApps, parseGpus, parsePmon, SmiGpu } from './nvidia-smi';

@@ -34,7 +34,7 @@ export const GPU_LABELS = ['gpu_uuid', 'gpu_model'] as const;
 export const AGENT_METRICS = {
   /** Gauge, bytes: device memory used by the container's processes on the GPU (nvidia-smi --query-compute-apps). */
   vramUsed: 'tf_agent_pod_gpu_vram_used_bytes',
-  /** Gauge, TFLOPS: SM utilisation of the container's processes (pmon, 0..1) × the GPU's FP16 TFLOPS (lib/gpu-catalog.ts). */
+  /** Gauge, TFLOPS: SM utilisation of the container's processes (pmon, 0..1) × the GPU's FP16 TFLOPS (lib/model/gpu-catalog.ts). */
   computeUsed: 'tf_agent_pod_gpu_compute_tflops',
   /** Gauge, 0..1: SM utilisation of the container's processes on the GPU (pmon `sm` / 100). */
   smUtilization: 'tf_agent_pod_gpu_sm_utilization_ratio',

@@ -1,5 +1,5 @@
 /** The node agent's environment and HTTP server (/metrics, /healthz), without cluster access. */
-import { FieldIssue, fieldIssue, throwIfInvalid } from '../../errors';
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../../model/errors';
 import { OpsServer } from '../ops-server';
 import { GpuCollector, PodResolver } from './collector';
 import { AGENT_DEFAULTS, AGENT_ENV } from './contract';

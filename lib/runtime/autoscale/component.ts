@@ -2,7 +2,7 @@
  * The recommender loop as a controller component: started on every replica, it ticks only while this
  * replica leads, and writes only through the leader-fenced client.
  */
-import { parseQuantity } from '../../quantity';
+import { parseQuantity } from '../../k8s/quantity';
 import { CONTROLLER_ENV } from '../../contract/env';
 import { INDEX_BY_WORKLOAD } from '../controller/controller';
 import type { Component } from '../ops-server';

@@ -8,7 +8,8 @@
 import type { Logger } from 'pino';
 import type { Condition, TensorFusionWorkload } from '../../api';
 import { decodeAutoScalingConfig, ReplicaRecommender, ResourceRecommender, Resources, settle } from '../../autoscale';
-import { formatBytes, formatTflops, parseQuantity } from '../../quantity';
+import { formatBytes, parseQuantity } from '../../k8s/quantity';
+import { formatTflops } from '../../model/share-quantity';
 import { AGENT_METRICS } from '../agent/contract';
 import { Cluster, K8sObject, updateWithRetry } from '../kube/cluster';
 import { setCondition } from '../controller/capacity';

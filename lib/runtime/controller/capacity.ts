@@ -5,10 +5,11 @@
  */
 import type { Condition, GPUNodeStatus, GPUPoolStatus, GPUStatus, GPUPool } from '../../api';
 import { DEFAULT_OVERSELL_RATIO } from '../../model/limits';
-import { GFD, GPU_IDS_ANNOTATION, HOSTNAME_LABEL, ANNOTATION_PREFIX } from '../../labels';
+import { GFD, GPU_IDS_ANNOTATION, ANNOTATION_PREFIX } from '../../model/keys';
+import { HOSTNAME_LABEL } from '../../k8s/labels';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
-import { lookupGpuTflops } from '../../gpu-catalog';
+import { lookupGpuTflops } from '../../model/gpu-catalog';
 import type { Taint } from '../../k8s/toleration';
 import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';

@@ -6,7 +6,8 @@
 import type { Logger } from 'pino';
 import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
 import { ANNOTATION } from '../../annotations';
-import { MANAGED_BY_LABEL, WORKLOAD_LABEL, GPU_IDS_ANNOTATION, API_VERSION, poolMembershipLabel } from '../../labels';
+import { MANAGED_BY_LABEL, WORKLOAD_LABEL, GPU_IDS_ANNOTATION, poolMembershipLabel } from '../../model/keys';
+import { API_VERSION } from '../../model/group';
 import { Cluster, K8sObject, isNotFound, updateWithRetry } from '../kube/cluster';
 import { Clock, realClock } from '../kube/clock';
 import { Informer, InformerOptions } from '../kube/informer';

@@ -14,7 +14,7 @@
  */
 import type { TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
-import { ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } from '../../labels';
+import { ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } from '../../model/keys';
 import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';

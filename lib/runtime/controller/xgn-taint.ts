@@ -5,7 +5,7 @@
  * first op tests the resourceVersion: other owners' taints are never rewritten, and a concurrent change
  * makes the patch fail (then the node is re-read and the plan recomputed).
  */
-import { T9K, XGN_TAINT } from '../../labels';
+import { T9K, XGN_TAINT } from '../../t9k/keys';
 import type { JsonPatchOp } from '../kube/cluster';
 import type { NodeLike } from './capacity';
 

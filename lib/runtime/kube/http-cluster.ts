@@ -6,7 +6,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { FIELD_MANAGER } from '../../labels';
+import { FIELD_MANAGER } from '../../model/field-manager';
 import {
   ApiError, Cluster, EventRecord, JsonPatchOp, K8sObject, ListOptions, ObjectList, ObjectRef, WatchEvent, WatchOptions,
   isNotFound,

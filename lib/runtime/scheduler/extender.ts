@@ -16,7 +16,7 @@
  * a fresh list of the pods before anything is answered.
  */
 import type { Logger } from 'pino';
-import { ENABLED_LABEL } from '../../labels';
+import { ENABLED_LABEL } from '../../model/keys';
 import type { AllocationRequest } from '../../scheduler';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';

@@ -4,7 +4,7 @@
  * the pod UID: a pod created from a copy of another's YAML carries a record with a foreign id, which
  * holds nothing.
  */
-import { ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS } from '../../labels';
+import { ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS } from '../../model/keys';
 import type { Allocation } from '../../scheduler';
 import type { K8sObject } from '../kube/cluster';
 import { mpsMemoryLimit, mpsThreadPercentage } from '../webhook/env';

@@ -6,7 +6,7 @@
  * sees as a node update. Coalesced per node, and only by the extender its scheduler is using.
  */
 import type { Logger } from 'pino';
-import { SHARE_RELEASED_ANNOTATION } from '../../labels';
+import { SHARE_RELEASED_ANNOTATION } from '../../model/keys';
 import type { Cluster } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 

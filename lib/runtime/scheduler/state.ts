@@ -12,7 +12,7 @@ import type { GPU, GPUNode, GPUPool } from '../../api';
 import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig, ShareAmounts } from '../../scheduler';
 import type { K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
-import { MANAGED_BY_LABEL } from '../../labels';
+import { MANAGED_BY_LABEL } from '../../model/keys';
 import { parseQuantity } from '../../k8s/quantity';
 import { podRequests } from '../pod-requests';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';

@@ -10,8 +10,8 @@
 import { ANNOTATION } from '../../annotations';
 import { ignoredKeyWarnings } from '../../annotations/upstream';
 import type { TensorFusionWorkload } from '../../api';
-import { FieldIssue, fieldIssue } from '../../errors';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../labels';
+import { FieldIssue, fieldIssue } from '../../model/errors';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
 import { SCHEDULER_NAME } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
 import { isGenerated } from '../controller/generated-workload';

@@ -5,7 +5,7 @@
  * reported missing.
  */
 import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
-import { DEFAULT_POOL_ANNOTATION } from '../../labels';
+import { DEFAULT_POOL_ANNOTATION } from '../../model/keys';
 import { Cluster, K8sObject } from '../kube/cluster';
 import { Informer, InformerOptions } from '../kube/informer';
 import { RESOURCES, ResourceType } from '../kube/resources';

@@ -7,8 +7,8 @@
  * binds the pod, so they are read through the downward API from the annotations the Binding writes;
  * the kubelet resolves them when the containers start, which is after the bind.
  */
-import { PLACEMENT_ANNOTATIONS } from '../../labels';
-import type { QosLevel } from '../../rules';
+import { PLACEMENT_ANNOTATIONS } from '../../model/keys';
+import type { QosLevel } from '../../model/rules';
 
 /** Variables set in every inject-container of a GPU pod. */
 export const TF_ENV = {

@@ -30,7 +30,7 @@ export type { AdmissionRequest, AdmissionResponse, AdmissionReview, Decision } f
 export { DEFAULT_SCHEDULER_NAME, isT9kPod, priorityFor, schedulerIssue } from './scheduling';
 export { AdmissionServer, KEEP_ALIVE_MS, MAX_BODY_BYTES } from './server';
 export { startWebhook } from './start';
-export { serviceDnsNames } from '../../names';
+export { serviceDnsNames } from '../../k8s/names';
 export { webhookComponent } from './component';
 export type { StartWebhookOptions, WebhookEnv, WebhookHandle } from './start';
 export { FileTlsSource, SECRET_KEYS, SelfManagedTlsSource } from './tls';

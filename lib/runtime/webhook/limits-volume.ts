@@ -5,8 +5,8 @@
  * container starts, and MPS reads its variables only when a process starts. So the files show a new
  * limit at once, the variables (kept beside them) from the next restart.
  */
-import { fieldIssue, FieldIssue } from '../../errors';
-import { PLACEMENT_ANNOTATIONS } from '../../labels';
+import { fieldIssue, FieldIssue } from '../../model/errors';
+import { PLACEMENT_ANNOTATIONS } from '../../model/keys';
 import type { JsonPatchOp, K8sObject } from '../kube/cluster';
 import { NVIDIA_ENV } from './env';
 

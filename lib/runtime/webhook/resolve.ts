@@ -6,8 +6,8 @@
  */
 import { ANNOTATION, decodeGpuAnnotations, resolveWorkloadSettings, ResolvedWorkloadSettings } from '../../annotations';
 import type { GPUPool, TensorFusionWorkloadSpec, WorkloadProfile } from '../../api';
-import { FieldIssue, fieldIssue } from '../../errors';
-import { DEFAULT_POOL_ANNOTATION } from '../../labels';
+import { FieldIssue, fieldIssue } from '../../model/errors';
+import { DEFAULT_POOL_ANNOTATION } from '../../model/keys';
 import { formatBytes } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 import type { ShareRequest } from '../share';

@@ -6,7 +6,7 @@
  */
 import { ANNOTATION, ResolvedWorkloadSettings } from '../../annotations';
 import type { TensorFusionWorkload } from '../../api';
-import { FieldIssue, fieldIssue } from '../../errors';
+import { FieldIssue, fieldIssue } from '../../model/errors';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 

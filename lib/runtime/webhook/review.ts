@@ -2,7 +2,7 @@
  * AdmissionReview v1 on the wire: the request fields the webhook reads and the responses it writes.
  * Responses always echo the request's uid and apiVersion; patches are base64 RFC 6902 documents.
  */
-import type { FieldIssue } from '../../errors';
+import type { FieldIssue } from '../../model/errors';
 import type { JsonPatchOp, K8sObject } from '../kube/cluster';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';

@@ -3,11 +3,11 @@
  * over, and the priority class of the pod's QoS level (so critical and high pods leave the scheduling
  * queue before low ones, and may preempt them).
  */
-import type { FieldIssue } from '../../errors';
-import { fieldIssue } from '../../errors';
-import { T9K } from '../../labels';
+import type { FieldIssue } from '../../model/errors';
+import { fieldIssue } from '../../model/errors';
+import { T9K } from '../../t9k/keys';
 import { qosPriorityClassName, SCHEDULER_NAME } from '../../contract/names';
-import { QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES, QosLevel } from '../../rules';
+import { QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES, QosLevel } from '../../model/rules';
 import type { K8sObject } from '../kube/cluster';
 
 /** What kube-scheduler calls itself when a pod names no scheduler. */

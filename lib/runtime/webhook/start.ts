@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
-import { ENABLED_LABEL } from '../../labels';
+import { ENABLED_LABEL } from '../../model/keys';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import type { Cluster, K8sObject } from '../kube/cluster';
 // The controller's pod cache form (a superset of what the worker plan reads): one slimPod for both caches.
@@ -20,7 +20,7 @@ import { AdmissionReview, toReview } from './review';
 import { AdmissionServer } from './server';
 import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
 import { planWorkers } from './workers';
-import { serviceDnsNames } from '../../names';
+import { serviceDnsNames } from '../../k8s/names';
 
 /** The webhook's settings, as the runtime reads them from the environment (CONTROLLER_ENV). */
 export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'> & Partial<Pick<RuntimeEnv, 'webhookExtraNames'>>;

@@ -4,7 +4,8 @@
  * its own. Only Running GPUs with a capacity take new shares.
  */
 import type { GPU, GPUNode } from '../../api';
-import { HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../../labels';
+import { HOSTNAME_LABEL } from '../../k8s/labels';
+import { MANAGED_BY_LABEL } from '../../model/keys';
 import { parseQuantity } from '../../k8s/quantity';
 import type { NodeSpec } from '../../scheduler';
 

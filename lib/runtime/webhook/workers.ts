@@ -8,11 +8,11 @@
  */
 import type { GPUPool, TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
-import { ENABLED_LABEL, WORKLOAD_LABEL } from '../../labels';
+import { ENABLED_LABEL, WORKLOAD_LABEL } from '../../model/keys';
 import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
-import { REPLICAS_MAX } from '../../rules';
+import { REPLICAS_MAX } from '../../model/rules';
 
 /** Name of the container that runs the worker image. */
 export const WORKER_CONTAINER = 'worker';

@@ -2,7 +2,7 @@
  * The controller against the API-server double under faults: after each fault the cluster converges to
  * the same state, with no lost or duplicated objects in the caches or in what the controller wrote.
  */
-import { XGN_TAINT } from '../../../lib/labels';
+import { XGN_TAINT } from '../../../lib/t9k/keys';
 import { Controller } from '../../../lib/runtime/controller/controller';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually, gpuNodeObj, podObj, poolObj, testController, workloadObj } from '../fixtures';

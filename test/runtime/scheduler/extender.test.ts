@@ -4,7 +4,7 @@
  * the Binding, and what releases a share (a deleted or finished pod) and what does not (a terminating
  * pod, a copied record, a stalled watch).
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
 import { Extender } from '../../../lib/runtime/scheduler/extender';

@@ -2,7 +2,7 @@
  * Refusal words for a pool whose only node is NotReady and for a TFLOPS limit above the oversell
  * bound (issue 14.8), through the extender's filter against the API-server double.
  */
-import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/labels';
+import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/share';

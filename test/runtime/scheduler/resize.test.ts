@@ -4,7 +4,7 @@
  * the pod's record and MPS annotations are patched, a GPU is never over-committed, a share whose GPUs
  * have no room stays with a condition saying why, and a failed patch gives the room back.
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../../lib/model/keys';
 import { Allocator } from '../../../lib/scheduler';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';

@@ -2,22 +2,15 @@
  * Admission over HTTPS on loopback: local pods are marked for our scheduler (exact patches), remote
  * pods pointed at their workload, reinvocation is a no-op, and nothing is ever written to the API.
  */
-import type * as https from 'node:https';
-import type { ApiServerDouble } from '../../support/api-server';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../../lib/labels';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../../lib/model/keys';
 import { API_VERSION } from '../../../lib/model/group';
 import { shareOf } from '../../../lib/runtime/share';
-import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
 import { MAX_BODY_BYTES } from '../../../lib/runtime/webhook/server';
 import { WORKER_SECURITY_CONTEXT } from '../../../lib/runtime/webhook/admit';
 import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../../lib/runtime/webhook/limits-volume';
-import { client, GiB, patched, patchOps, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
+import { ann } from '../../support/annotations';
+import { GiB, patched, patchOps, pod, post, review, useWebhookSuite, writes } from './fixtures';
 
-let double: ApiServerDouble;
-let webhook: WebhookHandle;
-let agent: https.Agent;
-
-const ann = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [`tensor-fusion.ai/${k}`, v]));
 const envOf = (p: any, container = 0) => Object.fromEntries((p.spec.containers[container].env ?? []).map((e: any) => [e.name, e.value ?? e.valueFrom]));
 const fromAnnotation = (key: string) => ({ valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${key}']` } } });
 
@@ -39,11 +32,11 @@ const TRAIN_ENV = [
 ];
 const TRAIN_SHARE = '{"pool":"pool-a","qos":"medium","gpuCount":2,"tflopsRequest":31.2,"tflopsLimit":62.4,"vramRequest":4294967296,"vramLimit":8589934592}';
 
-beforeAll(async () => {
-  double = await startDouble();
-  seedPool(double, { name: 'pool-a', nodes: 2, gpusPerNode: 2, tflops: 312, isDefault: true, taints: [{ key: 'tensor-fusion.ai/pool', value: 'pool-a', effect: 'NoSchedule' }] });
-  seedPool(double, { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } });
-  seedPool(double, { name: 'with-worker', nodes: 1, gpusPerNode: 1, spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } } });
+const suite = useWebhookSuite([
+  { name: 'pool-a', nodes: 2, gpusPerNode: 2, tflops: 312, isDefault: true, taints: [{ key: 'tensor-fusion.ai/pool', value: 'pool-a', effect: 'NoSchedule' }] },
+  { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } },
+  { name: 'with-worker', nodes: 1, gpusPerNode: 1, spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } } },
+], (double) => {
   double.put('workloadprofiles', {
     apiVersion: API_VERSION, kind: 'WorkloadProfile', metadata: { name: 'small', namespace: 'default' },
     spec: { resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } }, qos: 'high', isLocalGPU: true },
@@ -52,15 +45,6 @@ beforeAll(async () => {
     // Generated (by the controller, from other pods): reused without comparing shares.
     apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'existing', namespace: 'default', labels: { [GENERATED_WORKLOAD_LABEL]: 'true' } }, spec: { replicas: 2, poolName: 'remote' },
   });
-  webhook = await startTestWebhook(double);
-  agent = client();
-  double.requests.length = 0;
-});
-
-afterAll(async () => {
-  agent.destroy();
-  await webhook.close();
-  await double.stop();
 });
 
 describe('local GPU mode', () => {
@@ -71,7 +55,7 @@ describe('local GPU mode', () => {
     // What the Priority admission plugin sets before mutating webhooks run.
     Object.assign(p.spec as object, { priority: 0, preemptionPolicy: 'PreemptLowerPriority' });
     const r = review(p);
-    const answer = await post(webhook.port(), agent, r);
+    const answer = await post(suite.webhook.port(), suite.agent, r);
     expect(answer.status).toBe(200);
     expect(answer.body.apiVersion).toBe('admission.k8s.io/v1');
     expect(answer.body.response).toMatchObject({ uid: r.request!.uid, allowed: true, patchType: 'JSONPatch' });
@@ -97,7 +81,7 @@ describe('local GPU mode', () => {
   it('writes the priority fields of the class, so the Priority admission plugin has nothing to change', async () => {
     const p = pod({ name: 'train-1', annotations });
     Object.assign(p.spec as object, { priority: 200, preemptionPolicy: 'Never' });
-    const paths = patchOps((await post(webhook.port(), agent, review(p))).body).map((o) => `${o.op} ${o.path}`);
+    const paths = patchOps((await post(suite.webhook.port(), suite.agent, review(p))).body).map((o) => `${o.op} ${o.path}`);
     expect(paths).toContain('add /spec/priorityClassName');
     expect(paths.filter((x) => x.includes('/spec/priority') && x !== 'add /spec/priorityClassName' || x.includes('preemption'))).toEqual([]);
   });
@@ -105,14 +89,14 @@ describe('local GPU mode', () => {
   it('gives each QoS level its priority class', async () => {
     for (const qos of ['low', 'medium', 'high', 'critical']) {
       const p = pod({ name: `q-${qos}`, annotations: { ...annotations, 'tensor-fusion.ai/qos': qos } });
-      expect((patched(p, (await post(webhook.port(), agent, review(p))).body).spec as any).priorityClassName).toBe(`tensor-fusion-${qos}`);
+      expect((patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body).spec as any).priorityClassName).toBe(`tensor-fusion-${qos}`);
     }
   });
 
   it('keeps a priority class the pod names, with a warning, and leaves its priority alone', async () => {
     const p = pod({ name: 'own-class', annotations: { ...annotations, 'tensor-fusion.ai/qos': 'high' } });
     Object.assign(p.spec as object, { priorityClassName: 'batch', priority: 1000, preemptionPolicy: 'Never' });
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     expect(answer.body.response.warnings).toEqual([
       'spec.priorityClassName: kept "batch", so QoS "high" does not set the pod\'s scheduling priority (it would be "tensor-fusion-high")',
     ]);
@@ -122,7 +106,7 @@ describe('local GPU mode', () => {
 
   it('records the share request in whole bytes', async () => {
     const p = pod({ name: 'frac', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '1', 'vram-request': '1.5Mi', 'vram-limit': '0.5Gi', 'gpu-model': 'A100' }) });
-    const out = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    const out = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     expect(out.metadata.annotations![SHARE_ANNOTATION]).toBe('{"pool":"pool-a","qos":"medium","gpuCount":1,"tflopsRequest":1,"tflopsLimit":1,"vramRequest":1572864,"vramLimit":536870912,"gpuModel":"A100"}');
   });
 
@@ -136,7 +120,7 @@ describe('local GPU mode', () => {
       { name: 'NVIDIA_VISIBLE_DEVICES', value: 'all' },
       { name: 'TENSOR_FUSION_POOL', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ];
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     const byName = (n: string) => TRAIN_ENV.find((e) => e.name === n);
     expect(patchOps(answer.body).filter((o) => o.path.includes('/env'))).toEqual([{
       op: 'replace', path: '/spec/containers/0/env', value: [
@@ -162,7 +146,7 @@ describe('local GPU mode', () => {
       [SHARE_ANNOTATION]: '{"pool":"pool-a","qos":"low","gpuCount":1,"tflopsRequest":1,"tflopsLimit":1,"vramRequest":1,"vramLimit":1}',
     };
     const p = pod({ name: 'copy', annotations: { ...annotations, ...copied } });
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     expect(patchOps(answer.body).filter((o) => o.path.startsWith('/metadata/annotations'))).toEqual([
       { op: 'remove', path: '/metadata/annotations/tensor-fusion.ai~1allocation' },
       { op: 'remove', path: '/metadata/annotations/tensor-fusion.ai~1gpu-ids' },
@@ -178,31 +162,31 @@ describe('local GPU mode', () => {
 
   it('answers a reinvocation of an admitted pod with an empty patch, also once the API server has defaulted it', async () => {
     const p = pod({ name: 'again', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
-    const admitted: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
-    expect((await post(webhook.port(), agent, review(admitted))).body.response).toEqual({ uid: expect.any(String), allowed: true });
+    const admitted: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
+    expect((await post(suite.webhook.port(), suite.agent, review(admitted))).body.response).toEqual({ uid: expect.any(String), allowed: true });
     // As stored: fieldRef.apiVersion defaulted, the empty TENSOR_FUSION_WORKLOAD value dropped (omitempty).
     for (const e of admitted.spec.containers[0].env) {
       if (e.valueFrom) e.valueFrom.fieldRef.apiVersion = 'v1';
       if (e.value === '') delete e.value;
     }
-    expect((await post(webhook.port(), agent, review(admitted))).body.response).toEqual({ uid: expect.any(String), allowed: true });
+    expect((await post(suite.webhook.port(), suite.agent, review(admitted))).body.response).toEqual({ uid: expect.any(String), allowed: true });
   });
 
   it('is a no-op when reinvoked after another webhook added a sidecar container, an init container and env', async () => {
     const p = pod({ name: 'meshed', annotations });
-    const admitted: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    const admitted: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     admitted.spec.containers.push({ name: 'istio-proxy', image: 'istio/proxyv2:1.22', env: [{ name: 'ISTIO_META_POD_PORTS', value: '[]' }] });
     admitted.spec.initContainers = [{ name: 'vault-agent-init', image: 'hashicorp/vault:1.16' }];
     admitted.spec.containers[0].env.push({ name: 'VAULT_ADDR', value: 'https://vault:8200' });
-    const again = await post(webhook.port(), agent, review(admitted));
+    const again = await post(suite.webhook.port(), suite.agent, review(admitted));
     expect(again.body.response).toEqual({ uid: expect.any(String), allowed: true });
   });
 
   it('injects into a listed container another webhook emptied, on reinvocation', async () => {
     const p = pod({ name: 'train-2', annotations: { ...annotations, 'tensor-fusion.ai/inject-container': 'python,sidecar' }, containers: ['python', 'sidecar'] });
-    const admitted: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    const admitted: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     delete admitted.spec.containers[1].env;
-    const again = await post(webhook.port(), agent, review(admitted));
+    const again = await post(suite.webhook.port(), suite.agent, review(admitted));
     expect(patchOps(again.body)).toEqual([{ op: 'add', path: '/spec/containers/1/env', value: TRAIN_ENV }]);
   });
 
@@ -213,14 +197,14 @@ describe('local GPU mode', () => {
       { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] },
       { matchExpressions: [{ key: 'zone', operator: 'In', values: ['b'] }] },
     ] } } };
-    const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    const out: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     expect(out.spec.nodeName).toBeUndefined();
     const onNode = { key: 'metadata.name', operator: 'In', values: ['pool-a-node-1'] };
     expect(out.spec.affinity).toEqual({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
       { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [onNode] },
       { matchExpressions: [{ key: 'zone', operator: 'In', values: ['b'] }], matchFields: [onNode] },
     ] } } });
-    expect((await post(webhook.port(), agent, review(out))).body.response.patch).toBeUndefined();
+    expect((await post(suite.webhook.port(), suite.agent, review(out))).body.response.patch).toBeUndefined();
   });
 
   it('takes settings from the WorkloadProfile below the annotations and names the workload after the owner', async () => {
@@ -229,7 +213,7 @@ describe('local GPU mode', () => {
       labels: { [ENABLED_LABEL]: 'true', 'pod-template-hash': '5d8f7' },
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f7', uid: 'u1', controller: true }],
     });
-    const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    const out: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     expect(envOf(out)).toMatchObject({ TENSOR_FUSION_TFLOPS_REQUEST: '5', TENSOR_FUSION_TFLOPS_LIMIT: '20', TENSOR_FUSION_QOS: 'high', TENSOR_FUSION_WORKLOAD: 'web' });
     expect(out.metadata.labels[WORKLOAD_LABEL]).toBe('web');
     expect(out.spec.priorityClassName).toBe('tensor-fusion-high');
@@ -237,19 +221,19 @@ describe('local GPU mode', () => {
 
   it('adds the worker init container, with the same env, in no-standalone-worker mode', async () => {
     const p = pod({ name: 'nsw', annotations: ann({ gpupool: 'with-worker', 'is-local-gpu': 'true', 'no-standalone-worker-mode': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
-    const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    const out: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     expect(out.spec.initContainers).toEqual([{ name: 'tensor-fusion-worker', image: 'registry.example/worker:1', env: out.spec.containers[0].env, securityContext: WORKER_SECURITY_CONTEXT }]);
     expect(envOf(out, 0).NVIDIA_VISIBLE_DEVICES).toEqual(fromAnnotation(PLACEMENT_ANNOTATIONS.visibleDevices).valueFrom);
     const stored = JSON.parse(JSON.stringify(out));
     Object.assign(stored.spec.initContainers[0], { imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log' });
-    expect((await post(webhook.port(), agent, review(stored))).body.response.patch).toBeUndefined();
+    expect((await post(suite.webhook.port(), suite.agent, review(stored))).body.response.patch).toBeUndefined();
   });
 
   it('refuses an app container named like the worker init container, and a foreign init container of that name', async () => {
     const nsw = ann({ gpupool: 'with-worker', 'is-local-gpu': 'true', 'no-standalone-worker-mode': 'true', 'tflops-request': '10', 'vram-request': '1Gi', 'inject-container': 'python' });
     const p: any = pod({ name: 'clash', annotations: nsw, containers: ['python', 'tensor-fusion-worker'] });
     p.spec.initContainers = [{ name: 'tensor-fusion-worker', image: 'mine' }];
-    expect((await post(webhook.port(), agent, review(p))).body.response.status.message).toBe([
+    expect((await post(suite.webhook.port(), suite.agent, review(p))).body.response.status.message).toBe([
       'spec.containers[1].name: got "tensor-fusion-worker", expected a name other than "tensor-fusion-worker", which tensor-fusion.ai/no-standalone-worker-mode "true" gives the worker init container it adds',
       'spec.initContainers[0].name: got "tensor-fusion-worker", expected a name other than "tensor-fusion-worker", which tensor-fusion.ai/no-standalone-worker-mode "true" gives the worker init container it adds',
     ].join('\n'));
@@ -257,14 +241,14 @@ describe('local GPU mode', () => {
 
   it('keeps what a later webhook did to its init container (securityContext, mounts) on reinvocation', async () => {
     const p = pod({ name: 'nsw-later', annotations: ann({ gpupool: 'with-worker', 'is-local-gpu': 'true', 'no-standalone-worker-mode': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
-    const out: any = patched(p, (await post(webhook.port(), agent, review(p))).body);
+    const out: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     out.spec.initContainers[0].securityContext = { ...WORKER_SECURITY_CONTEXT, runAsUser: 1000 };
     out.spec.initContainers[0].volumeMounts = [{ name: 'certs', mountPath: '/certs' }];
-    expect((await post(webhook.port(), agent, review(out))).body.response.patch).toBeUndefined();
+    expect((await post(suite.webhook.port(), suite.agent, review(out))).body.response.patch).toBeUndefined();
     // One of our variables changed by someone: only the env list is written back, never the container whole.
     const env = out.spec.initContainers[0].env;
     env[1] = { name: 'TENSOR_FUSION_POOL', value: 'other' };
-    const ops = patchOps((await post(webhook.port(), agent, review(out))).body);
+    const ops = patchOps((await post(suite.webhook.port(), suite.agent, review(out))).body);
     expect(ops.map((o) => `${o.op} ${o.path}`)).toEqual(['replace /spec/initContainers/0/env']);
     expect(ops[0].value[1]).toEqual({ name: 'TENSOR_FUSION_POOL', value: 'with-worker' });
   });
@@ -272,24 +256,24 @@ describe('local GPU mode', () => {
   it('answers a dry run reinvoked with a new uid with an empty patch', async () => {
     const p: any = pod({ name: 'dry-again', annotations });
     p.spec.nodeName = 'pool-a-node-0';
-    const first = await post(webhook.port(), agent, review(p, { dryRun: true }));
+    const first = await post(suite.webhook.port(), suite.agent, review(p, { dryRun: true }));
     const admitted = patched(p, first.body);
-    const again = await post(webhook.port(), agent, review(admitted, { dryRun: true }));
+    const again = await post(suite.webhook.port(), suite.agent, review(admitted, { dryRun: true }));
     expect(again.body.response.uid).not.toBe(first.body.response.uid);
     expect(again.body.response.patch).toBeUndefined();
   });
 
   it('gives a dry run the same answer', async () => {
     const p = pod({ name: 'dry', annotations });
-    const real = patchOps((await post(webhook.port(), agent, review(p))).body);
-    expect(patchOps((await post(webhook.port(), agent, review(p, { dryRun: true }))).body)).toEqual(real);
+    const real = patchOps((await post(suite.webhook.port(), suite.agent, review(p))).body);
+    expect(patchOps((await post(suite.webhook.port(), suite.agent, review(p, { dryRun: true }))).body)).toEqual(real);
   });
 });
 
 describe('remote mode', () => {
   it('points the client at the workload, and leaves its scheduler, priority and annotations alone', async () => {
     const p = pod({ name: 'client-0', annotations: ann({ gpupool: 'remote', 'tflops-request': '10', 'vram-request': '2Gi', replicas: '3', workload: 'infer' }) });
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     expect(patchOps(answer.body).map((o) => `${o.op} ${o.path}`)).toEqual(['add /metadata/labels/tensor-fusion.ai~1workload', 'add /spec/containers/0/env']);
     const out: any = patched(p, answer.body);
     expect(envOf(out)).toEqual({
@@ -302,53 +286,53 @@ describe('remote mode', () => {
 
 describe('no API write on the admission path', () => {
   it('creates nothing from a forged AdmissionReview: no workload, no worker, no write request of any kind', async () => {
-    const before = double.requests.length;
+    const before = suite.double.requests.length;
     const forged = pod({
       name: 'forged', namespace: 'kube-system',
       annotations: ann({ gpupool: 'remote', 'is-local-gpu': 'false', 'generate-workload': 'true', workload: 'forged', replicas: '10000', 'tflops-request': '10', 'vram-request': '1Gi' }),
     });
-    const answer = await post(webhook.port(), agent, review(forged));
+    const answer = await post(suite.webhook.port(), suite.agent, review(forged));
     expect(answer.body.response.allowed).toBe(true);
     const local = pod({ name: 'forged-local', namespace: 'kube-system', annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
-    expect((await post(webhook.port(), agent, review(local))).body.response.allowed).toBe(true);
+    expect((await post(suite.webhook.port(), suite.agent, review(local))).body.response.allowed).toBe(true);
     await new Promise((r) => setTimeout(r, 200));
-    expect(double.requests.slice(before).filter((q) => q.method !== 'GET')).toEqual([]);
-    expect(double.getObject('tensorfusionworkloads', 'forged', 'kube-system')).toBeUndefined();
-    expect(double.listObjects('pods')).toEqual([]);
+    expect(suite.double.requests.slice(before).filter((q) => q.method !== 'GET')).toEqual([]);
+    expect(suite.double.getObject('tensorfusionworkloads', 'forged', 'kube-system')).toBeUndefined();
+    expect(suite.double.listObjects('pods')).toEqual([]);
   });
 
   it('wrote nothing during any admission of this file', () => {
-    expect(writes(double)).toEqual([]);
-    expect(double.listObjects('tensorfusionworkloads').map((w) => w.metadata.name)).toEqual(['existing']);
+    expect(writes(suite.double)).toEqual([]);
+    expect(suite.double.listObjects('tensorfusionworkloads').map((w) => w.metadata.name)).toEqual(['existing']);
   });
 });
 
 describe('protocol', () => {
   it('allows pods that are not opted in, unchanged', async () => {
     const p = pod({ name: 'plain', labels: {} });
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     expect(answer.body.response).toEqual({ uid: answer.body.response.uid, allowed: true });
   });
 
   it('allows operations other than CREATE unchanged', async () => {
-    const answer = await post(webhook.port(), agent, review(pod({ name: 'x', annotations: ann({ qos: 'bad' }) }), { operation: 'UPDATE' }));
+    const answer = await post(suite.webhook.port(), suite.agent, review(pod({ name: 'x', annotations: ann({ qos: 'bad' }) }), { operation: 'UPDATE' }));
     expect(answer.body.response).toEqual({ uid: answer.body.response.uid, allowed: true });
   });
 
   it('answers 400 to what is not an AdmissionReview and 404 elsewhere', async () => {
-    expect(await post(webhook.port(), agent, '{not json')).toEqual({ status: 400, body: 'body: expected JSON' });
-    expect(await post(webhook.port(), agent, { apiVersion: 'admission.k8s.io/v1beta1', request: { uid: 'u' } }))
+    expect(await post(suite.webhook.port(), suite.agent, '{not json')).toEqual({ status: 400, body: 'body: expected JSON' });
+    expect(await post(suite.webhook.port(), suite.agent, { apiVersion: 'admission.k8s.io/v1beta1', request: { uid: 'u' } }))
       .toEqual({ status: 400, body: 'apiVersion: got "admission.k8s.io/v1beta1", expected "admission.k8s.io/v1"' });
-    expect(await post(webhook.port(), agent, { apiVersion: 'admission.k8s.io/v1', request: {} }))
+    expect(await post(suite.webhook.port(), suite.agent, { apiVersion: 'admission.k8s.io/v1', request: {} }))
       .toEqual({ status: 400, body: 'request.uid: expected a non-empty string' });
-    expect((await post(webhook.port(), agent, review(pod()), '/other')).status).toBe(404);
+    expect((await post(suite.webhook.port(), suite.agent, review(pod()), '/other')).status).toBe(404);
   });
 
   it('accepts a 3 MiB pod and refuses a body over the limit with 413', async () => {
     const big = pod({ name: 'big', labels: {} });
     big.metadata.annotations = { note: 'x'.repeat(3 * 2 ** 20) };
-    expect((await post(webhook.port(), agent, review(big))).body.response.allowed).toBe(true);
+    expect((await post(suite.webhook.port(), suite.agent, review(big))).body.response.allowed).toBe(true);
     big.metadata.annotations = { note: 'x'.repeat(MAX_BODY_BYTES) };
-    expect((await post(webhook.port(), agent, review(big))).status).toBe(413);
+    expect((await post(suite.webhook.port(), suite.agent, review(big))).status).toBe(413);
   });
 });

@@ -5,14 +5,14 @@
  */
 import { applyPatch, deepClone } from 'fast-json-patch';
 import type { GPUPool, TensorFusionWorkload } from '../../../lib/api';
-import { SHARE_ANNOTATION } from '../../../lib/labels';
+import { SHARE_ANNOTATION } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { shareOf } from '../../../lib/runtime/share';
 import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
 import { LIMITS_MOUNT_PATH, LIMITS_VOLUME } from '../../../lib/runtime/webhook/limits-volume';
+import { annotationKey as t } from '../../support/annotations';
 import { GiB, pod, review } from './fixtures';
 
-const t = (k: string) => `tensor-fusion.ai/${k}`;
 const POOL = { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUPool', metadata: { name: 'a' }, spec: {} } as unknown as GPUPool;
 
 const recommended = (requests: { tflops: string; vram: string }, limits: { tflops: string; vram: string }): TensorFusionWorkload => ({

@@ -4,6 +4,7 @@
  * internal error.
  */
 import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
+import { annotationKey as t } from '../../support/annotations';
 import { pod, review } from './fixtures';
 
 /** Codec denials come before any cluster read: a view with one default pool is enough. */
@@ -12,7 +13,6 @@ const view: AdmissionView = {
   profile: async () => undefined, workload: async () => undefined,
 };
 
-const t = (k: string) => `tensor-fusion.ai/${k}`;
 
 it.each([
   ['vram-request', '1Ei', 'expected at most 1Pi of VRAM per GPU'],

@@ -3,17 +3,11 @@
  * (lib/annotations); the rest name the field, the value and what is allowed in the same words.
  * A pod that does not fit is no longer refused: it waits Pending for the scheduler.
  */
-import type * as https from 'node:https';
-import type { ApiServerDouble } from '../../support/api-server';
 import { API_VERSION } from '../../../lib/model/group';
 import { decodeGpuAnnotations } from '../../../lib/annotations';
 import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
-import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
-import { client, GiB, patched, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
-
-let double: ApiServerDouble;
-let webhook: WebhookHandle;
-let agent: https.Agent;
+import { annotationKey as t } from '../../support/annotations';
+import { GiB, patched, pod, post, review, useWebhookSuite, writes } from './fixtures';
 
 const LABEL_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
 const SUBDOMAIN_RULE = "a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)";
@@ -36,7 +30,6 @@ interface Case {
   message: string;
 }
 
-const t = (suffix: string) => `tensor-fusion.ai/${suffix}`;
 
 const CASES: Case[] = [
   { name: 'qos not a level', annotations: { qos: 'urgent' }, message: `${t('qos')}: got "urgent", expected one of low, medium, high, critical` },
@@ -123,22 +116,14 @@ const CASES: Case[] = [
   },
 ];
 
-beforeAll(async () => {
-  double = await startDouble();
-  seedPool(double, { name: 'pool-a', nodes: 1, gpusPerNode: 2, isDefault: true });
-  seedPool(double, { name: 'tiny', nodes: 1, gpusPerNode: 1, vram: 40 * GiB });
+const suite = useWebhookSuite([
+  { name: 'pool-a', nodes: 1, gpusPerNode: 2, isDefault: true },
+  { name: 'tiny', nodes: 1, gpusPerNode: 1, vram: 40 * GiB },
+], (double) => {
   const profile = (name: string, spec: Record<string, unknown>) =>
     double.put('workloadprofiles', { apiVersion: API_VERSION, kind: 'WorkloadProfile', metadata: { name, namespace: 'default' }, spec });
   profile('bad-qos', { qos: 'bogus' });
   profile('inverted', { resources: { requests: { tflops: '10', vram: '1Gi' }, limits: { tflops: '5', vram: '1Gi' } } });
-  webhook = await startTestWebhook(double);
-  agent = client();
-});
-
-afterAll(async () => {
-  agent.destroy();
-  await webhook.close();
-  await double.stop();
 });
 
 function annotationsOf(c: Case): Record<string, string> {
@@ -153,7 +138,7 @@ it('has at least 40 bad inputs', () => {
 it.each(CASES.map((c) => [c.name, c] as const))('denies %s with its exact message', async (_name, c) => {
   const p = pod({ name: 'bad', annotations: annotationsOf(c), containers: c.containers });
   if (c.schedulerName) (p.spec as Record<string, unknown>).schedulerName = c.schedulerName;
-  const answer = await post(webhook.port(), agent, review(p));
+  const answer = await post(suite.webhook.port(), suite.agent, review(p));
   expect(answer.status).toBe(200);
   expect(answer.body.response.allowed).toBe(false);
   expect(answer.body.response.status).toEqual({ code: 403, message: c.message, reason: 'Forbidden' });
@@ -168,7 +153,7 @@ it('uses the codec message unchanged for every annotation-only case', async () =
 });
 
 it('wrote nothing to the API server for any of them', () => {
-  expect(writes(double)).toEqual([]);
+  expect(writes(suite.double)).toEqual([]);
 });
 
 describe('what no longer denies: a share that does not fit now waits Pending', () => {
@@ -179,7 +164,7 @@ describe('what no longer denies: a share that does not fit now waits Pending', (
     ['a model the pool does not have', { 'gpu-model': 'H100' }],
   ])('admits %s and records the request for the scheduler', async (_name, extra) => {
     const p = pod({ name: 'big', annotations: annotationsOf({ name: '', annotations: { gpupool: 'tiny', ...extra }, message: '' }) });
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     expect(answer.body.response.allowed).toBe(true);
     expect(patched(p, answer.body).spec).toMatchObject({ schedulerName: 'tensor-fusion-scheduler' });
   });
@@ -194,20 +179,20 @@ describe('schedulers', () => {
 
   it.each([[undefined], [''], ['default-scheduler'], ['tensor-fusion-scheduler']])('takes over a local-GPU pod naming %p', async (name) => {
     const p = withScheduler(name);
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     expect(answer.body.response.allowed).toBe(true);
     expect((patched(p, answer.body).spec as Record<string, unknown>).schedulerName).toBe('tensor-fusion-scheduler');
   });
 
   it('leaves a pod of the T9k Scheduler untouched, whatever its annotations say', async () => {
     const p = withScheduler('t9k-scheduler', { qos: 'urgent' });
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     expect(answer.body.response).toEqual({ uid: answer.body.response.uid, allowed: true });
   });
 
   it('lets a remote-mode client keep its own scheduler (it holds no GPU share)', async () => {
     const p = withScheduler('volcano', { 'is-local-gpu': 'false' });
-    const answer = await post(webhook.port(), agent, review(p));
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
     expect(answer.body.response.allowed).toBe(true);
     expect((patched(p, answer.body).spec as Record<string, unknown>).schedulerName).toBe('volcano');
   });

@@ -3,7 +3,8 @@ import * as https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { applyPatch, deepClone } from 'fast-json-patch';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
-import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, HOSTNAME_LABEL, MANAGED_BY_LABEL } from '../../../lib/labels';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../../../lib/model/keys';
+import { HOSTNAME_LABEL } from '../../../lib/k8s/labels';
 import { API_VERSION } from '../../../lib/model/group';
 import { WEBHOOK_RESOURCES } from '../../../lib/runtime/webhook/resources';
 import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/webhook/certificates';
@@ -11,6 +12,7 @@ import { startWebhook, StartWebhookOptions, WebhookHandle } from '../../../lib/r
 import type { AdmissionReview } from '../../../lib/runtime/webhook/review';
 import type { TlsSource } from '../../../lib/runtime/webhook/tls';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { ObjectMeta } from '../../../lib/k8s/object';
 import type { RequestRecord } from '../../support/api-server/server';
 
 export const GiB = 2 ** 30;
@@ -93,6 +95,36 @@ export async function startTestWebhook(double: ApiServerDouble, opts: Partial<St
   return webhook;
 }
 
+/** A webhook test file's set-up: the API double, the webhook over it and an HTTPS client for it. */
+export interface WebhookSuite {
+  double: ApiServerDouble;
+  webhook: WebhookHandle;
+  agent: https.Agent;
+}
+
+/**
+ * Registers the set-up of a webhook test file: beforeAll starts an API double, puts `pools` and what
+ * `seed` writes into it, starts a webhook over it and a client, and forgets the requests made so far;
+ * afterAll stops all three. The fields are set once beforeAll has run: read them inside tests.
+ */
+export function useWebhookSuite(pools: readonly PoolSeed[], seed: (double: ApiServerDouble) => void = () => undefined): WebhookSuite {
+  const suite = {} as WebhookSuite;
+  beforeAll(async () => {
+    suite.double = await startDouble();
+    for (const p of pools) seedPool(suite.double, p);
+    seed(suite.double);
+    suite.webhook = await startTestWebhook(suite.double);
+    suite.agent = client();
+    suite.double.requests.length = 0;
+  });
+  afterAll(async () => {
+    suite.agent?.destroy();
+    await suite.webhook?.close();
+    await suite.double?.stop();
+  });
+  return suite;
+}
+
 /** An HTTPS client trusting `ca`, checking the Service host name. */
 export function client(ca = testPki().ca.cert, maxSockets = 64): https.Agent {
   return new https.Agent({ keepAlive: true, maxSockets, ca, servername: SERVICE_HOST });
@@ -128,13 +160,9 @@ export function post(port: number, agent: https.Agent, body: unknown, path = '/m
   });
 }
 
-export interface PodOptions {
-  name?: string;
-  namespace?: string;
-  annotations?: Record<string, string>;
-  labels?: Record<string, string>;
+/** The pod's metadata to set (labels default to the webhook's opt-in label) and its container names. */
+export interface PodOptions extends Pick<ObjectMeta, 'name' | 'namespace' | 'annotations' | 'labels' | 'ownerReferences'> {
   containers?: string[];
-  ownerReferences?: Array<Record<string, unknown>>;
 }
 
 export function pod(o: PodOptions = {}): K8sObject {

@@ -5,32 +5,16 @@
  * admission writes anything to the API server.
  */
 import fc from 'fast-check';
-import type * as https from 'node:https';
-import type { ApiServerDouble } from '../../support/api-server';
 import { GPU_WORKLOAD_ANNOTATIONS } from '../../../lib/annotations';
 import { SCHEDULER_NAME } from '../../../lib/contract/names';
 import { shareOf } from '../../../lib/runtime/share';
-import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
-import { client, patched, pod, post, review, seedPool, startDouble, startTestWebhook, writes } from './fixtures';
+import { annotationKey } from '../../support/annotations';
+import { patched, pod, post, review, useWebhookSuite, writes } from './fixtures';
 
-let double: ApiServerDouble;
-let webhook: WebhookHandle;
-let agent: https.Agent;
-
-beforeAll(async () => {
-  double = await startDouble();
-  seedPool(double, { name: 'pool-a', nodes: 4, gpusPerNode: 4, isDefault: true, taints: [{ key: 'tensor-fusion.ai/x~y/z', value: 'v', effect: 'NoSchedule' }] });
-  seedPool(double, { name: 'pool-b', nodes: 1, gpusPerNode: 1 });
-  webhook = await startTestWebhook(double);
-  agent = client();
-  double.requests.length = 0;
-});
-
-afterAll(async () => {
-  agent.destroy();
-  await webhook.close();
-  await double.stop();
-});
+const suite = useWebhookSuite([
+  { name: 'pool-a', nodes: 4, gpusPerNode: 4, isDefault: true, taints: [{ key: 'tensor-fusion.ai/x~y/z', value: 'v', effect: 'NoSchedule' }] },
+  { name: 'pool-b', nodes: 1, gpusPerNode: 1 },
+]);
 
 const KEYS = GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key);
 const VALUES = ['true', 'false', '0', '1', '2', '-1', '129', '10', '0.5', '500m', '1500m', '4Gi', '1e3', '1e-3', '0.5Ki', '', ' ', 'pool-a', 'pool-b', 'python', 'sidecar',
@@ -39,7 +23,7 @@ const VALUES = ['true', 'false', '0', '1', '2', '-1', '129', '10', '0.5', '500m'
 const noise = fc.dictionary(
   fc.oneof(
     { weight: 8, arbitrary: fc.constantFrom(...KEYS) },
-    { weight: 1, arbitrary: fc.string().map((s) => `tensor-fusion.ai/${s}`) },
+    { weight: 1, arbitrary: fc.string().map(annotationKey) },
     { weight: 1, arbitrary: fc.string() },
   ),
   fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...VALUES) }, { weight: 1, arbitrary: fc.string() }, { weight: 1, arbitrary: fc.fullUnicodeString({ maxLength: 8 }) }),
@@ -64,7 +48,7 @@ const stats = { allowed: 0, denied: 0, marked: 0 };
 async function check(shape: { annotations: Record<string, string>; containers: string[]; dryRun: boolean; named: boolean }, viaHttps: boolean): Promise<void> {
   const p = pod({ name: shape.named ? 'fuzz' : undefined, annotations: shape.annotations, containers: shape.containers });
   const r = review(p, { dryRun: shape.dryRun });
-  const answer = viaHttps ? (await post(webhook.port(), agent, r)).body : await webhook.handle(r);
+  const answer = viaHttps ? (await post(suite.webhook.port(), suite.agent, r)).body : await suite.webhook.handle(r);
   const res = answer.response;
   expect(res.uid).toBe(r.request!.uid);
   if (!res.allowed) {
@@ -80,7 +64,7 @@ async function check(shape: { annotations: Record<string, string>; containers: s
     expect(shareOf(admitted)).toBeDefined();
   }
   // The API server reinvokes with the same request uid.
-  const again = await webhook.handle(review(admitted, { dryRun: shape.dryRun, uid: r.request!.uid }));
+  const again = await suite.webhook.handle(review(admitted, { dryRun: shape.dryRun, uid: r.request!.uid }));
   expect(again.response!.allowed).toBe(true);
   expect(again.response!.patch).toBeUndefined();
 }
@@ -97,5 +81,5 @@ it('explored both outcomes and marked local pods, writing nothing to the API ser
   expect(stats.allowed).toBeGreaterThan(20);
   expect(stats.denied).toBeGreaterThan(50);
   expect(stats.marked).toBeGreaterThan(10);
-  expect(writes(double)).toEqual([]);
+  expect(writes(suite.double)).toEqual([]);
 });

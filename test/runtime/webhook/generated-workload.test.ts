@@ -3,7 +3,7 @@
  * exist, never from an AdmissionReview; a workload it did not generate is never overwritten.
  */
 import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../../lib/api';
-import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../../lib/labels';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, WORKLOAD_LABEL } from '../../../lib/model/keys';
 import { API_VERSION } from '../../../lib/model/group';
 import type { Controller } from '../../../lib/runtime/controller/controller';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
@@ -12,9 +12,9 @@ import { TopOwners } from '../../../lib/runtime/controller/top-owner';
 import type { SettingsView } from '../../../lib/runtime/webhook/resolve';
 import { ApiServerDouble, clusterFor } from '../../support/api-server';
 import { eventually, testController } from '../fixtures';
+import { ann } from '../../support/annotations';
 import { seedPool, startDouble, writes } from './fixtures';
 
-const ann = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [`tensor-fusion.ai/${k}`, v]));
 
 /** A pod as the API server stores it after admission: opted in, labelled for its workload. */
 function admittedPod(name: string, workload: string, annotations: Record<string, string>, extra: Partial<K8sObject['metadata']> = {}, phase = 'Running'): K8sObject {

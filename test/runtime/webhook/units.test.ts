@@ -1,12 +1,12 @@
 /** The webhook's pure parts: MPS limits, owner naming, patch building, env merging, scheduling marks, usage. */
 import { applyPatch, deepClone } from 'fast-json-patch';
-import { ALLOCATION_ANNOTATION } from '../../../lib/labels';
+import { ALLOCATION_ANNOTATION } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { annotationRef, localGpuEnv, mpsMemoryLimit, mpsThreadPercentage } from '../../../lib/runtime/webhook/env';
 import { topOwnerName } from '../../../lib/runtime/webhook/owner';
 import { mergeEnv, podPatch, sameEnvVar } from '../../../lib/runtime/webhook/patch';
 import { priorityFor, schedulerIssue } from '../../../lib/runtime/webhook/scheduling';
-import { serviceDnsNames } from '../../../lib/names';
+import { serviceDnsNames } from '../../../lib/k8s/names';
 import { usageFromAllocations } from '../../../lib/runtime/webhook/usage';
 
 const GiB = 2 ** 30;

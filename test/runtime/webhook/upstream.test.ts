@@ -4,42 +4,29 @@
  * and a typo of any known key is still refused with a did-you-mean. Also every other choice the
  * webhook makes for a pod is said in AdmissionReview warnings.
  */
-import type { ApiServerDouble } from '../../support/api-server';
-import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../../lib/labels';
+import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../../lib/model/keys';
 import { API_VERSION } from '../../../lib/model/group';
 import { UPSTREAM_IGNORED_KEYS } from '../../../lib/annotations/upstream';
-import type { WebhookHandle } from '../../../lib/runtime/webhook/start';
 import { workerPod } from '../../../lib/runtime/webhook/workers';
 import type { AdmissionReview } from '../../../lib/runtime/webhook/review';
-import { patched, pod, review, seedPool, startDouble, startTestWebhook } from './fixtures';
+import { ann } from '../../support/annotations';
+import { patched, pod, review, useWebhookSuite } from './fixtures';
 
-let double: ApiServerDouble;
-let webhook: WebhookHandle;
-
-const t = (suffix: string) => `${ANNOTATION_PREFIX}${suffix}`;
-const ann = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [t(k), v]));
 const LOCAL = { 'is-local-gpu': 'true', 'vram-request': '1Gi' };
 
 async function admit(annotations: Record<string, string>, extra: { containers?: string[] } = {}): Promise<AdmissionReview> {
   const p = pod({ name: 'p', annotations: ann(annotations), containers: extra.containers });
-  const answer = await webhook.handle(review(p));
+  const answer = await suite.webhook.handle(review(p));
   return { ...answer, request: { uid: '', object: patched(p, answer) } } as AdmissionReview;
 }
 const shareOf = (a: AdmissionReview) => JSON.parse((a.request!.object!.metadata.annotations as Record<string, string>)[SHARE_ANNOTATION]);
 const denial = (a: AdmissionReview) => a.response!.status?.message;
 
-beforeAll(async () => {
-  double = await startDouble();
-  seedPool(double, { name: 'pool-a', nodes: 1, gpusPerNode: 4, tflops: 312, isDefault: true });
-  seedPool(double, { name: 'tuned', nodes: 1, gpusPerNode: 1, spec: { capacityConfig: { gpuTflops: { A100: '300' } } } });
-  seedPool(double, { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } });
-  webhook = await startTestWebhook(double);
-});
-
-afterAll(async () => {
-  await webhook.close();
-  await double.stop();
-});
+const suite = useWebhookSuite([
+  { name: 'pool-a', nodes: 1, gpusPerNode: 4, tflops: 312, isDefault: true },
+  { name: 'tuned', nodes: 1, gpusPerNode: 1, spec: { capacityConfig: { gpuTflops: { A100: '300' } } } },
+  { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } },
+]);
 
 describe('compute-percent-request and -limit', () => {
   it("turn a percent of the model's TFLOPS (catalog, or the pool's gpuTflops) into the share's TFLOPS", async () => {
@@ -154,7 +141,7 @@ describe('warnings for the choices the webhook makes', () => {
   it('warns when spec.nodeName becomes an affinity and when copied placement records go', async () => {
     const p = pod({ name: 'n', annotations: { ...ann({ ...LOCAL, 'tflops-request': '10' }), 'tensor-fusion.ai/gpu-ids': 'g0' } });
     (p.spec as Record<string, unknown>).nodeName = 'pool-a-node-0';
-    expect((await webhook.handle(review(p))).response!.warnings).toEqual([
+    expect((await suite.webhook.handle(review(p))).response!.warnings).toEqual([
       "metadata.annotations: removed tensor-fusion.ai/gpu-ids, copied from another pod's placement; this pod gets its own at bind",
       'spec.nodeName: "pool-a-node-0" became a required node affinity, so that tensor-fusion-scheduler places the GPU share on that node',
     ]);
@@ -173,7 +160,7 @@ describe('two inject-containers (MPS limits)', () => {
 
 describe('an existing TensorFusionWorkload that was not generated (issue 14.4)', () => {
   beforeAll(() => {
-    double.put('tensorfusionworkloads', {
+    suite.double.put('tensorfusionworkloads', {
       apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'fixed', namespace: 'default' },
       spec: { poolName: 'pool-a', isLocalGPU: false, replicas: 2, qos: 'high', resources: { requests: { tflops: '50', vram: '1Gi' }, limits: { tflops: '50', vram: '1Gi' } } },
     });
@@ -190,10 +177,10 @@ describe('an existing TensorFusionWorkload that was not generated (issue 14.4)',
   });
 
   it('admits its worker pods, the local half of its remote share', async () => {
-    const fixed = double.getObject('tensorfusionworkloads', 'fixed', 'default') as never;
+    const fixed = suite.double.getObject('tensorfusionworkloads', 'fixed', 'default') as never;
     const pool = { apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'pool-a' }, spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } } } as never;
     const worker = workerPod(fixed, pool, 0)!;
-    const a = await webhook.handle(review(worker as never));
+    const a = await suite.webhook.handle(review(worker as never));
     expect(a.response!.status?.message).toBeUndefined();
     expect(a.response!.allowed).toBe(true);
     expect(shareOf({ ...a, request: { uid: '', object: patched(worker as never, a) } } as AdmissionReview)).toMatchObject({ pool: 'pool-a', qos: 'high', tflopsRequest: 50 });

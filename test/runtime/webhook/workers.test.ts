@@ -5,7 +5,7 @@
  */
 import type * as https from 'node:https';
 import { clusterFor, type ApiServerDouble } from '../../support/api-server';
-import { WORKLOAD_LABEL } from '../../../lib/labels';
+import { WORKLOAD_LABEL } from '../../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../../lib/contract/names';
 import { API_VERSION } from '../../../lib/model/group';
 import { shareOf } from '../../../lib/runtime/share';

@@ -3,18 +3,18 @@
  * scrapes it on 127.0.0.1, and the recommender loop reads Prometheus' HTTP API and writes the
  * recommendation, the Event and the replica change (or its refusal when an HPA owns the Deployment).
  */
-import { AutoscaleLoop, Workload } from '../../lib/runtime/autoscale/loop';
-import { PrometheusClient } from '../../lib/runtime/autoscale/prometheus';
-import { AGENT_METRICS } from '../../lib/runtime/agent/contract';
-import { Agent, startAgent } from '../../lib/runtime/agent/server';
-import { parseQuantity } from '../../lib/quantity';
-import { fakeNode, FakeNode, TRACE } from '../runtime/agent/fixtures';
-import { waitFor } from '../support/control-plane/process';
-import { prometheusAvailable, RunningPrometheus, startPrometheus } from '../support/prometheus';
+import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
+import { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
+import { AGENT_METRICS } from '../../../lib/runtime/agent/contract';
+import { Agent, startAgent } from '../../../lib/runtime/agent/server';
+import { parseQuantity } from '../../../lib/k8s/quantity';
+import { fakeNode, FakeNode, TRACE } from '../agent/fixtures';
+import { waitFor } from '../../support/control-plane/process';
+import { prometheusAvailable, RunningPrometheus, startPrometheus } from '../../support/prometheus';
 import { fakeCluster } from './fake-cluster';
 
 const MIB = 2 ** 20;
-const enabled = prometheusAvailable('test/autoscale/prometheus.test.ts');
+const enabled = prometheusAvailable('test/runtime/autoscale/prometheus.test.ts');
 
 /**
  * Step 0 of the agent trace for 15 s (long enough for Prometheus to start and scrape it), then step 1,

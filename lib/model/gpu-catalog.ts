@@ -6,7 +6,7 @@
  * used. These are peaks, not measured throughput; a pool can override any model through
  * `spec.capacityConfig.gpuTflops` (keys: the short model name, e.g. `A100`, or the full GFD product).
  */
-import { parseQuantity } from './k8s/quantity';
+import { parseQuantity } from '../k8s/quantity';
 
 /** One catalog entry. */
 export interface GpuModelInfo {

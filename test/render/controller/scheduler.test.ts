@@ -1,10 +1,10 @@
 import { createHash } from 'crypto';
 import { parse } from 'yaml';
-import { KubeObject } from '../../lib/k8s-object';
-import { SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../lib/labels';
-import { SCHEDULER_NAME } from '../../lib/contract/names';
-import { CONTROLLER_DEFAULTS, CONTROLLER_ENV, renderController, renderSchedulerConfiguration, TensorFusionControllerProps } from '../../lib/render/controller';
-import { GO_BUILDS, goModVersion } from '../envtest/assets';
+import { KubeObject } from '../../../lib/k8s/object';
+import { SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../../lib/model/keys';
+import { SCHEDULER_NAME } from '../../../lib/contract/names';
+import { CONTROLLER_DEFAULTS, CONTROLLER_ENV, renderController, renderSchedulerConfiguration, TensorFusionControllerProps } from '../../../lib/render/controller';
+import { GO_BUILDS, goModVersion } from '../../envtest/assets';
 import { container, FAKE_BUNDLE, find, Json, podSpec } from './fixtures';
 
 const render = (props: TensorFusionControllerProps = {}) => renderController(props, FAKE_BUNDLE);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { gunzipSync } from 'zlib';
-import { CONTROLLER_BUNDLE_FILE, controllerBundlePath, loadControllerBundle, packageRoot } from '../../lib/controller-bundle';
+import { CONTROLLER_BUNDLE_FILE, controllerBundlePath, loadControllerBundle, packageRoot } from '../../lib/contract/bundle-loader';
 
 describe('loadControllerBundle', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tf-bundle-'));

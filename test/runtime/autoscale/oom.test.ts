@@ -2,12 +2,12 @@
  * OOM kills reach the recommender in production: the controller's slim pod cache keeps the containers'
  * last OOM kills, and the loop feeds each one once, with the VRAM peak Prometheus saw before it.
  */
-import { parseQuantity } from '../../lib/quantity';
-import { slimPod } from '../../lib/runtime/controller/controller';
-import type { K8sObject } from '../../lib/runtime/kube/cluster';
-import { AutoscaleLoop, Workload } from '../../lib/runtime/autoscale/loop';
-import { oomKillsOf } from '../../lib/runtime/autoscale/oom';
-import type { PrometheusClient } from '../../lib/runtime/autoscale/prometheus';
+import { parseQuantity } from '../../../lib/k8s/quantity';
+import { slimPod } from '../../../lib/runtime/controller/controller';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
+import { oomKillsOf } from '../../../lib/runtime/autoscale/oom';
+import type { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
 import { fakeCluster } from './fake-cluster';
 
 const GiB = 2 ** 30;

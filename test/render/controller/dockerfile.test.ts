@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'fs';
 import * as path from 'path';
-import { CONTROLLER_BUNDLE_FILE, packageRoot } from '../../lib/controller-bundle';
-import { CONTROLLER_DEFAULTS, CONTROLLER_UID, renderController } from '../../lib/render/controller';
+import { CONTROLLER_BUNDLE_FILE, packageRoot } from '../../../lib/contract/bundle-loader';
+import { CONTROLLER_DEFAULTS, CONTROLLER_UID, renderController } from '../../../lib/render/controller';
 import { podSpec } from './fixtures';
 
 const instructions = readFileSync(path.join(packageRoot(), 'Dockerfile'), 'utf8')

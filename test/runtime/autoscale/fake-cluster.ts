@@ -1,7 +1,7 @@
 /** An in-memory stand-in for the few Cluster calls the recommender loop makes: status, events, HPAs. */
-import type { Cluster, EventRecord, K8sObject } from '../../lib/runtime/kube/cluster';
-import type { ScaleClient, ScaleTarget } from '../../lib/runtime/autoscale/scale';
-import type { Workload } from '../../lib/runtime/autoscale/loop';
+import type { Cluster, EventRecord, K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { ScaleClient, ScaleTarget } from '../../../lib/runtime/autoscale/scale';
+import type { Workload } from '../../../lib/runtime/autoscale/loop';
 
 export function fakeCluster(workloads: Workload[], hpas: K8sObject[] = []) {
   const byName = new Map(workloads.map((w) => [w.metadata.name!, structuredClone(w)]));

@@ -6,7 +6,7 @@ import { createHash } from 'crypto';
 import { existsSync, readFileSync, statSync } from 'fs';
 import * as path from 'path';
 import { constants, gzipSync } from 'zlib';
-import { CONTROLLER_BUNDLE_PATH, ControllerBundleRef } from './contract/bundle';
+import { CONTROLLER_BUNDLE_PATH, ControllerBundleRef } from './bundle';
 
 /** Where the build puts the bundle, relative to the package root, with this platform's separators. */
 export const CONTROLLER_BUNDLE_FILE = path.join(...CONTROLLER_BUNDLE_PATH.split('/'));

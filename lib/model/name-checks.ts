@@ -1,11 +1,9 @@
 /**
- * The name checks of our components and kinds, with their messages; the DNS-1123 rules themselves
- * live in lib/k8s/names.ts.
+ * The name checks of our components and kinds, with their messages; the DNS-1123 and label-value
+ * rules themselves live in lib/k8s/names.ts.
  */
+import { isDnsLabel, isDnsSubdomain, isLabelValue } from '../k8s/names';
 import { FieldIssue, fieldIssue } from './errors';
-import { isDnsLabel, isDnsSubdomain } from './k8s/names';
-
-export { isDnsLabel, isDnsSubdomain };
 
 /** Longest pool name: `pool-<name>` must fit the 63-character name part of a node label key. */
 export const POOL_NAME_MAX = 58;
@@ -31,13 +29,6 @@ export function checkContainerName(field: string, value: unknown): FieldIssue | 
   return isDnsLabel(value) ? undefined : fieldIssue(field, value, `a container name: a DNS-1123 label (${LABEL_WORDS})`);
 }
 
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-/** A label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit. */
-export function isLabelValue(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 63 && LABEL_VALUE.test(value);
-}
-
 export function checkLabelValue(field: string, value: unknown): FieldIssue | undefined {
   return isLabelValue(value)
     ? undefined
@@ -47,9 +38,4 @@ export function checkLabelValue(field: string, value: unknown): FieldIssue | und
 /** A DNS-1123 label such as a namespace name. */
 export function checkDnsLabel(field: string, value: unknown): FieldIssue | undefined {
   return isDnsLabel(value) ? undefined : fieldIssue(field, value, `a DNS-1123 label of at most 63 characters (${LABEL_WORDS})`);
-}
-
-/** The DNS names a Service is reached by from inside the cluster (what a serving certificate covers). */
-export function serviceDnsNames(service: string, namespace: string): string[] {
-  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
 }

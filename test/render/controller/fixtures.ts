@@ -1,7 +1,7 @@
 import { createHash } from 'crypto';
 import { gzipSync } from 'zlib';
-import { KubeObject } from '../../lib/k8s-object';
-import { ControllerBundleRef } from '../../lib/render/controller';
+import { KubeObject } from '../../../lib/k8s/object';
+import { ControllerBundleRef } from '../../../lib/render/controller';
 
 /** A small real gzipped script; render functions only carry it, so its content does not matter. */
 const SOURCE = Buffer.from("process.stdout.write('controller\\n');\n");

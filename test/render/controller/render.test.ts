@@ -4,12 +4,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { gunzipSync, gzipSync } from 'zlib';
-import { KubeObject } from '../../lib/k8s-object';
-import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../lib/labels';
-import { buildCrds } from '../../lib/api/crd';
-import { isClusterScoped } from '../../lib/kinds';
-import { BUNDLE_KEY, bundleConfigMapName, CONTROLLER_ENV, renderController, TensorFusionControllerProps } from '../../lib/render/controller';
-import { validateAll } from '../support/validate-k8s';
+import { KubeObject } from '../../../lib/k8s/object';
+import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../../lib/model/keys';
+import { NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL } from '../../../lib/k8s/labels';
+import { buildCrds } from '../../../lib/api/crd';
+import { isClusterScoped } from '../../../lib/model/kinds';
+import { BUNDLE_KEY, bundleConfigMapName, CONTROLLER_ENV, renderController, TensorFusionControllerProps } from '../../../lib/render/controller';
+import { validateAll } from '../../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
 
 const BUNDLE_CONFIGMAP = `tensor-fusion-controller-bundle-0.1.0-${FAKE_BUNDLE.sha256.slice(0, 12)}`;

@@ -1,7 +1,7 @@
 /** The recommender loop without Prometheus: what the status says when autoscaling cannot run. */
-import { AutoscaleLoop, Workload } from '../../lib/runtime/autoscale/loop';
+import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
 import { fakeCluster } from './fake-cluster';
-import { workloadStatus } from '../../lib/runtime/controller/workload-status';
+import { workloadStatus } from '../../../lib/runtime/controller/workload-status';
 
 const workload = (name: string, autoScalingConfig: unknown): Workload => ({
   apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload',

@@ -5,13 +5,13 @@
 import { Chart, Testing } from 'cdk8s';
 import { TensorFusionController as Cdk8sController } from '../../components/cdk8s/tensor-fusion-controller';
 import { TensorFusionController as PulumiController } from '../../components/pulumi/tensor-fusion-controller';
-import { loadControllerBundle } from '../../lib/controller-bundle';
-import { KubeObject } from '../../lib/k8s-object';
+import { loadControllerBundle } from '../../lib/contract/bundle-loader';
+import { KubeObject } from '../../lib/k8s/object';
 import { BUNDLE_KEY, bundleConfigMapName, CONFIGMAP_MAX_BYTES, TensorFusionControllerProps } from '../../lib/render/controller';
 import { sortObjects, synthChart } from '../support/cdk8s';
 import { capture, objectsOf, valueOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
-import { find, Json, MODES } from './fixtures';
+import { find, Json, MODES } from '../render/controller/fixtures';
 
 
 describe.each(Object.entries(MODES))('TensorFusionController parity (%s)', (_, modeProps) => {

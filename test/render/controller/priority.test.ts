@@ -1,6 +1,6 @@
-import { qosPriorityClassName } from '../../lib/contract/names';
-import { renderController } from '../../lib/render/controller';
-import { QOS_LEVELS } from '../../lib/rules';
+import { qosPriorityClassName } from '../../../lib/contract/names';
+import { renderController } from '../../../lib/render/controller';
+import { QOS_LEVELS } from '../../../lib/model/rules';
 import { FAKE_BUNDLE, Json } from './fixtures';
 
 describe('QoS PriorityClasses', () => {

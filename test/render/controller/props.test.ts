@@ -1,5 +1,5 @@
-import { ValidationError } from '../../lib/errors';
-import { CONTROLLER_DEFAULTS, resolveControllerProps, TensorFusionControllerProps } from '../../lib/render/controller';
+import { ValidationError } from '../../../lib/model/errors';
+import { CONTROLLER_DEFAULTS, resolveControllerProps, TensorFusionControllerProps } from '../../../lib/render/controller';
 
 function message(props: unknown): string {
   try {

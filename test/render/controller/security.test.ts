@@ -1,5 +1,5 @@
-import { KubeObject } from '../../lib/k8s-object';
-import { renderController, TensorFusionControllerProps } from '../../lib/render/controller';
+import { KubeObject } from '../../../lib/k8s/object';
+import { renderController, TensorFusionControllerProps } from '../../../lib/render/controller';
 import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
 import { restrictedViolations } from './restricted';
 

@@ -1,11 +1,8 @@
 /**
- * Every label, annotation, taint and resource key the package reads or writes, in one place.
+ * Our labels and annotations (tensor-fusion.ai/*), and the GPU Feature Discovery keys we read and
+ * write. Kubernetes' own keys are in lib/k8s/labels.ts, T9k Scheduler's in lib/t9k/keys.ts.
  */
-import { GROUP } from './model/group';
-
-// Their homes are lib/model/; re-exported for the files that still import them from here.
-export { GROUP, VERSION, API_VERSION } from './model/group';
-export { FIELD_MANAGER } from './model/field-manager';
+import { GROUP } from './group';
 
 /** Prefix of every tensor-fusion.ai pod annotation. */
 export const ANNOTATION_PREFIX = `${GROUP}/`;
@@ -41,41 +38,6 @@ export const GFD = {
   /** Memory per GPU in MiB, as GFD writes it. */
   memory: 'nvidia.com/gpu.memory',
 } as const;
-
-/** T9k Scheduler keys. */
-export const T9K = {
-  schedulerName: 't9k-scheduler',
-  acceleratorLabel: 'sched.tensorstack.dev/accelerator',
-  allocModeLabel: 'sched.tensorstack.dev/node-alloc-mode',
-  xgnTaintKey: 'sched.tensorstack.dev/xgn-mode',
-  groupNameLabel: 'scheduler.tensorstack.dev/group-name',
-  exclusiveGpuResource: 'tensorstack.dev/nvidia-gpu',
-  sharedGpuPercentResource: 'tensorstack.dev/nvidia-gpu-percent',
-  exclusiveNodeResource: 'tensorstack.dev/nvidia-gpu-node',
-} as const;
-
-/** The taint the T9k Scheduler (or, without it, our controller) puts on xgn nodes. */
-export const XGN_TAINT = { key: T9K.xgnTaintKey, value: 'true', effect: 'NoSchedule' } as const;
-
-/** Recommended Kubernetes labels (app.kubernetes.io/*) put on the controller's objects. */
-export const APP_LABELS = {
-  name: 'app.kubernetes.io/name',
-  component: 'app.kubernetes.io/component',
-  partOf: 'app.kubernetes.io/part-of',
-  managedBy: 'app.kubernetes.io/managed-by',
-} as const;
-
-/** Label the API server puts on every Namespace with the namespace's own name. */
-export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
-
-/** Node label holding the node's hostname; the topology key for per-node spreading. */
-export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
-
-/** Namespace label that makes the API server enforce a Pod Security Standards level. */
-export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
-
-/** Annotation asking cert-manager's cainjector to copy a Certificate's CA into a webhook configuration. */
-export const CERT_MANAGER_INJECT_CA_ANNOTATION = 'cert-manager.io/inject-ca-from';
 
 /** Pod template annotation holding the sha256 of the shipped controller bundle; a new bundle rolls the pods. */
 export const CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION = `${GROUP}/controller-bundle-sha256`;

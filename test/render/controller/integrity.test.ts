@@ -1,6 +1,6 @@
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/labels';
-import { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, renderController } from '../../lib/render/controller';
-import { validateAll } from '../support/validate-k8s';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/model/keys';
+import { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, renderController } from '../../../lib/render/controller';
+import { validateAll } from '../../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json } from './fixtures';
 
 const render = (namespace?: string) => renderController(namespace ? { namespace } : {}, FAKE_BUNDLE);
