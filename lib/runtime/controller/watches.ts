@@ -5,7 +5,8 @@
  */
 import type { K8sObject } from '../kube/cluster';
 import type { WorkQueue } from '../kube/workqueue';
-import { CACHE_NAMES, CacheName, CachedObject, Caches, ReadCaches } from './caches';
+import type { Informer } from '../kube/informer';
+import { CACHE_NAMES, CacheName, CachedObject, ReadCaches } from './caches';
 import { ControllerKey, encodeKey } from './keys';
 
 /** One watched cache and how an event on it maps to keys of one reconciler. */
@@ -47,37 +48,45 @@ export function allWatches(declared: readonly Watches<ControllerKey>[]): Watch<C
 
 /** The keys of every object of the primary kinds, to enqueue once when reconciling starts. */
 export function primaryKeys(caches: ReadCaches, declared: readonly Watches<ControllerKey>[]): ControllerKey[] {
-  return declared.flatMap(({ for: w }) => caches[w.cache].list().flatMap((o) => mapKeys(w, o, caches)));
+  return declared.flatMap(({ for: w }) => caches[w.cache].list().flatMap((o) => (w as AnyWatch).keys(o, caches)));
+}
+
+/** The caches as event sources: what {@link wireWatches} needs of them. */
+export type EventSources = { readonly [C in CacheName]: ReadCaches[C] & Pick<Informer<CachedObject<C>>, 'on'> };
+
+/** A watch with its cache's object type erased, for the wiring that serves every cache. */
+interface AnyWatch {
+  readonly cache: CacheName;
+  readonly keys: (obj: K8sObject, caches: ReadCaches) => ControllerKey[];
+  readonly old?: boolean;
+  readonly changed?: (old: K8sObject, cur: K8sObject) => boolean;
+  readonly delayed?: boolean;
 }
 
 /**
  * Registers one handler set per watched cache; each event adds the keys of every watch on that
- * cache to `queue` (after `delayMs` for delayed watches).
+ * cache to `queue`, in declaration order (after `delayMs` for delayed watches).
  */
-export function wireWatches(caches: Caches, declared: readonly Watches<ControllerKey>[], queue: WorkQueue, delayMs: number): void {
-  const watches = allWatches(declared);
+export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, delayMs: number): void {
+  const watches = allWatches(declared) as AnyWatch[];
+  const enqueue = (w: AnyWatch, obj: K8sObject) => {
+    for (const k of w.keys(obj, caches)) {
+      if (w.delayed) queue.addAfter(encodeKey(k), delayMs);
+      else queue.add(encodeKey(k));
+    }
+  };
   for (const name of CACHE_NAMES) {
     const on = watches.filter((w) => w.cache === name);
     if (on.length === 0) continue;
-    const enqueue = (w: Watch<ControllerKey>, obj: K8sObject) => {
-      for (const k of mapKeys(w, obj, caches)) {
-        if (w.delayed) queue.addAfter(encodeKey(k), delayMs);
-        else queue.add(encodeKey(k));
-      }
-    };
     const every = (obj: K8sObject) => on.forEach((w) => enqueue(w, obj));
-    (caches[name] as Caches[CacheName] as { on(h: object): unknown }).on({
+    (caches[name] as Pick<Informer<K8sObject>, 'on'>).on({
       add: every,
       delete: every,
-      update: (old: K8sObject, cur: K8sObject) => {
-        const passing = on.filter((w) => !w.changed || (w.changed as (a: K8sObject, b: K8sObject) => boolean)(old, cur));
+      update: (old, cur) => {
+        const passing = on.filter((w) => !w.changed || w.changed(old, cur));
         passing.filter((w) => w.old).forEach((w) => enqueue(w, old));
         passing.forEach((w) => enqueue(w, cur));
       },
     });
   }
-}
-
-function mapKeys(w: Watch<ControllerKey>, obj: K8sObject, caches: ReadCaches): ControllerKey[] {
-  return (w.keys as (o: K8sObject, c: ReadCaches) => ControllerKey[])(obj, caches);
 }
