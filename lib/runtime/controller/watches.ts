@@ -27,7 +27,7 @@ export type Watch<K> = { [C in CacheName]: WatchOn<K, C> }[CacheName];
 export interface Watches<K> {
   /** The primary kind: each object is one key (also what is enqueued once at start). */
   readonly for: Watch<K>;
-  /** Kinds this reconciler writes, mapped back to the key that wrote them. */
+  /** Kinds made for or owned by the primary (by name, owner label or reference), mapped back to its key. */
   readonly owns?: readonly Watch<K>[];
   /** Other inputs, mapped to the keys they affect. */
   readonly watches?: readonly Watch<K>[];
@@ -38,12 +38,21 @@ export function specOrAnnotationsChanged(old: K8sObject, cur: K8sObject): boolea
   return JSON.stringify(old.spec) !== JSON.stringify(cur.spec) || JSON.stringify(old.metadata.annotations) !== JSON.stringify(cur.metadata.annotations);
 }
 
+/** A watch with its cache's object type erased, for the wiring that serves every cache. */
+interface AnyWatch {
+  readonly cache: CacheName;
+  readonly keys: (obj: K8sObject, caches: ReadCaches) => ControllerKey[];
+  readonly old?: boolean;
+  readonly changed?: (old: K8sObject, cur: K8sObject) => boolean;
+  readonly delayed?: boolean;
+}
+
 /** Every watch of every reconciler, primary ones first. */
-export function allWatches(declared: readonly Watches<ControllerKey>[]): Watch<ControllerKey>[] {
+function allWatches(declared: readonly Watches<ControllerKey>[]): AnyWatch[] {
   return [
     ...declared.map((d) => d.for),
     ...declared.flatMap((d) => [...(d.owns ?? []), ...(d.watches ?? [])]),
-  ];
+  ] as AnyWatch[];
 }
 
 /** The keys of every object of the primary kinds, to enqueue once when reconciling starts. */
@@ -54,21 +63,12 @@ export function primaryKeys(caches: ReadCaches, declared: readonly Watches<Contr
 /** The caches as event sources: what {@link wireWatches} needs of them. */
 export type EventSources = { readonly [C in CacheName]: ReadCaches[C] & Pick<Informer<CachedObject<C>>, 'on'> };
 
-/** A watch with its cache's object type erased, for the wiring that serves every cache. */
-interface AnyWatch {
-  readonly cache: CacheName;
-  readonly keys: (obj: K8sObject, caches: ReadCaches) => ControllerKey[];
-  readonly old?: boolean;
-  readonly changed?: (old: K8sObject, cur: K8sObject) => boolean;
-  readonly delayed?: boolean;
-}
-
 /**
  * Registers one handler set per watched cache; each event adds the keys of every watch on that
  * cache to `queue`, in declaration order (after `delayMs` for delayed watches).
  */
 export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, delayMs: number): void {
-  const watches = allWatches(declared) as AnyWatch[];
+  const watches = allWatches(declared);
   const enqueue = (w: AnyWatch, obj: K8sObject) => {
     for (const k of w.keys(obj, caches)) {
       if (w.delayed) queue.addAfter(encodeKey(k), delayMs);
