@@ -12,6 +12,7 @@ import { buildSync } from 'esbuild';
 import pino from 'pino';
 import { Controller } from '../lib/runtime/controller/controller';
 import { RuntimeMetrics } from '../lib/runtime/metrics';
+import { encodeKey, nodeKey } from '../lib/runtime/controller/keys';
 import { ApiServerDouble, clusterFor, startApiServer } from '../test/support/api-server';
 import { gpuNodeObj, podObj, poolObj, workloadObj } from '../test/runtime/fixtures';
 
@@ -62,7 +63,7 @@ async function measure(url: string): Promise<Record<string, number>> {
   await ctl.startReconciling(cluster);
   const firstPass = await waitIdle(ctl, metrics);
   const firstMs = performance.now() - t1 - 200; // minus the final idle probe
-  for (const n of ctl.nodes.list()) ctl.queue.add(`node/${n.metadata.name}`);
+  for (const n of ctl.nodes.list()) ctl.queue.add(encodeKey(nodeKey(n.metadata.name)));
   const t2 = performance.now();
   const secondTotal = await waitIdle(ctl, metrics);
   const secondMs = performance.now() - t2 - 200;

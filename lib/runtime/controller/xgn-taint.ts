@@ -7,7 +7,9 @@
  */
 import { T9K, XGN_TAINT } from '../../t9k/keys';
 import type { JsonPatchOp } from '../kube/cluster';
+import { RESOURCES } from '../kube/resources';
 import type { NodeLike } from './capacity';
+import type { ReconcileContext } from './context';
 
 /** True when the node asks for exclusive-GPU mode. */
 export function wantsXgnTaint(node: NodeLike): boolean {
@@ -40,4 +42,12 @@ export function planXgnTaint(node: NodeLike): JsonPatchOp[] | undefined {
   }
   if (ours.length === 0) return undefined;
   return [precondition, ...[...ours].reverse().map(({ i }): JsonPatchOp => ({ op: 'remove', path: `/spec/taints/${i}` }))];
+}
+
+/** The node reconciler's first step: patches the node's taints when {@link planXgnTaint} says so. */
+export async function applyXgnTaint(ctx: ReconcileContext, node: NodeLike): Promise<void> {
+  const ops = planXgnTaint(node);
+  if (!ops) return;
+  // A failed `test` (422) or a conflict is retried by the queue once the cache has the newer node.
+  await ctx.writer.jsonPatch(RESOURCES.nodes, { name: node.metadata.name! }, ops);
 }

@@ -3,7 +3,7 @@
  * last OOM kills, and the loop feeds each one once, with the VRAM peak Prometheus saw before it.
  */
 import { parseQuantity } from '../../../lib/k8s/quantity';
-import { slimPod } from '../../../lib/runtime/controller/controller';
+import { slimPod } from '../../../lib/runtime/controller/caches';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
 import { oomKillsOf } from '../../../lib/runtime/autoscale/oom';
