@@ -63,7 +63,7 @@ async function measure(url: string): Promise<Record<string, number>> {
   await ctl.startReconciling(cluster);
   const firstPass = await waitIdle(ctl, metrics);
   const firstMs = performance.now() - t1 - 200; // minus the final idle probe
-  for (const n of ctl.nodes.list()) ctl.queue.add(encodeKey(nodeKey(n.metadata.name)));
+  for (const n of ctl.nodes.list()) ctl.queue.add(encodeKey(nodeKey(n.metadata.name!)));
   const t2 = performance.now();
   const secondTotal = await waitIdle(ctl, metrics);
   const secondMs = performance.now() - t2 - 200;
