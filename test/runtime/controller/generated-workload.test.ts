@@ -13,7 +13,7 @@ import type { SettingsView } from '../../../lib/runtime/webhook/resolve';
 import { ApiServerDouble, clusterFor } from '../../support/api-server';
 import { eventually, testController } from '../fixtures';
 import { ann } from '../../support/annotations';
-import { seedPool, startDouble, writes } from './fixtures';
+import { seedPool, startDouble, writes } from '../webhook/fixtures';
 
 
 /** A pod as the API server stores it after admission: opted in, labelled for its workload. */
