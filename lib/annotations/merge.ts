@@ -82,6 +82,16 @@ const POOL = 'GPUPool.spec.';
 
 type Candidate = readonly [value: unknown, source: SettingSource, field: string];
 
+/** The merge in progress: the values set so far, where each came from, and the issues found. */
+interface Merge {
+  readonly annotations: GpuWorkloadSettings;
+  readonly out: Record<string, unknown>;
+  readonly sources: Record<string, SettingSource>;
+  /** The field each value was read from, named in the merged result's issues. */
+  readonly fields: Partial<Record<GpuWorkloadOptionName, string>>;
+  readonly issues: FieldIssue[];
+}
+
 /**
  * Merges decoded annotations over a WorkloadProfile spec and GPUPool defaults.
  * @example
@@ -93,90 +103,122 @@ export function resolveWorkloadSettings(
   profile?: WorkloadProfileSpec,
   pool?: PoolDefaults,
 ): ResolvedWorkload {
-  const issues: FieldIssue[] = [];
-  const out: Record<string, unknown> = {};
-  const sources: Record<string, SettingSource> = {};
-  const fields: Partial<Record<GpuWorkloadOptionName, string>> = {};
+  const m: Merge = { annotations, out: {}, sources: {}, fields: {}, issues: [] };
+  resolvePlacement(m, profile, pool);
+  resolveResources(m, profile, pool);
+  resolveWorkloadOptions(m);
+  deriveMissingBounds(m);
 
-  // Profile and pool values come from the cluster as written: check them with the same rules.
-  const checked = (kind: AnnotationValueKind, field: string, value: unknown): unknown => {
-    if (value === undefined) return undefined;
-    const r = checkValue(kind, field, value, { source: 'option' });
-    issues.push(...r.issues);
-    return r.value;
-  };
-  const fromAnnotation = (option: GpuWorkloadOptionName): Candidate => [annotations[option], 'annotation', ANNOTATION[option]];
-  const fromProfile = (kind: AnnotationValueKind, path: string, value: unknown): Candidate =>
-    [checked(kind, PROFILE + path, value), 'profile', PROFILE + path];
-  const resolve = (option: GpuWorkloadOptionName, ...candidates: Candidate[]) => {
-    const hit = candidates.find(([value]) => value !== undefined);
-    if (!hit) return;
-    out[option] = hit[0];
-    sources[option] = hit[1];
-    fields[option] = hit[2];
-  };
+  if (profile?.nodeAffinity !== undefined) [m.out.nodeAffinity, m.sources.nodeAffinity] = [profile.nodeAffinity, 'profile'];
+  const autoScalingConfig = mergeAutoScaling(profile?.autoScalingConfig, annotations, m.sources);
+  if (autoScalingConfig) m.out.autoScalingConfig = autoScalingConfig;
 
+  m.issues.push(...mergedIssues(m));
+  // Set after the rules: its TFLOPS are resolved above, not a second value beside them.
+  if (annotations.dedicatedGpu === true) [m.out.dedicatedGpu, m.sources.dedicatedGpu] = [true, 'annotation'];
+  for (const option of ['vendor', 'evictionProtection'] as const) {
+    if (annotations[option] !== undefined) [m.out[option], m.sources[option]] = [annotations[option], 'annotation'];
+  }
+
+  return { settings: { ...(m.out as object), sources: m.sources } as ResolvedWorkloadSettings, issues: m.issues };
+}
+
+/** Sets `option` from the first candidate with a value: candidates come in precedence order. */
+function resolve(m: Merge, option: GpuWorkloadOptionName, ...candidates: Candidate[]): void {
+  const hit = candidates.find(([value]) => value !== undefined);
+  if (!hit) return;
+  m.out[option] = hit[0];
+  m.sources[option] = hit[1];
+  m.fields[option] = hit[2];
+}
+
+// Profile and pool values come from the cluster as written: check them with the same rules.
+function checked(m: Merge, kind: AnnotationValueKind, field: string, value: unknown): unknown {
+  if (value === undefined) return undefined;
+  const r = checkValue(kind, field, value, { source: 'option' });
+  m.issues.push(...r.issues);
+  return r.value;
+}
+
+const fromAnnotation = (m: Merge, option: GpuWorkloadOptionName): Candidate => [m.annotations[option], 'annotation', ANNOTATION[option]];
+const fromProfile = (m: Merge, kind: AnnotationValueKind, path: string, value: unknown): Candidate =>
+  [checked(m, kind, PROFILE + path, value), 'profile', PROFILE + path];
+const fromPool = (m: Merge, kind: AnnotationValueKind, path: string, value: unknown): Candidate =>
+  [checked(m, kind, POOL + path, value), 'pool', POOL + path];
+const byDefault = (option: GpuWorkloadOptionName, value: unknown): Candidate => [value, 'default', ANNOTATION[option]];
+
+/** Where the pod's GPUs come from and how many: pool, QoS, local or remote, count, model, replicas. */
+function resolvePlacement(m: Merge, profile: WorkloadProfileSpec | undefined, pool: PoolDefaults | undefined): void {
+  resolve(m, 'pool', fromAnnotation(m, 'pool'), fromProfile(m, 'poolName', 'poolName', profile?.poolName));
+  resolve(m, 'qos', fromAnnotation(m, 'qos'), fromProfile(m, 'qos', 'qos', profile?.qos),
+    fromPool(m, 'qos', 'qosConfig.defaultQoS', pool?.qosConfig?.defaultQoS), byDefault('qos', DEFAULT_QOS));
+  resolve(m, 'isLocalGpu', fromAnnotation(m, 'isLocalGpu'), fromProfile(m, 'boolean', 'isLocalGPU', profile?.isLocalGPU),
+    fromPool(m, 'boolean', 'defaultUsingLocalGPU', pool?.defaultUsingLocalGPU), byDefault('isLocalGpu', DEFAULT_IS_LOCAL_GPU));
+  resolve(m, 'gpuCount', fromAnnotation(m, 'gpuCount'), [m.annotations.gpuIndices?.length, 'annotation', ANNOTATION.gpuIndices],
+    fromProfile(m, 'gpuCount', 'gpuCount', profile?.gpuCount), byDefault('gpuCount', DEFAULT_GPU_COUNT));
+  resolve(m, 'gpuModel', fromAnnotation(m, 'gpuModel'), fromProfile(m, 'gpuModel', 'gpuModel', profile?.gpuModel));
+  resolve(m, 'replicas', fromAnnotation(m, 'replicas'), fromProfile(m, 'replicas', 'replicas', profile?.replicas));
+}
+
+/** TFLOPS and VRAM requests and limits, and the GPU indices. */
+function resolveResources(m: Merge, profile: WorkloadProfileSpec | undefined, pool: PoolDefaults | undefined): void {
   const res = profile?.resources;
-  resolve('pool', fromAnnotation('pool'), fromProfile('poolName', 'poolName', profile?.poolName));
-  resolve('qos', fromAnnotation('qos'), fromProfile('qos', 'qos', profile?.qos),
-    [checked('qos', `${POOL}qosConfig.defaultQoS`, pool?.qosConfig?.defaultQoS), 'pool', `${POOL}qosConfig.defaultQoS`],
-    [DEFAULT_QOS, 'default', ANNOTATION.qos]);
-  resolve('isLocalGpu', fromAnnotation('isLocalGpu'), fromProfile('boolean', 'isLocalGPU', profile?.isLocalGPU),
-    [checked('boolean', `${POOL}defaultUsingLocalGPU`, pool?.defaultUsingLocalGPU), 'pool', `${POOL}defaultUsingLocalGPU`],
-    [DEFAULT_IS_LOCAL_GPU, 'default', ANNOTATION.isLocalGpu]);
-  resolve('gpuCount', fromAnnotation('gpuCount'), [annotations.gpuIndices?.length, 'annotation', ANNOTATION.gpuIndices],
-    fromProfile('gpuCount', 'gpuCount', profile?.gpuCount),
-    [DEFAULT_GPU_COUNT, 'default', ANNOTATION.gpuCount]);
-  resolve('gpuModel', fromAnnotation('gpuModel'), fromProfile('gpuModel', 'gpuModel', profile?.gpuModel));
-  resolve('replicas', fromAnnotation('replicas'), fromProfile('replicas', 'replicas', profile?.replicas));
-  // compute-percent and dedicated-gpu are TFLOPS written as a share of one GPU of the resolved model.
-  const modelTflops = out.gpuModel === undefined ? undefined : lookupGpuTflops(out.gpuModel as string, pool?.capacityConfig?.gpuTflops ?? {})?.tflops;
-  const ofGpu = (option: 'computePercentRequest' | 'computePercentLimit' | 'dedicatedGpu', percent: number | undefined, shown: unknown): Candidate => {
-    if (percent === undefined) return [undefined, 'annotation', ANNOTATION[option]];
-    if (modelTflops === undefined) {
-      const model = out.gpuModel === undefined ? '' : `; ${fields.gpuModel} ${JSON.stringify(out.gpuModel)} is in neither`;
-      issues.push(fieldIssue(ANNOTATION[option], shown,
-        `a value together with a ${ANNOTATION.gpuModel} whose TFLOPS are known (the GPU catalog or ${POOL}capacityConfig.gpuTflops)${model}`));
-      return [undefined, 'annotation', ANNOTATION[option]];
-    }
-    return [Number(((modelTflops * percent) / 100).toPrecision(12)), 'annotation', ANNOTATION[option]];
-  };
-  const dedicated = ofGpu('dedicatedGpu', annotations.dedicatedGpu ? 100 : undefined, 'true');
-  const percent = (option: 'computePercentRequest' | 'computePercentLimit') => ofGpu(option, annotations[option], annotations[option] === undefined ? undefined : String(annotations[option]));
-  resolve('tflopsRequest', fromAnnotation('tflopsRequest'), percent('computePercentRequest'), dedicated, fromProfile('tflops', 'resources.requests.tflops', res?.requests?.tflops));
-  resolve('tflopsLimit', fromAnnotation('tflopsLimit'), percent('computePercentLimit'), dedicated, fromProfile('tflops', 'resources.limits.tflops', res?.limits?.tflops));
-  if (annotations.gpuIndices !== undefined) [out.gpuIndices, sources.gpuIndices, fields.gpuIndices] = [annotations.gpuIndices, 'annotation', ANNOTATION.gpuIndices];
-  resolve('vramRequest', fromAnnotation('vramRequest'), fromProfile('vram', 'resources.requests.vram', res?.requests?.vram));
-  resolve('vramLimit', fromAnnotation('vramLimit'), fromProfile('vram', 'resources.limits.vram', res?.limits?.vram));
-  for (const option of ['injectContainers', 'workload', 'workloadProfile'] as const) resolve(option, fromAnnotation(option));
-  resolve('generateWorkload', fromAnnotation('generateWorkload'), [DEFAULT_GENERATE_WORKLOAD, 'default', ANNOTATION.generateWorkload]);
-  resolve('noStandaloneWorkerMode', fromAnnotation('noStandaloneWorkerMode'), [false, 'default', ANNOTATION.noStandaloneWorkerMode]);
+  const a = m.annotations;
+  const modelTflops = m.out.gpuModel === undefined ? undefined : lookupGpuTflops(m.out.gpuModel as string, pool?.capacityConfig?.gpuTflops ?? {})?.tflops;
+  const dedicated = shareOfGpu(m, modelTflops, 'dedicatedGpu', a.dedicatedGpu ? 100 : undefined, 'true');
+  const percent = (option: 'computePercentRequest' | 'computePercentLimit') =>
+    shareOfGpu(m, modelTflops, option, a[option], a[option] === undefined ? undefined : String(a[option]));
+  resolve(m, 'tflopsRequest', fromAnnotation(m, 'tflopsRequest'), percent('computePercentRequest'), dedicated, fromProfile(m, 'tflops', 'resources.requests.tflops', res?.requests?.tflops));
+  resolve(m, 'tflopsLimit', fromAnnotation(m, 'tflopsLimit'), percent('computePercentLimit'), dedicated, fromProfile(m, 'tflops', 'resources.limits.tflops', res?.limits?.tflops));
+  if (a.gpuIndices !== undefined) [m.out.gpuIndices, m.sources.gpuIndices, m.fields.gpuIndices] = [a.gpuIndices, 'annotation', ANNOTATION.gpuIndices];
+  resolve(m, 'vramRequest', fromAnnotation(m, 'vramRequest'), fromProfile(m, 'vram', 'resources.requests.vram', res?.requests?.vram));
+  resolve(m, 'vramLimit', fromAnnotation(m, 'vramLimit'), fromProfile(m, 'vram', 'resources.limits.vram', res?.limits?.vram));
+}
 
+/**
+ * compute-percent and dedicated-gpu are TFLOPS written as a share of one GPU of the resolved model:
+ * `percent` of `modelTflops`, or an issue when the model's TFLOPS are unknown.
+ */
+function shareOfGpu(
+  m: Merge, modelTflops: number | undefined,
+  option: 'computePercentRequest' | 'computePercentLimit' | 'dedicatedGpu', percent: number | undefined, shown: unknown,
+): Candidate {
+  if (percent === undefined) return [undefined, 'annotation', ANNOTATION[option]];
+  if (modelTflops === undefined) {
+    const model = m.out.gpuModel === undefined ? '' : `; ${m.fields.gpuModel} ${JSON.stringify(m.out.gpuModel)} is in neither`;
+    m.issues.push(fieldIssue(ANNOTATION[option], shown,
+      `a value together with a ${ANNOTATION.gpuModel} whose TFLOPS are known (the GPU catalog or ${POOL}capacityConfig.gpuTflops)${model}`));
+    return [undefined, 'annotation', ANNOTATION[option]];
+  }
+  return [Number(((modelTflops * percent) / 100).toPrecision(12)), 'annotation', ANNOTATION[option]];
+}
+
+/** Options only annotations set: containers, workload, profile name, generation and worker mode. */
+function resolveWorkloadOptions(m: Merge): void {
+  for (const option of ['injectContainers', 'workload', 'workloadProfile'] as const) resolve(m, option, fromAnnotation(m, option));
+  resolve(m, 'generateWorkload', fromAnnotation(m, 'generateWorkload'), byDefault('generateWorkload', DEFAULT_GENERATE_WORKLOAD));
+  resolve(m, 'noStandaloneWorkerMode', fromAnnotation(m, 'noStandaloneWorkerMode'), byDefault('noStandaloneWorkerMode', false));
+}
+
+/** A lone request becomes the limit too, a lone limit the request (see the choices above). */
+function deriveMissingBounds(m: Merge): void {
+  const { out, sources } = m;
   for (const [request, limit] of [['tflopsRequest', 'tflopsLimit'], ['vramRequest', 'vramLimit']] as const) {
     if (out[request] === undefined && out[limit] !== undefined) [out[request], sources[request]] = [out[limit], 'derived'];
     if (out[limit] === undefined && out[request] !== undefined) [out[limit], sources[limit]] = [out[request], 'derived'];
   }
+}
 
-  if (profile?.nodeAffinity !== undefined) [out.nodeAffinity, sources.nodeAffinity] = [profile.nodeAffinity, 'profile'];
-  const autoScalingConfig = mergeAutoScaling(profile?.autoScalingConfig, annotations, sources);
-  if (autoScalingConfig) out.autoScalingConfig = autoScalingConfig;
-
-  // Validate the merged result with the codec's own rules; values show as they are written.
-  const merged = out as unknown as GpuWorkloadSettings;
+/** The merged result checked with the codec's own rules; values show as they are written. */
+function mergedIssues(m: Merge): FieldIssue[] {
+  const merged = m.out as unknown as GpuWorkloadSettings;
   const raw: Partial<Record<GpuWorkloadOptionName, unknown>> = { ...merged };
   for (const [option, kind] of [['tflopsRequest', 'tflops'], ['tflopsLimit', 'tflops'], ['vramRequest', 'vram'], ['vramLimit', 'vram']] as const) {
     const value = merged[option];
     if (value !== undefined) raw[option] = showQuantity(kind, value);
   }
   for (const option of ['isLocalGpu', 'noStandaloneWorkerMode'] as const) raw[option] = String(merged[option]);
-  issues.push(...checkCrossRules(merged, raw, (o) => fields[o] ?? ANNOTATION[o], 'annotation'));
-  // Set after the rules: its TFLOPS are resolved above, not a second value beside them.
-  if (annotations.dedicatedGpu === true) [out.dedicatedGpu, sources.dedicatedGpu] = [true, 'annotation'];
-  for (const option of ['vendor', 'evictionProtection'] as const) {
-    if (annotations[option] !== undefined) [out[option], sources[option]] = [annotations[option], 'annotation'];
-  }
-
-  return { settings: { ...(out as object), sources } as ResolvedWorkloadSettings, issues };
+  return checkCrossRules(merged, raw, (o) => m.fields[o] ?? ANNOTATION[o], 'annotation');
 }
 
 const AUTO_BLOCKS = [
