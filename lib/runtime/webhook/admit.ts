@@ -135,51 +135,107 @@ function envFor(containers: readonly string[], vars: EnvVar[]): Map<string, EnvV
  * anything but a pod CREATE are allowed unchanged.
  */
 export async function admitPod(req: AdmissionRequest, view: AdmissionView): Promise<Decision> {
-  const pod = req.object;
-  if (req.operation !== 'CREATE' || req.kind?.kind !== 'Pod' || req.subResource) return allow();
-  if (!isObject(pod) || !isObject(pod.metadata)) return allow();
-  if (pod.metadata.labels?.[ENABLED_LABEL] !== 'true') return allow();
-  if (isT9kPod(pod)) return allow();
+  const pod = podToAdmit(req);
+  if (!pod) return allow();
   const namespace = req.namespace ?? pod.metadata.namespace ?? '';
 
   const containers = containerNames(pod);
   if (containers.length === 0) return deny([fieldIssue('spec.containers', pod.spec && (pod.spec as Record<string, unknown>).containers, 'at least one named container')]);
   const annotations = isObject(pod.metadata.annotations) ? pod.metadata.annotations : {};
-  // Reinvoked after another webhook added a container (istio-proxy, vault-agent): without an
-  // inject-container annotation the pod would now need one, so the containers injected into before
-  // stand for the pod as the user wrote it.
-  const before = containers.length > 1 && !(ANNOTATION.injectContainers in annotations) ? injectedBefore(pod) : [];
-  const userContainers = before.length > 0 ? before : containers;
+  const userContainers = userContainersOf(pod, containers, annotations);
   const r = await resolvePodSettings(annotations, namespace, view, userContainers);
   if (Array.isArray(r)) return deny(r);
   const local = r.settings.isLocalGpu;
-  const scheduler = local ? schedulerIssue(pod) : undefined;
-  if (scheduler) return deny([scheduler]);
-  const collisions = [...(local && r.settings.noStandaloneWorkerMode ? nameCollisions(pod) : []), ...(local ? limitsVolumeIssues(pod) : [])];
-  if (collisions.length > 0) return deny(collisions);
+  const podIssues = local ? localPodIssues(pod, r) : [];
+  if (podIssues.length > 0) return deny(podIssues);
   const wl = await workloadFor(namespace, pod, r, view);
   if (Array.isArray(wl)) return deny(wl);
   const workload = wl.name;
   const scaled = autoscaledShare(r, namespace, workload, workload !== undefined ? view.cachedWorkload?.(namespace, workload) : undefined);
   const resolved: ResolvedPod = { ...r, share: scaled.share };
-  const share: ShareSettings = { ...resolved.share, workload };
-  const labels = workload !== undefined ? { [WORKLOAD_LABEL]: workload } : undefined;
   const injectInto = r.settings.injectContainers ? [...r.settings.injectContainers] : [userContainers[0]];
   // Every choice made for the pod that it did not ask for is said: kubectl prints warnings.
   const warnings = [...ignoredKeyWarnings(annotations), ...resolvedWarnings(r, namespace, workload, local), ...wl.warnings];
   if (scaled.warning) warnings.push(scaled.warning);
+  const admission: Admission = { pod, namespace, workload, resolved, injectInto, warnings };
+  return local ? admitLocal(admission) : admitRemote(admission);
+}
 
-  if (!local) {
-    if (workload === undefined) {
-      return deny([fieldIssue(ANNOTATION.workload, undefined, 'a TensorFusionWorkload name, since the pod has neither a name nor an owner to name one after')]);
-    }
-    const vars = remoteClientEnv(share, workload, namespace, `${WORKLOAD_LABEL}=${workload}`);
-    return allow(podPatch(pod, { labels, env: envFor(injectInto, vars) }), warnings);
+/** The pod a request creates when this webhook decides it; undefined when it is allowed unchanged. */
+function podToAdmit(req: AdmissionRequest): K8sObject | undefined {
+  const pod = req.object;
+  if (req.operation !== 'CREATE' || req.kind?.kind !== 'Pod' || req.subResource) return undefined;
+  if (!isObject(pod) || !isObject(pod.metadata)) return undefined;
+  if (pod.metadata.labels?.[ENABLED_LABEL] !== 'true') return undefined;
+  if (isT9kPod(pod)) return undefined;
+  return pod;
+}
+
+/** The containers the pod's settings are resolved for. */
+function userContainersOf(pod: K8sObject, containers: string[], annotations: Record<string, string>): string[] {
+  // Reinvoked after another webhook added a container (istio-proxy, vault-agent): without an
+  // inject-container annotation the pod would now need one, so the containers injected into before
+  // stand for the pod as the user wrote it.
+  const before = containers.length > 1 && !(ANNOTATION.injectContainers in annotations) ? injectedBefore(pod) : [];
+  return before.length > 0 ? before : containers;
+}
+
+/** What denies a local-GPU pod before its workload is read: another scheduler, or names ours would take. */
+function localPodIssues(pod: K8sObject, r: ResolvedPod): FieldIssue[] {
+  const scheduler = schedulerIssue(pod);
+  if (scheduler) return [scheduler];
+  return [...(r.settings.noStandaloneWorkerMode ? nameCollisions(pod) : []), ...limitsVolumeIssues(pod)];
+}
+
+/** A pod allowed so far: what its patch is made from. */
+interface Admission {
+  readonly pod: K8sObject;
+  readonly namespace: string;
+  readonly workload: string | undefined;
+  readonly resolved: ResolvedPod;
+  /** The containers that get the env (and the limits volume). */
+  readonly injectInto: string[];
+  readonly warnings: string[];
+}
+
+const workloadLabels = (workload: string | undefined) => (workload !== undefined ? { [WORKLOAD_LABEL]: workload } : undefined);
+
+/** A remote-GPU pod: labelled with its workload and given the client env that reaches its worker. */
+function admitRemote({ pod, namespace, workload, resolved, injectInto, warnings }: Admission): Decision {
+  if (workload === undefined) {
+    return deny([fieldIssue(ANNOTATION.workload, undefined, 'a TensorFusionWorkload name, since the pod has neither a name nor an owner to name one after')]);
   }
+  const share: ShareSettings = { ...resolved.share, workload };
+  const vars = remoteClientEnv(share, workload, namespace, `${WORKLOAD_LABEL}=${workload}`);
+  return allow(podPatch(pod, { labels: workloadLabels(workload), env: envFor(injectInto, vars) }), warnings);
+}
 
-  const vars = localGpuEnv(share);
-  const priority = priorityFor(pod, r.settings.qos);
+/** A local-GPU pod: sent to our scheduler with its share request, priority, env and MPS limits. */
+function admitLocal({ pod, workload, resolved, injectInto, warnings }: Admission): Decision {
+  const settings = resolved.settings;
+  const vars = localGpuEnv({ ...resolved.share, workload });
+  const priority = priorityFor(pod, settings.qos);
   if (priority.warning) warnings.push(priority.warning);
+  warnings.push(...localPatchWarnings(pod, injectInto));
+  const patch = podPatch(pod, {
+    removeAnnotations: COPIED_RECORD_KEYS,
+    annotations: { [SHARE_ANNOTATION]: encodeShare(shareRequest(resolved, injectInto.length)) },
+    labels: workloadLabels(workload),
+    schedulerName: SCHEDULER_NAME,
+    priority: priority.priority,
+    nodeNameToAffinity: true,
+    env: envFor(injectInto, vars),
+    initContainers: settings.noStandaloneWorkerMode
+      ? [{ name: WORKER_INIT_CONTAINER, image: resolved.poolObject.spec.componentConfig?.worker?.image, env: vars, securityContext: WORKER_SECURITY_CONTEXT }]
+      : undefined,
+  });
+  // The MPS limits as files the kubelet refreshes (an in-place resize changes them; the env does not).
+  return allow([...patch, ...limitsVolumeOps(pod, injectInto)], warnings);
+}
+
+/** Warnings about what the local patch changes that the pod did not ask for. */
+function localPatchWarnings(pod: K8sObject, injectInto: readonly string[]): string[] {
+  const warnings: string[] = [];
   const meta = pod.metadata;
   const copied = COPIED_RECORD_KEYS.filter((k) => isObject(meta.annotations) && k in meta.annotations);
   if (copied.length > 0) warnings.push(`metadata.annotations: removed ${copied.join(', ')}, copied from another pod's placement; this pod gets its own at bind`);
@@ -190,20 +246,7 @@ export async function admitPod(req: AdmissionRequest, view: AdmissionView): Prom
   if (injectInto.length > 1) {
     warnings.push(`${ANNOTATION.injectContainers}: the ${injectInto.length} containers ${injectInto.join(', ')} share the pod's GPU share; each gets 1/${injectInto.length} of its MPS limits`);
   }
-  const patch = podPatch(pod, {
-    removeAnnotations: COPIED_RECORD_KEYS,
-    annotations: { [SHARE_ANNOTATION]: encodeShare(shareRequest(resolved, injectInto.length)) },
-    labels,
-    schedulerName: SCHEDULER_NAME,
-    priority: priority.priority,
-    nodeNameToAffinity: true,
-    env: envFor(injectInto, vars),
-    initContainers: r.settings.noStandaloneWorkerMode
-      ? [{ name: WORKER_INIT_CONTAINER, image: r.poolObject.spec.componentConfig?.worker?.image, env: vars, securityContext: WORKER_SECURITY_CONTEXT }]
-      : undefined,
-  });
-  // The MPS limits as files the kubelet refreshes (an in-place resize changes them; the env does not).
-  return allow([...patch, ...limitsVolumeOps(pod, injectInto)], warnings);
+  return warnings;
 }
 
 /** Warnings about what resolution chose for the pod: upstream values with no effect, remote mode with no worker. */
