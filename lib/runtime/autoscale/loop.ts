@@ -7,7 +7,8 @@
  */
 import type { Logger } from 'pino';
 import type { Condition, TensorFusionWorkload } from '../../api';
-import { decodeAutoScalingConfig, ReplicaRecommender, ResourceRecommender, Resources, settle } from '../../autoscale';
+import { AutoscaleSettings, decodeAutoScalingConfig, Recommendation, ReplicaRecommender, ResourceRecommender, Resources, settle } from '../../autoscale';
+import type { FieldIssue } from '../../model/errors';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 import { AGENT_METRICS } from '../agent/contract';
@@ -66,6 +67,8 @@ interface State {
 /** Window before an OOM kill whose VRAM peak is taken as the usage at the kill. */
 const OOM_LOOKBACK_STEPS = 5;
 
+type ConditionUpdate = Omit<Condition, 'lastTransitionTime'>;
+
 const toIso = (s: number) => new Date(s * 1000).toISOString();
 
 /** Seconds of history read on the first tick: the requests' evaluationPeriod, or a longer enabled prediction's. */
@@ -100,6 +103,43 @@ function formatRecommendation(r: Resources): Recommended {
   return { requests: { tflops: t(r.tflopsRequest), vram: b(r.vramRequest) }, limits: { tflops: t(r.tflopsLimit), vram: b(r.vramLimit) } };
 }
 
+const isEnabled = (s: AutoscaleSettings): boolean => s.requests.enable || s.limits.enable || s.replicas.enable;
+
+/** Why an enabled workload cannot be recommended for: an invalid config or no Prometheus. */
+function blockedCondition(issues: readonly FieldIssue[], hasPrometheus: boolean): ConditionUpdate | undefined {
+  if (issues.length) {
+    return { type: AUTOSCALING_CONDITION, status: 'False', reason: 'InvalidConfig', message: issues.map((i) => i.message).join('; ') };
+  }
+  if (!hasPrometheus) {
+    return {
+      type: AUTOSCALING_CONDITION, status: 'False', reason: 'PrometheusNotConfigured',
+      message: 'autoscaling is off: set the prometheusUrl prop of TensorFusionController to the Prometheus that scrapes the node agent',
+    };
+  }
+  return undefined;
+}
+
+const NO_RESOURCES: ConditionUpdate = {
+  type: AUTOSCALING_CONDITION, status: 'False', reason: 'NoResources', message: 'spec.resources (requests and limits) is needed as the starting point',
+};
+
+/** The recommendation where it moved beyond `delta` from `current`, else `current`; VRAM (incompressible) always rises. */
+function settleResources(current: Resources, recommended: Resources, delta: number): Resources {
+  return {
+    tflopsRequest: settle(current.tflopsRequest, recommended.tflopsRequest, delta),
+    tflopsLimit: settle(current.tflopsLimit, recommended.tflopsLimit, delta),
+    vramRequest: settle(current.vramRequest, recommended.vramRequest, delta, true),
+    vramLimit: settle(current.vramLimit, recommended.vramLimit, delta, true),
+  };
+}
+
+function recommendingCondition(podCount: number, rec: Recommendation): ConditionUpdate {
+  return {
+    type: AUTOSCALING_CONDITION, status: 'True', reason: 'Recommending',
+    message: `from ${podCount} pod(s), confidence ${rec.confidence.toFixed(2)} aggregation periods${rec.oomBump ? ', VRAM raised after an OOM kill' : ''}`,
+  };
+}
+
 export class AutoscaleLoop {
   private readonly states = new Map<string, State>();
 
@@ -123,34 +163,16 @@ export class AutoscaleLoop {
   private async reconcile(key: string, wl: Workload): Promise<void> {
     const config = wl.spec?.autoScalingConfig;
     const { settings, issues } = decodeAutoScalingConfig(config);
-    const enabled = settings.requests.enable || settings.limits.enable || settings.replicas.enable;
-    if (!enabled) {
+    if (!isEnabled(settings)) {
       this.states.delete(key);
       return;
     }
     const now = this.opts.nowS();
-    if (issues.length) {
-      return this.writeStatus(wl, [{ type: AUTOSCALING_CONDITION, status: 'False', reason: 'InvalidConfig', message: issues.map((i) => i.message).join('; ') }]);
-    }
-    if (!this.opts.prometheus) {
-      return this.writeStatus(wl, [{
-        type: AUTOSCALING_CONDITION, status: 'False', reason: 'PrometheusNotConfigured',
-        message: 'autoscaling is off: set the prometheusUrl prop of TensorFusionController to the Prometheus that scrapes the node agent',
-      }]);
-    }
+    const blocked = blockedCondition(issues, this.opts.prometheus !== undefined);
+    if (blocked) return this.writeStatus(wl, [blocked]);
     const start = specResources(wl);
-    if (!start) {
-      return this.writeStatus(wl, [{ type: AUTOSCALING_CONDITION, status: 'False', reason: 'NoResources', message: 'spec.resources (requests and limits) is needed as the starting point' }]);
-    }
-    const configKey = JSON.stringify(config);
-    let state = this.states.get(key);
-    if (!state || state.configKey !== configKey) {
-      state = {
-        configKey, current: start, lastSampleS: now - historyOf(settings), ooms: new Set(),
-        resources: new ResourceRecommender(settings, start), replicas: new ReplicaRecommender(settings.replicas),
-      };
-      this.states.set(key, state);
-    }
+    if (!start) return this.writeStatus(wl, [NO_RESOURCES]);
+    const state = this.stateFor(key, JSON.stringify(config), settings, start, now);
     const pods = this.opts.podNames(key);
     if (pods.length === 0) return;
     const selector = `namespace=${promString(wl.metadata.namespace ?? 'default')},pod=~${promString(pods.map(promRegexLiteral).join('|'))}`;
@@ -159,18 +181,10 @@ export class AutoscaleLoop {
 
     const rec = state.resources.recommend(now);
     const delta = settings.limits.ignoredDelta;
-    const next: Resources = {
-      tflopsRequest: settle(state.current.tflopsRequest, rec.resources.tflopsRequest, delta),
-      tflopsLimit: settle(state.current.tflopsLimit, rec.resources.tflopsLimit, delta),
-      vramRequest: settle(state.current.vramRequest, rec.resources.vramRequest, delta, true),
-      vramLimit: settle(state.current.vramLimit, rec.resources.vramLimit, delta, true),
-    };
+    const next = settleResources(state.current, rec.resources, delta);
     state.current = next;
     state.resources.applied(next);
-    const conditions: Omit<Condition, 'lastTransitionTime'>[] = [{
-      type: AUTOSCALING_CONDITION, status: 'True', reason: 'Recommending',
-      message: `from ${pods.length} pod(s), confidence ${rec.confidence.toFixed(2)} aggregation periods${rec.oomBump ? ', VRAM raised after an OOM kill' : ''}`,
-    }];
+    const conditions = [recommendingCondition(pods.length, rec)];
     const prev = wl.status?.autoscaling;
     const moved = changedBeyond(prev?.recommendation, next, delta);
     const autoscaling = {
@@ -178,18 +192,30 @@ export class AutoscaleLoop {
       confidence: Math.round(rec.confidence * 1000) / 1000,
       ...(moved ? { recommendation: formatRecommendation(next), lastUpdateTime: toIso(now) } : {}),
     } as NonNullable<NonNullable<Workload['status']>['autoscaling']>;
-    if (moved) {
-      const r = formatRecommendation(next);
-      await this.opts.cluster.recordEvent(wl, {
-        type: 'Normal', reason: 'AutoscaleRecommendation',
-        message: `requests tflops ${r.requests.tflops} vram ${r.requests.vram}, limits tflops ${r.limits.tflops} vram ${r.limits.vram}`,
-      });
-    }
-    if (settings.replicas.enable) {
-      const replicaCondition = await this.scaleReplicas(wl, state, selector, next, now, autoscaling);
-      conditions.push(replicaCondition);
-    }
+    if (moved) await this.recordRecommendation(wl, next);
+    if (settings.replicas.enable) conditions.push(await this.scaleReplicas(wl, state, selector, next, now, autoscaling));
     await this.writeStatus(wl, conditions, autoscaling);
+  }
+
+  /** The workload's recommender state, new when the workload is new or its config changed. */
+  private stateFor(key: string, configKey: string, settings: AutoscaleSettings, start: Resources, now: number): State {
+    const known = this.states.get(key);
+    if (known && known.configKey === configKey) return known;
+    const state: State = {
+      configKey, current: start, lastSampleS: now - historyOf(settings), ooms: new Set(),
+      resources: new ResourceRecommender(settings, start), replicas: new ReplicaRecommender(settings.replicas),
+    };
+    this.states.set(key, state);
+    return state;
+  }
+
+  /** An Event for a recommendation that moved beyond ignoredDeltaRange. */
+  private async recordRecommendation(wl: Workload, next: Resources): Promise<void> {
+    const r = formatRecommendation(next);
+    await this.opts.cluster.recordEvent(wl, {
+      type: 'Normal', reason: 'AutoscaleRecommendation',
+      message: `requests tflops ${r.requests.tflops} vram ${r.requests.vram}, limits tflops ${r.limits.tflops} vram ${r.limits.vram}`,
+    });
   }
 
   /** Reads the samples since the last read (the whole history the first time) into the recommender. */
@@ -236,7 +262,7 @@ export class AutoscaleLoop {
   private async scaleReplicas(
     wl: Workload, state: State, selector: string, current: Resources, now: number,
     autoscaling: { desiredReplicas?: number },
-  ): Promise<Omit<Condition, 'lastTransitionTime'>> {
+  ): Promise<ConditionUpdate> {
     const target = scaleTargetOf(wl);
     if (!target) {
       return { type: REPLICA_CONDITION, status: 'False', reason: 'NoScalableOwner', message: 'the workload is not owned by a Deployment or StatefulSet' };
@@ -273,7 +299,7 @@ export class AutoscaleLoop {
   }
 
   /** Sets the loop's conditions and `status.autoscaling` through /status, retrying conflicts. */
-  private async writeStatus(wl: Workload, conditions: Omit<Condition, 'lastTransitionTime'>[], autoscaling?: unknown): Promise<void> {
+  private async writeStatus(wl: Workload, conditions: ConditionUpdate[], autoscaling?: unknown): Promise<void> {
     const now = toIso(this.opts.nowS());
     const rt = RESOURCES.tensorfusionworkloads;
     await updateWithRetry<Workload>(this.opts.cluster, rt, { namespace: wl.metadata.namespace, name: wl.metadata.name! }, (cur) => {
