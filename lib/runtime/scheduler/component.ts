@@ -5,7 +5,7 @@
  * depend on the controller's own leadership).
  */
 import { hostname } from 'os';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
@@ -42,18 +42,8 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
     onRelease: (node) => signal.released(node),
   });
   const extender: Extender = new Extender({ state, cluster: ctx.cluster, pods, logger });
-  const registers = [ctx.metrics.registry];
-  const calls = new Counter({ name: 'tf_extender_calls_total', help: 'Scheduler extender calls by verb and outcome.', labelNames: ['verb', 'outcome'] as const, registers });
-  const seconds = new Histogram({
-    name: 'tf_extender_call_duration_seconds', help: 'Time to answer one extender call.', labelNames: ['verb'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
-  });
   const server = new ExtenderServer({
-    extender, prefix: CONTROLLER_PATHS.extender, port: ctx.env.extenderPort, logger,
-    observe: (verb, s, ok) => {
-      calls.inc({ verb, outcome: ok ? 'ok' : 'error' });
-      seconds.observe({ verb }, s);
-    },
+    extender, prefix: CONTROLLER_PATHS.extender, port: ctx.env.extenderPort, logger, observe: callObserver(ctx.metrics.registry),
   });
   let listening = false;
   let stopResizer: (() => Promise<void>) | undefined;
@@ -63,11 +53,8 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
     async start() {
       await server.listen();
       listening = true;
-      // Autoscaling's in-place resizes go through this allocator, so only while its scheduler calls
-      // it or holds the scheduler Lease (a quiet cluster makes no calls).
-      const lease = { namespace: ctx.env.namespace, name: CONTROLLER_NAMES.schedulerLease };
-      stopResizer = startResizer(ctx, state, async () => extender.calledWithin(ACTIVE_WINDOW_MS)
-        || holdsSchedulerLease(await ctx.cluster.get(RESOURCES.leases, lease).catch(() => undefined), hostname(), Date.now()));
+      // Autoscaling's in-place resizes go through this allocator, so only while it is the one in use.
+      stopResizer = startResizer(ctx, state, inUse(ctx, extender));
       logger.info({ port: server.port }, 'scheduler extender serving');
     },
     async stop() {
@@ -80,4 +67,28 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
     ready: () => listening && [c.nodes, c.pools, c.gpuNodes, c.gpus, c.pods].every((i) => i.hasSynced()),
     port: () => server.port,
   };
+}
+
+/** Counts and times each extender call, by verb. */
+function callObserver(registry: Registry): (verb: string, seconds: number, ok: boolean) => void {
+  const registers = [registry];
+  const calls = new Counter({ name: 'tf_extender_calls_total', help: 'Scheduler extender calls by verb and outcome.', labelNames: ['verb', 'outcome'] as const, registers });
+  const seconds = new Histogram({
+    name: 'tf_extender_call_duration_seconds', help: 'Time to answer one extender call.', labelNames: ['verb'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
+  });
+  return (verb, s, ok) => {
+    calls.inc({ verb, outcome: ok ? 'ok' : 'error' });
+    seconds.observe({ verb }, s);
+  };
+}
+
+/**
+ * Whether this replica's allocator is the one in use: its scheduler called it lately or holds the
+ * scheduler Lease (a quiet cluster makes no calls).
+ */
+function inUse(ctx: RuntimeContext, extender: Extender): () => Promise<boolean> {
+  const lease = { namespace: ctx.env.namespace, name: CONTROLLER_NAMES.schedulerLease };
+  return async () => extender.calledWithin(ACTIVE_WINDOW_MS)
+    || holdsSchedulerLease(await ctx.cluster.get(RESOURCES.leases, lease).catch(() => undefined), hostname(), Date.now());
 }
