@@ -17,7 +17,7 @@ import type { RuntimeEnv } from '../runtime';
 import { admitPod } from './admit';
 import { createViewInformers, InformerView, ViewInformers } from './cluster-view';
 import { AdmissionReview, toReview } from './review';
-import { AdmissionServer } from './server';
+import { AdmissionServer, AdmissionServerOptions } from './server';
 import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
 import { planWorkers } from './workers';
 import { serviceDnsNames } from '../../k8s/names';
@@ -68,15 +68,18 @@ export interface WebhookHandle {
   close(): Promise<void>;
 }
 
-function webhookMetrics(metrics?: RuntimeMetrics) {
-  if (!metrics) return undefined;
+/** Counts and times each admission review, by outcome; nothing without metrics. */
+function admissionObserver(metrics?: RuntimeMetrics): NonNullable<AdmissionServerOptions['observe']> {
+  if (!metrics) return () => {};
   const registers = [metrics.registry];
-  return {
-    admissions: new Counter({ name: 'tf_webhook_admissions_total', help: 'Admission reviews by outcome.', labelNames: ['outcome'] as const, registers }),
-    seconds: new Histogram({
-      name: 'tf_webhook_admission_duration_seconds', help: 'Time to answer one admission review.', labelNames: ['outcome'] as const,
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
-    }),
+  const admissions = new Counter({ name: 'tf_webhook_admissions_total', help: 'Admission reviews by outcome.', labelNames: ['outcome'] as const, registers });
+  const seconds = new Histogram({
+    name: 'tf_webhook_admission_duration_seconds', help: 'Time to answer one admission review.', labelNames: ['outcome'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
+  });
+  return (outcome, s) => {
+    admissions.inc({ outcome });
+    seconds.observe({ outcome }, s);
   };
 }
 
@@ -153,6 +156,14 @@ function every(timers: NodeJS.Timeout[], ms: number, fn: () => Promise<unknown>,
   timers.push(t);
 }
 
+/** The loops the webhook runs once serving: TLS polling (renewal by the leader) and the leader's worker pods. */
+function startLoops(timers: NodeJS.Timeout[], opts: StartWebhookOptions, tls: TlsSource, syncWorkers: () => Promise<unknown>): void {
+  every(timers, opts.tlsPollMs ?? 10_000, () => tls.tick(), opts.logger);
+  every(timers, opts.workerSyncIntervalMs ?? 30_000, async () => {
+    if (opts.isLeader()) await syncWorkers();
+  }, opts.logger);
+}
+
 /**
  * Starts the webhook on this replica. Returns at once; `whenReady()` resolves when it serves.
  * @example
@@ -160,7 +171,7 @@ function every(timers: NodeJS.Timeout[], ms: number, fn: () => Promise<unknown>,
  */
 export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
   const { env, cluster, logger } = opts;
-  const m = webhookMetrics(opts.metrics);
+  const observe = admissionObserver(opts.metrics);
   const { informers, view, pods, own: ownInformers } = webhookInformers(opts);
   const handle = async (review: AdmissionReview) => toReview(review, await admitPod(review.request!, view));
   const tls = tlsSourceFor(opts);
@@ -177,19 +188,10 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     await Promise.all([...view.informerList(), pods].map((i) => i.waitForSync()));
     await waitForCertificate(tls, () => closed, opts.tlsPollMs ?? 10_000, logger);
     if (closed) return;
-    server = new AdmissionServer({
-      path: CONTROLLER_PATHS.mutatePods, port: env.webhookPort, host: opts.host, tls: tls.current()!, handle, logger,
-      observe: (outcome, s) => {
-        m?.admissions.inc({ outcome });
-        m?.seconds.observe({ outcome }, s);
-      },
-    });
+    server = new AdmissionServer({ path: CONTROLLER_PATHS.mutatePods, port: env.webhookPort, host: opts.host, tls: tls.current()!, handle, logger, observe });
     await server.listen();
     serving = true;
-    every(timers, opts.tlsPollMs ?? 10_000, () => tls.tick(), logger);
-    every(timers, opts.workerSyncIntervalMs ?? 30_000, async () => {
-      if (opts.isLeader()) await syncWorkers();
-    }, logger);
+    startLoops(timers, opts, tls, syncWorkers);
     logger?.info({ port: server.port, certMode: env.certMode }, 'admission webhook serving');
   })();
   ready.catch((err) => logger?.error({ err: String(err) }, 'admission webhook failed to start'));
