@@ -132,7 +132,7 @@ function resolve(m: Merge, option: GpuWorkloadOptionName, ...candidates: Candida
   m.fields[option] = hit[2];
 }
 
-// Profile and pool values come from the cluster as written: check them with the same rules.
+/** Profile and pool values come from the cluster as written: they are checked with the annotations' rules. */
 function checked(m: Merge, kind: AnnotationValueKind, field: string, value: unknown): unknown {
   if (value === undefined) return undefined;
   const r = checkValue(kind, field, value, { source: 'option' });
