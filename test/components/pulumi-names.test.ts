@@ -11,7 +11,7 @@ import { capture, objectsOf } from '../support/pulumi-mocks';
 const names = (objects: Record<string, unknown>[]) => objects.map((o) => `${o.kind} ${(o.metadata as { name: string }).name}`);
 
 describe('one name per kind in a Pulumi stack', () => {
-  it('refuses a second GpuPool of one name in the constructor, naming both components, and registers nothing for it', async () => {
+  it('refuses a second GpuPool of one name in the constructor, naming both components, and registers no object for it', async () => {
     const registered = await capture(() => {
       new GpuPool('a', { name: 'pool' });
       expect(() => new GpuPool('b', { name: 'pool' })).toThrow(
