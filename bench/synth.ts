@@ -60,10 +60,13 @@ function cdk8sRaw(): unknown[] {
 
 // ---- Pulumi under mocks ----
 let registered = 0;
-void pulumi.runtime.setMocks(
-  { newResource: (args) => { registered++; return { id: `${args.name}-id`, state: {} }; }, call: (args) => args.inputs },
-  'bench', 'bench', false,
-);
+/** Each run is a stack of its own: the same node names in two runs are not duplicates. */
+function freshStack(): void {
+  void pulumi.runtime.setMocks(
+    { newResource: (args) => { registered++; return { id: `${args.name}-id`, state: {} }; }, call: (args) => args.inputs },
+    'bench', 'bench', false,
+  );
+}
 
 async function settle(expected: number): Promise<void> {
   while (registered < expected) await new Promise((r) => setImmediate(r));
@@ -72,6 +75,7 @@ async function settle(expected: number): Promise<void> {
 let run = 0;
 async function pulumiOurs(): Promise<void> {
   const tag = `o${run++}`;
+  freshStack();
   const start = registered;
   for (let i = 0; i < NODES; i++) new PulumiGpuNode(`${tag}-n${i}`, nodeProps(i));
   for (let i = 0; i < WORKLOADS; i++) new k8s.apps.v1.Deployment(`${tag}-d${i}`, pulumiGpuWorkload(deploymentArgs(i), options));
@@ -80,6 +84,7 @@ async function pulumiOurs(): Promise<void> {
 
 async function pulumiRaw(): Promise<void> {
   const tag = `r${run++}`;
+  freshStack();
   const start = registered;
   rawNodes.forEach((o, i) => new k8s.core.v1.NodePatch(`${tag}-n${i}`, { metadata: o.metadata }));
   rawDeployments.forEach((o, i) => new k8s.apps.v1.Deployment(`${tag}-d${i}`, { metadata: o.metadata, spec: o.spec as k8s.types.input.apps.v1.DeploymentSpec }));

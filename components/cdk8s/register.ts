@@ -1,11 +1,12 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { fieldIssue, throwIfInvalid } from '../../lib/model/errors';
+import { throwIfInvalid } from '../../lib/model/errors';
 import { isClusterScoped } from '../../lib/model/kinds';
 import { KubeObject } from '../../lib/k8s/object';
+import { NameClaims } from '../../lib/model/name-claims';
 
-/** Object keys (`<group>/<kind>/<namespace>/<name>`) claimed in each app, with the claiming path. */
-const claimed = new WeakMap<IConstruct, Map<string, string>>();
+/** Names claimed in each app (by its root construct). */
+const claimed = new WeakMap<IConstruct, NameClaims>();
 
 /**
  * Refuses an object whose kind, namespace and name another component of the same app already
@@ -14,23 +15,9 @@ const claimed = new WeakMap<IConstruct, Map<string, string>>();
  */
 export function claimNames(scope: IConstruct, path: string, objects: readonly KubeObject[], context: string): void {
   const root = scope.node.root;
-  const names = claimed.get(root) ?? new Map<string, string>();
-  const chartNamespace = Chart.of(scope).namespace;
-  const keys = objects.map((o) => {
-    const namespace = isClusterScoped(o.apiVersion, o.kind) ? '' : (o.metadata.namespace ?? chartNamespace ?? '');
-    return `${o.apiVersion.split('/').slice(0, -1).join('/')}/${o.kind}/${namespace}/${o.metadata.name}`;
-  });
-  throwIfInvalid(
-    objects.flatMap((o, i) => {
-      const owner = names.get(keys[i]);
-      return owner === undefined
-        ? []
-        : [fieldIssue('name', o.metadata.name, `a name no other ${o.kind} of this app has (${owner} already synthesizes one): set another name`)];
-    }),
-    context,
-  );
-  keys.forEach((key) => names.set(key, path));
-  claimed.set(root, names);
+  const claims = claimed.get(root) ?? new NameClaims('app', 'synthesizes');
+  claimed.set(root, claims);
+  throwIfInvalid(claims.claim(path, objects, Chart.of(scope).namespace), context);
 }
 
 /**

@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
 import { GpuNodeProps, renderGpuNode } from '../../lib/render/gpu-node';
 import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
-import { registerObject } from './register';
+import { claimNames, registerObject } from './register';
 
 export { t9kPoolNodes } from '../../lib/render/gpu-node';
 export type { GpuInventory } from '../../lib/render/gpu-node';
@@ -30,11 +30,12 @@ export class GpuNode extends pulumi.ComponentResource {
   public readonly patch: k8s.core.v1.NodePatch;
 
   constructor(name: string, args: GpuNodeArgs, opts?: pulumi.ComponentResourceOptions) {
+    const context = `GpuNode ${name}`;
     const owner: Owner = {};
-    const node = renderArgs<GpuNodeProps, ReturnType<typeof renderGpuNode>>(args, `GpuNode ${name}`, owner, (props) => renderGpuNode(props, `GpuNode ${name}`));
+    const node = renderArgs<GpuNodeProps, ReturnType<typeof renderGpuNode>>(args, context, owner, (props) => renderGpuNode(props, context));
     super('tensor-fusion:index:GpuNode', name, {}, opts);
     owner.resource = this;
-    this.patch = <k8s.core.v1.NodePatch>registerObject(name, node, { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this }, k8s.core.v1.NodePatch);
+    this.patch = <k8s.core.v1.NodePatch>registerObject(name, claimNames(this, context, node), { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this }, k8s.core.v1.NodePatch);
     this.nodeName = outputOf(node, (n) => n.metadata.name);
     this.registerOutputs({ nodeName: this.nodeName });
   }

@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { API_VERSION } from '../../lib/model/group';
 import { GpuPoolProps, renderGpuPool } from '../../lib/render/gpu-pool';
 import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
-import { registerObject } from './register';
+import { claimNames, registerObject } from './register';
 
 /**
  * Arguments of GpuPool: the props of the cdk8s construct, each a `pulumi.Input`. Plain values are
@@ -12,13 +12,15 @@ export type GpuPoolArgs = InputArgs<GpuPoolProps>;
 
 /**
  * A pool of GPU nodes shared by workloads (a cluster-scoped GPUPool). Its name is `name`, or the
- * resource name when `name` is not set. Custom resources need their CRD: pass the controller's
- * `crds` in `dependsOn` when the controller is in the same stack.
+ * resource name when `name` is not set; no two GPUPools of one stack and cluster may share a name.
+ * Custom resources need their CRD: pass the controller's `crds` in `dependsOn` when the controller
+ * is in the same stack.
  *
  * @example
  * new GpuPool('default-pool', { isDefault: true, defaultQos: 'medium', tflopsOversellRatio: 200 },
  *   { dependsOn: controller.crds });
- * @throws ValidationError `GpuPool <name>: ...` naming every bad plain prop
+ * @throws ValidationError `GpuPool <name>: ...` naming every bad plain prop, or a name another
+ *   component of the stack already registers
  */
 export class GpuPool extends pulumi.ComponentResource {
   /** Name of the pool, to use in `tensor-fusion.ai/gpupool` and GpuNode `pools`. */
@@ -27,13 +29,14 @@ export class GpuPool extends pulumi.ComponentResource {
   public readonly resource: pulumi.CustomResource;
 
   constructor(name: string, args: GpuPoolArgs = {}, opts?: pulumi.ComponentResourceOptions) {
+    const context = `GpuPool ${name}`;
     const owner: Owner = {};
-    const object = renderArgs<GpuPoolProps, ReturnType<typeof renderGpuPool>>(args, `GpuPool ${name}`, owner, (props) =>
-      renderGpuPool(props.name ?? name, props, { context: `GpuPool ${name}`, nameFromId: props.name === undefined }),
+    const object = renderArgs<GpuPoolProps, ReturnType<typeof renderGpuPool>>(args, context, owner, (props) =>
+      renderGpuPool(props.name ?? name, props, { context, nameFromId: props.name === undefined }),
     );
     super('tensor-fusion:index:GpuPool', name, {}, opts);
     owner.resource = this;
-    this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'GPUPool' }, ['metadata', 'spec'], { parent: this });
+    this.resource = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'GPUPool' }, ['metadata', 'spec'], { parent: this });
     this.poolName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ poolName: this.poolName });
   }

@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { loadControllerBundle } from '../../lib/contract/bundle-loader';
 import { CONTROLLER_NAMES, renderController, resolveControllerProps, TensorFusionControllerProps } from '../../lib/render/controller';
-import { registerObjects } from './register';
+import { claimNames, registerObjects } from './register';
 
 /**
  * Arguments of TensorFusionController: the same props as the cdk8s construct, as plain values: they
@@ -47,6 +47,7 @@ export class TensorFusionController extends pulumi.ComponentResource {
     const resolved = resolveControllerProps(args);
     const objects = renderController(args, resolved.image === undefined ? loadControllerBundle() : undefined);
     super('tensor-fusion:index:TensorFusionController', name, {}, opts);
+    claimNames(this, `TensorFusionController ${name}`, objects);
     // Namespaced objects and custom resources need the Namespace and CRDs to exist first.
     const foundation = objects.filter((o) => o.kind === 'Namespace' || o.kind === 'CustomResourceDefinition');
     // registerObjects names a lone object after the prefix alone; give it the name it has in a list,

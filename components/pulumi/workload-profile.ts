@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { API_VERSION } from '../../lib/model/group';
 import { renderTensorFusionWorkload, renderWorkloadProfile, TensorFusionWorkloadProps, WorkloadProfileProps } from '../../lib/render/workload-profile';
 import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
-import { registerObject } from './register';
+import { claimNames, registerObject } from './register';
 
 /** Arguments of WorkloadProfile: the props of the cdk8s construct, each a `pulumi.Input`. */
 export type WorkloadProfileArgs = InputArgs<WorkloadProfileProps>;
@@ -33,7 +33,7 @@ export class WorkloadProfile extends pulumi.ComponentResource {
     );
     super('tensor-fusion:index:WorkloadProfile', name, {}, opts);
     owner.resource = this;
-    this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'WorkloadProfile' }, ['metadata', 'spec'], { parent: this });
+    this.resource = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'WorkloadProfile' }, ['metadata', 'spec'], { parent: this });
     this.profileName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ profileName: this.profileName });
   }
@@ -63,7 +63,7 @@ export class TensorFusionWorkload extends pulumi.ComponentResource {
     );
     super('tensor-fusion:index:TensorFusionWorkload', name, {}, opts);
     owner.resource = this;
-    this.resource = registerObject(name, object, { apiVersion: API_VERSION, kind: 'TensorFusionWorkload' }, ['metadata', 'spec'], { parent: this });
+    this.resource = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'TensorFusionWorkload' }, ['metadata', 'spec'], { parent: this });
     this.workloadName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ workloadName: this.workloadName });
   }

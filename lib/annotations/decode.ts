@@ -7,6 +7,7 @@ import { checkGpuWorkloadInput } from './check';
 import type { PodTemplateContext } from './encode';
 import type { GpuWorkloadSettings } from './options';
 
+/** The result of {@link decodeGpuAnnotations}. */
 export interface DecodedGpuWorkload {
   /** Fields whose annotations were present and valid; TFLOPS as numbers, VRAM in bytes. */
   readonly settings: GpuWorkloadSettings;

@@ -9,15 +9,17 @@ import { checkGpuWorkloadInput } from './check';
 import { AnnotationSpec, GPU_WORKLOAD_ANNOTATIONS } from './keys';
 import type { GpuWorkloadOptions } from './options';
 
+/** What is known of the pod template the annotations go on. */
 export interface PodTemplateContext {
   /** Container names of the pod template; enables the inject-container checks. */
   readonly containers?: readonly string[];
 }
 
+/** The pod label and annotations that make a pod a TensorFusion GPU workload. */
 export interface EncodedGpuWorkload {
   /** Always `{ 'tensor-fusion.ai/enabled': 'true' }`. */
   readonly labels: Readonly<Record<string, string>>;
-  /** One entry per option given, in the seed example's order. */
+  /** One entry per option given, in the order of the annotation table (GPU_WORKLOAD_ANNOTATIONS). */
   readonly annotations: Readonly<Record<string, string>>;
 }
 

@@ -29,7 +29,9 @@ export interface AnnotationSpec {
   readonly key: string;
   /** The {@link GpuWorkloadOptions} field it carries. */
   readonly option: GpuWorkloadOptionName;
+  /** How the value is written and checked. */
   readonly kind: AnnotationValueKind;
+  /** What the annotation means, in words. */
   readonly doc: string;
 }
 
@@ -74,7 +76,9 @@ export const ANNOTATION = Object.fromEntries(GPU_WORKLOAD_ANNOTATIONS.map((s) =>
   readonly [O in GpuWorkloadOptionName]: string;
 };
 
+/** The annotation specs by full key. */
 export const SPEC_BY_KEY: ReadonlyMap<string, AnnotationSpec> = new Map(GPU_WORKLOAD_ANNOTATIONS.map((s) => [s.key, s]));
+/** The annotation specs by option name. */
 export const SPEC_BY_OPTION: ReadonlyMap<string, AnnotationSpec> = new Map(GPU_WORKLOAD_ANNOTATIONS.map((s) => [s.option, s]));
 
 /**

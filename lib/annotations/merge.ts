@@ -24,38 +24,56 @@ import { ANNOTATION, AnnotationValueKind } from './keys';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 import { checkValue } from './values';
 
-/** @default false (seed 002) */
+/** Whether GPUs are on the pod's own node when nothing says: no, they are remote. */
 export const DEFAULT_IS_LOCAL_GPU = false;
+/** GPUs per worker when nothing says. */
 export const DEFAULT_GPU_COUNT = 1;
+/** Whether the webhook generates a TensorFusionWorkload for a pod when nothing says. */
 export const DEFAULT_GENERATE_WORKLOAD = true;
 
 /** The GPUPool fields the merge reads. */
 export type PoolDefaults = Pick<GPUPoolSpec, 'qosConfig' | 'defaultUsingLocalGPU'> & {
   /** Read for `capacityConfig.gpuTflops`, the per-model TFLOPS that turn compute-percent into TFLOPS. */
-  readonly capacityConfig?: { readonly gpuTflops?: Record<string, string | number> };
+  readonly capacityConfig?: {
+    /** TFLOPS per GPU model, e.g. `{ 'NVIDIA-A100-SXM4-80GB': '312' }`. */
+    readonly gpuTflops?: Record<string, string | number>;
+  };
 };
 
 /** Which layer a resolved value came from; `derived` is a request copied from its limit or back. */
 export type SettingSource = 'annotation' | 'profile' | 'pool' | 'default' | 'derived';
 
+/** The settings a GPU pod runs with: annotations over its WorkloadProfile over its GPUPool over the defaults. */
 export interface ResolvedWorkloadSettings {
+  /** Pool the GPUs come from; unset for the default pool. */
   readonly pool?: string;
+  /** QoS level. @default medium */
   readonly qos: QosLevel;
+  /** Whether the GPUs are on the pod's own node. @default false */
   readonly isLocalGpu: boolean;
+  /** GPUs per worker. @default 1 */
   readonly gpuCount: number;
+  /** GPU model the workers need; unset for any. */
   readonly gpuModel?: string;
   /** Unset means dynamic: one worker per pending pod. */
   readonly replicas?: number;
   /** TFLOPS. */
   readonly tflopsRequest?: number;
+  /** TFLOPS. */
   readonly tflopsLimit?: number;
   /** Bytes. */
   readonly vramRequest?: number;
+  /** Bytes. */
   readonly vramLimit?: number;
+  /** Containers that get the GPU client. */
   readonly injectContainers?: readonly string[];
+  /** TensorFusionWorkload the pod joins. */
   readonly workload?: string;
+  /** Whether the webhook generates the workload for the pod. @default true */
   readonly generateWorkload: boolean;
+  /** WorkloadProfile the settings were merged over. */
   readonly workloadProfile?: string;
+  /** Whether local GPU pods run without a standalone worker. @default false */
   readonly noStandaloneWorkerMode: boolean;
   /** Device indices the GPUs must have on their node (upstream `gpu-indices`). */
   readonly gpuIndices?: readonly number[];
@@ -65,13 +83,17 @@ export interface ResolvedWorkloadSettings {
   readonly vendor?: string;
   /** Upstream `eviction-protection`, checked; no effect here (no pricing). */
   readonly evictionProtection?: string;
+  /** Node affinity of the workers (from the profile). */
   readonly nodeAffinity?: NodeAffinity;
+  /** Autoscaling (the profile's, with the auto-* annotations over it). */
   readonly autoScalingConfig?: AutoScalingConfig;
   /** Where each set field came from (auto-scaling flags under autoSetLimits/autoSetReplicas/autoSetRequests). */
   readonly sources: Readonly<Record<string, SettingSource>>;
 }
 
+/** The result of {@link resolveWorkloadSettings}: the settings and what is wrong with them. */
 export interface ResolvedWorkload {
+  /** The merged settings. */
   readonly settings: ResolvedWorkloadSettings;
   /** Issues in the profile or pool values and in the merged result; empty when valid. */
   readonly issues: readonly FieldIssue[];

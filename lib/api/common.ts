@@ -9,6 +9,7 @@
 import { Static, TSchema, Type } from '@sinclair/typebox';
 import { formatBytes, QUANTITY_PATTERN } from '../k8s/quantity';
 import { QUANTITY_MAX_LENGTH, TFLOPS_MAX, VRAM_MAX } from '../model/limits';
+import type { ConditionFields, GpuResourcesFields, WorkloadProfileSpecProps } from './props';
 
 /**
  * Schema keyword that replaces the generic "what is allowed" text in validation messages. It is
@@ -55,7 +56,16 @@ const ShareTflops = (description: string) =>
 export const Cpu = (description: string) => quantity(description, 'a Kubernetes quantity such as 8 or 500m');
 
 /** A string restricted to `values`, emitted as `type: string` + `enum` (structural, unlike a literal union). */
-export function StringEnum<T extends string>(values: readonly T[], options: { description: string; default?: T }) {
+// `D` keeps `default` out of the inference of `T` (a default would widen `T` to string).
+export function StringEnum<T extends string, D extends T = T>(
+  values: readonly T[],
+  options: {
+    /** What the field means, in words. */
+    description: string;
+    /** Value when unset. */
+    default?: D;
+  },
+) {
   return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 }
 
@@ -96,7 +106,8 @@ export const GpuResources = Type.Object(
   },
   { description: 'GPU share of each worker, per GPU device. When set, requests and limits both need tflops and vram.' },
 );
-export type GpuResources = Static<typeof GpuResources>;
+/** GPU share per device (the documented type of the schema, generated into lib/api/props.ts). */
+export type GpuResources = GpuResourcesFields;
 
 /** Operators of a Kubernetes node selector requirement. */
 export const NODE_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] as const;
@@ -151,7 +162,8 @@ export const NodeAffinity = Type.Object(
   },
   { description: 'Node affinity (Kubernetes NodeAffinity shape).' },
 );
-export type NodeAffinity = Static<typeof NodeAffinity>;
+/** Node affinity, as in a pod spec (the documented type of the schema). */
+export type NodeAffinity = NonNullable<WorkloadProfileSpecProps['nodeAffinity']>;
 
 /** Status of a condition, as in metav1.Condition. */
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
@@ -178,4 +190,5 @@ export const Conditions = Type.Array(
   ),
   { description: 'Latest observations of the object state.' },
 );
-export type Condition = Static<typeof Conditions>[number];
+/** One observed condition (metav1.Condition). The type of the schema, documented: generated into lib/api/props.ts. */
+export type Condition = ConditionFields;

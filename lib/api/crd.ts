@@ -18,21 +18,65 @@ export function toPlainSchema(schema: TSchema, keepHints = false): JsonSchema {
   return JSON.parse(JSON.stringify(schema), (key, value) => (key === EXPECTED_KEYWORD && !keepHints ? undefined : value));
 }
 
+/** A CustomResourceDefinition (apiextensions.k8s.io/v1) as buildCrd writes it. */
 export interface CustomResourceDefinition {
+  /** Always `apiextensions.k8s.io/v1`. */
   apiVersion: 'apiextensions.k8s.io/v1';
+  /** Always `CustomResourceDefinition`. */
   kind: 'CustomResourceDefinition';
-  metadata: { name: string };
+  /** The CRD's name. */
+  metadata: {
+    /** `<plural>.<group>`, e.g. `gpupools.tensor-fusion.ai`. */
+    name: string;
+  };
+  /** What the CRD defines. */
   spec: {
+    /** API group: `tensor-fusion.ai`. */
     group: string;
-    names: { kind: string; listKind: string; plural: string; singular: string; shortNames?: string[] };
+    /** Names of the kind (see {@link KindInfo}). */
+    names: {
+      /** Kind, e.g. `GPUPool`. */
+      kind: string;
+      /** Kind of a list, e.g. `GPUPoolList`. */
+      listKind: string;
+      /** Plural resource name. */
+      plural: string;
+      /** Singular resource name. */
+      singular: string;
+      /** Short names for kubectl. */
+      shortNames?: string[];
+    };
+    /** `Cluster` or `Namespaced`. */
     scope: 'Cluster' | 'Namespaced';
+    /** The one served and stored version, `v1`. */
     versions: Array<{
+      /** Version name. */
       name: string;
+      /** Whether the API server serves it. */
       served: boolean;
+      /** Whether objects are stored in it. */
       storage: boolean;
-      schema: { openAPIV3Schema: JsonSchema };
-      subresources: { status: Record<string, never> };
-      additionalPrinterColumns: Array<{ name: string; type: string; jsonPath: string; priority?: number }>;
+      /** Its structural schema. */
+      schema: {
+        /** The OpenAPI v3 schema of the whole object. */
+        openAPIV3Schema: JsonSchema;
+      };
+      /** The status subresource. */
+      subresources: {
+        /** Present: status is written through /status. */
+        status: Record<string, never>;
+      };
+      /** Columns of `kubectl get`. */
+      additionalPrinterColumns: Array<{
+        /** Column header. */
+        name: string;
+        /** Type of the values. */
+        type: string;
+        /** JSONPath of the value. */
+        jsonPath: string;
+        /** 0 shows in `kubectl get`, higher only with `-o wide`. */
+        priority?: number;
+      }>;
     }>;
   };
 }

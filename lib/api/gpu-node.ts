@@ -5,15 +5,18 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Bytes, Conditions, GpuAmounts, Int32, MapOf, StringEnum, Tflops } from './common';
 import { QOS_LEVELS } from '../model/rules';
+import type { GPUNodeSpecFields, GPUNodeStatusFields } from './props';
 
 /** Who manages the node's GPUs, as upstream. */
 export const GPU_NODE_MANAGE_MODES = ['Manual', 'AutoSelect', 'Provisioned'] as const;
+/** A GPU node manage mode. */
 export type GpuNodeManageMode = (typeof GPU_NODE_MANAGE_MODES)[number];
 
 /** Lifecycle of a GPU node, as upstream. */
 export const GPU_NODE_PHASES = [
   'Pending', 'Provisioning', 'Migrating', 'Running', 'Succeeded', 'Failed', 'Unknown', 'Destroying',
 ] as const;
+/** A GPU node phase. */
 export type GpuNodePhase = (typeof GPU_NODE_PHASES)[number];
 
 export const GPUNodeSpec = Type.Object(
@@ -27,7 +30,8 @@ export const GPUNodeSpec = Type.Object(
   },
   { description: 'How the node is managed.' },
 );
-export type GPUNodeSpec = Static<typeof GPUNodeSpec>;
+/** How a GPU node is managed. The type of the schema, documented: generated into lib/api/props.ts. */
+export type GPUNodeSpec = GPUNodeSpecFields;
 
 const PodShare = Type.Object(
   {
@@ -63,4 +67,5 @@ export const GPUNodeStatus = Type.Object(
   },
   { description: 'Observed GPU inventory and allocation of the node.' },
 );
-export type GPUNodeStatus = Static<typeof GPUNodeStatus>;
+/** Observed GPU inventory and allocation of a node. The type of the schema, documented: generated into lib/api/props.ts. */
+export type GPUNodeStatus = GPUNodeStatusFields;

@@ -6,12 +6,14 @@
 import { Static, Type } from '@sinclair/typebox';
 import { DEFAULT_PLACEMENT_MODE, PLACEMENT_MODES, QOS_LEVELS } from '../model/rules';
 import { Bytes, Conditions, Cpu, Embedded, Int32, MapOf, NodeSelector, StringEnum, Tflops } from './common';
+import type { GPUPoolSpecFields, GPUPoolStatusFields } from './props';
 
 /** Lifecycle of a pool, as upstream. */
 export const POOL_PHASES = ['Pending', 'Running', 'Updating', 'Destroying', 'Unknown'] as const;
+/** A pool phase. */
 export type PoolPhase = (typeof POOL_PHASES)[number];
 
-/** @default 500 (percent: virtual TFLOPS are 5x the physical ones), as upstream. */
+/** Virtual TFLOPS as a percentage of physical TFLOPS when the pool sets none: 500, 5x (as upstream). */
 export const DEFAULT_TFLOPS_OVERSELL_RATIO = 500;
 
 const PoolResources = (description: string) =>
@@ -116,7 +118,8 @@ export const GPUPoolSpec = Type.Object(
   },
   { description: 'Desired state of the pool.' },
 );
-export type GPUPoolSpec = Static<typeof GPUPoolSpec>;
+/** Desired state of a pool. The type of the schema, documented: generated into lib/api/props.ts. */
+export type GPUPoolSpec = GPUPoolSpecFields;
 
 export const GPUPoolStatus = Type.Object(
   {
@@ -138,4 +141,5 @@ export const GPUPoolStatus = Type.Object(
   },
   { description: 'Observed capacity and health of the pool.' },
 );
-export type GPUPoolStatus = Static<typeof GPUPoolStatus>;
+/** Observed capacity and health of a pool. The type of the schema, documented: generated into lib/api/props.ts. */
+export type GPUPoolStatus = GPUPoolStatusFields;

@@ -4,9 +4,11 @@
  */
 import { Static, Type } from '@sinclair/typebox';
 import { GpuAmounts, Int32, MapOf, StringEnum } from './common';
+import type { GPUStatusFields } from './props';
 
 /** Lifecycle of a GPU, as upstream. */
 export const GPU_PHASES = ['Pending', 'Provisioning', 'Running', 'Unknown', 'Destroying', 'Migrating'] as const;
+/** A GPU phase. */
 export type GpuPhase = (typeof GPU_PHASES)[number];
 
 /** Which system hands out the device: us, or the NVIDIA device plugin (whole-GPU mode). */
@@ -40,4 +42,5 @@ export const GPUStatus = Type.Object(
   },
   { description: 'Observed state of the device.' },
 );
-export type GPUStatus = Static<typeof GPUStatus>;
+/** Observed state of a GPU. The type of the schema, documented: generated into lib/api/props.ts. */
+export type GPUStatus = GPUStatusFields;

@@ -24,43 +24,66 @@ type Metadata = KubeObject['metadata'];
 
 /** A GPUPool object (cluster-scoped: no namespace). */
 export interface GPUPool {
+  /** `tensor-fusion.ai/v1`. */
   apiVersion: string;
+  /** Always `GPUPool`. */
   kind: 'GPUPool';
+  /** Name, labels and annotations. */
   metadata: Metadata;
+  /** Desired state. */
   spec: GPUPoolSpec;
+  /** Observed state, written by the controller. */
   status?: GPUPoolStatus;
 }
 
 /** A GPUNode object (cluster-scoped, named after its Kubernetes node). */
 export interface GPUNode {
+  /** `tensor-fusion.ai/v1`. */
   apiVersion: string;
+  /** Always `GPUNode`. */
   kind: 'GPUNode';
+  /** Name, labels and annotations. */
   metadata: Metadata;
+  /** Desired state. */
   spec?: GPUNodeSpec;
+  /** Observed state, written by the controller. */
   status?: GPUNodeStatus;
 }
 
 /** A GPU object (cluster-scoped, status only). */
 export interface GPU {
+  /** `tensor-fusion.ai/v1`. */
   apiVersion: string;
+  /** Always `GPU`. */
   kind: 'GPU';
+  /** Name, labels and annotations. */
   metadata: Metadata;
+  /** Observed state, written by the controller. */
   status?: GPUStatus;
 }
 
 /** A WorkloadProfile object (namespaced). */
 export interface WorkloadProfile {
+  /** `tensor-fusion.ai/v1`. */
   apiVersion: string;
+  /** Always `WorkloadProfile`. */
   kind: 'WorkloadProfile';
+  /** Name, labels and annotations, namespace. */
   metadata: Metadata;
+  /** Desired state. */
   spec: WorkloadProfileSpec;
 }
 
 /** A TensorFusionWorkload object (namespaced). */
 export interface TensorFusionWorkload {
+  /** `tensor-fusion.ai/v1`. */
   apiVersion: string;
+  /** Always `TensorFusionWorkload`. */
   kind: 'TensorFusionWorkload';
+  /** Name, labels and annotations, namespace. */
   metadata: Metadata;
+  /** Desired state. */
   spec: TensorFusionWorkloadSpec;
+  /** Observed state, written by the controller. */
   status?: TensorFusionWorkloadStatus;
 }

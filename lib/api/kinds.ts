@@ -11,26 +11,39 @@ import { WorkloadProfileSpec } from './workload-profile';
 import type { Scope } from '../k8s/scope';
 import { KIND_SCOPES } from '../model/kinds';
 
+/** A kind of the tensor-fusion.ai API. */
 export type KindName = 'GPUPool' | 'GPUNode' | 'GPU' | 'WorkloadProfile' | 'TensorFusionWorkload';
 export type { Scope } from '../k8s/scope';
 
 /** A column of `kubectl get` (CRD additionalPrinterColumns). */
 export interface PrinterColumn {
+  /** Column header. */
   readonly name: string;
+  /** Type of the values (how kubectl formats them). */
   readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  /** JSONPath of the value in the object, e.g. `.status.phase`. */
   readonly jsonPath: string;
+  /** What the column shows. */
   readonly description?: string;
   /** 0 shows in `kubectl get`, higher only with `-o wide`. */
   readonly priority?: number;
 }
 
+/** Everything a CRD says about one kind: names, scope, schemas and printer columns. */
 export interface KindInfo {
+  /** Kind, e.g. `GPUPool`. */
   readonly kind: KindName;
+  /** Plural resource name, e.g. `gpupools`. */
   readonly plural: string;
+  /** Singular resource name, e.g. `gpupool`. */
   readonly singular: string;
+  /** Kind of a list, e.g. `GPUPoolList`. */
   readonly listKind: string;
+  /** Short names for kubectl. */
   readonly shortNames: readonly string[];
+  /** `Cluster` or `Namespaced`. */
   readonly scope: Scope;
+  /** What the kind is, in words. */
   readonly description: string;
   /** Absent for GPU, which only has a status. */
   readonly spec?: TSchema;
@@ -38,6 +51,7 @@ export interface KindInfo {
   readonly status: TSchema;
   /** Whole object: apiVersion, kind, metadata, spec, status. */
   readonly schema: TSchema;
+  /** Columns of `kubectl get`. */
   readonly printerColumns: readonly PrinterColumn[];
 }
 
@@ -63,6 +77,7 @@ function kind(
   };
 }
 
+/** The kinds of the tensor-fusion.ai API, by name. */
 export const KINDS: Readonly<Record<KindName, KindInfo>> = {
   GPUPool: kind({
     kind: 'GPUPool',
@@ -157,8 +172,10 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
   }),
 };
 
+/** The names of the kinds, in KINDS order. */
 export const KIND_NAMES = Object.keys(KINDS) as KindName[];
 
+/** Whether `value` names a kind of the tensor-fusion.ai API. */
 export function isKindName(value: unknown): value is KindName {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(KINDS, value);
 }

@@ -5,14 +5,17 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Conditions, GpuResources, Int32, StringEnum } from './common';
 import { WorkloadProfileSpec } from './workload-profile';
+import type { TensorFusionWorkloadStatusFields, WorkloadProfileSpecProps } from './props';
 
 /** Lifecycle of a workload's workers, as upstream. */
 export const WORKLOAD_PHASES = ['Pending', 'Running', 'Failed', 'Unknown'] as const;
+/** A workload phase. */
 export type WorkloadPhase = (typeof WORKLOAD_PHASES)[number];
 
 /** Same fields as {@link WorkloadProfileSpec}. */
 export const TensorFusionWorkloadSpec = WorkloadProfileSpec;
-export type TensorFusionWorkloadSpec = Static<typeof TensorFusionWorkloadSpec>;
+/** Desired resources of a TensorFusionWorkload: the fields of a WorkloadProfile spec. The type of the schema, documented: generated into lib/api/props.ts. */
+export type TensorFusionWorkloadSpec = WorkloadProfileSpecProps;
 
 /**
  * What the recommender (lib/runtime/autoscale/) last recommended; the conditions AutoscalingActive and
@@ -39,4 +42,5 @@ export const TensorFusionWorkloadStatus = Type.Object(
   },
   { description: 'Observed state of the workers.' },
 );
-export type TensorFusionWorkloadStatus = Static<typeof TensorFusionWorkloadStatus>;
+/** Observed state of the workers. The type of the schema, documented: generated into lib/api/props.ts. */
+export type TensorFusionWorkloadStatus = TensorFusionWorkloadStatusFields;

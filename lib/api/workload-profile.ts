@@ -8,6 +8,7 @@ import { EXPECTED_KEYWORD, GpuResources, Int32, NodeAffinity, StringEnum } from 
 import { FORECAST_MODELS } from '../autoscale/forecast';
 import * as F from '../autoscale/formats';
 import { TARGET_RESOURCES } from '../autoscale/settings';
+import type { WorkloadProfileSpecProps } from './props';
 
 /** A string field with a format of lib/autoscale/formats.ts: the pattern goes into the CRD too. */
 const formatted = (pattern: string, expected: string) => (description: string) =>
@@ -82,7 +83,8 @@ export const AutoScalingConfig = Type.Object(
   },
   { description: 'Autoscaling of requests, limits and replicas; overrides the pool defaults.' },
 );
-export type AutoScalingConfig = Static<typeof AutoScalingConfig>;
+/** Autoscaling of a workload's requests, limits and replicas (the documented type of the schema). */
+export type AutoScalingConfig = NonNullable<WorkloadProfileSpecProps['autoScalingConfig']>;
 
 /** Spec of WorkloadProfile and of TensorFusionWorkload. */
 export const WorkloadProfileSpec = Type.Object(
@@ -109,7 +111,8 @@ export const WorkloadProfileSpec = Type.Object(
   },
   { description: 'GPU settings of a workload.' },
 );
-export type WorkloadProfileSpec = Static<typeof WorkloadProfileSpec>;
+/** GPU settings of a workload. The type of the schema, documented: generated into lib/api/props.ts. */
+export type WorkloadProfileSpec = WorkloadProfileSpecProps;
 
 /** Fields older TensorFusion examples used that are not part of the schema, with the field that replaced them. */
 export const RETIRED_PROFILE_FIELDS: Readonly<Record<string, string>> = {

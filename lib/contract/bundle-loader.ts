@@ -15,6 +15,7 @@ const PACKAGE_NAME = 'tensor-fusion-iac';
 
 /** A loaded bundle with its sizes, for the ConfigMap and for reports. */
 export interface ControllerBundle extends ControllerBundleRef {
+  /** Absolute path of the bundle file read. */
   readonly path: string;
   /** Bytes of the uncompressed bundle. */
   readonly size: number;

@@ -42,10 +42,12 @@ export const CONTROLLER_ENV = {
 
 /** How the webhook's serving certificate is obtained. */
 export const CERT_MODES = ['self-managed', 'cert-manager'] as const;
+/** A certificate mode: `self-managed` (the controller issues it) or `cert-manager`. */
 export type CertificateMode = (typeof CERT_MODES)[number];
 
 /** Log levels the controller accepts (pino's). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+/** A controller log level. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** What the process assumes when a variable is not set; the component sets the same values explicitly. */

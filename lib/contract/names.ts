@@ -13,6 +13,7 @@ export function qosPriorityClassName(qos: string): string {
   return `tensor-fusion-${qos}`;
 }
 
+/** Names of the controller's objects (fixed: one controller per cluster). */
 export const CONTROLLER_NAMES = {
   /** ServiceAccount, Deployment, PodDisruptionBudget, NetworkPolicy, ClusterRole(Binding) and Role(Binding). */
   controller: 'tensor-fusion-controller',

@@ -34,12 +34,19 @@ export interface K8sObject {
 
 /** A complete object as the render functions return it and both frameworks register it. */
 export interface KubeObject {
+  /** Group and version, e.g. `tensor-fusion.ai/v1` or `apps/v1`. */
   apiVersion: string;
+  /** Kind, e.g. `GPUPool`. */
   kind: string;
+  /** Name, namespace, labels and annotations; other metadata fields pass through. */
   metadata: {
+    /** Name of the object (unique per kind, and per namespace for namespaced kinds). */
     name: string;
+    /** Namespace of a namespaced object; unset for cluster-scoped kinds and for the chart's or provider's default. */
     namespace?: string;
+    /** Labels. */
     labels?: Record<string, string>;
+    /** Annotations. */
     annotations?: Record<string, string>;
     [key: string]: unknown;
   };

@@ -5,8 +5,11 @@
 
 /** A node taint, as `Node.spec.taints[]` holds it. */
 export interface Taint {
+  /** Taint key. */
   key: string;
+  /** Taint value; unset for a key-only taint. */
   value?: string;
+  /** `NoSchedule`, `PreferNoSchedule` or `NoExecute`. */
   effect: string;
 }
 

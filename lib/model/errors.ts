@@ -35,7 +35,11 @@ export function fieldIssue(field: string, value: unknown, expected: string): Fie
 
 /** Thrown when input does not validate; `issues` lists every problem found, in input order. */
 export class ValidationError extends Error {
-  constructor(readonly issues: readonly FieldIssue[], context?: string) {
+  constructor(
+    /** Every problem found, in input order. */
+    readonly issues: readonly FieldIssue[],
+    context?: string,
+  ) {
     const body = issues.map((i) => i.message).join('\n');
     super(context ? `${context}: ${body}` : body);
     this.name = 'ValidationError';

@@ -6,8 +6,9 @@ import { FieldIssue, fieldIssue } from './errors';
 
 /** Quality-of-service levels, lowest first. */
 export const QOS_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
+/** A quality-of-service level. */
 export type QosLevel = (typeof QOS_LEVELS)[number];
-/** @default medium (TensorFusion's documented default) */
+/** QoS level when nothing sets one (TensorFusion's documented default). */
 export const DEFAULT_QOS: QosLevel = 'medium';
 
 /**
@@ -25,10 +26,14 @@ export const QOS_PREEMPTION_POLICY = 'Never';
  * placement modes; `MinFragmentation` is ours and the default.
  */
 export const PLACEMENT_MODES = ['MinFragmentation', 'CompactFirst', 'LowLoadFirst', 'NodeCompactGPULowLoad'] as const;
+/** A placement mode of the allocator. */
 export type PlacementMode = (typeof PLACEMENT_MODES)[number];
+/** Placement mode when the pool sets none. */
 export const DEFAULT_PLACEMENT_MODE: PlacementMode = 'MinFragmentation';
 
+/** Fewest GPUs per worker. */
 export const GPU_COUNT_MIN = 1;
+/** Most GPUs per worker. */
 export const GPU_COUNT_MAX = 128;
 
 /** Formats a list of allowed values for a message: `one of low, medium, high, critical`. */
@@ -36,14 +41,17 @@ export function oneOf(values: readonly string[]): string {
   return `one of ${values.join(', ')}`;
 }
 
+/** An issue for `field` when `value` is not one of `allowed`. */
 export function checkEnum<T extends string>(field: string, value: unknown, allowed: readonly T[]): FieldIssue | undefined {
   return allowed.includes(value as T) ? undefined : fieldIssue(field, value, oneOf(allowed));
 }
 
+/** An issue for `field` when `value` is not a QoS level. */
 export function checkQos(field: string, value: unknown): FieldIssue | undefined {
   return checkEnum(field, value, QOS_LEVELS);
 }
 
+/** An issue for `field` when `value` is not a GPU count from GPU_COUNT_MIN to GPU_COUNT_MAX. */
 export function checkGpuCount(field: string, value: unknown): FieldIssue | undefined {
   return Number.isInteger(value) && (value as number) >= GPU_COUNT_MIN && (value as number) <= GPU_COUNT_MAX
     ? undefined
@@ -57,6 +65,7 @@ export function checkGpuCount(field: string, value: unknown): FieldIssue | undef
  */
 export const REPLICAS_MAX = 10_000;
 
+/** An issue for `field` when `value` is not a replica count from 0 to REPLICAS_MAX. */
 export function checkReplicas(field: string, value: unknown): FieldIssue | undefined {
   return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= REPLICAS_MAX
     ? undefined

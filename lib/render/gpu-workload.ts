@@ -9,7 +9,13 @@ import type { PodTemplate } from './pod-template';
 
 /** The input template type, with the metadata maps it now surely has. */
 export type GpuWorkloadPodTemplate<T extends PodTemplate> = T & {
-  metadata: NonNullable<PodTemplate['metadata']> & { labels: Record<string, string>; annotations: Record<string, string> };
+  /** The pod's metadata, with the GPU label and annotations set. */
+  metadata: NonNullable<PodTemplate['metadata']> & {
+    /** Pod labels, `tensor-fusion.ai/enabled: "true"` among them. */
+    labels: Record<string, string>;
+    /** Pod annotations, the `tensor-fusion.ai/*` ones among them. */
+    annotations: Record<string, string>;
+  };
 };
 
 /** Names of the template's containers, or undefined when it lists none (yet). */

@@ -6,8 +6,24 @@ import { fieldIssue, ValidationError } from '../model/errors';
 
 /** A PodTemplateSpec-like object: the parts of a pod our transforms read and write. */
 export interface PodTemplate {
-  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; [key: string]: unknown };
-  spec?: { containers?: { name: string; [key: string]: unknown }[]; [key: string]: unknown };
+  /** The pod's metadata; other fields pass through. */
+  metadata?: {
+    /** Pod labels. */
+    labels?: Record<string, string>;
+    /** Pod annotations. */
+    annotations?: Record<string, string>;
+    [key: string]: unknown;
+  };
+  /** The pod spec; other fields pass through. */
+  spec?: {
+    /** The containers, of which only the names are read. */
+    containers?: {
+      /** Container name. */
+      name: string;
+      [key: string]: unknown;
+    }[];
+    [key: string]: unknown;
+  };
   [key: string]: unknown;
 }
 
@@ -32,7 +48,9 @@ export function podTemplatePath(kind: string): readonly string[] {
 
 /** A workload object or its constructor arguments (kind optional, as in @pulumi/kubernetes args). */
 export interface WorkloadLike {
+  /** Kind (`Deployment`, `CronJob`, ...); constructor args of @pulumi/kubernetes classes usually omit it. */
   kind?: unknown;
+  /** The spec holding the pod template (or, for a Pod, the pod spec). */
   spec?: unknown;
   [key: string]: unknown;
 }

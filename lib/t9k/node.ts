@@ -9,10 +9,12 @@ import { checkEnum, oneOf } from '../model/rules';
 
 /** Accelerator kinds the T9k Scheduler documents; only `nvidia-gpu` is scheduled by T9k itself. */
 export const T9K_ACCELERATORS = ['nvidia-gpu', 'amd-gpu', 'huawei-npu'] as const;
+/** A T9k accelerator kind. */
 export type T9kAccelerator = (typeof T9K_ACCELERATORS)[number];
 
 /** NVIDIA node allocation modes: `xgn` = exclusive GPU / exclusive node, `sgn` = shared GPU. */
 export const T9K_ALLOC_MODES = ['xgn', 'sgn'] as const;
+/** A T9k NVIDIA node allocation mode. */
 export type T9kAllocMode = (typeof T9K_ALLOC_MODES)[number];
 
 /** The `t9k` prop of a GPU node. */

@@ -10,13 +10,18 @@ import { T9kPodTemplateLike, limitPath } from './pod-template';
 
 /** Every T9k extended resource; the first two need xgn nodes, the percent one sgn nodes. */
 export const T9K_RESOURCES = [T9K.exclusiveGpuResource, T9K.sharedGpuPercentResource, T9K.exclusiveNodeResource] as const;
+/** A T9k extended resource name. */
 export type T9kResource = (typeof T9K_RESOURCES)[number];
 
 /** One T9k resource limit found in a template. */
 export interface T9kResourceUse {
+  /** Index of the container in `spec.containers`. */
   readonly index: number;
+  /** Name of the container. */
   readonly container: string;
+  /** The T9k resource it requests. */
   readonly resource: T9kResource;
+  /** The amount, as written in the limits. */
   readonly value: unknown;
   /** Message path, e.g. `spec.containers[0].resources.limits["tensorstack.dev/nvidia-gpu"]`. */
   readonly field: string;

@@ -11,7 +11,9 @@ import { Toleration, tolerates, tolerationFor } from '../k8s/toleration';
 import { T9kPodTemplateLike } from './pod-template';
 import { T9kPoolNode, T9kResource, allocModeOf, checkSharedGpuPool, checkT9kPod } from './pod-rules';
 
+/** The NVIDIA GPU modes of the T9k Scheduler: one GPU, a percent of a shared GPU, or a whole node. */
 export const T9K_GPU_MODES = ['exclusive-gpu', 'shared-gpu', 'exclusive-node'] as const;
+/** A T9k GPU mode. */
 export type T9kGpuMode = (typeof T9K_GPU_MODES)[number];
 
 /** The extended resource each mode requests. */
@@ -21,7 +23,9 @@ export const T9K_MODE_RESOURCE: Readonly<Record<T9kGpuMode, T9kResource>> = {
   'exclusive-node': T9K.exclusiveNodeResource,
 };
 
+/** Least percent of a shared GPU a pod may request. */
 export const GPU_PERCENT_MIN = 1;
+/** Most percent of a shared GPU a pod may request. */
 export const GPU_PERCENT_MAX = 100;
 
 interface T9kGpuCommon {

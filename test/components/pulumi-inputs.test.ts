@@ -81,6 +81,7 @@ describe('a bad value held in an Output', () => {
     ['pool-qos', 'GpuPool gpu-pool: defaultQos: got "urgent", expected one of low, medium, high, critical'],
     ['node-name', `GpuNode a100: nodeName: got "Bad_Node", expected a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)`],
     ['workload-inject', 'gpuWorkload train: injectContainers: got "pythn", expected a container of the pod template: one of python'],
+    ['pool-duplicate', 'GpuPool second-pool: name: got "pool", expected a name no other GPUPool of this stack has (GpuPool gpu-pool already registers one): set another name'],
     ['profile-vram', 'WorkloadProfile profile: spec.resources.limits.vram: got "2Gi", expected at least spec.resources.requests.vram (4Gi)'],
   ])('%s: fails the program once, naming the component and the field', (name, message) => {
     expect(run(name)).toEqual({ reported: [{ type: 'InputError', message }], exitCode: 32, stderr: '' });

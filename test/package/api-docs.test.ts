@@ -1,13 +1,17 @@
 /**
- * Every public member of the IaC entry points has editor docs: each export of `tensor-fusion-iac/cdk8s`
- * and `/pulumi`, each public member of their classes, and each property of the props, args and options
+ * Every public member of the package has editor docs: each export of every entry point of
+ * package.json `exports` (`tensor-fusion-iac`, `/cdk8s`, `/pulumi`), the members of the namespaces
+ * they export, each public member of their classes, and each property of the props, args and options
  * types they take (nested object types included), as a user's editor shows them.
  */
+import { readFileSync } from 'fs';
 import { join, resolve } from 'path';
 import * as ts from 'typescript';
 
 const REPO = resolve(__dirname, '../..');
-const ENTRY_POINTS = ['components/cdk8s/index.ts', 'components/pulumi/index.ts'].map((f) => join(REPO, f));
+/** The sources of the entry points: `./build/lib/index.d.ts` is built from `lib/index.ts`. */
+const ENTRY_POINTS = Object.values(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).exports as Record<string, string | { types?: string }>)
+  .flatMap((target) => (typeof target === 'object' && target.types ? [join(REPO, target.types.replace(/^\.\/build\//, '').replace(/\.d\.ts$/, '.ts'))] : []));
 
 /** Whether a declaration is ours (not from node_modules or the TypeScript libs). */
 const ours = (d: ts.Declaration) => !d.getSourceFile().fileName.includes('/node_modules/');
@@ -37,13 +41,17 @@ function undocumented(): string[] {
     }
   }
 
-  for (const entry of ENTRY_POINTS) {
-    const module = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
+  /** Exports of a module (an entry point, or a namespace it exports: `api.`), recursively. */
+  function visitModule(module: ts.Symbol, prefix: string): void {
     for (const exported of checker.getExportsOfModule(module)) {
       const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
-      const name = exported.getName();
-      if (!hasDoc(symbol)) missing.add(name);
+      const name = `${prefix}${exported.getName()}`;
       const declaration = symbol.getDeclarations()?.[0];
+      if (declaration && ts.isSourceFile(declaration)) {
+        visitModule(symbol, `${name}.`);
+        continue;
+      }
+      if (!hasDoc(symbol)) missing.add(name);
       if (!declaration) continue;
       if (ts.isClassDeclaration(declaration)) {
         // Public members of the class, and the props its constructor takes.
@@ -51,7 +59,7 @@ function undocumented(): string[] {
         for (const member of instance.getProperties()) {
           const decl = member.getDeclarations()?.[0];
           if (!decl || !ours(decl) || ts.getCombinedModifierFlags(decl) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) continue;
-          if (decl.getSourceFile().fileName.includes('/components/') && !hasDoc(member)) missing.add(`${name}.${member.getName()}`);
+          if (!hasDoc(member)) missing.add(`${name}.${member.getName()}`);
         }
         const constructor = checker.getTypeOfSymbolAtLocation(symbol, declaration).getConstructSignatures()[0];
         constructor?.getParameters().forEach((p) => visitType(checker.getTypeOfSymbolAtLocation(p, declaration), `${name}(${p.getName()})`));
@@ -63,11 +71,17 @@ function undocumented(): string[] {
       }
     }
   }
+
+  for (const entry of ENTRY_POINTS) visitModule(checker.getSymbolAtLocation(program.getSourceFile(entry)!)!, '');
   return [...missing].sort();
 }
 
 describe('API docs', () => {
-  it('documents every export of the cdk8s and Pulumi entry points, every public member and every prop', () => {
+  it('reads the entry points from package.json exports', () => {
+    expect(ENTRY_POINTS.map((f) => f.slice(REPO.length + 1))).toEqual(['lib/index.ts', 'components/pulumi/index.ts', 'components/cdk8s/index.ts']);
+  });
+
+  it('documents every export of every entry point, every public member and every prop', () => {
     expect(undocumented()).toEqual([]);
   }, 120_000);
 });

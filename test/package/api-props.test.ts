@@ -3,13 +3,26 @@
  * TypeBox schemas (`npm run gen:api-props`): it must be current and describe the same types.
  */
 import { readFileSync } from 'fs';
-import type { NodeSelector, WorkloadProfileSpec } from '../../lib/api';
-import type { NodeSelectorProps, WorkloadProfileSpecProps } from '../../lib/api/props';
+import type { Static } from '@sinclair/typebox';
+import type { Conditions, GpuResources, GPUNodeSpec, GPUNodeStatus, GPUPoolSpec, GPUPoolStatus, GPUStatus, NodeSelector, TensorFusionWorkloadStatus, WorkloadProfileSpec } from '../../lib/api';
+import type * as props from '../../lib/api/props';
 import { API_PROPS_FILE, apiPropsSource } from '../../scripts/gen-api-props';
 
 /** True when A and B are assignable to each other (checked by the type check of the tests). */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const sameTypes: [Same<WorkloadProfileSpecProps, WorkloadProfileSpec>, Same<NodeSelectorProps, NodeSelector>] = [true, true];
+/** Each generated type against the static type of its schema (the exported types are the generated ones). */
+const sameTypes: [
+  Same<props.WorkloadProfileSpecProps, Static<typeof WorkloadProfileSpec>>,
+  Same<props.NodeSelectorProps, NodeSelector>,
+  Same<props.GpuResourcesFields, Static<typeof GpuResources>>,
+  Same<props.GPUPoolSpecFields, Static<typeof GPUPoolSpec>>,
+  Same<props.GPUPoolStatusFields, Static<typeof GPUPoolStatus>>,
+  Same<props.GPUNodeSpecFields, Static<typeof GPUNodeSpec>>,
+  Same<props.GPUNodeStatusFields, Static<typeof GPUNodeStatus>>,
+  Same<props.GPUStatusFields, Static<typeof GPUStatus>>,
+  Same<props.TensorFusionWorkloadStatusFields, Static<typeof TensorFusionWorkloadStatus>>,
+  Same<props.ConditionFields, Static<typeof Conditions>[number]>,
+] = [true, true, true, true, true, true, true, true, true, true];
 
 describe('lib/api/props.ts', () => {
   it('is what the generator writes from the current schemas', () => {
@@ -17,7 +30,7 @@ describe('lib/api/props.ts', () => {
   });
 
   it('has the types of the schemas (see the type check) and documents every member with @default or as required', () => {
-    expect(sameTypes).toEqual([true, true]);
+    expect(sameTypes.every((same) => same)).toBe(true);
     const source = apiPropsSource();
     expect(source).toContain("   * Format: a ratio from 0 to 1 such as 0.8 or 80%.\n       * @default unset\n       * @example '0.8'\n       */\n      targetTFlopsOfLimits?: string;");
     expect(source).toContain('   * @default medium\n   */\n  qos?:');

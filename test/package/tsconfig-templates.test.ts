@@ -2,10 +2,11 @@
  * The packed package compiles in the projects users start from: `cdk8s init typescript-app` (module
  * CommonJS with classic node resolution, lib es2016, no skipLibCheck) and `pulumi new
  * kubernetes-typescript` (nodenext), with their tsconfigs as those templates write them. With
- * TypeScript 5.x (the repo's) and, when TF_TYPESCRIPT_6 names a TypeScript 6 package directory, 6.x.
+ * TypeScript 5.x (the repo's) and 6.x (the devDependency `typescript6`, an alias of typescript@6).
  */
+import { existsSync } from 'fs';
 import { join } from 'path';
-import { compile, consumer, pack, Packed } from './packed';
+import { compile, consumer, pack, Packed, REPO } from './packed';
 
 /** tsconfig.json of cdk8s-cli's typescript-app template. */
 const CDK8S_INIT = {
@@ -100,12 +101,18 @@ export const poolName: pulumi.Output<string> = pool.poolName;
 export const namespace: pulumi.Output<string> = controller.namespace;
 `;
 
+const TSC6 = join(REPO, 'node_modules/typescript6/bin/tsc');
+// A node_modules installed before the alias was added lacks it: skipped locally, said in the title
+// (run `npm ci`); in CI it must be there, so the test fails rather than skip.
+const TSC6_MISSING = !existsSync(TSC6) && !process.env.CI;
+
 const TYPESCRIPTS: [string, string | undefined][] = [
   ['TypeScript 5 (the repo)', undefined],
-  ...(process.env.TF_TYPESCRIPT_6 ? [['TypeScript 6', join(process.env.TF_TYPESCRIPT_6, 'bin/tsc')] as [string, string]] : []),
+  [TSC6_MISSING ? 'TypeScript 6 (SKIPPED: typescript6 not installed, run npm ci)' : 'TypeScript 6', TSC6],
 ];
 
-describe.each(TYPESCRIPTS)('the packed package compiles in template projects with %s', (_name, tsc) => {
+describe.each(TYPESCRIPTS)('the packed package compiles in template projects with %s', (name, tsc) => {
+  const it = name.includes('SKIPPED') ? global.it.skip : global.it;
   let packed: Packed;
   beforeAll(() => {
     packed = pack();

@@ -11,6 +11,10 @@ import { GpuNode, GpuPool, gpuWorkload, WorkloadProfile } from '../../components
 const CASES: Record<string, () => void> = {
   valid: () => void new GpuPool('gpu-pool', { defaultQos: pulumi.output('high' as const) }),
   'pool-qos': () => void new GpuPool('gpu-pool', { defaultQos: pulumi.output('urgent' as never) }),
+  'pool-duplicate': () => {
+    new GpuPool('gpu-pool', { name: 'pool' });
+    new GpuPool('second-pool', { name: pulumi.output('pool') });
+  },
   'node-name': () => void new GpuNode('a100', { nodeName: pulumi.output('Bad_Node') }),
   'profile-vram': () =>
     void new WorkloadProfile('profile', {

@@ -11,11 +11,9 @@ export interface Registered {
 }
 
 const registered: Registered[] = [];
-let installed = false;
 
+/** A fresh mock monitor: each program captured is a stack of its own (names claimed in one do not leak into the next). */
 function install(): void {
-  if (installed) return;
-  installed = true;
   void pulumi.runtime.setMocks(
     {
       newResource(args) {

@@ -17,8 +17,11 @@ export const PROTECTED_ANNOTATIONS: readonly string[] = [ALLOCATION_ANNOTATION, 
 
 /** A `validations` entry of a ValidatingAdmissionPolicy. */
 export interface PolicyValidation {
+  /** CEL expression that must hold for the request to be admitted. */
   expression: string;
+  /** Message of the refusal. */
   message: string;
+  /** Reason of the refusal. */
   reason: 'Forbidden';
 }
 

@@ -11,6 +11,7 @@ import { TAINT_EFFECTS, Toleration, TOLERATION_OPERATORS } from '../../k8s/toler
 
 /** What the API server does with a pod when the webhook cannot be reached. */
 export const FAILURE_POLICIES = ['Fail', 'Ignore'] as const;
+/** A webhook failure policy. */
 export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
 
 /** CPU and memory as Kubernetes quantities (`100m`, `256Mi`). */
@@ -150,22 +151,44 @@ export const CONTROLLER_DEFAULTS = {
 
 /** Props with every default applied, as the render functions consume them. */
 export interface ResolvedControllerProps {
+  /** The `namespace` prop, or its default. */
   readonly namespace: string;
+  /** The `replicas` prop, or its default. */
   readonly replicas: number;
-  readonly resources: { readonly requests: Required<ComputeQuantities>; readonly limits: Required<ComputeQuantities> };
+  /** The `resources` prop merged over the defaults. */
+  readonly resources: {
+    /** Requests of each container. */
+    readonly requests: Required<ComputeQuantities>;
+    /** Limits of each container. */
+    readonly limits: Required<ComputeQuantities>;
+  };
+  /** The `logLevel` prop, or its default. */
   readonly logLevel: LogLevel;
+  /** The `nodeSelector` prop. */
   readonly nodeSelector?: Readonly<Record<string, string>>;
+  /** The `tolerations` prop. */
   readonly tolerations?: readonly Toleration[];
+  /** The `failurePolicy` prop, or its default. */
   readonly failurePolicy: FailurePolicy;
+  /** The `certificateMode` prop, or its default. */
   readonly certificateMode: CertificateMode;
+  /** The `metrics` prop, or its default. */
   readonly metrics: boolean;
+  /** The `serviceMonitor` prop, or its default. */
   readonly serviceMonitor: boolean;
+  /** The `image` prop; unset to run the bundle shipped in the package. */
   readonly image?: string;
+  /** The `nodeImage` prop, or its default. */
   readonly nodeImage: string;
+  /** The `installCrds` prop, or its default. */
   readonly installCrds: boolean;
+  /** The `schedulerVersion` prop, or its default. */
   readonly schedulerVersion: string;
+  /** The `nodeAgent` prop, or its default. */
   readonly nodeAgent: boolean;
+  /** The `nodeAgentImage` prop, or its default. */
   readonly nodeAgentImage: string;
+  /** The `prometheusUrl` prop. */
   readonly prometheusUrl?: string;
 }
 

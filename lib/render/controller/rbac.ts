@@ -11,10 +11,15 @@ import { GROUP } from '../../model/group';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 
+/** One rule of a Role or ClusterRole (rbac.authorization.k8s.io/v1 PolicyRule). */
 export interface PolicyRule {
+  /** API groups (`''` for the core group). */
   apiGroups: string[];
+  /** Resources, e.g. `pods` or `pods/binding`. */
   resources: string[];
+  /** Verbs allowed, e.g. `get`, `list`, `watch`. */
   verbs: string[];
+  /** Object names the rule is limited to; unset for all. */
   resourceNames?: string[];
 }
 

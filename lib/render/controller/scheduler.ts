@@ -21,24 +21,51 @@ const CONFIG_VOLUME = 'scheduler-config';
 
 /** One entry of `extenders` (kubescheduler.config.k8s.io/v1 Extender). */
 export type SchedulerExtender = {
+  /** Base URL of the extender (the controller on loopback). */
   urlPrefix: string;
+  /** Path, under urlPrefix, of the filter call. */
   filterVerb: string;
+  /** Path of the prioritize call. */
   prioritizeVerb: string;
+  /** Weight of the extender's scores. */
   weight: number;
+  /** Path of the bind call. */
   bindVerb: string;
+  /** Whether the extender is called over HTTPS. */
   enableHTTPS: boolean;
+  /** Whether the extender is sent node names only (it caches nodes). */
   nodeCacheCapable: boolean;
+  /** Timeout of each call, as a duration such as `5s`. */
   httpTimeout: string;
+  /** Whether scheduling goes on when the extender cannot be reached. */
   ignorable: boolean;
 };
 
 /** The KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) the scheduler container runs. */
 export type KubeSchedulerConfiguration = {
+  /** Always `kubescheduler.config.k8s.io/v1`. */
   apiVersion: 'kubescheduler.config.k8s.io/v1';
+  /** Always `KubeSchedulerConfiguration`. */
   kind: 'KubeSchedulerConfiguration';
-  leaderElection: { leaderElect: boolean; resourceLock: 'leases'; resourceNamespace: string; resourceName: string };
+  /** The scheduler's own leader election, through a Lease. */
+  leaderElection: {
+    /** Whether leader election runs. */
+    leaderElect: boolean;
+    /** Always `leases`. */
+    resourceLock: 'leases';
+    /** Namespace of the Lease. */
+    resourceNamespace: string;
+    /** Name of the Lease. */
+    resourceName: string;
+  };
+  /** Percent of feasible nodes to score. */
   percentageOfNodesToScore: number;
-  profiles: { schedulerName: string }[];
+  /** The scheduler profiles: one, the schedulerName GPU pods use. */
+  profiles: {
+    /** The schedulerName pods set to be placed by this profile. */
+    schedulerName: string;
+  }[];
+  /** The extenders asked: the controller's. */
   extenders: SchedulerExtender[];
 };
 
