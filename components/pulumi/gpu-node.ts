@@ -26,8 +26,13 @@ export type GpuNodeArgs = InputArgs<GpuNodeProps>;
 export class GpuNode extends pulumi.ComponentResource {
   /** Name of the labelled node. */
   public readonly nodeName: pulumi.Output<string>;
-  /** The server-side-apply patch. */
-  public readonly patch: k8s.core.v1.NodePatch;
+  /** The server-side-apply patch of the Node (named as cdk8s's `apiObject`). */
+  public readonly apiObject: k8s.core.v1.NodePatch;
+
+  /** @deprecated Use `apiObject`: the same object, under the name both frameworks use. */
+  get patch(): k8s.core.v1.NodePatch {
+    return this.apiObject;
+  }
 
   constructor(name: string, args: GpuNodeArgs, opts?: pulumi.ComponentResourceOptions) {
     const context = `GpuNode ${name}`;
@@ -35,7 +40,7 @@ export class GpuNode extends pulumi.ComponentResource {
     const node = renderArgs<GpuNodeProps, ReturnType<typeof renderGpuNode>>(args, context, owner, (props) => renderGpuNode(props, context));
     super('tensor-fusion:index:GpuNode', name, {}, opts);
     owner.resource = this;
-    this.patch = <k8s.core.v1.NodePatch>registerObject(name, claimNames(this, context, node), { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this }, k8s.core.v1.NodePatch);
+    this.apiObject = <k8s.core.v1.NodePatch>registerObject(name, claimNames(this, context, node), { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this }, k8s.core.v1.NodePatch);
     this.nodeName = outputOf(node, (n) => n.metadata.name);
     this.registerOutputs({ nodeName: this.nodeName });
   }

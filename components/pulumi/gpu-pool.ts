@@ -25,8 +25,13 @@ export type GpuPoolArgs = InputArgs<GpuPoolProps>;
 export class GpuPool extends pulumi.ComponentResource {
   /** Name of the pool, to use in `tensor-fusion.ai/gpupool` and GpuNode `pools`. */
   public readonly poolName: pulumi.Output<string>;
-  /** The GPUPool custom resource. */
-  public readonly resource: pulumi.CustomResource;
+  /** The GPUPool custom resource (named as cdk8s's `apiObject`). */
+  public readonly apiObject: pulumi.CustomResource;
+
+  /** @deprecated Use `apiObject`: the same object, under the name both frameworks use. */
+  get resource(): pulumi.CustomResource {
+    return this.apiObject;
+  }
 
   constructor(name: string, args: GpuPoolArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     const context = `GpuPool ${name}`;
@@ -36,7 +41,7 @@ export class GpuPool extends pulumi.ComponentResource {
     );
     super('tensor-fusion:index:GpuPool', name, {}, opts);
     owner.resource = this;
-    this.resource = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'GPUPool' }, ['metadata', 'spec'], { parent: this });
+    this.apiObject = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'GPUPool' }, ['metadata', 'spec'], { parent: this });
     this.poolName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ poolName: this.poolName });
   }

@@ -34,13 +34,18 @@ export class TensorFusionController extends pulumi.ComponentResource {
   public readonly metricsServiceName: pulumi.Output<string | undefined>;
   /** ServiceAccount the controller runs as. */
   public readonly serviceAccountName: pulumi.Output<string>;
-  /** Every child resource, in apply order. */
-  public readonly resources: pulumi.CustomResource[];
+  /** Every child resource, in apply order (named as cdk8s's `apiObjects`). */
+  public readonly apiObjects: pulumi.CustomResource[];
   /**
    * The Namespace and the CustomResourceDefinitions (none with `installCrds: false`): what custom
    * resources of the same stack list in `dependsOn`.
    */
   public readonly crds: pulumi.CustomResource[];
+
+  /** @deprecated Use `apiObjects`: the same object, under the name both frameworks use. */
+  get resources(): pulumi.CustomResource[] {
+    return this.apiObjects;
+  }
 
   constructor(name: string, args: TensorFusionControllerArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     // Validated and rendered before super(): bad props register nothing, not even the component.
@@ -56,7 +61,7 @@ export class TensorFusionController extends pulumi.ComponentResource {
       ? registerObjects(`${name}-namespace-${resolved.namespace}`, foundation, { parent: this })
       : registerObjects(name, foundation, { parent: this });
     const rest = registerObjects(name, objects.filter((o) => !foundation.includes(o)), { parent: this, dependsOn: first });
-    this.resources = [...first, ...rest];
+    this.apiObjects = [...first, ...rest];
     this.crds = first;
     this.namespace = pulumi.output(resolved.namespace);
     this.webhookServiceName = pulumi.output(CONTROLLER_NAMES.webhookService);

@@ -22,8 +22,13 @@ export type TensorFusionWorkloadArgs = InputArgs<TensorFusionWorkloadProps>;
 export class WorkloadProfile extends pulumi.ComponentResource {
   /** Name to reference from `tensor-fusion.ai/workload-profile`. */
   public readonly profileName: pulumi.Output<string>;
-  /** The WorkloadProfile custom resource. */
-  public readonly resource: pulumi.CustomResource;
+  /** The WorkloadProfile custom resource (named as cdk8s's `apiObject`). */
+  public readonly apiObject: pulumi.CustomResource;
+
+  /** @deprecated Use `apiObject`: the same object, under the name both frameworks use. */
+  get resource(): pulumi.CustomResource {
+    return this.apiObject;
+  }
 
   constructor(name: string, args: WorkloadProfileArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     const context = `WorkloadProfile ${name}`;
@@ -33,7 +38,7 @@ export class WorkloadProfile extends pulumi.ComponentResource {
     );
     super('tensor-fusion:index:WorkloadProfile', name, {}, opts);
     owner.resource = this;
-    this.resource = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'WorkloadProfile' }, ['metadata', 'spec'], { parent: this });
+    this.apiObject = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'WorkloadProfile' }, ['metadata', 'spec'], { parent: this });
     this.profileName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ profileName: this.profileName });
   }
@@ -52,8 +57,13 @@ export class WorkloadProfile extends pulumi.ComponentResource {
 export class TensorFusionWorkload extends pulumi.ComponentResource {
   /** Name to reference from `tensor-fusion.ai/workload`. */
   public readonly workloadName: pulumi.Output<string>;
-  /** The TensorFusionWorkload custom resource. */
-  public readonly resource: pulumi.CustomResource;
+  /** The TensorFusionWorkload custom resource (named as cdk8s's `apiObject`). */
+  public readonly apiObject: pulumi.CustomResource;
+
+  /** @deprecated Use `apiObject`: the same object, under the name both frameworks use. */
+  get resource(): pulumi.CustomResource {
+    return this.apiObject;
+  }
 
   constructor(name: string, args: TensorFusionWorkloadArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     const context = `TensorFusionWorkload ${name}`;
@@ -63,7 +73,7 @@ export class TensorFusionWorkload extends pulumi.ComponentResource {
     );
     super('tensor-fusion:index:TensorFusionWorkload', name, {}, opts);
     owner.resource = this;
-    this.resource = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'TensorFusionWorkload' }, ['metadata', 'spec'], { parent: this });
+    this.apiObject = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'TensorFusionWorkload' }, ['metadata', 'spec'], { parent: this });
     this.workloadName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ workloadName: this.workloadName });
   }
