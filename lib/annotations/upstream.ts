@@ -6,7 +6,7 @@
  * naming the key and why it is not acted on ({@link UPSTREAM_IGNORED_KEYS}), so that a pod moved from
  * upstream runs, and says what it loses.
  */
-import { FieldIssue, fieldIssue } from '../model/errors';
+import { Checked, checked, FieldIssue, fieldIssue, refused } from '../model/errors';
 import { ANNOTATION_PREFIX } from '../model/keys';
 import { checkLimitAtLeastRequest } from '../model/rules';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
@@ -60,14 +60,12 @@ export function ignoredKeyWarnings(annotations: Readonly<Record<string, unknown>
   return Object.keys(annotations).filter((k) => UPSTREAM_IGNORED_KEYS.has(k)).sort().map((k) => ignoredKeyWarning(k, annotations[k]));
 }
 
-const ok = (value: unknown) => ({ value, issues: [] as FieldIssue[] });
-const bad = (issue: FieldIssue) => ({ issues: [issue] });
 
 function checkPercent(field: string, input: unknown, source: ValueSource) {
   // Annotations are decimal numbers as upstream writes them ("50", "12.5"); options may be numbers.
   const text = typeof input === 'number' && source === 'option' ? String(input) : input;
   const n = typeof text === 'string' && /^\d{1,3}(\.\d{1,6})?$/.test(text) ? Number(text) : Number.NaN;
-  return n > 0 && n <= 100 ? ok(n) : bad(fieldIssue(field, input, "a percent of one GPU's compute, more than 0 and at most 100, such as 50"));
+  return n > 0 && n <= 100 ? checked(n) : refused(fieldIssue(field, input, "a percent of one GPU's compute, more than 0 and at most 100, such as 50"));
 }
 
 function checkGpuIndices(field: string, input: unknown, source: ValueSource) {
@@ -76,20 +74,20 @@ function checkGpuIndices(field: string, input: unknown, source: ValueSource) {
     : `a list of distinct GPU indices (integers from 0), at most ${GPU_INDICES_MAX}`;
   let items: unknown[];
   if (source === 'annotation') {
-    if (typeof input !== 'string') return bad(fieldIssue(field, input, expected));
+    if (typeof input !== 'string') return refused(fieldIssue(field, input, expected));
     items = input.split(',').map((s) => (/^\d{1,3}$/.test(s) ? Number(s) : Number.NaN));
   } else {
-    if (!Array.isArray(input)) return bad(fieldIssue(field, input, expected));
+    if (!Array.isArray(input)) return refused(fieldIssue(field, input, expected));
     items = input;
   }
   const valid = items.length > 0 && items.length <= GPU_INDICES_MAX && items.every((i) => Number.isInteger(i) && (i as number) >= 0 && (i as number) < 1000);
-  return valid && new Set(items).size === items.length ? ok(items as number[]) : bad(fieldIssue(field, input, expected));
+  return valid && new Set(items).size === items.length ? checked(items as number[]) : refused(fieldIssue(field, input, expected));
 }
 
 function checkVendor(field: string, input: unknown) {
   return typeof input === 'string' && input.toUpperCase() === MANAGED_GPU_VENDOR
-    ? ok(MANAGED_GPU_VENDOR)
-    : bad(fieldIssue(field, input, `"${MANAGED_GPU_VENDOR}", the vendor of every GPU this package manages`));
+    ? checked(MANAGED_GPU_VENDOR)
+    : refused(fieldIssue(field, input, `"${MANAGED_GPU_VENDOR}", the vendor of every GPU this package manages`));
 }
 
 // Go's time.ParseDuration syntax (upstream parses the value with it); no npm package reads exactly
@@ -98,12 +96,12 @@ const GO_DURATION = /^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$/;
 
 function checkDuration(field: string, input: unknown) {
   return typeof input === 'string' && GO_DURATION.test(input)
-    ? ok(input)
-    : bad(fieldIssue(field, input, 'a duration such as "30m" or "1h30m"'));
+    ? checked(input)
+    : refused(fieldIssue(field, input, 'a duration such as "30m" or "1h30m"'));
 }
 
 /** Checks a value of an upstream kind (values.ts delegates here). */
-export function checkUpstreamValue(kind: UpstreamValueKind, field: string, input: unknown, ctx: ValueContext): { value?: unknown; issues: readonly FieldIssue[] } {
+export function checkUpstreamValue(kind: UpstreamValueKind, field: string, input: unknown, ctx: ValueContext): Checked {
   switch (kind) {
     case 'percent':
       return checkPercent(field, input, ctx.source);

@@ -2,7 +2,7 @@
  * Checks one annotation value or one typed option against its kind. Both paths share the rule and the
  * `expected` words; only the spelling of the input differs (`'true'` vs `true`, `'4'` vs `4`).
  */
-import { FieldIssue, fieldIssue } from '../model/errors';
+import { Checked, checked, FieldIssue, fieldIssue, refused } from '../model/errors';
 import { checkTflops, checkVram } from '../model/share-quantity';
 import { checkGpuCount, checkQos, checkReplicas } from '../model/rules';
 import type { AnnotationValueKind } from './keys';
@@ -18,19 +18,12 @@ export interface ValueContext {
   readonly containers?: readonly string[];
 }
 
-export interface CheckedValue {
-  readonly value?: unknown;
-  readonly issues: readonly FieldIssue[];
-}
-
 /** How a boolean is spelled for each source, for messages. */
 export function booleanLiteral(value: boolean, source: ValueSource): string {
   return source === 'annotation' ? `"${value}"` : `${value}`;
 }
 
-const ok = (value: unknown): CheckedValue => ({ value, issues: [] });
-const bad = (issue: FieldIssue | undefined): CheckedValue => ({ issues: issue ? [issue] : [] });
-const fromIssue = (value: unknown, issue: FieldIssue | undefined): CheckedValue => (issue ? bad(issue) : ok(value));
+const fromIssue = (value: unknown, issue: FieldIssue | undefined): Checked => (issue ? refused(issue) : checked(value));
 
 /** Annotation integers are decimal digits; anything else becomes NaN so the shared rule rejects it. */
 function annotationInteger(input: unknown): number {
@@ -42,38 +35,38 @@ function checkInteger(
   input: unknown,
   ctx: ValueContext,
   rule: (field: string, value: unknown) => FieldIssue | undefined,
-): CheckedValue {
+): Checked {
   const value = ctx.source === 'annotation' ? annotationInteger(input) : input;
   const issue = rule(field, value);
   // Show what the user wrote ("-1"), not the number we parsed it to.
-  return issue ? bad(fieldIssue(field, input, issue.expected)) : ok(value);
+  return issue ? refused(fieldIssue(field, input, issue.expected)) : checked(value);
 }
 
-function checkBoolean(field: string, input: unknown, ctx: ValueContext): CheckedValue {
+function checkBoolean(field: string, input: unknown, ctx: ValueContext): Checked {
   if (ctx.source === 'option') {
-    return typeof input === 'boolean' ? ok(input) : bad(fieldIssue(field, input, 'true or false'));
+    return typeof input === 'boolean' ? checked(input) : refused(fieldIssue(field, input, 'true or false'));
   }
-  if (input === 'true' || input === 'false') return ok(input === 'true');
-  return bad(fieldIssue(field, input, `"true" or "false"`));
+  if (input === 'true' || input === 'false') return checked(input === 'true');
+  return refused(fieldIssue(field, input, `"true" or "false"`));
 }
 
-function checkGpuModel(field: string, input: unknown): CheckedValue {
+function checkGpuModel(field: string, input: unknown): Checked {
   return typeof input === 'string' && input.trim() !== '' && input.trim() === input
-    ? ok(input)
-    : bad(fieldIssue(field, input, 'a GPU model name such as A100 or H100, without surrounding spaces'));
+    ? checked(input)
+    : refused(fieldIssue(field, input, 'a GPU model name such as A100 or H100, without surrounding spaces'));
 }
 
-function checkContainers(field: string, input: unknown, ctx: ValueContext): CheckedValue {
+function checkContainers(field: string, input: unknown, ctx: ValueContext): Checked {
   let names: unknown[];
   if (ctx.source === 'annotation') {
-    if (typeof input !== 'string') return bad(fieldIssue(field, input, 'a comma-separated list of container names'));
+    if (typeof input !== 'string') return refused(fieldIssue(field, input, 'a comma-separated list of container names'));
     names = input.split(',').map((n) => n.trim());
   } else {
-    if (!Array.isArray(input)) return bad(fieldIssue(field, input, 'a list of container names'));
+    if (!Array.isArray(input)) return refused(fieldIssue(field, input, 'a list of container names'));
     names = input;
   }
   if (names.length === 0 || (names.length === 1 && names[0] === '')) {
-    return bad(fieldIssue(field, input, 'at least one container name'));
+    return refused(fieldIssue(field, input, 'at least one container name'));
   }
   const known = ctx.containers && ctx.containers.length > 0 ? ctx.containers : undefined;
   const issues: FieldIssue[] = [];
@@ -84,7 +77,7 @@ function checkContainers(field: string, input: unknown, ctx: ValueContext): Chec
       issues.push(fieldIssue(field, name, `a container of the pod template: one of ${known.join(', ')}`));
     }
   }
-  return issues.length > 0 ? { issues } : ok(names as string[]);
+  return issues.length > 0 ? { issues } : checked(names as string[]);
 }
 
 /**
@@ -92,9 +85,9 @@ function checkContainers(field: string, input: unknown, ctx: ValueContext): Chec
  * One rule for every kind: a value is read as written, so surrounding spaces are refused (as
  * Kubernetes refuses them in quantities); only the commas of a list may have spaces around them.
  */
-export function checkValue(kind: AnnotationValueKind, field: string, input: unknown, ctx: ValueContext): CheckedValue {
+export function checkValue(kind: AnnotationValueKind, field: string, input: unknown, ctx: ValueContext): Checked {
   if (typeof input === 'string' && input.trim() !== input && input.trim() !== '') {
-    return bad(fieldIssue(field, input, `${JSON.stringify(input.trim())}, without surrounding spaces`));
+    return refused(fieldIssue(field, input, `${JSON.stringify(input.trim())}, without surrounding spaces`));
   }
   if (isUpstreamKind(kind)) return checkUpstreamValue(kind, field, input, ctx);
   switch (kind) {
@@ -109,12 +102,10 @@ export function checkValue(kind: AnnotationValueKind, field: string, input: unkn
     case 'gpuCount':
       return checkInteger(field, input, ctx, checkGpuCount);
     case 'tflops': {
-      const r = checkTflops(field, input);
-      return r.issue ? bad(r.issue) : ok(r.value);
+      return checkTflops(field, input);
     }
     case 'vram': {
-      const r = checkVram(field, input);
-      return r.issue ? bad(r.issue) : ok(r.value);
+      return checkVram(field, input);
     }
     case 'qos':
       return fromIssue(input, checkQos(field, input));

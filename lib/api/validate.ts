@@ -7,7 +7,7 @@
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { didYouMean, FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
+import { checked, didYouMean, FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { API_VERSION } from '../model/group';
 import { checkTflops, checkVram } from '../model/share-quantity';
 import { parseQuantity } from '../k8s/quantity';
@@ -210,9 +210,9 @@ function resourceRules(spec: unknown, prefix: string): FieldIssue[] {
     const limField = `${prefix}.resources.limits.${name}`;
     const reqInput = child(resources.requests, name);
     const limInput = child(resources.limits, name);
-    const req = reqInput === undefined ? {} : check(reqField, reqInput);
-    const lim = limInput === undefined ? {} : check(limField, limInput);
-    for (const r of [req, lim]) if (r.issue) issues.push(r.issue);
+    const req = reqInput === undefined ? checked(undefined) : check(reqField, reqInput);
+    const lim = limInput === undefined ? checked(undefined) : check(limField, limInput);
+    issues.push(...req.issues, ...lim.issues);
     const order = checkLimitAtLeastRequest(limField, lim.value, limInput, reqField, req.value, reqInput);
     if (order) issues.push(order);
   }
@@ -237,8 +237,7 @@ function poolRules(spec: unknown, prefix: string): FieldIssue[] {
   const table = capacity.gpuTflops;
   if (isObj(table)) {
     for (const [model, tflops] of Object.entries(table)) {
-      const { issue } = checkTflops(`${prefix}.capacityConfig.gpuTflops${segment(model, false)}`, tflops);
-      if (issue) issues.push(issue);
+      issues.push(...checkTflops(`${prefix}.capacityConfig.gpuTflops${segment(model, false)}`, tflops).issues);
     }
   }
   return issues;

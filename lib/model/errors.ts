@@ -15,6 +15,23 @@ export interface FieldIssue {
   readonly message: string;
 }
 
+/**
+ * What a value checked while it is parsed gives: the parsed value when valid, the issues when not.
+ * The check functions of lib/ return one of three shapes, by what they check: one rule on one field
+ * gives `FieldIssue | undefined`; a whole props object gives `FieldIssue[]` (every issue at once, so a
+ * user fixes them all in one go); a value that is parsed gives `Checked<T>`.
+ */
+export interface Checked<T = unknown> {
+  readonly value?: T;
+  readonly issues: readonly FieldIssue[];
+}
+
+/** A valid value. */
+export const checked = <T>(value: T): Checked<T> => ({ value, issues: [] });
+
+/** An invalid value (no issue: nothing to report, and no value either). */
+export const refused = (issue: FieldIssue | undefined): Checked<never> => ({ issues: issue ? [issue] : [] });
+
 /** Renders a value for an error message: strings quoted, missing values named. */
 export function formatValue(value: unknown): string {
   if (value === undefined) return 'nothing';

@@ -2,14 +2,9 @@
  * The quantities of one GPU share: VRAM bytes and FP16 TFLOPS, checked against lib/model/limits.ts and
  * written back the way the seeds write them.
  */
-import { FieldIssue, fieldIssue } from './errors';
+import { Checked, checked, fieldIssue, refused } from './errors';
 import { formatBytes, parseQuantity } from '../k8s/quantity';
 import { QUANTITY_MAX_LENGTH, TFLOPS_MAX, VRAM_MAX, VRAM_MIN } from './limits';
-
-interface Checked {
-  value?: number;
-  issue?: FieldIssue;
-}
 
 /** Parses `input` when it is a quantity string of bounded length or a finite number. */
 function parseBounded(input: unknown): number | undefined {
@@ -31,9 +26,9 @@ function writtenDigits(input: unknown): string {
  * of bytes from 1Mi to 1Pi. Below 1Mi or fractional, the message shows the value the user most likely
  * meant (`4` -> `4Gi`, `500m` -> `500Mi`).
  */
-export function checkVram(field: string, input: unknown): Checked {
+export function checkVram(field: string, input: unknown): Checked<number> {
   const bytes = parseBounded(input);
-  const bad = (expected: string): Checked => ({ issue: fieldIssue(field, input, expected) });
+  const bad = (expected: string) => refused(fieldIssue(field, input, expected));
   if (bytes === undefined || bytes <= 0 || Number.isNaN(bytes)) {
     if (typeof input === 'string' && input.length > QUANTITY_MAX_LENGTH) {
       return bad(`a Kubernetes quantity of at most ${QUANTITY_MAX_LENGTH} characters, and at most ${formatBytes(VRAM_MAX)} of VRAM`);
@@ -50,20 +45,20 @@ export function checkVram(field: string, input: unknown): Checked {
   if (!Number.isInteger(bytes)) {
     return bad(`a whole number of bytes: did you mean "${Math.ceil(bytes / VRAM_MIN)}Mi"?`);
   }
-  return { value: bytes };
+  return checked(bytes);
 }
 
 /** Validates the TFLOPS of one share per GPU (`'10'`, `10`, `0.5`, `500m`): above 0, at most 100000. */
-export function checkTflops(field: string, input: unknown): Checked {
+export function checkTflops(field: string, input: unknown): Checked<number> {
   const value = parseBounded(input);
   if (value === undefined || value <= 0 || Number.isNaN(value)) {
     if (typeof input === 'string' && input.length > QUANTITY_MAX_LENGTH) {
-      return { issue: fieldIssue(field, input, `a number of at most ${QUANTITY_MAX_LENGTH} characters, and at most ${TFLOPS_MAX} TFLOPS`) };
+      return refused(fieldIssue(field, input, `a number of at most ${QUANTITY_MAX_LENGTH} characters, and at most ${TFLOPS_MAX} TFLOPS`));
     }
-    return { issue: fieldIssue(field, input, "a positive number of TFLOPS such as '10' or '0.5'") };
+    return refused(fieldIssue(field, input, "a positive number of TFLOPS such as '10' or '0.5'"));
   }
-  if (value > TFLOPS_MAX) return { issue: fieldIssue(field, input, `at most ${TFLOPS_MAX} TFLOPS per GPU`) };
-  return { value };
+  if (value > TFLOPS_MAX) return refused(fieldIssue(field, input, `at most ${TFLOPS_MAX} TFLOPS per GPU`));
+  return checked(value);
 }
 
 /** Formats a TFLOPS value as the seeds write it: a plain decimal string (`'10'`, `'0.5'`). */

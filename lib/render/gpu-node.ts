@@ -69,7 +69,7 @@ export function checkGpuNodeProps(props: GpuNodeProps): FieldIssue[] {
       issues.push(fieldIssue('gpu.count', count, `an integer from ${GPU_COUNT_MIN} to ${GPU_COUNT_MAX}`));
     }
     const vram = checkVram('gpu.memory', memory);
-    issues.push(vram.issue);
+    issues.push(...vram.issues);
     if (vram.value !== undefined && vram.value % MIB !== 0) {
       issues.push(fieldIssue('gpu.memory', memory, 'a whole number of MiB, as GFD labels it (e.g. 80Gi or 81920Mi)'));
     }

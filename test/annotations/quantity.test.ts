@@ -64,9 +64,9 @@ describe('bounds (issue 14.2)', () => {
   });
 
   it('admits the bounds themselves', () => {
-    expect(checkTflops('t', '100000')).toEqual({ value: 100000 });
-    expect(checkVram('v', '1Pi')).toEqual({ value: 2 ** 50 });
-    expect(checkVram('v', '1Mi')).toEqual({ value: 2 ** 20 });
+    expect(checkTflops('t', '100000')).toEqual({ value: 100000, issues: [] });
+    expect(checkVram('v', '1Pi')).toEqual({ value: 2 ** 50, issues: [] });
+    expect(checkVram('v', '1Mi')).toEqual({ value: 2 ** 20, issues: [] });
   });
 });
 
