@@ -29,7 +29,10 @@ export class GpuNode extends pulumi.ComponentResource {
   /** The server-side-apply patch of the Node (named as cdk8s's `apiObject`). */
   public readonly apiObject: k8s.core.v1.NodePatch;
 
-  /** @deprecated Use `apiObject`: the same object, under the name both frameworks use. */
+  /**
+   * The same as `apiObject`.
+   * @deprecated Use `apiObject`, the name both frameworks use.
+   */
   get patch(): k8s.core.v1.NodePatch {
     return this.apiObject;
   }

@@ -28,7 +28,10 @@ export class GpuPool extends pulumi.ComponentResource {
   /** The GPUPool custom resource (named as cdk8s's `apiObject`). */
   public readonly apiObject: pulumi.CustomResource;
 
-  /** @deprecated Use `apiObject`: the same object, under the name both frameworks use. */
+  /**
+   * The same as `apiObject`.
+   * @deprecated Use `apiObject`, the name both frameworks use.
+   */
   get resource(): pulumi.CustomResource {
     return this.apiObject;
   }

@@ -42,7 +42,10 @@ export class TensorFusionController extends pulumi.ComponentResource {
    */
   public readonly crds: pulumi.CustomResource[];
 
-  /** @deprecated Use `apiObjects`: the same object, under the name both frameworks use. */
+  /**
+   * The same as `apiObjects`.
+   * @deprecated Use `apiObjects`, the name both frameworks use.
+   */
   get resources(): pulumi.CustomResource[] {
     return this.apiObjects;
   }

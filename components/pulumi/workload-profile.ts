@@ -25,7 +25,10 @@ export class WorkloadProfile extends pulumi.ComponentResource {
   /** The WorkloadProfile custom resource (named as cdk8s's `apiObject`). */
   public readonly apiObject: pulumi.CustomResource;
 
-  /** @deprecated Use `apiObject`: the same object, under the name both frameworks use. */
+  /**
+   * The same as `apiObject`.
+   * @deprecated Use `apiObject`, the name both frameworks use.
+   */
   get resource(): pulumi.CustomResource {
     return this.apiObject;
   }
@@ -60,7 +63,10 @@ export class TensorFusionWorkload extends pulumi.ComponentResource {
   /** The TensorFusionWorkload custom resource (named as cdk8s's `apiObject`). */
   public readonly apiObject: pulumi.CustomResource;
 
-  /** @deprecated Use `apiObject`: the same object, under the name both frameworks use. */
+  /**
+   * The same as `apiObject`.
+   * @deprecated Use `apiObject`, the name both frameworks use.
+   */
   get resource(): pulumi.CustomResource {
     return this.apiObject;
   }

@@ -22,7 +22,9 @@ export interface FieldIssue {
  * user fixes them all in one go); a value that is parsed gives `Checked<T>`.
  */
 export interface Checked<T = unknown> {
+  /** The parsed value; undefined when there are issues. */
   readonly value?: T;
+  /** What is wrong with the input; empty when it is valid. */
   readonly issues: readonly FieldIssue[];
 }
 
