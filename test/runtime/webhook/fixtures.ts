@@ -211,11 +211,3 @@ export function patchOps(answer: AdmissionReview): any[] {
 export function writes(double: ApiServerDouble): RequestRecord[] {
   return double.requests.filter((r) => r.method !== 'GET');
 }
-
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

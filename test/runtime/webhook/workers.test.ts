@@ -12,7 +12,8 @@ import { shareOf } from '../../../lib/runtime/share';
 import { planWorkers } from '../../../lib/runtime/webhook/workers';
 import type { TensorFusionWorkload, GPUPool } from '../../../lib/api';
 import { testController } from '../fixtures';
-import { client, eventually, patched, pod, post, review, seedPool, startDouble, startTestWebhook } from './fixtures';
+import { client, patched, pod, post, review, seedPool, startDouble, startTestWebhook } from './fixtures';
+import { eventually } from '../fixtures';
 
 const poolWith = (worker?: Record<string, unknown>): GPUPool => ({
   apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'remote' }, spec: { nodeManagerConfig: {}, ...(worker ? { componentConfig: { worker } } : {}) },
@@ -87,8 +88,10 @@ describe('worker pods end to end', () => {
       expect(answer.body.response.allowed).toBe(true);
       // The API server stores the admitted client; the leader generates its workload from it.
       double.put('pods', patched(client0, answer.body));
-      await eventually(() => double.getObject('tensorfusionworkloads', 'infer', 'ml')?.spec?.replicas === 2);
-      await eventually(async () => (await webhook.syncWorkers()).created === 2 || double.listObjects('pods').length === 3);
+      await eventually(() => expect(double.getObject('tensorfusionworkloads', 'infer', 'ml')?.spec?.replicas).toBe(2));
+      await eventually(async () => {
+        if ((await webhook.syncWorkers()).created !== 2) expect(double.listObjects('pods')).toHaveLength(3);
+      });
       const workers = double.listObjects('pods').filter((p) => p.metadata.name !== 'client');
       expect(workers.map((p) => p.metadata.name).sort()).toEqual(['infer-worker-0', 'infer-worker-1']);
       // The API server sends each worker through the webhook: local mode, marked for our scheduler.
