@@ -4,12 +4,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { buildCrd, crdFileName, crdYaml, KIND_NAMES } from '../lib/api';
+import { renderCrd, crdFileName, crdYaml, KIND_NAMES } from '../lib/api';
 
 const outDir = resolve(process.argv[2] ?? join(__dirname, '..', 'crds'));
 mkdirSync(outDir, { recursive: true });
 for (const kind of KIND_NAMES) {
   const file = join(outDir, crdFileName(kind));
-  writeFileSync(file, crdYaml(buildCrd(kind)));
+  writeFileSync(file, crdYaml(renderCrd(kind)));
   console.log(`wrote ${file}`);
 }

@@ -18,7 +18,7 @@ export function toPlainSchema(schema: TSchema, keepHints = false): JsonSchema {
   return JSON.parse(JSON.stringify(schema), (key, value) => (key === EXPECTED_KEYWORD && !keepHints ? undefined : value));
 }
 
-/** A CustomResourceDefinition (apiextensions.k8s.io/v1) as buildCrd writes it. */
+/** A CustomResourceDefinition (apiextensions.k8s.io/v1) as renderCrd writes it. */
 export interface CustomResourceDefinition {
   /** Always `apiextensions.k8s.io/v1`. */
   apiVersion: 'apiextensions.k8s.io/v1';
@@ -82,7 +82,7 @@ export interface CustomResourceDefinition {
 }
 
 /** The CRD of one kind, with the status subresource and printer columns. */
-export function buildCrd(kind: KindName): CustomResourceDefinition {
+export function renderCrd(kind: KindName): CustomResourceDefinition {
   const info = KINDS[kind];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -113,9 +113,21 @@ export function buildCrd(kind: KindName): CustomResourceDefinition {
 }
 
 /** The CRDs of every kind, in registry order. */
-export function buildCrds(): CustomResourceDefinition[] {
-  return KIND_NAMES.map(buildCrd);
+export function renderCrds(): CustomResourceDefinition[] {
+  return KIND_NAMES.map(renderCrd);
 }
+
+/**
+ * The CRD of one kind.
+ * @deprecated Use {@link renderCrd}: builders of Kubernetes objects are named `render*`.
+ */
+export const buildCrd = renderCrd;
+
+/**
+ * The CRDs of every kind.
+ * @deprecated Use {@link renderCrds}: builders of Kubernetes objects are named `render*`.
+ */
+export const buildCrds = renderCrds;
 
 /** File name under crds/ for a CRD, as controller-gen names them: `<group>_<plural>.yaml`. */
 export function crdFileName(kind: KindName): string {

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import { buildCrd, buildCrds, crdFileName, crdYaml, JsonSchema, KIND_NAMES, KINDS, validateSpec } from '../../lib/api';
+import { buildCrd, buildCrds, renderCrd, renderCrds, crdFileName, crdYaml, JsonSchema, KIND_NAMES, KINDS, validateSpec } from '../../lib/api';
 import { exampleObjects, fullWorkloadProfileSpec, seedWorkloadProfileSpec } from '../../lib/api/examples';
 import { nodeType, schemaNodes, structuralProblems } from '../../lib/api/schema-walk';
 import { QUANTITY_PATTERN } from '../../lib/k8s/quantity';
 
 const CRD_DIR = join(__dirname, '..', '..', 'crds');
-const openApi = (kind: (typeof KIND_NAMES)[number]) => buildCrd(kind).spec.versions[0].schema.openAPIV3Schema;
+const openApi = (kind: (typeof KIND_NAMES)[number]) => renderCrd(kind).spec.versions[0].schema.openAPIV3Schema;
 const allNodes = () => KIND_NAMES.flatMap((kind) => schemaNodes(openApi(kind)).map(([path, node]) => [kind, path, node] as const));
 
 function symbolPaths(value: unknown, path = ''): string[] {
@@ -27,13 +27,18 @@ describe('committed CRDs', () => {
     } catch {
       // reported below as stale
     }
-    if (committed !== crdYaml(buildCrd(kind))) {
+    if (committed !== crdYaml(renderCrd(kind))) {
       throw new Error(`crds/${file} is stale or missing: run \`npm run gen:crds\` and commit the result`);
     }
   });
 
+  it('keep their earlier names buildCrd and buildCrds as deprecated aliases', () => {
+    expect(buildCrd('GPUPool')).toEqual(renderCrd('GPUPool'));
+    expect(buildCrds()).toEqual(renderCrds());
+  });
+
   it('are plain JSON data (no TypeBox symbols, no internal keywords)', () => {
-    for (const crd of buildCrds()) {
+    for (const crd of renderCrds()) {
       expect(symbolPaths(crd)).toEqual([]);
       expect(JSON.stringify(crd)).not.toContain('x-tf-');
     }

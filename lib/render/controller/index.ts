@@ -4,7 +4,7 @@
  * admission policy and the webhook configuration last, so that `kubectl apply --server-side -f` of
  * the synthesized YAML works in one pass.
  */
-import { buildCrds } from '../../api/crd';
+import { renderCrds } from '../../api/crd';
 import { KubeObject } from '../../k8s/object';
 import { POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
 import { renderIntegrityPolicy } from './integrity';
@@ -56,7 +56,7 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
   const scheduler = renderSchedulerConfigMap(resolved, labels);
   return [
     namespace,
-    ...(resolved.installCrds ? (buildCrds() as unknown as KubeObject[]) : []),
+    ...(resolved.installCrds ? (renderCrds() as unknown as KubeObject[]) : []),
     ...renderPriorityClasses(labels),
     ...renderRbac(resolved, labels),
     ...renderCertificates(resolved, labels),

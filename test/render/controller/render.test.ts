@@ -7,7 +7,7 @@ import { gunzipSync, gzipSync } from 'zlib';
 import { KubeObject } from '../../../lib/k8s/object';
 import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../../lib/model/keys';
 import { NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL } from '../../../lib/k8s/labels';
-import { buildCrds } from '../../../lib/api/crd';
+import { renderCrds } from '../../../lib/api/crd';
 import { isClusterScoped } from '../../../lib/model/kinds';
 import { BUNDLE_KEY, bundleConfigMapName, CONTROLLER_ENV, renderController, TensorFusionControllerProps } from '../../../lib/render/controller';
 import { validateAll } from '../../support/validate-k8s';
@@ -27,14 +27,14 @@ describe('renderController', () => {
 
   it('renders the full install in apply order by default', () => {
     const objects = render();
-    const crds = buildCrds().length;
+    const crds = renderCrds().length;
     expect(kinds(objects)).toEqual([
       'Namespace', ...Array(crds).fill('CustomResourceDefinition'), ...Array(4).fill('PriorityClass'),
       'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'RoleBinding',
       'Secret', 'ConfigMap', 'ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'Service', 'NetworkPolicy',
       ...Array(3).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(), 'MutatingWebhookConfiguration',
     ]);
-    expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(buildCrds());
+    expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(renderCrds());
     const ns = find(objects, 'Namespace');
     expect(ns.metadata.name).toBe('tensor-fusion-system');
     expect(ns.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]).toBe('restricted');
