@@ -2,7 +2,7 @@
  * Wire-compatibility check against the upstream TensorFusion CRDs (reference data, read from the
  * directory given on the command line, never copied):
  *   npm run check:upstream -- <dir-with-upstream-crd-yaml>
- * 1. validates the sample objects of lib/api/examples.ts against each upstream openAPIV3Schema;
+ * 1. validates the sample objects of test/support/api-examples.ts against each upstream openAPIV3Schema;
  * 2. for every field path present in both schemas, checks that type, format, enum and bounds agree
  *    (ours may be narrower, never wider);
  * 3. lists our extension fields (absent upstream) and warns about fields upstream requires but we
@@ -15,8 +15,8 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { crdFileName, JsonSchema, KIND_NAMES, KINDS, KindName, toPlainSchema } from '../lib/api';
-import { exampleObjects } from '../lib/api/examples';
-import { nodeType, schemaNodes } from '../lib/api/schema-walk';
+import { exampleObjects } from '../test/support/api-examples';
+import { nodeType, schemaNodes } from '../test/support/schema-walk';
 
 const dir = process.argv[2];
 if (!dir) {

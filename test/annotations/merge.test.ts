@@ -1,5 +1,5 @@
 import type { WorkloadProfileSpec } from '../../lib/api';
-import { seedWorkloadProfileSpec } from '../../lib/api/examples';
+import { seedWorkloadProfileSpec } from '../support/api-examples';
 import { decodeGpuAnnotations, resolveWorkloadSettings } from '../../lib/annotations';
 
 const GiB = 2 ** 30;

@@ -4,8 +4,8 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { buildCrd, buildCrds, renderCrd, renderCrds, crdFileName, crdYaml, JsonSchema, KIND_NAMES, KINDS, validateSpec } from '../../lib/api';
-import { exampleObjects, fullWorkloadProfileSpec, seedWorkloadProfileSpec } from '../../lib/api/examples';
-import { nodeType, schemaNodes, structuralProblems } from '../../lib/api/schema-walk';
+import { exampleObjects, fullWorkloadProfileSpec, seedWorkloadProfileSpec } from '../support/api-examples';
+import { nodeType, schemaNodes, structuralProblems } from '../support/schema-walk';
 import { QUANTITY_PATTERN } from '../../lib/k8s/quantity';
 
 const CRD_DIR = join(__dirname, '..', '..', 'crds');

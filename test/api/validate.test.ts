@@ -19,7 +19,7 @@ import {
   exampleWorkloadProfile,
   fullWorkloadProfileSpec,
   seedWorkloadProfileSpec,
-} from '../../lib/api/examples';
+} from '../support/api-examples';
 import { ValidationError } from '../../lib/model/errors';
 import { checkGpuCount, checkReplicas } from '../../lib/model/rules';
 

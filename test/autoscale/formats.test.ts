@@ -3,7 +3,7 @@ import { validateSpec } from '../../lib/api/validate';
 import {
   AUTOSCALE_DEFAULTS, decodeAutoScalingConfig, formatDuration, parseDuration, parseFraction, parseMultiplier, parsePercentile, parseRatio,
 } from '../../lib/autoscale';
-import { exampleWorkloadProfile } from '../../lib/api/examples';
+import { exampleWorkloadProfile } from '../support/api-examples';
 
 const P = 'spec.autoScalingConfig';
 

@@ -2,10 +2,10 @@
  * Realistic sample objects of every kind. Tests reuse them, and `npm run check:upstream` validates
  * them against the upstream CRDs to prove wire compatibility.
  */
-import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from './index';
-import { API_VERSION } from '../model/group';
-import { DEFAULT_POOL_ANNOTATION, GFD } from '../model/keys';
-import type { WorkloadProfileSpec } from './workload-profile';
+import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../lib/api';
+import { API_VERSION } from '../../lib/model/group';
+import { DEFAULT_POOL_ANNOTATION, GFD } from '../../lib/model/keys';
+import type { WorkloadProfileSpec } from '../../lib/api/workload-profile';
 
 /** The WorkloadProfile spec of TensorFusion's documented example. */
 export function seedWorkloadProfileSpec(): WorkloadProfileSpec {

@@ -2,7 +2,7 @@
  * Walks a plain JSON schema (as in a CRD) by field path. Used to check that our CRDs are structural
  * and to compare our schemas with the upstream ones.
  */
-import type { JsonSchema } from './crd';
+import type { JsonSchema } from '../../lib/api/crd';
 
 /**
  * Every schema node with its field path: `spec.a`, `spec.list[]` for list items, `spec.map{}` for map
