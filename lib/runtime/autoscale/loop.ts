@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Condition, TensorFusionWorkload } from '../../api';
-import { AutoscaleSettings, decodeAutoScalingConfig, Recommendation, ReplicaRecommender, ResourceRecommender, Resources, settle } from '../../autoscale';
+import { AutoscaleSettings, decodeAutoScalingConfig, Recommendation, ReplicaRecommender, ResourceRecommender, Resources, settle, StatusRecommendation } from '../../autoscale';
 import type { FieldIssue } from '../../model/errors';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
@@ -85,9 +85,7 @@ function specResources(wl: Workload): Resources | undefined {
   return Object.values(out).every((v) => v !== undefined) ? (out as Resources) : undefined;
 }
 
-type Recommended = NonNullable<NonNullable<NonNullable<Workload['status']>['autoscaling']>['recommendation']>;
-
-function changedBeyond(prev: Recommended | undefined, next: Resources, delta: number): boolean {
+function changedBeyond(prev: StatusRecommendation | undefined, next: Resources, delta: number): boolean {
   if (!prev) return true;
   const q = (v: string | number) => parseQuantity(v) ?? 0;
   const was: Resources = {
@@ -97,7 +95,7 @@ function changedBeyond(prev: Recommended | undefined, next: Resources, delta: nu
 }
 
 /** As a spec's `resources` (per GPU), rounded: TFLOPS to 0.001, VRAM up to whole MiB. */
-function formatRecommendation(r: Resources): Recommended {
+function formatRecommendation(r: Resources): StatusRecommendation {
   const t = (v: number) => formatTflops(Math.round(v * 1000) / 1000);
   const b = (v: number) => formatBytes(Math.ceil(v / 2 ** 20) * 2 ** 20);
   return { requests: { tflops: t(r.tflopsRequest), vram: b(r.vramRequest) }, limits: { tflops: t(r.tflopsLimit), vram: b(r.vramLimit) } };
