@@ -1,5 +1,5 @@
 /**
- * Typed options -> the pod label and `tensor-fusion.ai/*` annotations, spelled as the seeds spell them.
+ * Typed options -> the pod label and `tensor-fusion.ai/*` annotations, spelled as TensorFusion's documentation spells them.
  */
 import { throwIfInvalid } from '../model/errors';
 import { ENABLED_LABEL } from '../model/keys';

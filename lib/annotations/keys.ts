@@ -1,6 +1,6 @@
 /**
- * The `tensor-fusion.ai/*` pod annotations users set (seed 002's basic and advanced tables), each tied
- * to its typed option and value kind. Listed in the order the seed's example writes them, which is the
+ * The `tensor-fusion.ai/*` pod annotations users set (the basic and advanced tables of TensorFusion's annotation reference), each tied
+ * to its typed option and value kind. Listed in the order that reference's example writes them, which is the
  * order the encoder emits.
  */
 import { ALLOCATION_ANNOTATION, ANNOTATION_PREFIX, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../model/keys';
@@ -42,7 +42,7 @@ const spec = (suffix: string, option: GpuWorkloadOptionName, kind: AnnotationVal
   doc,
 });
 
-/** Every user-facing annotation, in the seed example's order. */
+/** Every user-facing annotation, in the order of the annotation reference's example. */
 export const GPU_WORKLOAD_ANNOTATIONS: readonly AnnotationSpec[] = [
   spec('gpupool', 'pool', 'poolName', 'GPUPool to take GPUs from.'),
   spec('inject-container', 'injectContainers', 'containerNames', 'Comma-separated containers that get the vGPU.'),

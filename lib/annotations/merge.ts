@@ -5,11 +5,11 @@
  * Choices (documented here once):
  * - Per field, the first layer that sets it wins: annotation > WorkloadProfile > GPUPool > default.
  *   Unlike upstream TensorFusion, the profile's `poolName` and `isLocalGPU` are honoured (below the
- *   annotations), as the seed's profile example sets them.
+ *   annotations), as TensorFusion's WorkloadProfile example sets them.
  * - A request without a limit gets limit = request (no burst unless asked); a limit without a request
  *   gets request = limit (the pod reserves what it may use), as upstream does. Done per resource after
  *   the layers merge, so an annotation limit combines with a profile request.
- * - QoS defaults to `medium`; `is-local-gpu` to false (seed 002; upstream code defaults to true);
+ * - QoS defaults to `medium`; `is-local-gpu` to false (as TensorFusion's annotation reference says; upstream code defaults to true);
  *   gpu-count to 1; generate-workload to true; replicas stay unset (dynamic).
  * - `auto-requests|limits|replicas` set `enable` of the matching autoScalingConfig block and keep the
  *   profile's other settings of that block.

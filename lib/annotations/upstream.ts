@@ -1,6 +1,6 @@
 /**
  * Pods written for upstream TensorFusion: the annotation keys its newest webhook reads beyond the
- * seeds. Those that map onto this package's model are ordinary annotations (see keys.ts:
+ * documented ones. Those that map onto this package's model are ordinary annotations (see keys.ts:
  * compute-percent-request/-limit, dedicated-gpu, gpu-indices, vendor, eviction-protection) with the
  * value kinds and cross-field rules below; the others are admitted with an AdmissionReview warning
  * naming the key and why it is not acted on ({@link UPSTREAM_IGNORED_KEYS}), so that a pod moved from

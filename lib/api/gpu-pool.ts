@@ -83,7 +83,7 @@ export const GPUPoolSpec = Type.Object(
     ),
     defaultUsingLocalGPU: Type.Optional(
       Type.Boolean({
-        description: 'Whether pods that do not say otherwise run on the GPU server. Unset means false here (seed 002) but true upstream, so GpuPool always writes it.',
+        description: 'Whether pods that do not say otherwise run on the GPU server. Unset means false here, as the TensorFusion annotation reference says, but true in the upstream code, so GpuPool always writes it.',
       }),
     ),
     placement: Type.Optional(

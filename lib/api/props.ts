@@ -525,8 +525,8 @@ export type GPUPoolSpecFields = {
     defaultQoS?: "low" | "medium" | "high" | "critical";
   };
   /**
-   * Whether pods that do not say otherwise run on the GPU server. Unset means false here (seed 002) but true upstream, so GpuPool always writes it.
-   * @default false here (seed 002) but true upstream, so GpuPool always writes it
+   * Whether pods that do not say otherwise run on the GPU server. Unset means false here, as the TensorFusion annotation reference says, but true in the upstream code, so GpuPool always writes it.
+   * @default false here, as the TensorFusion annotation reference says, but true in the upstream code, so GpuPool always writes it
    */
   defaultUsingLocalGPU?: boolean;
   /**

@@ -1,5 +1,5 @@
 /**
- * Forecasting models for `prediction` (seed 003): given a usage series sampled at a fixed step, the
+ * Forecasting models for `autoScalingConfig.prediction`: given a usage series sampled at a fixed step, the
  * peak expected over the next `horizonS` seconds. The recommender never goes below what it has seen;
  * a forecast can only raise a recommendation ahead of a known pattern (the morning ramp of a
  * diurnal load, a growing trend).

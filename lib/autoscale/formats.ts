@@ -1,5 +1,5 @@
 /**
- * String formats of the seed 003 `autoScalingConfig` fields (upstream writes every number and
+ * String formats of the WorkloadProfile's `autoScalingConfig` fields (upstream writes every number and
  * duration as a string). Each format is one regular expression, used as the CRD/JSON-Schema
  * `pattern` (so the API server enforces it too) and by the parsers below, plus the words that
  * validation messages print. Ranges that a pattern expresses cheaply are in the pattern; the rest

@@ -1,4 +1,4 @@
-/** Autoscaling: seed 003's autoScalingConfig decoded and turned into recommendations (see README.md). */
+/** Autoscaling: the WorkloadProfile's autoScalingConfig decoded and turned into recommendations (see README.md). */
 export * from './formats';
 export * from './forecast';
 export * from './histogram';

@@ -1,5 +1,5 @@
 /**
- * The codec of seed 003's `autoScalingConfig`: strings in, typed settings with every default applied
+ * The codec of the WorkloadProfile's `autoScalingConfig`: strings in, typed settings with every default applied
  * out, and an issue for each value that the schema pattern cannot rule out (zero periods and steps,
  * unknown forecast models). Defaults are VPA's and HPA's where they have one (noted per field);
  * README.md in this folder maps each field onto the recommender.

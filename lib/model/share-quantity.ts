@@ -1,6 +1,6 @@
 /**
  * The quantities of one GPU share: VRAM bytes and FP16 TFLOPS, checked against lib/model/limits.ts and
- * written back the way the seeds write them.
+ * written back the way TensorFusion's documentation writes them.
  */
 import { Checked, checked, fieldIssue, refused } from './errors';
 import { formatBytes, parseQuantity } from '../k8s/quantity';
@@ -61,7 +61,7 @@ export function checkTflops(field: string, input: unknown): Checked<number> {
   return checked(value);
 }
 
-/** Formats a TFLOPS value as the seeds write it: a plain decimal string (`'10'`, `'0.5'`). */
+/** Formats a TFLOPS value as TensorFusion's documentation writes it: a plain decimal string (`'10'`, `'0.5'`). */
 export function formatTflops(tflops: number): string {
   return `${Number(tflops.toPrecision(12))}`;
 }

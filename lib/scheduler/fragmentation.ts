@@ -5,7 +5,7 @@
  * fragmentation is the popularity-weighted sum over the workload mix; a placement is scored by how
  * much it changes that sum. One change to FGD: GPUs stranded by a lack of CPU or memory count as
  * fragmented before the node runs out entirely (see fragFor); it lowers unallocated GPU on openb
- * from 4.64% to 4.24% (seeds 42-44).
+ * from 4.64% to 4.24% (random seeds 42-44).
  */
 import { GpuModelFilter } from '../model/gpu-catalog';
 import { freeShare, GpuState, NodeProfile, NodeState, Typical, toMilli } from './state';

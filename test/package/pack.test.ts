@@ -72,6 +72,14 @@ describe('npm pack -> install -> compile -> synthesize', () => {
     expect(entries.filter((e) => e.endsWith('.ts') && !e.endsWith('.d.ts'))).toEqual([]);
   });
 
+  it('speaks of behaviour, not of the source documents: no "seed 00x" or "the seeds" in the README, CRDs or declarations', () => {
+    const stage = join(packed.work, 'stage');
+    const shipped = entries.map((e) => e.replace(/^package\//, '')).filter((f) => /\.(d\.ts|md|yaml)$/.test(f));
+    expect(shipped.length).toBeGreaterThan(50);
+    const mentions = shipped.filter((f) => /seed 0\d\d|\bthe seeds\b|\bseed's\b/i.test(readFileSync(join(stage, f), 'utf8')));
+    expect(mentions).toEqual([]);
+  });
+
   it('compiles and runs a program importing tensor-fusion-iac, /cdk8s and /pulumi, which synthesizes a chart (without the runtime-only dependencies)', () => {
     const project = consumer(packed, 'consumer', {
       'tsconfig.json': JSON.stringify({

@@ -1,5 +1,5 @@
 /**
- * The xgn taint (seed 004): a node labelled `sched.tensorstack.dev/node-alloc-mode: xgn` carries
+ * The xgn taint (T9k Scheduler's GPU modes): a node labelled `sched.tensorstack.dev/node-alloc-mode: xgn` carries
  * `sched.tensorstack.dev/xgn-mode=true:NoSchedule`; the taint goes when the label goes. `spec.taints`
  * is an atomic list under server-side apply, so we patch our one entry by index with a JSON patch whose
  * first op tests the resourceVersion: other owners' taints are never rewritten, and a concurrent change

@@ -1,6 +1,6 @@
 /**
  * A pod that names an existing TensorFusionWorkload the controller did not generate reuses it as it
- * is (seed 002): the controller never rewrites such a workload. So the pod's resolved share must be
+ * is (TensorFusion's workload configuration guide): the controller never rewrites such a workload. So the pod's resolved share must be
  * the workload's; a pod that contradicts it is refused with both values, rather than admitted with
  * a share its workload does not have.
  */
