@@ -12,6 +12,7 @@ import { NodeLike, gpuName, gpuNodeStatus, gpuStatus, nodeInventory } from './ca
 import type { ReconcileContext, Reconciler } from './context';
 import { NodeKey, nodeKey } from './keys';
 import { matchesNodeSelector } from './node-selector';
+import { controllerRefTo } from './top-owner';
 import { Watches, specOrAnnotationsChanged } from './watches';
 import { writeStatus } from './write-status';
 import { applyXgnTaint } from './xgn-taint';
@@ -90,7 +91,7 @@ async function ensureGpuNode(ctx: ReconcileContext, name: string, pool: Pool): P
   const poolName = pool.metadata.name!;
   const gpuNode = ctx.caches.gpuNodes.get(name);
   const wantLabels = { [MANAGED_BY_LABEL]: poolName, [poolMembershipLabel(poolName)]: 'true' };
-  const poolRef = ownerRef(pool, 'GPUPool');
+  const poolRef = controllerRefTo(pool, 'GPUPool');
   if (gpuNode && sameLabels(gpuNode.metadata.labels, wantLabels) && hasOwner(gpuNode, poolRef.uid)) return gpuNode;
   return ctx.writer.apply(RESOURCES.gpunodes, {
     apiVersion: API_VERSION, kind: 'GPUNode',
@@ -101,7 +102,7 @@ async function ensureGpuNode(ctx: ReconcileContext, name: string, pool: Pool): P
 
 /** The GPU `gName` of node `node`, applied when its label or owner differ. */
 async function ensureGpu(ctx: ReconcileContext, node: string, gName: string, gpuNode: K8sObject): Promise<K8sObject> {
-  const nodeRef = ownerRef(gpuNode, 'GPUNode');
+  const nodeRef = controllerRefTo(gpuNode, 'GPUNode');
   const gpu = ctx.caches.gpus.get(gName);
   if (gpu && gpu.metadata.labels?.[MANAGED_BY_LABEL] === node && hasOwner(gpu, nodeRef.uid)) return gpu;
   return ctx.writer.apply(RESOURCES.gpus, {
@@ -115,8 +116,4 @@ function sameLabels(have: Record<string, string> | undefined, want: Record<strin
 
 function hasOwner(o: K8sObject, uid: unknown): boolean {
   return (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid);
-}
-
-function ownerRef(owner: K8sObject, kind: string): { apiVersion: string; kind: string; name: string; uid: string; controller: boolean; blockOwnerDeletion: boolean } {
-  return { apiVersion: API_VERSION, kind, name: owner.metadata.name!, uid: String(owner.metadata.uid), controller: true, blockOwnerDeletion: true };
 }

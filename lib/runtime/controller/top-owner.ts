@@ -8,6 +8,7 @@
  * never changes its target) rather than watched: the controller needs two of them per workload, not a
  * cache of every ReplicaSet in the cluster.
  */
+import { API_VERSION } from '../../model/group';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import { ResourceType, resourceType } from '../kube/resources';
 
@@ -40,6 +41,18 @@ const complete = (r: Ref | undefined): r is Ref => !!r && !!r.apiVersion && !!r.
 export function controllerOf(o: { metadata?: { ownerReferences?: Ref[] } }): Ref | undefined {
   const refs = Array.isArray(o.metadata?.ownerReferences) ? o.metadata!.ownerReferences! : [];
   return refs.find((r) => r?.controller === true && complete(r));
+}
+
+/** An owner reference that controls, as the controller writes it (a type, not an interface: it is a plain record). */
+export type ControllerRef = { apiVersion: string; kind: string; name: string; uid: string; controller: true; blockOwnerDeletion: true };
+
+/**
+ * The controlling owner reference the controller writes on what it makes (a GPUNode of its GPUPool, a
+ * GPU of its GPUNode, a worker pod of its TensorFusionWorkload). `blockOwnerDeletion` is why the
+ * controller's role needs update on those owners' finalizers subresource (see render/controller/rbac.ts).
+ */
+export function controllerRefTo(owner: { metadata: { name?: string; uid?: string } }, kind: string): ControllerRef {
+  return { apiVersion: API_VERSION, kind, name: owner.metadata.name!, uid: String(owner.metadata.uid), controller: true, blockOwnerDeletion: true };
 }
 
 /** Resolves top owners through the API, remembering each ReplicaSet's and Job's answer by UID. */

@@ -9,9 +9,9 @@
 import type { GPUPool, TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
 import { ENABLED_LABEL, WORKLOAD_LABEL } from '../../model/keys';
-import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
+import { controllerRefTo } from '../controller/top-owner';
 import { REPLICAS_MAX } from '../../model/rules';
 
 /** Name of the container that runs the worker image. */
@@ -93,7 +93,7 @@ export function workerPod(workload: TensorFusionWorkload, pool: GPUPool, i: numb
       labels: { ...(template.metadata?.labels ?? {}), [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: name },
       annotations,
       ownerReferences: workload.metadata.uid
-        ? [{ apiVersion: API_VERSION, kind: 'TensorFusionWorkload', name, uid: workload.metadata.uid, controller: true, blockOwnerDeletion: true }]
+        ? [controllerRefTo(workload, 'TensorFusionWorkload')]
         : undefined,
     },
     spec: { ...spec, containers },
