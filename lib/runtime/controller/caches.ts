@@ -3,7 +3,7 @@
  * and their watches read.
  */
 import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
-import { MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/keys';
+import { ANNOTATION_PREFIX, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/keys';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import type { Clock } from '../kube/clock';
 import { Informer, InformerOptions } from '../kube/informer';
@@ -85,7 +85,7 @@ export function managedBy(o: K8sObject): string[] {
 export function slimPod(pod: PodLike): PodLike {
   const m = pod.metadata;
   const annotations = m.annotations
-    ? Object.fromEntries(Object.entries(m.annotations).filter(([k]) => k.startsWith('tensor-fusion.ai/')))
+    ? Object.fromEntries(Object.entries(m.annotations).filter(([k]) => k.startsWith(ANNOTATION_PREFIX)))
     : undefined;
   return {
     apiVersion: pod.apiVersion, kind: pod.kind,
