@@ -6,8 +6,7 @@ import { ANNOTATION } from '../../annotations';
 import { WORKLOAD_LABEL } from '../../model/keys';
 import type { K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
-import { defaultPoolOf } from '../webhook/cluster-view';
-import type { SettingsView } from '../webhook/resolve';
+import { cachedSettingsView } from '../webhook/cluster-view';
 import { INDEX_BY_WORKLOAD, ReadCaches } from './caches';
 import type { PodLike } from './capacity';
 import type { ReconcileContext, Reconciler } from './context';
@@ -61,21 +60,11 @@ async function generateWorkload(ctx: ReconcileContext, key: WorkloadKey, pods: P
   const workload = workloadCacheKey(key);
   const existing = ctx.caches.workloads.get(workload);
   if ((pods.length === 0 && !existing) || existing?.metadata.deletionTimestamp) return;
-  const plan = await planGeneratedWorkload(key.namespace, key.name, pods, existing, settingsView(ctx.caches), ctx.topOwnerOf);
+  const plan = await planGeneratedWorkload(key.namespace, key.name, pods, existing, cachedSettingsView(ctx.caches), ctx.topOwnerOf);
   if (plan.skipped) ctx.logger?.info({ workload }, plan.skipped);
   if (plan.apply) await ctx.writer.apply(RESOURCES.tensorfusionworkloads, plan.apply, { force: true });
   if (plan.delete) {
     ctx.logger?.info({ workload }, 'generated TensorFusionWorkload with no owner and no pod deleted');
     await ctx.writer.delete(RESOURCES.tensorfusionworkloads, { namespace: key.namespace, name: key.name });
   }
-}
-
-/** The settings view over the caches, for resolving pods as the webhook does. */
-function settingsView(caches: ReadCaches): SettingsView {
-  return {
-    pool: (name) => caches.pools.get(name),
-    poolNames: () => caches.pools.list().map((p) => p.metadata.name as string).sort(),
-    defaultPool: () => defaultPoolOf(caches.pools.list()),
-    profile: (namespace, name) => caches.profiles.get(`${namespace}/${name}`),
-  };
 }

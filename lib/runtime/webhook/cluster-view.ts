@@ -10,6 +10,7 @@ import { Cluster, K8sObject } from '../kube/cluster';
 import { Informer, InformerOptions } from '../kube/informer';
 import { RESOURCES, ResourceType } from '../kube/resources';
 import type { AdmissionView } from './admit';
+import type { SettingsView } from './resolve';
 
 type Obj<T> = T & K8sObject;
 
@@ -38,8 +39,28 @@ export function defaultPoolOf(pools: readonly GPUPool[]): string | undefined {
     .sort()[0];
 }
 
+type Cache<T> = Pick<Informer<Obj<T>>, 'get' | 'list'>;
+
+/**
+ * Pools and profiles as cached, read the same way by the webhook and by the controller (which
+ * resolves pods with the webhook's rules to generate their workloads): pool names sorted, the default
+ * pool by {@link defaultPoolOf}, profiles by `namespace/name`.
+ */
+export function cachedSettingsView(caches: { pools: Cache<GPUPool>; profiles: Pick<Cache<WorkloadProfile>, 'get'> }): SettingsView {
+  return {
+    pool: (name) => caches.pools.get(name),
+    poolNames: () => caches.pools.list().map((p) => p.metadata.name as string).sort(),
+    defaultPool: () => defaultPoolOf(caches.pools.list()),
+    profile: (namespace, name) => caches.profiles.get(`${namespace}/${name}`),
+  };
+}
+
 export class InformerView implements AdmissionView {
-  constructor(private readonly cluster: Cluster, readonly informers: ViewInformers) {}
+  private readonly cached: SettingsView;
+
+  constructor(private readonly cluster: Cluster, readonly informers: ViewInformers) {
+    this.cached = cachedSettingsView(informers);
+  }
 
   informerList(): Informer<K8sObject>[] {
     return Object.values(this.informers) as Informer<K8sObject>[];
@@ -50,15 +71,15 @@ export class InformerView implements AdmissionView {
   }
 
   pool(name: string): GPUPool | undefined {
-    return this.informers.pools.get(name);
+    return this.cached.pool(name);
   }
 
   poolNames(): string[] {
-    return this.informers.pools.list().map((p) => p.metadata.name as string).sort();
+    return this.cached.poolNames();
   }
 
   defaultPool(): string | undefined {
-    return defaultPoolOf(this.informers.pools.list());
+    return this.cached.defaultPool();
   }
 
   async profile(namespace: string, name: string): Promise<WorkloadProfile | undefined> {
