@@ -19,7 +19,7 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
-import { cpuDelta, cpuSecondsByProcess, percentile } from './stats';
+import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, percentile } from './stats';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
 
@@ -39,6 +39,30 @@ interface RunFigures {
   p99Ms: number;
   /** CPU seconds per process during the run (this script's own as `bench`). */
   cpu: Record<string, number>;
+  /** kube-apiserver requests during the run by verb and resource (10 or more). */
+  requests: Record<string, number>;
+}
+
+/** Writes that are the cluster's steady state, not the aftermath of a run: node leases and events. */
+const BACKGROUND = /^(PUT leases|POST events|PATCH events)/;
+
+/**
+ * Waits until the API server has served no write but the background ones for `quietMs` (at most
+ * `limitMs`), so that the status writes a run set off (KWOK starting its pods, the controller's GPU
+ * status) are not counted in the next run.
+ */
+async function settle(cluster: HttpCluster, quietMs = 2_000, limitMs = 60_000): Promise<number> {
+  const writes = async () => [...(await apiRequestCounts(cluster))].filter(([k]) => /^(POST|PUT|PATCH|DELETE) /.test(k) && !BACKGROUND.test(k)).reduce((n, [, v]) => n + v, 0);
+  const started = performance.now();
+  let last = await writes();
+  let quietSince = performance.now();
+  while (performance.now() - quietSince < quietMs && performance.now() - started < limitMs) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = await writes();
+    if (now !== last) quietSince = performance.now();
+    last = now;
+  }
+  return Math.round(performance.now() - started);
 }
 
 /** Creates `count` pods with `concurrency` in flight; resolves when all are bound. */
@@ -58,7 +82,9 @@ async function run(cluster: HttpCluster, markers: string[], namespace: string, c
   pods.on({ add: seen, update: (_o, p) => seen(p) });
   pods.start();
   await pods.waitForSync();
+  console.log(`  settled in ${await settle(cluster)} ms (no write but leases and events for 2 s)`);
   const started = performance.now();
+  const requestsBefore = await apiRequestCounts(cluster);
   const cpuBefore = cpuSecondsByProcess(markers);
   const ownBefore = process.cpuUsage();
   let next = 0;
@@ -73,10 +99,11 @@ async function run(cluster: HttpCluster, markers: string[], namespace: string, c
   await all;
   const own = process.cpuUsage(ownBefore);
   const cpu = { ...cpuDelta(cpuBefore, cpuSecondsByProcess(markers)), bench: Math.round((own.user + own.system) / 1e5) / 10 };
+  const requests = countDelta(requestsBefore, await apiRequestCounts(cluster), 10);
   await pods.stop();
   const latencies = [...bound].map(([name, t]) => t - (created.get(name) ?? t)).sort((a, b) => a - b);
   const last = Math.max(...bound.values());
-  return { boundPerSec: Math.round((count / ((last - started) / 1000)) * 10) / 10, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)), cpu };
+  return { boundPerSec: Math.round((count / ((last - started) / 1000)) * 10) / 10, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)), cpu, requests };
 }
 
 async function cluster(): Promise<void> {
@@ -123,6 +150,7 @@ async function cluster(): Promise<void> {
     }));
     console.log(`plain kube-scheduler, nvidia.com/gpu: ${plain.boundPerSec} pods bound/s, create-to-bound p50 ${plain.p50Ms} ms, p99 ${plain.p99Ms} ms`);
     console.log(`  CPU seconds: ${JSON.stringify(plain.cpu)}`);
+    console.log(`  API requests: ${JSON.stringify(plain.requests)}`);
     const ours = await run(admin, markers, 'gpu', pods, concurrency, (i) => ({
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
@@ -135,8 +163,15 @@ async function cluster(): Promise<void> {
       },
       spec: { containers: container() },
     }));
+    const metrics = await ctl.replicas[0].metrics();
+    const verbs = [...metrics.matchAll(/^tf_extender_call_duration_seconds_count\{verb="(\w+)"\} (\d+)$/gm)].map(([, verb, n]) => {
+      const sum = Number(new RegExp(`^tf_extender_call_duration_seconds_sum\\{verb="${verb}"\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
+      return `${verb} ${n} calls, mean ${((sum / Number(n)) * 1000).toFixed(2)} ms`;
+    });
+    console.log(`  extender (whole run, setup included): ${verbs.join('; ')}`);
     console.log(`webhook + kube-scheduler + extender: ${ours.boundPerSec} pods bound/s, create-to-bound p50 ${ours.p50Ms} ms, p99 ${ours.p99Ms} ms`);
     console.log(`  CPU seconds: ${JSON.stringify(ours.cpu)}`);
+    console.log(`  API requests: ${JSON.stringify(ours.requests)}`);
     console.log(`ratio (ours / plain bound per second): ${(ours.boundPerSec / plain.boundPerSec).toFixed(2)}`);
     console.log(JSON.stringify({
       boundPerSec: ours.boundPerSec, plainBoundPerSec: plain.boundPerSec, ratio: Number((ours.boundPerSec / plain.boundPerSec).toFixed(2)),

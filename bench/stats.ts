@@ -50,3 +50,26 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * kube-apiserver's `apiserver_request_total` summed by verb and resource (`PATCH pods/status`, with the status code when it is an error: `GET pods 404`), read
+ * from its /metrics; the difference between two readings says which requests a run made.
+ */
+export async function apiRequestCounts(cluster: { request(method: string, path: string): Promise<{ status: number; body: string }> }): Promise<Map<string, number>> {
+  const res = await cluster.request('GET', '/metrics');
+  if (res.status !== 200) throw new Error(`GET /metrics: status ${res.status}`);
+  const out = new Map<string, number>();
+  for (const m of res.body.matchAll(/^apiserver_request_total\{([^}]*)\} (\S+)$/gm)) {
+    const label = (name: string) => new RegExp(`(?:^|,)${name}="([^"]*)"`).exec(m[1])?.[1] ?? '';
+    const sub = label('subresource');
+    const code = Number(label('code'));
+    const key = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}${code >= 400 ? ` ${code}` : ''}`;
+    out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
+/** Requests per key between two readings of {@link apiRequestCounts}, most first, zeros left out. */
+export function countDelta(before: Map<string, number>, after: Map<string, number>, min = 1): Record<string, number> {
+  return Object.fromEntries([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, n]) => n >= min).sort((a, b) => b[1] - a[1]));
+}

@@ -2,7 +2,7 @@ import { fieldIssue, throwIfInvalid, ValidationError } from '../model/errors';
 import { GpuModelFilter } from '../model/gpu-catalog';
 import { PoolState } from './pool';
 import { explain } from './reasons';
-import { GpuState, gpuFits, hashRank, Need, NodeState, toMilli } from './state';
+import { GpuState, gpuFits, hashRank, Need, nodeFits, NodeState, toMilli } from './state';
 import { evaluate, Score } from './strategies';
 import {
   AllocateResult,
@@ -240,7 +240,7 @@ export class Allocator {
     for (const name of candidates) {
       const node = this.nodes.get(name);
       if (!pool || !node || node.pool !== pool.name) unfit.set(name, [this.notInPool(name, request.pool)]);
-      else if (evaluate(node, need, pool, scratch, null)) fitting.push(node);
+      else if (nodeFits(node, need, pool.oversell)) fitting.push(node);
       else unfit.set(name, explain(pool.name, [node], need, pool.oversell));
     }
     const best = pool && fitting.length > 0 ? pool.bestOf(need, fitting)?.name : undefined;

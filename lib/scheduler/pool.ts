@@ -173,11 +173,13 @@ export class PoolState implements PoolView {
   }
 
   /**
-   * The best of `nodes` (nodes of this pool) for `need`, by a full scan: for a scheduler's subset of
-   * feasible nodes, where the per-shape index over the whole pool does not apply.
+   * The best of `nodes` (nodes of this pool) for `need`. A scheduler usually hands over every node that
+   * can take the request, so the pool's best (the index, kept up to date at the cost of the nodes that
+   * changed) is most often among them, and then it is their best too; otherwise they are scanned.
    */
   bestOf(need: Need, nodes: readonly NodeState[]): NodeState | undefined {
-    return this.scan(need, nodes);
+    const top = this.indexed ? this.best(need) : undefined;
+    return top && nodes.includes(top) ? top : this.scan(need, nodes);
   }
 
   private scan(need: Need, nodes: readonly (NodeState | undefined)[] = this.slots): NodeState | undefined {

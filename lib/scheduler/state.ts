@@ -106,6 +106,17 @@ export function nodeHasRoom(node: NodeState, cpu: number, mem: number): boolean 
   return node.cpuUsed + cpu <= node.cpuCap && node.memUsed + mem <= node.memCap;
 }
 
+/**
+ * Whether `node` can take `n` at all: room for its CPU and memory, and `n.k` GPUs that fit. Exactly
+ * when `evaluate` (strategies.ts) scores the node, without the cost of scoring it.
+ */
+export function nodeFits(node: NodeState, n: Need, oversellPercent: number): boolean {
+  if (!nodeHasRoom(node, n.cpu, n.mem)) return false;
+  let fitting = 0;
+  for (let i = 0; i < node.gpus.length && fitting < n.k; i++) if (gpuFits(node.gpus[i], n, oversellPercent)) fitting++;
+  return fitting >= n.k;
+}
+
 /** 32-bit hash of a string mixed with a seed (FNV-1a then a murmur3 finaliser). */
 export function hashRank(seed: number, text: string): number {
   let h = (0x811c9dc5 ^ seed) >>> 0;

@@ -178,6 +178,30 @@ describe('allocator invariants (fast-check)', () => {
     );
   });
 
+  it("choose over a scheduler's feasible nodes (all of them, or any subset) judges them as scoring each one would", () => {
+    fc.assert(
+      fc.property(scenarioArb, fc.integer({ min: 0, max: 2 ** 31 - 1 }), (s, pick) => {
+        const indexed = build(s);
+        const reference = build(s, false);
+        const names = specs(s).map((n) => n.name);
+        s.ops.forEach((op, k) => {
+          if (op.kind === 'release') {
+            const live = indexed.allocations();
+            if (live.length > 0) for (const a of [indexed, reference]) a.release(live[op.i % live.length].id);
+            return;
+          }
+          const r = toRequest(`r${k}`, op);
+          // Every node, and a subset that changes with each request (often leaving out the pool's best).
+          for (const candidates of [names, names.filter((_n, i) => ((pick >>> ((i + k) % 31)) & 1) === 1)]) {
+            expect(indexed.choose(r, candidates)).toEqual(reference.choose(r, candidates));
+          }
+          expect(indexed.allocate(r)).toEqual(reference.allocate(r));
+        });
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('CompactFirst picks a node with the least free GPU share after placement', () => {
     fc.assert(
       fc.property(scenarioArb, (s) => {

@@ -1,8 +1,8 @@
 /**
  * The webhook's view of the cluster, kept by informers on every replica: GPUPools, WorkloadProfiles
- * and TensorFusionWorkloads (GPUs and nodes are the scheduler extender's business now). Profiles and
- * workloads missing from the cache are read live once, so an object created a moment ago is not
- * reported missing.
+ * and TensorFusionWorkloads (GPUs and nodes are the scheduler extender's business now). A profile
+ * missing from the cache is read live once, so a profile created a moment ago is not reported missing
+ * (the pod would be refused); a missing workload is not (see `workload`).
  */
 import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
 import { DEFAULT_POOL_ANNOTATION } from '../../model/keys';
@@ -90,7 +90,14 @@ export class InformerView implements AdmissionView {
     return this.informers.workloads.get(`${namespace}/${name}`);
   }
 
+  /**
+   * The cached workload only, with no live read on a miss: a named workload that does not exist yet is
+   * the common case (the controller generates it once the first pod exists), and a read per such pod
+   * put an API round trip on every admission of a rollout. A workload written by hand a moment before
+   * its pod may be missed by the watch; the pod is then admitted as generating it, and the controller
+   * leaves the hand-written one as it is (see generated-workload.ts).
+   */
   async workload(namespace: string, name: string): Promise<TensorFusionWorkload | undefined> {
-    return this.informers.workloads.get(`${namespace}/${name}`) ?? this.cluster.get<Obj<TensorFusionWorkload>>(RESOURCES.tensorfusionworkloads, { namespace, name });
+    return this.cachedWorkload(namespace, name);
   }
 }

@@ -301,6 +301,13 @@ describe('no API write on the admission path', () => {
     expect(suite.double.listObjects('pods')).toEqual([]);
   });
 
+  it('reads a named workload from the cache only: one that does not exist yet costs no API read', async () => {
+    const before = suite.double.requests.length;
+    const named = pod({ name: 'rollout-0', annotations: ann({ 'is-local-gpu': 'true', workload: 'not-yet', 'tflops-request': '10', 'vram-request': '1Gi' }) });
+    expect((await post(suite.webhook.port(), suite.agent, review(named))).body.response.allowed).toBe(true);
+    expect(suite.double.requests.slice(before).filter((q) => q.path.includes('tensorfusionworkloads'))).toEqual([]);
+  });
+
   it('wrote nothing during any admission of this file', () => {
     expect(writes(suite.double)).toEqual([]);
     expect(suite.double.listObjects('tensorfusionworkloads').map((w) => w.metadata.name)).toEqual(['existing']);

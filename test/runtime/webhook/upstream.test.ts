@@ -26,7 +26,13 @@ const suite = useWebhookSuite([
   { name: 'pool-a', nodes: 1, gpusPerNode: 4, tflops: 312, isDefault: true },
   { name: 'tuned', nodes: 1, gpusPerNode: 1, spec: { capacityConfig: { gpuTflops: { A100: '300' } } } },
   { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } },
-]);
+], (double) => {
+  // Before the webhook starts: it reads workloads from its cache only.
+  double.put('tensorfusionworkloads', {
+    apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'fixed', namespace: 'default' },
+    spec: { poolName: 'pool-a', isLocalGPU: false, replicas: 2, qos: 'high', resources: { requests: { tflops: '50', vram: '1Gi' }, limits: { tflops: '50', vram: '1Gi' } } },
+  });
+});
 
 describe('compute-percent-request and -limit', () => {
   it("turn a percent of the model's TFLOPS (catalog, or the pool's gpuTflops) into the share's TFLOPS", async () => {
@@ -159,13 +165,6 @@ describe('two inject-containers (MPS limits)', () => {
 });
 
 describe('an existing TensorFusionWorkload that was not generated (issue 14.4)', () => {
-  beforeAll(() => {
-    suite.double.put('tensorfusionworkloads', {
-      apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'fixed', namespace: 'default' },
-      spec: { poolName: 'pool-a', isLocalGPU: false, replicas: 2, qos: 'high', resources: { requests: { tflops: '50', vram: '1Gi' }, limits: { tflops: '50', vram: '1Gi' } } },
-    });
-  });
-
   it('refuses a pod whose share contradicts it, naming both values', async () => {
     const a = await admit({ ...LOCAL, 'tflops-request': '10', workload: 'fixed' });
     expect(denial(a)).toBe([
