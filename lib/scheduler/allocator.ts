@@ -227,6 +227,20 @@ export class Allocator {
   }
 
   /**
+   * The node the pool's placement mode prefers among `candidates`, as {@link choose} gives it, without
+   * judging every candidate when it can be avoided: a scheduler usually hands over every node that
+   * can take the request, and when the pool's best (its index, kept up to date at the cost of the
+   * nodes that changed) is among them it is their best too. Undefined when none can take the
+   * request; {@link choose} then says why of each. Throws a ValidationError on bad input.
+   */
+  best(request: AllocationRequest, candidates: readonly string[]): string | undefined {
+    throwIfInvalid(validateRequest(request), 'best');
+    const pool = this.pools.get(request.pool);
+    const top = pool && this.indexed ? pool.best(this.need(request, pool.mode)) : undefined;
+    return top && candidates.includes(top.name) ? top.name : this.choose(request, candidates).best;
+  }
+
+  /**
    * Judges the nodes a scheduler found feasible for a request, without placing it: the one the pool's
    * placement mode chooses among them, and for every other one why it cannot take the request
    * (unknown or of another pool, or the per-node reasons). Throws a ValidationError on bad input.

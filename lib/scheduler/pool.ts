@@ -173,9 +173,8 @@ export class PoolState implements PoolView {
   }
 
   /**
-   * The best of `nodes` (nodes of this pool) for `need`. A scheduler usually hands over every node that
-   * can take the request, so the pool's best (the index, kept up to date at the cost of the nodes that
-   * changed) is most often among them, and then it is their best too; otherwise they are scanned.
+   * The best of `nodes` (nodes of this pool) for `need`: the pool's best when it is among them (see
+   * Allocator.best), else by a scan of `nodes`.
    */
   bestOf(need: Need, nodes: readonly NodeState[]): NodeState | undefined {
     const top = this.indexed ? this.best(need) : undefined;

@@ -178,7 +178,7 @@ describe('allocator invariants (fast-check)', () => {
     );
   });
 
-  it("choose over a scheduler's feasible nodes (all of them, or any subset) judges them as scoring each one would", () => {
+  it("choose and best over a scheduler's feasible nodes (all of them, or any subset) judge them as scoring each one would", () => {
     fc.assert(
       fc.property(scenarioArb, fc.integer({ min: 0, max: 2 ** 31 - 1 }), (s, pick) => {
         const indexed = build(s);
@@ -193,7 +193,10 @@ describe('allocator invariants (fast-check)', () => {
           const r = toRequest(`r${k}`, op);
           // Every node, and a subset that changes with each request (often leaving out the pool's best).
           for (const candidates of [names, names.filter((_n, i) => ((pick >>> ((i + k) % 31)) & 1) === 1)]) {
-            expect(indexed.choose(r, candidates)).toEqual(reference.choose(r, candidates));
+            const judged = reference.choose(r, candidates);
+            expect(indexed.choose(r, candidates)).toEqual(judged);
+            expect(indexed.best(r, candidates)).toBe(judged.best);
+            expect(reference.best(r, candidates)).toBe(judged.best);
           }
           expect(indexed.allocate(r)).toEqual(reference.allocate(r));
         });

@@ -5,7 +5,7 @@
  *
  * - filter narrows the nodes to the one the pool's placement mode chooses among them ("filter to
  *   best"), so the scheduler's own scoring cannot trade placement quality away, and reserves the share
- *   there for the bind to come; every node that cannot take the share gets a reason. A pod of our
+ *   there for the bind to come; when none can take the share, each node gets a reason. A pod of our
  *   scheduler without a share whose feasible nodes are all of one pool is placed the same way, as a
  *   share of no GPU: the CPU and memory it takes decide which GPUs stay usable;
  * - prioritize (only called when several nodes pass, which filter avoids) scores the chosen node 10;
@@ -101,14 +101,18 @@ export class Extender {
     const { state } = this.opts;
     state.cancel(uid);
     const request = allocationRequest(uid, share, podRequests(pod));
-    let choice = state.choose(request, nodes);
-    if (choice.best === undefined && await this.freshBeforeRefusal()) choice = state.choose(request, nodes);
-    const unfit: Record<string, string> = {};
-    for (const [node, reasons] of choice.unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
-    if (choice.best === undefined) return result([], unfit);
-    const reserved = state.reserve(request, choice.best);
-    if (!reserved.ok) return result([], { ...unfit, [choice.best]: nodeReason(reserved.reasons, share.gpuCount) });
-    return result([choice.best], unfit);
+    let best = state.best(request, nodes);
+    if (best === undefined && await this.freshBeforeRefusal()) best = state.best(request, nodes);
+    if (best === undefined) {
+      // Only a refusal shows kube-scheduler's per-node reasons (`kubectl describe pod`), so only a
+      // refusal pays for judging every node.
+      const unfit: Record<string, string> = {};
+      for (const [node, reasons] of state.choose(request, nodes).unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
+      return result([], unfit);
+    }
+    const reserved = state.reserve(request, best);
+    if (!reserved.ok) return result([], { [best]: nodeReason(reserved.reasons, share.gpuCount) });
+    return result([best]);
   }
 
   /**
@@ -123,7 +127,7 @@ export class Extender {
     if (pool === undefined || (cpu === 0 && memory === 0)) return result(nodes);
     state.cancel(uid);
     const request: AllocationRequest = { id: uid, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu, memory };
-    const best = state.choose(request, nodes).best;
+    const best = state.best(request, nodes);
     // kube-scheduler counted the node's CPU and memory already; an allocator that disagrees (a pod
     // it has not seen yet) must not turn the pod away.
     if (best === undefined || !state.reserve(request, best).ok) return result(nodes);
@@ -135,7 +139,7 @@ export class Extender {
     const nodes = nodeNamesOf(args);
     const uid = args.Pod?.metadata?.uid;
     const share = args.Pod && shareOf(args.Pod);
-    const best = share && uid ? (this.opts.state.holding(uid)?.node ?? this.opts.state.choose(allocationRequest(uid, share, podRequests(args.Pod)), nodes).best) : undefined;
+    const best = share && uid ? (this.opts.state.holding(uid)?.node ?? this.opts.state.best(allocationRequest(uid, share, podRequests(args.Pod)), nodes)) : undefined;
     return nodes.map((n) => ({ Host: n, Score: n === best ? MAX_EXTENDER_PRIORITY : 0 }));
   }
 

@@ -258,6 +258,11 @@ export class PlacementState {
     return this.current().choose(request, nodes);
   }
 
+  /** The node the pool's mode prefers among `nodes` (Allocator.best): {@link choose} without the reasons. */
+  best(request: AllocationRequest, nodes: readonly string[]): string | undefined {
+    return this.current().best(request, nodes);
+  }
+
   /** Reserves a share on `node` for a bind to come; a previous reservation of the same pod is dropped first. */
   reserve(request: AllocationRequest, node: string): AllocateResult {
     this.cancel(request.id);

@@ -115,9 +115,11 @@ describe('filter', () => {
     const pod = put(podObj('needs-cpu'));
     const withCpu = { ...pod, spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '1' } } }] } };
     await eventually(async () => {
-      const f = await extender.filter(args(withCpu as K8sObject));
-      expect(f.NodeNames).toEqual(['p-node-1']);
-      expect(f.FailedAndUnresolvableNodes['p-node-0']).toBe('not enough CPU or memory for the GPU share');
+      expect((await extender.filter(args(withCpu as K8sObject))).NodeNames).toEqual(['p-node-1']);
+      // Reasons are given when no node can take the share (a placed pod shows none).
+      const f = await extender.filter(args(withCpu as K8sObject, ['p-node-0']));
+      expect(f.NodeNames).toEqual([]);
+      expect(f.FailedAndUnresolvableNodes).toEqual({ 'p-node-0': 'not enough CPU or memory for the GPU share' });
     });
   });
 
