@@ -4,7 +4,11 @@
  * (`nvidia.com/gpu: 1`), in one run on one control plane with KWOK GPU nodes. Measures pods bound per
  * second and create-to-bound latency (p50/p99) for both; the ratio is the headline.
  *
- * Flags: --pods=N (1000), --nodes=N (1000), --concurrency=N (32); --bare-pods: GPU pods without a
+ * Runs `--rounds` rounds (3), each placing `--pods` pods both ways, the first side alternating from round
+ * to round; the headline figures are the medians over the rounds, so one noisy run on a shared machine
+ * does not decide them.
+ *
+ * Flags: --pods=N (1000), --nodes=N (1000), --concurrency=N (32), --rounds=N (3); --bare-pods: GPU pods without a
  *        workload annotation, so each gets a generated workload of its own (one more write per pod);
  *        --state: instead, the extender state at scale without an API server (50,000 GPUs, 200,000 shares);
  *        --openb=DIR [--seed=N] [--limit=N]: instead, the openb trace replay placed through the scheduler (schedule-openb.ts).
@@ -19,7 +23,7 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
-import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, percentile } from './stats';
+import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, percentile } from './stats';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
 
@@ -31,6 +35,9 @@ const flag = (name: string, fallback: number): number => {
 };
 
 const PLAIN_SCHEDULER = 'plain-scheduler';
+type Side = 'plain' | 'ours';
+const SIDES: readonly Side[] = ['plain', 'ours'];
+const LABELS: Record<Side, string> = { plain: 'plain kube-scheduler, nvidia.com/gpu', ours: 'webhook + kube-scheduler + extender' };
 const POOL = 'bench';
 
 interface RunFigures {
@@ -110,6 +117,7 @@ async function cluster(): Promise<void> {
   const pods = flag('pods', 1000);
   const nodes = flag('nodes', 1000);
   const concurrency = flag('concurrency', 32);
+  const rounds = flag('rounds', 3);
   const bare = process.argv.includes('--bare-pods');
   const synth = synthToTemp();
   const { user } = controllerIdentity(synth.controller);
@@ -129,8 +137,8 @@ async function cluster(): Promise<void> {
       name: `gpu-${i}`, extended: { 'nvidia.com/gpu': '8' },
       labels: { [GFD.present]: 'true', [GFD.product]: 'NVIDIA-A100-SXM4-80GB', [GFD.count]: '8', [GFD.memory]: '81920', [`tensor-fusion.ai/pool-${POOL}`]: 'true' },
     }));
-    await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'bench.yaml', [renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'plain' } }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gpu' } }])]);
+    const namespaces = Array.from({ length: rounds }, (_, r) => SIDES.map((side) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `${side}-${r + 1}` } }))).flat();
+    await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'bench.yaml', [renderGpuPool(POOL, { tflopsOversellRatio: 100 }), ...namespaces])]);
     const t0 = performance.now();
     let ni = 0;
     await Promise.all(Array.from({ length: 32 }, async () => {
@@ -143,39 +151,52 @@ async function cluster(): Promise<void> {
     }
     console.log(`${nodes} KWOK GPU nodes ready (GPUNode and GPU objects made) in ${Math.round(performance.now() - t0)} ms`);
     const container = (extra: Record<string, unknown> = {}) => [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' }, ...extra } }];
-    const markers = [cp.dir, BUNDLE];
-    const plain = await run(admin, markers, 'plain', pods, concurrency, (i) => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: `plain-${i}`, namespace: 'plain' },
-      spec: { schedulerName: PLAIN_SCHEDULER, containers: container({ limits: { 'nvidia.com/gpu': '1' } }) },
-    }));
-    console.log(`plain kube-scheduler, nvidia.com/gpu: ${plain.boundPerSec} pods bound/s, create-to-bound p50 ${plain.p50Ms} ms, p99 ${plain.p99Ms} ms`);
-    console.log(`  CPU seconds: ${JSON.stringify(plain.cpu)}`);
-    console.log(`  API requests: ${JSON.stringify(plain.requests)}`);
-    const ours = await run(admin, markers, 'gpu', pods, concurrency, (i) => ({
-      apiVersion: 'v1', kind: 'Pod',
-      metadata: {
-        name: `gpu-${i}`, namespace: 'gpu', labels: { [ENABLED_LABEL]: 'true' },
-        // One workload, as the replicas of a Deployment are; --bare-pods: a generated workload each.
-        annotations: {
-          'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '8Gi',
-          ...(bare ? {} : { 'tensor-fusion.ai/workload': 'bench' }),
+    const make: Record<Side, (namespace: string, i: number) => K8sObject> = {
+      plain: (namespace, i) => ({
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: `plain-${i}`, namespace },
+        spec: { schedulerName: PLAIN_SCHEDULER, containers: container({ limits: { 'nvidia.com/gpu': '1' } }) },
+      }),
+      ours: (namespace, i) => ({
+        apiVersion: 'v1', kind: 'Pod',
+        metadata: {
+          name: `gpu-${i}`, namespace, labels: { [ENABLED_LABEL]: 'true' },
+          // One workload, as the replicas of a Deployment are; --bare-pods: a generated workload each.
+          annotations: {
+            'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '8Gi',
+            ...(bare ? {} : { 'tensor-fusion.ai/workload': `bench-${namespace}` }),
+          },
         },
-      },
-      spec: { containers: container() },
-    }));
+        spec: { containers: container() },
+      }),
+    };
+    const markers = [cp.dir, BUNDLE];
+    const ratios: number[] = [];
+    const figures: Record<Side, RunFigures[]> = { plain: [], ours: [] };
+    for (let round = 1; round <= rounds; round++) {
+      // Alternate which side goes first, so that neither always runs on the cluster the other just grew.
+      for (const side of round % 2 === 1 ? SIDES : [...SIDES].reverse()) {
+        const namespace = `${side}-${round}`;
+        const f = await run(admin, markers, namespace, pods, concurrency, (i) => make[side](namespace, i));
+        figures[side].push(f);
+        console.log(`round ${round}, ${LABELS[side]}: ${f.boundPerSec} pods bound/s, create-to-bound p50 ${f.p50Ms} ms, p99 ${f.p99Ms} ms`);
+        console.log(`  CPU seconds: ${JSON.stringify(f.cpu)}`);
+        console.log(`  API requests: ${JSON.stringify(f.requests)}`);
+      }
+      ratios.push(Number((figures.ours[round - 1].boundPerSec / figures.plain[round - 1].boundPerSec).toFixed(2)));
+      console.log(`round ${round}: ratio (ours / plain bound per second) ${ratios[round - 1]}`);
+    }
     const metrics = await ctl.replicas[0].metrics();
     const verbs = [...metrics.matchAll(/^tf_extender_call_duration_seconds_count\{verb="(\w+)"\} (\d+)$/gm)].map(([, verb, n]) => {
       const sum = Number(new RegExp(`^tf_extender_call_duration_seconds_sum\\{verb="${verb}"\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
       return `${verb} ${n} calls, mean ${((sum / Number(n)) * 1000).toFixed(2)} ms`;
     });
-    console.log(`  extender (whole run, setup included): ${verbs.join('; ')}`);
-    console.log(`webhook + kube-scheduler + extender: ${ours.boundPerSec} pods bound/s, create-to-bound p50 ${ours.p50Ms} ms, p99 ${ours.p99Ms} ms`);
-    console.log(`  CPU seconds: ${JSON.stringify(ours.cpu)}`);
-    console.log(`  API requests: ${JSON.stringify(ours.requests)}`);
-    console.log(`ratio (ours / plain bound per second): ${(ours.boundPerSec / plain.boundPerSec).toFixed(2)}`);
+    console.log(`extender (whole bench): ${verbs.join('; ')}`);
+    const med = (side: Side, k: 'boundPerSec' | 'p50Ms' | 'p99Ms') => median(figures[side].map((f) => f[k]));
+    console.log(`median of ${rounds} rounds: ours ${med('ours', 'boundPerSec')} pods/s against ${med('plain', 'boundPerSec')}, ratio ${median(ratios)}`);
     console.log(JSON.stringify({
-      boundPerSec: ours.boundPerSec, plainBoundPerSec: plain.boundPerSec, ratio: Number((ours.boundPerSec / plain.boundPerSec).toFixed(2)),
-      p50Ms: ours.p50Ms, p99Ms: ours.p99Ms, plainP50Ms: plain.p50Ms, plainP99Ms: plain.p99Ms, pods, nodes, concurrency, bare,
+      boundPerSec: med('ours', 'boundPerSec'), plainBoundPerSec: med('plain', 'boundPerSec'), ratio: median(ratios), ratios,
+      p50Ms: med('ours', 'p50Ms'), p99Ms: med('ours', 'p99Ms'), plainP50Ms: med('plain', 'p50Ms'), plainP99Ms: med('plain', 'p99Ms'),
+      pods, nodes, concurrency, rounds, bare,
     }));
   } finally {
     await stop();

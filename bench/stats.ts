@@ -7,6 +7,11 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 }
 
+/** The middle value of `xs` (the upper one of the two middles for an even count); NaN when empty. */
+export function median(xs: readonly number[]): number {
+  return xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN;
+}
+
 /**
  * CPU seconds (user + system) used so far by every process whose command line contains one of
  * `markers` (a control plane's temp dir, the controller bundle's path), keyed by a short name: the

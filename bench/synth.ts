@@ -13,6 +13,7 @@ import { GpuNode as PulumiGpuNode, gpuWorkload as pulumiGpuWorkload } from '../c
 import type { GpuWorkloadOptions } from '../lib/annotations';
 import type { GpuNodeProps } from '../lib/render/gpu-node';
 import type { KubeObject } from '../lib/k8s/object';
+import { median } from './stats';
 
 const NODES = Number(process.argv[2] ?? 1000);
 const WORKLOADS = Number(process.argv[3] ?? 10000);
@@ -97,7 +98,6 @@ async function time(fn: () => unknown): Promise<number> {
   await fn();
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 async function compare(label: string, ours: () => unknown, raw: () => unknown): Promise<{ ours: number; raw: number; ratio: number }> {
