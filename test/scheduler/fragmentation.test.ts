@@ -78,4 +78,12 @@ describe('fragmentation', () => {
     expect(refreshed.flatMap((r, i) => (r ? [i + 1] : []))).toEqual([1, 2, 4, 8, 16, 32]);
     expect(learner.mix()).toEqual([{ ...shape(500), p: 1 }]);
   });
+
+  it('tells shapes apart by GPUs, share, CPU and models, not memory', () => {
+    const learner = new MixLearner();
+    const shape = (cpu: number, mem: number) => ({ k: 1, t: 500, v: 500, cpu, mem, models: null });
+    for (const mem of [1_000, 2_000, 3_000, 4_000]) learner.observe(shape(100, mem));
+    learner.observe(shape(200, 1_000));
+    expect(learner.mix()).toEqual([{ ...shape(100, 0), p: 0.8 }, { ...shape(200, 0), p: 0.2 }]);
+  });
 });
