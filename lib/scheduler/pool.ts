@@ -173,12 +173,11 @@ export class PoolState implements PoolView {
   }
 
   /**
-   * The best of `nodes` (nodes of this pool) for `need`: the pool's best when it is among them (see
-   * Allocator.best), else by a scan of `nodes`.
+   * The best of `nodes` (nodes of this pool) for `need`, by a scan: Allocator.best has already asked
+   * the index whether the pool's best is among a scheduler's nodes before it comes to this.
    */
   bestOf(need: Need, nodes: readonly NodeState[]): NodeState | undefined {
-    const top = this.indexed ? this.best(need) : undefined;
-    return top && nodes.includes(top) ? top : this.scan(need, nodes);
+    return this.scan(need, nodes);
   }
 
   private scan(need: Need, nodes: readonly (NodeState | undefined)[] = this.slots): NodeState | undefined {
