@@ -23,7 +23,7 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
-import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, percentile } from './stats';
+import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, metricSamples, percentile } from './stats';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
 
@@ -52,13 +52,15 @@ interface RunFigures {
 
 /** Writes that are the cluster's steady state, not the aftermath of a run: node leases and events. */
 const BACKGROUND = /^(PUT leases|POST events|PATCH events)/;
+/** How long the API server must see no other write before a run starts. */
+const QUIET_MS = 2_000;
 
 /**
  * Waits until the API server has served no write but the background ones for `quietMs` (at most
  * `limitMs`), so that the status writes a run set off (KWOK starting its pods, the controller's GPU
  * status) are not counted in the next run.
  */
-async function settle(cluster: HttpCluster, quietMs = 2_000, limitMs = 60_000): Promise<number> {
+async function settle(cluster: HttpCluster, quietMs = QUIET_MS, limitMs = 60_000): Promise<number> {
   const writes = async () => [...(await apiRequestCounts(cluster))].filter(([k]) => /^(POST|PUT|PATCH|DELETE) /.test(k) && !BACKGROUND.test(k)).reduce((n, [, v]) => n + v, 0);
   const started = performance.now();
   let last = await writes();
@@ -89,7 +91,7 @@ async function run(cluster: HttpCluster, markers: string[], namespace: string, c
   pods.on({ add: seen, update: (_o, p) => seen(p) });
   pods.start();
   await pods.waitForSync();
-  console.log(`  settled in ${await settle(cluster)} ms (no write but leases and events for 2 s)`);
+  console.log(`  settled in ${await settle(cluster)} ms (no write but leases and events for ${QUIET_MS / 1000} s)`);
   const started = performance.now();
   const requestsBefore = await apiRequestCounts(cluster);
   const cpuBefore = cpuSecondsByProcess(markers);
@@ -186,10 +188,9 @@ async function cluster(): Promise<void> {
       console.log(`round ${round}: ratio (ours / plain bound per second) ${ratios[round - 1]}`);
     }
     const metrics = await ctl.replicas[0].metrics();
-    const verbs = [...metrics.matchAll(/^tf_extender_call_duration_seconds_count\{verb="(\w+)"\} (\d+)$/gm)].map(([, verb, n]) => {
-      const sum = Number(new RegExp(`^tf_extender_call_duration_seconds_sum\\{verb="${verb}"\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
-      return `${verb} ${n} calls, mean ${((sum / Number(n)) * 1000).toFixed(2)} ms`;
-    });
+    const sums = new Map(metricSamples(metrics, 'tf_extender_call_duration_seconds_sum').map((x) => [x.labels.verb, x.value]));
+    const verbs = metricSamples(metrics, 'tf_extender_call_duration_seconds_count').map(({ labels: { verb }, value: n }) =>
+      `${verb} ${n} calls, mean ${(((sums.get(verb) ?? NaN) / n) * 1000).toFixed(2)} ms`);
     console.log(`extender (whole bench): ${verbs.join('; ')}`);
     const med = (side: Side, k: 'boundPerSec' | 'p50Ms' | 'p99Ms') => median(figures[side].map((f) => f[k]));
     console.log(`median of ${rounds} rounds: ours ${med('ours', 'boundPerSec')} pods/s against ${med('plain', 'boundPerSec')}, ratio ${median(ratios)}`);

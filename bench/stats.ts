@@ -56,20 +56,27 @@ export function prng(seed: number): () => number {
   };
 }
 
+/** The samples of metric `name` in Prometheus text exposition, each with its labels. */
+export function metricSamples(text: string, name: string): { labels: Record<string, string>; value: number }[] {
+  return [...text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))].map((m) => ({
+    labels: Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k, v])),
+    value: Number(m[2]),
+  }));
+}
+
 /**
- * kube-apiserver's `apiserver_request_total` summed by verb and resource (`PATCH pods/status`, with the status code when it is an error: `GET pods 404`), read
- * from its /metrics; the difference between two readings says which requests a run made.
+ * kube-apiserver's `apiserver_request_total` from its /metrics, summed by verb and resource
+ * (`PATCH pods/status`, with the status code when it is an error: `GET pods 404`); the difference
+ * between two readings says which requests a run made.
  */
 export async function apiRequestCounts(cluster: { request(method: string, path: string): Promise<{ status: number; body: string }> }): Promise<Map<string, number>> {
   const res = await cluster.request('GET', '/metrics');
   if (res.status !== 200) throw new Error(`GET /metrics: status ${res.status}`);
   const out = new Map<string, number>();
-  for (const m of res.body.matchAll(/^apiserver_request_total\{([^}]*)\} (\S+)$/gm)) {
-    const label = (name: string) => new RegExp(`(?:^|,)${name}="([^"]*)"`).exec(m[1])?.[1] ?? '';
-    const sub = label('subresource');
-    const code = Number(label('code'));
-    const key = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}${code >= 400 ? ` ${code}` : ''}`;
-    out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+  for (const { labels: l, value } of metricSamples(res.body, 'apiserver_request_total')) {
+    const code = Number(l.code);
+    const key = `${l.verb} ${l.resource}${l.subresource ? `/${l.subresource}` : ''}${code >= 400 ? ` ${code}` : ''}`;
+    out.set(key, (out.get(key) ?? 0) + value);
   }
   return out;
 }
