@@ -3,7 +3,7 @@
  * AdmissionReview and (2) the webhook admitting local-GPU pods (decode, resolve, mark: share
  * annotation, scheduler, priority class, downward-API env), both in one child process (one core,
  * plain node from an esbuild bundle). Throughput: autocannon keeping 200 connections busy. Latency:
- * an open-loop client at a fixed rate (see {@link paced}). The API-server double runs in a second
+ * an open-loop client at a fixed rate (see {@link PacedClient}). The API-server double runs in a second
  * child only to fill the webhook's caches; it counts the requests it gets during the runs, which must
  * be none but watch upkeep (no I/O on the admission path). The load generators run in this process.
  * Prints figures and ends with one JSON line.
@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
@@ -132,6 +133,8 @@ let seq = 0;
 
 interface Run {
   rps: number;
+  /** Connections opened during the run (paced runs: beyond those already open). */
+  opened?: number;
   errors: number;
   non2xx: number;
   /** Latency percentiles of responses after the first WARM_MS (TLS handshakes of the 200 new connections). */
@@ -171,52 +174,146 @@ function saturate(port: number, ca: string): Promise<Saturated> {
 }
 
 /**
- * Open-loop load at `rate` per second, evenly spaced: a request is due every 1/rate s whether or not
- * earlier ones have been answered, as pod creations reach an API server. Latency counts from when a
- * request was due, so time spent waiting for a free connection is not hidden. Autocannon's
- * `overallRate` is not used for this: it paces each of its connections on its own timer, so the 200
- * connections fire together and every answer waits behind a burst of 200 (at 0.17 ms each, ~17 ms at
- * any rate), which measures the burst rather than the server.
+ * Idle connections the API server keeps per webhook host (client-go's transport cache sets
+ * `MaxIdleConnsPerHost` to 25): opened before the paced runs, as a running API server has them, so a
+ * run does not start with a burst of TLS handshakes.
  */
-function paced(port: number, ca: string, rate: number): Promise<Run> {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: CONNECTIONS, ca, servername: HOST });
-  const total = rate * DURATION_S;
-  const latencies: number[] = [];
-  let sent = 0;
-  let answered = 0;
-  let errors = 0;
-  let non2xx = 0;
-  const started = performance.now();
-  return new Promise((resolve) => {
-    const finish = () => {
-      if (++answered < total) return;
-      agent.destroy();
-      latencies.sort((a, b) => a - b);
-      const seconds = (performance.now() - started) / 1000;
-      resolve({ rps: Math.round(total / seconds), errors, non2xx, steady: { p50: pct(latencies, 50), p99: pct(latencies, 99) } });
-    };
-    const fire = (due: number) => {
-      const req = https.request({ host: '127.0.0.1', port, path: '/mutate-pods', method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-        if (res.statusCode !== 200) non2xx++;
-        res.resume();
-        res.on('end', () => {
-          if (due - started > WARM_MS) latencies.push(performance.now() - due);
-          finish();
-        });
-      });
-      req.on('error', () => {
-        errors++;
-        finish();
-      });
-      req.end(template.replace('[<id>]', `bench-${++seq}`));
-    };
-    const tick = () => {
-      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
-      for (; sent < due; sent++) fire(started + (sent * 1000) / rate);
-      if (sent < total) setTimeout(tick, 1);
-    };
-    tick();
-  });
+const IDLE_CONNECTIONS = 25;
+
+/**
+ * An open-loop HTTPS client: requests evenly spaced at a rate, whether or not earlier ones have been
+ * answered, as pod creations reach an API server. Latency counts from when a request was due, so time
+ * spent waiting for a free connection is not hidden. One request at a time per connection (as the API
+ * server's webhook client, HTTP/1.1 here), reusing the most recently freed one and dialling another
+ * (up to CONNECTIONS) when none is free. The connections live across runs against one server.
+ *
+ * Autocannon's `overallRate` is not used: it paces each of its connections on its own timer, so the
+ * 200 connections fire together and every answer waits behind a burst of 200 (at 0.17 ms each, ~17 ms
+ * at any rate), which measures the burst rather than the server. Nor is node:https: its client costs
+ * this process more CPU per request than the server under test spends (with the server alone on one
+ * core and this process on the other, it could not keep 3,000/s and its own queue set the p99), so on
+ * two cores the client's load decided the tail. Hence this minimal HTTP/1.1 client on raw TLS sockets;
+ * it relies on the servers here always sending Content-Length (see webhook/server.ts).
+ */
+class PacedClient {
+  private readonly idle: Conn[] = [];
+  private readonly all = new Set<Conn>();
+  private run?: PacedRun;
+
+  private constructor(private readonly port: number, private readonly ca: string) {}
+
+  static async open(port: number, ca: string): Promise<PacedClient> {
+    const client = new PacedClient(port, ca);
+    await Promise.all(Array.from({ length: IDLE_CONNECTIONS }, () => new Promise<void>((ready) => client.idle.push(client.connect(ready)))));
+    return client;
+  }
+
+  /** `rate` requests per second for DURATION_S; resolves when every one is answered. */
+  paced(rate: number): Promise<Run> {
+    const total = rate * DURATION_S;
+    const started = performance.now();
+    const opened = this.all.size;
+    let sent = 0;
+    return new Promise((resolve) => {
+      const run: PacedRun = {
+        started, latencies: [], waiting: [], answered: 0, errors: 0, non2xx: 0,
+        done: () => {
+          if (++run.answered < total) return;
+          this.run = undefined;
+          run.latencies.sort((a, b) => a - b);
+          const seconds = (performance.now() - started) / 1000;
+          resolve({ rps: Math.round(total / seconds), errors: run.errors, non2xx: run.non2xx, opened: this.all.size - opened, steady: { p50: pct(run.latencies, 50), p99: pct(run.latencies, 99) } });
+        },
+      };
+      this.run = run;
+      const tick = () => {
+        const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
+        for (; sent < due; sent++) this.fire(started + (sent * 1000) / rate);
+        if (sent < total) setTimeout(tick, 1);
+      };
+      tick();
+    });
+  }
+
+  close(): void {
+    for (const c of this.all) c.socket.destroy();
+  }
+
+  /**
+   * As Go's transport: with no idle connection the request queues and a new connection is dialled;
+   * whichever is free first, a returned connection or the new one, serves the oldest queued request.
+   */
+  private fire(due: number): void {
+    const c = this.idle.pop();
+    if (c) return this.send(c, due);
+    this.run!.waiting.push(due);
+    if (this.all.size < CONNECTIONS) {
+      const opened: Conn = this.connect(() => this.free(opened));
+    }
+  }
+
+  private free(c: Conn): void {
+    const next = this.run?.waiting.shift();
+    if (next === undefined) this.idle.push(c);
+    else this.send(c, next);
+  }
+
+  private send(c: Conn, due: number): void {
+    c.due = due;
+    const body = template.replace('[<id>]', `bench-${++seq}`);
+    c.socket.write(`POST /mutate-pods HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  }
+
+  private connect(ready: () => void): Conn {
+    const c: Conn = { socket: tlsConnect({ host: '127.0.0.1', port: this.port, ca: this.ca, servername: HOST }), chunks: [], size: 0 };
+    this.all.add(c);
+    c.socket.setNoDelay(true);
+    c.socket.once('secureConnect', ready);
+    c.socket.on('data', (chunk: Buffer) => this.receive(c, chunk));
+    c.socket.on('error', () => undefined);
+    c.socket.once('close', () => {
+      this.all.delete(c);
+      const i = this.idle.indexOf(c);
+      if (i >= 0) this.idle.splice(i, 1);
+      if (c.due !== undefined && this.run) {
+        this.run.errors++;
+        this.run.done();
+      }
+    });
+    return c;
+  }
+
+  private receive(c: Conn, chunk: Buffer): void {
+    c.chunks.push(chunk);
+    c.size += chunk.length;
+    const head = c.chunks.length === 1 ? chunk : Buffer.concat(c.chunks);
+    const end = head.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const headers = head.subarray(0, end).toString('latin1');
+    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
+    if (c.size < end + 4 + length) return;
+    const run = this.run!;
+    if (!headers.startsWith('HTTP/1.1 200')) run.non2xx++;
+    if (c.due! - run.started > WARM_MS) run.latencies.push(performance.now() - c.due!);
+    c.chunks = [];
+    c.size = 0;
+    c.due = undefined;
+    this.free(c);
+    run.done();
+  }
+}
+
+interface Conn { socket: TLSSocket; chunks: Buffer[]; size: number; due?: number }
+
+interface PacedRun {
+  started: number;
+  latencies: number[];
+  /** Due times of requests waiting for a free connection. */
+  waiting: number[];
+  answered: number;
+  errors: number;
+  non2xx: number;
+  done: () => void;
 }
 
 /** The API-server double in a process of its own, so that neither autocannon nor the webhook slows it. */
@@ -264,15 +361,25 @@ async function parent(): Promise<void> {
   proc.send('reset-cpu');
   const baseline = await saturate(ready.baselinePort, ready.ca);
   const baselineCpuMs = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
+  /** A paced run with the server process's CPU time over it. */
+  const pacedWithCpu = async (client: PacedClient, rate: number) => {
+    const before = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
+    const run = await client.paced(rate);
+    return { ...run, cpuMsPerRequest: ((await ask<{ cpuMs: number }>('cpu')).cpuMs - before) / (rate * DURATION_S) };
+  };
   // The trivial handler at the target rate too: what this machine's TLS, HTTP and scheduling alone cost.
-  const baselinePaced = await paced(ready.baselinePort, ready.ca, TARGET_RPS);
+  const baselineClient = await PacedClient.open(ready.baselinePort, ready.ca);
+  const baselinePaced = await pacedWithCpu(baselineClient, TARGET_RPS);
+  baselineClient.close();
   const apiBefore = await apiCounts(apiProc);
   proc.send('reset-cpu');
   const hook = await saturate(ready.port, ready.ca);
   // Little's law: 200 busy connections at N/s wait 200/N s each, so latency is measured again at the
   // target rate, where it shows the time an admission takes rather than the queue in front of it.
-  const light = await paced(ready.port, ready.ca, LIGHT_RPS);
-  const atTarget = await paced(ready.port, ready.ca, TARGET_RPS);
+  const client = await PacedClient.open(ready.port, ready.ca);
+  const light = await client.paced(LIGHT_RPS);
+  const atTarget = await pacedWithCpu(client, TARGET_RPS);
+  client.close();
   const apiAfter = await apiCounts(apiProc);
   proc.send('stop');
   const { outcomes, cpuMs } = await new Promise<{ outcomes: Record<string, number>; cpuMs: number }>((r) => proc.once('message', (m) => r(m as never)));
@@ -280,7 +387,7 @@ async function parent(): Promise<void> {
   fs.rmSync(bundle, { force: true });
 
   const line = (name: string, r: Run) =>
-    `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}`;
+    `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}${r.opened !== undefined ? `  connections opened ${r.opened}` : ''}`;
   console.log(`${CONNECTIONS} connections, ${DURATION_S} s each, server on one core (child process), API double in another (caches only); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
   console.log(`handler alone (no TLS, no HTTP): p50 ${handler.p50Us} µs  p99 ${handler.p99Us} µs  ${handler.perSec} admissions/s`);
   console.log(line('baseline', baseline));
@@ -296,6 +403,7 @@ async function parent(): Promise<void> {
   const cpuPerBaseline = baselineCpuMs / Math.max(1, baseline.result.requests.total);
   const capacity = Math.round(1000 / cpuPerAdmission);
   console.log(`webhook outcomes: ${JSON.stringify(outcomes)}; CPU per request on the server process: webhook ${cpuPerAdmission.toFixed(3)} ms (TLS, HTTP, handler), trivial handler ${cpuPerBaseline.toFixed(3)} ms; one busy core admits ${capacity}/s`);
+  console.log(`CPU per request on the server process at ${TARGET_RPS}/s (one request per wake-up, unlike the saturated runs): webhook ${atTarget.cpuMsPerRequest.toFixed(3)} ms, trivial handler ${baselinePaced.cpuMsPerRequest.toFixed(3)} ms`);
   const rps = hook.rps;
   const meetsGoals = atTarget.steady.p99 <= GOAL_P99_MS && rps >= GOAL_RPS;
   console.log(`goals: p99 at ${TARGET_RPS}/s ${atTarget.steady.p99} ms (<= ${GOAL_P99_MS}), ${rps} admissions/s on one core (>= ${GOAL_RPS}): ${meetsGoals ? 'met' : 'NOT met'}`);
@@ -309,9 +417,12 @@ async function parent(): Promise<void> {
     apiRequests, apiWrites, meetsGoals,
     handlerP50Us: handler.p50Us, handlerP99Us: handler.p99Us, handlerPerSec: handler.perSec,
     baselineCpuMsPerRequest: Number(cpuPerBaseline.toFixed(3)), cpuCapacityPerSec: capacity,
+    pacedCpuMsPerAdmission: Number(atTarget.cpuMsPerRequest.toFixed(3)), baselinePacedCpuMsPerRequest: Number(baselinePaced.cpuMsPerRequest.toFixed(3)), connectionsOpened: atTarget.opened,
   }));
 }
 
+// A child whose parent is gone (a crashed run) must not keep serving, or load the next run's machine.
+if (process.send) process.on('disconnect', () => process.exit(0));
 if (process.argv.includes('--child')) void child();
 else if (process.argv.includes('--api')) void apiChild();
 else parent().catch((err) => {
