@@ -61,9 +61,10 @@ export const GPU_IDS_ANNOTATION = `${GROUP}/gpu-ids`;
 export const GENERATED_WORKLOAD_LABEL = `${GROUP}/generated`;
 
 /**
- * Node annotation the scheduler extender stamps when a GPU share on the node is released: a node
- * update is a cluster event that makes kube-scheduler retry the pods our extender turned away, and it
- * is sent only after the extender's own state has the release.
+ * Node annotation the scheduler extender stamps when room appears on the node (a share released, or
+ * GPUs or pool settings that take more): a node update is a cluster event that makes kube-scheduler
+ * retry the pods our extender turned away, and it is sent only after the extender's own state has the
+ * room. The name predates the capacity case and is kept so that nodes do not carry two.
  */
 export const SHARE_RELEASED_ANNOTATION = `${GROUP}/share-released-at`;
 

@@ -34,12 +34,12 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
   const c = ctx.controller;
   const logger = ctx.logger.child({ component: 'extender' });
   const pods = c.pods as unknown as Informer<K8sObject>;
-  // Only the extender whose scheduler is calling signals releases (a replica that is not the
-  // scheduling leader would only double the writes).
-  const signal = new RetrySignal({ cluster: ctx.cluster, logger, active: () => extender.calledWithin(ACTIVE_WINDOW_MS) });
+  // Only the extender in use signals room (a replica that is not the scheduling leader would only
+  // double the writes); a quiet one too, since a pod it turned away long ago still waits.
+  const signal = new RetrySignal({ cluster: ctx.cluster, logger, active: () => inUse(ctx, extender)() });
   const state = new PlacementState({
     sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods },
-    onRelease: (node) => signal.released(node),
+    onRoom: (node) => signal.roomAt(node),
   });
   const extender: Extender = new Extender({ state, cluster: ctx.cluster, pods, logger });
   const server = new ExtenderServer({

@@ -1,48 +1,74 @@
 /**
  * Tells kube-scheduler that GPU room appeared. It retries a pod our extender turned away on the next
- * cluster event, but the event of a pod leaving may reach it before it reaches our cache, and a pod
- * refused then would wait for some later event (up to the scheduler's 5-minute flush). So after our
- * state has a release, we make an event of our own: an annotation on the node, which the scheduler
- * sees as a node update. Coalesced per node, and only by the extender its scheduler is using.
+ * cluster event, but the event of a pod leaving may reach it before it reaches our cache, and room
+ * from GPUs, GPU nodes or pools makes no event it watches; a pod refused then would wait for some
+ * later event (up to the scheduler's 5-minute flush). So once our state has the room, we make an
+ * event of our own: an annotation on the node, which the scheduler sees as a node update (any event
+ * retries a pod an extender turned away). Coalesced per node, and only by the extender its scheduler
+ * is using. A signal that fails (the API server throttling or unreachable) is sent again a little
+ * later, since a lost one is exactly the wait it exists to prevent; one for a node that is gone is
+ * dropped.
  */
 import type { Logger } from 'pino';
 import { SHARE_RELEASED_ANNOTATION } from '../../model/keys';
-import type { Cluster } from '../kube/cluster';
+import { isNotFound, type Cluster } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 
 export interface RetrySignalOptions {
   cluster: Pick<Cluster, 'mergePatch'>;
-  /** True while this extender is the one being called (its scheduler leads). */
-  active: () => boolean;
+  /** Whether this replica's allocator is the one in use (asked when a window's updates are due). */
+  active: () => boolean | Promise<boolean>;
   logger?: Logger;
-  /** Releases within this window are sent as one update per node. @default 200 */
+  /** Room within this window is announced with one update per node. @default 200 */
   coalesceMs?: number;
+  /** A failed update is sent again after this long. @default 2000 */
+  retryMs?: number;
 }
 
 export class RetrySignal {
   private readonly pending = new Set<string>();
   private timer?: NodeJS.Timeout;
+  private readonly failed = new Set<string>();
+  private retryTimer?: NodeJS.Timeout;
+  private stopped = false;
 
   constructor(private readonly opts: RetrySignalOptions) {}
 
-  released(node: string): void {
-    if (!this.opts.active()) return;
+  /** Room may have appeared on `node` (see PlacementStateOptions.onRoom). */
+  roomAt(node: string): void {
+    if (this.stopped) return;
     this.pending.add(node);
     this.timer ??= setTimeout(() => void this.flush(), this.opts.coalesceMs ?? 200);
+  }
+
+  private retryLater(node: string): void {
+    if (this.stopped) return;
+    this.failed.add(node);
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = undefined;
+      for (const n of this.failed) this.roomAt(n);
+      this.failed.clear();
+    }, this.opts.retryMs ?? 2_000);
   }
 
   private async flush(): Promise<void> {
     this.timer = undefined;
     const nodes = [...this.pending];
     this.pending.clear();
+    if (!(await this.opts.active())) return;
     const at = new Date().toISOString();
     await Promise.all(nodes.map((name) => this.opts.cluster.mergePatch(RESOURCES.nodes, { name }, { metadata: { annotations: { [SHARE_RELEASED_ANNOTATION]: at } } })
-      .catch((err) => this.opts.logger?.debug({ node: name, err: String(err) }, 'retry signal not sent'))));
+      .catch((err) => {
+        this.opts.logger?.debug({ node: name, err: String(err) }, 'retry signal not sent');
+        if (!isNotFound(err)) this.retryLater(name);
+      })));
   }
 
   stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.retryTimer);
     this.pending.clear();
+    this.failed.clear();
   }
 }

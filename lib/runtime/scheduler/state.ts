@@ -36,8 +36,11 @@ export interface PlacementStateOptions {
   reservationTtlMs?: number;
   /** @default Date.now */
   now?: () => number;
-  /** Called with the node of every share released (a pod gone or finished). */
-  onRelease?: (node: string) => void;
+  /**
+   * Called with a node where room may have appeared that kube-scheduler cannot see: a share or a
+   * reservation released, a share resized down, GPUs or a pool's settings added or changed.
+   */
+  onRoom?: (node: string) => void;
 }
 
 /** A Node's allocatable CPU (millicores) and memory (bytes), when it declares them. */
@@ -82,17 +85,26 @@ export class PlacementState {
     };
     // The controller rewrites GPU and pool status after every placement; only what placement reads
     // (capacity, phase, node, model, pool settings and membership) rebuilds the allocator.
-    const watch = <T extends K8sObject>(inf: Informer<T>, placementView: (o: T) => unknown) => inf.on({
-      add: topologyChanged,
-      delete: topologyChanged,
-      update: (old, next) => {
-        if (JSON.stringify(placementView(old)) !== JSON.stringify(placementView(next))) topologyChanged();
-      },
-    });
-    watch(s.gpus, (g) => gpuInfo(g) ?? null);
+    // GPUs, GPU nodes and pools are not kube-scheduler's objects: room they add (`roomAt`) is announced,
+    // except what the first list brings (no pod was turned away for it by this process).
+    const watch = <T extends K8sObject>(inf: Informer<T>, placementView: (o: T) => unknown, roomAt?: (o: T) => string | undefined) => {
+      const changed = (o: T) => {
+        topologyChanged();
+        const node = inf.hasSynced() ? roomAt?.(o) : undefined;
+        if (node) this.opts.onRoom?.(node);
+      };
+      inf.on({
+        add: changed,
+        delete: topologyChanged,
+        update: (old, next) => {
+          if (JSON.stringify(placementView(old)) !== JSON.stringify(placementView(next))) changed(next);
+        },
+      });
+    };
+    watch(s.gpus, (g) => gpuInfo(g) ?? null, (g) => gpuInfo(g)?.node);
     watch(s.nodes, (n) => allocatable(n));
-    watch(s.gpuNodes, (n) => n.metadata.labels?.[MANAGED_BY_LABEL] ?? null);
-    watch(s.pools, (p) => poolConfig(p));
+    watch(s.gpuNodes, (n) => n.metadata.labels?.[MANAGED_BY_LABEL] ?? null, (n) => n.metadata.name);
+    watch(s.pools, (p) => poolConfig(p), (p) => [...this.nodePool()].find(([, pool]) => pool === p.metadata.name)?.[0]);
     s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
   }
 
@@ -119,7 +131,7 @@ export class PlacementState {
     this.allocator = undefined;
     // A share the list no longer has was released by a pod whose delete event has not reached us; that
     // event will find nothing to release, so the release is announced here or never.
-    for (const [uid, a] of before) if (!this.held.has(uid)) this.opts.onRelease?.(a.node);
+    for (const [uid, a] of before) if (!this.held.has(uid)) this.opts.onRoom?.(a.node);
   }
 
   /** A bound pod without a share takes CPU and memory on its node: an allocation of no GPU. */
@@ -167,16 +179,19 @@ export class PlacementState {
     }
   }
 
-  /** Frees the share of a pod that is gone. */
+  /**
+   * Frees the share of a pod that is gone, or the CPU and memory of one without a share: kube-scheduler
+   * may have seen it go first and retried a pod we then turned away, so the room is announced.
+   */
   release(uid: string | undefined): void {
     if (!uid) return;
-    const share = this.held.get(uid);
+    const freed = this.held.get(uid) ?? this.background.get(uid);
     const held = this.held.delete(uid);
     const reserved = this.reserved.delete(uid);
     const background = this.background.delete(uid);
     this.committedAt.delete(uid);
     if (held || reserved || background) this.allocator?.release(uid);
-    if (share) this.opts.onRelease?.(share.node);
+    if (freed) this.opts.onRoom?.(freed.node);
   }
 
   /** The allocator with current topology and usage (rebuilt after a topology change). */
@@ -229,7 +244,7 @@ export class PlacementState {
       if (r.at >= cutoff) continue;
       this.reserved.delete(uid);
       this.allocator?.release(uid);
-      this.opts.onRelease?.(r.allocation.node);
+      this.opts.onRoom?.(r.allocation.node);
     }
   }
 
@@ -304,12 +319,15 @@ export class PlacementState {
    * patches it, and resizes back if the patch fails. A reserved (not yet bound) share is not resized.
    */
   resize(uid: string, amounts: ShareAmounts): AllocateResult | undefined {
-    if (!this.held.has(uid)) return undefined;
+    const before = this.held.get(uid);
+    if (!before) return undefined;
     const r = this.current().resize(uid, amounts);
     if (r.ok) {
       this.held.set(uid, r.allocation);
       // As a bind: a list of the pods sent before this change may predate the pod's new record.
       this.committedAt.set(uid, this.now());
+      const a = r.allocation;
+      if (a.tflopsRequest < before.tflopsRequest || a.vramRequest < before.vramRequest || a.tflopsLimit < before.tflopsLimit) this.opts.onRoom?.(a.node);
     }
     return r;
   }
@@ -321,7 +339,7 @@ export class PlacementState {
     this.reserved.delete(uid);
     this.allocator?.release(uid);
     // Room a pod turned away may have been refused for (a bind that failed or moved).
-    this.opts.onRelease?.(r.allocation.node);
+    this.opts.onRoom?.(r.allocation.node);
   }
 
   /** Counts for metrics and benchmarks. */

@@ -253,7 +253,7 @@ describe('releases found by a fresh list', () => {
   test('are announced: the pod\'s delete event, when it comes, finds nothing left to release', async () => {
     const released: string[] = [];
     const [pools, gpuNodes, gpus, pods, nodes] = informers;
-    const watched = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, onRelease: (n) => released.push(n) });
+    const watched = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, onRoom: (n) => released.push(n) });
     watched.resetFromCaches();
     const { pod, node } = await place('gone');
     await eventually(() => expect(watched.holding(pod.metadata.uid!)?.node).toBe(node));
@@ -267,12 +267,64 @@ describe('releases found by a fresh list', () => {
   test('a dropped reservation (its bind failed) is announced too: a pod may have been turned away for that room', async () => {
     const released: string[] = [];
     const [pools, gpuNodes, gpus, pods, nodes] = informers;
-    const watched = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, onRelease: (n) => released.push(n) });
+    const watched = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, onRoom: (n) => released.push(n) });
     watched.resetFromCaches();
     const r = watched.reserve({ id: 'uid-r', pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, vramRequest: GiB }, 'p-node-1');
     expect(r.ok).toBe(true);
     watched.cancel('uid-r');
     expect(released).toEqual(['p-node-1']);
+  });
+});
+
+describe('room kube-scheduler cannot see is announced', () => {
+  let room: string[];
+  let watched: PlacementState;
+
+  beforeEach(() => {
+    room = [];
+    const [pools, gpuNodes, gpus, pods, nodes] = informers;
+    watched = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, onRoom: (n) => room.push(n) });
+    watched.resetFromCaches();
+  });
+
+  test('a GPU added or brought up, and a GPU node joining a pool, name their node; a GPU status write that placement does not read names none', async () => {
+    seedPool(api, { name: 'new', nodes: 1, gpusPerNode: 1 });
+    await eventually(() => expect(room).toEqual(expect.arrayContaining(['new-node-0'])));
+    room.length = 0;
+    const gpu = api.getObject('gpus', 'p-node-0-gpu-0')!;
+    api.put('gpus', { ...gpu, status: { ...gpu.status, available: { tflops: '1', vram: '1' } } });
+    api.put('gpus', { ...gpu, metadata: { ...gpu.metadata, name: 'p-node-0-gpu-9' }, status: { ...gpu.status, phase: 'Pending', index: 9 } });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(room).toEqual([]);
+    const pending = api.getObject('gpus', 'p-node-0-gpu-9')!;
+    api.put('gpus', { ...pending, status: { ...pending.status, phase: 'Running' } });
+    await eventually(() => expect(room).toEqual(['p-node-0']));
+  });
+
+  test('a pool\'s placement settings changed name one of its nodes', async () => {
+    const pool = api.getObject('gpupools', 'p')!;
+    api.put('gpupools', { ...pool, spec: { ...pool.spec, capacityConfig: { oversubscription: { tflopsOversellRatio: 300 } } } });
+    await eventually(() => expect(room).toHaveLength(1));
+    expect(NODES).toContain(room[0]);
+  });
+
+  test('a pod without a share leaving names its node: its CPU is room too', async () => {
+    put({ ...podObj('plain-cpu', null), spec: { nodeName: 'p-node-1', containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '1' } } }] } });
+    api.put('nodes', { ...api.getObject('nodes', 'p-node-1')!, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
+    await eventually(() => expect(watched.current().choose({ id: 'probe', pool: 'p', qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 3500 }, ['p-node-1']).best).toBeUndefined());
+    room.length = 0;
+    api.remove('pods', 'plain-cpu', 'default');
+    await eventually(() => expect(room).toEqual(['p-node-1']));
+  });
+
+  test('a share resized down names its node; one resized up does not', async () => {
+    const { pod, node } = await place('resized');
+    await eventually(() => expect(watched.holding(pod.metadata.uid!)?.node).toBe(node));
+    room.length = 0;
+    expect(watched.resize(pod.metadata.uid!, { tflopsRequest: 20, tflopsLimit: 40, vramRequest: 60 * GiB, vramLimit: 60 * GiB })?.ok).toBe(true);
+    expect(room).toEqual([]);
+    expect(watched.resize(pod.metadata.uid!, { tflopsRequest: 5, tflopsLimit: 40, vramRequest: 60 * GiB, vramLimit: 60 * GiB })?.ok).toBe(true);
+    expect(room).toEqual([node]);
   });
 });
 
