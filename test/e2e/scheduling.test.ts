@@ -188,6 +188,28 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     await expectNoGpuOvercommitted();
   });
 
+  test('a pod turned away for a limit the pool cannot oversell to is placed once the pool allows it: a change kube-scheduler does not watch', async () => {
+    const limited = gpuPod('over-limit', {}, '1Gi');
+    limited.metadata.annotations['tensor-fusion.ai/tflops-limit'] = '400';
+    await create(limited);
+    await eventually(async () => {
+      const cond = ((await pod('over-limit')).status.conditions as Obj[]).find((c) => c.type === 'PodScheduled');
+      expect(cond?.reason).toBe('Unschedulable');
+      expect(cond?.message).toMatch(/tflops-limit 400 is above/);
+    }, 30_000);
+    const apply = (ratio: number) => cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'oversell.yaml', [renderGpuPool(POOL, { tflopsOversellRatio: ratio })])]);
+    try {
+      // Without our node update the pod would wait for the scheduler's 5-minute flush: no event it
+      // watches changes when a GPUPool does.
+      await apply(200);
+      await bound('over-limit');
+      const stamped = ((await get(['nodes'])).items as Obj[]).filter((n) => n.metadata.annotations?.[SHARE_RELEASED_ANNOTATION]);
+      expect(stamped.length).toBeGreaterThan(0);
+    } finally {
+      await apply(100);
+    }
+  });
+
   test('a pod copied from a running one gets its own share; deleting the copy leaves the original\'s share', async () => {
     await create(gpuPod('original', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-0' } }));
     const original = await bound('original');
