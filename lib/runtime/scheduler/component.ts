@@ -22,6 +22,12 @@ import { startResizer } from '../autoscale/resize-component';
 
 /** An extender called within this window is the one its (leading) scheduler uses. */
 const ACTIVE_WINDOW_MS = 30_000;
+/**
+ * Room is announced only while a pod we turned away may still wait: kube-scheduler retries every
+ * unschedulable pod within 5 minutes (its podMaxInUnschedulablePodsDuration), and a retry we refuse
+ * again renews the window.
+ */
+const TURNED_AWAY_WINDOW_MS = 6 * 60_000;
 
 export interface ExtenderComponent extends Component {
   ready(): boolean;
@@ -35,8 +41,8 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
   const logger = ctx.logger.child({ component: 'extender' });
   const pods = c.pods as unknown as Informer<K8sObject>;
   // Only the extender in use signals room (a replica that is not the scheduling leader would only
-  // double the writes); a quiet one too, since a pod it turned away long ago still waits.
-  const signal = new RetrySignal({ cluster: ctx.cluster, logger, active: () => inUse(ctx, extender)() });
+  // double the writes), a quiet one too, and only while a pod it turned away may be waiting.
+  const signal = new RetrySignal({ cluster: ctx.cluster, logger, active: async () => extender.refusedWithin(TURNED_AWAY_WINDOW_MS) && await inUse(ctx, extender)() });
   const state = new PlacementState({
     sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods },
     onRoom: (node) => signal.roomAt(node),

@@ -48,6 +48,7 @@ function result(nodes: string[], unresolvable: Record<string, string> = {}): Ext
 
 export class Extender {
   private lastCall = -Infinity;
+  private lastRefusal = -Infinity;
   private lastResync = -Infinity;
   private resyncing?: Promise<void>;
   private readonly now: () => number;
@@ -59,6 +60,11 @@ export class Extender {
   /** True when the scheduler called within `ms` (this replica's scheduler is the one scheduling). */
   calledWithin(ms: number): boolean {
     return this.now() - this.lastCall <= ms;
+  }
+
+  /** True when filter turned a pod with a share away within `ms`: a pod may be waiting for room. */
+  refusedWithin(ms: number): boolean {
+    return this.now() - this.lastRefusal <= ms;
   }
 
   /** Rebuilds the state from a consistent list of opted-in pods when the extender was idle. */
@@ -108,11 +114,16 @@ export class Extender {
       // refusal pays for judging every node.
       const unfit: Record<string, string> = {};
       for (const [node, reasons] of state.choose(request, nodes).unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
-      return result([], unfit);
+      return this.refuse(unfit);
     }
     const reserved = state.reserve(request, best);
-    if (!reserved.ok) return result([], { [best]: nodeReason(reserved.reasons, share.gpuCount) });
+    if (!reserved.ok) return this.refuse({ [best]: nodeReason(reserved.reasons, share.gpuCount) });
     return result([best]);
+  }
+
+  private refuse(unfit: Record<string, string>): ExtenderFilterResult {
+    this.lastRefusal = this.now();
+    return result([], unfit);
   }
 
   /**

@@ -276,6 +276,14 @@ describe('releases found by a fresh list', () => {
   });
 });
 
+test('the extender remembers turning a pod away: room is announced only while such a pod may wait', async () => {
+  await place('fits');
+  expect(extender.refusedWithin(60_000)).toBe(false);
+  const f = await extender.filter(args(put(podObj('too-big', { ...SHARE, vramRequest: 100 * GiB, vramLimit: 100 * GiB }))));
+  expect(f.NodeNames).toEqual([]);
+  expect(extender.refusedWithin(60_000)).toBe(true);
+});
+
 describe('room kube-scheduler cannot see is announced', () => {
   let room: string[];
   let watched: PlacementState;
