@@ -73,6 +73,7 @@ export class PlacementState {
   private readonly reserved = new Map<string, { allocation: Allocation; at: number }>();
   private readonly now: () => number;
   private readonly ttl: number;
+  private expiryTimer?: NodeJS.Timeout;
 
   constructor(private readonly opts: PlacementStateOptions) {
     this.now = opts.now ?? Date.now;
@@ -180,12 +181,13 @@ export class PlacementState {
   }
 
   /**
-   * Frees the share of a pod that is gone, or the CPU and memory of one without a share: kube-scheduler
-   * may have seen it go first and retried a pod we then turned away, so the room is announced.
+   * Frees the share (held or reserved) of a pod that is gone, or the CPU and memory of one without a
+   * share: kube-scheduler may have seen it go first and retried a pod we then turned away, so the room
+   * is announced.
    */
   release(uid: string | undefined): void {
     if (!uid) return;
-    const freed = this.held.get(uid) ?? this.background.get(uid);
+    const freed = this.held.get(uid) ?? this.reserved.get(uid)?.allocation ?? this.background.get(uid);
     const held = this.held.delete(uid);
     const reserved = this.reserved.delete(uid);
     const background = this.background.delete(uid);
@@ -248,6 +250,21 @@ export class PlacementState {
     }
   }
 
+  /**
+   * Expires reservations on time, not only at the next call: with every pod turned away there may be
+   * no next call, and the room must be announced. One timer, for the oldest reservation (the map keeps
+   * them in the order they were made).
+   */
+  private scheduleExpiry(): void {
+    const oldest = this.reserved.values().next().value;
+    if (this.expiryTimer || !oldest) return;
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = undefined;
+      this.expireReservations();
+      this.scheduleExpiry();
+    }, Math.max(0, oldest.at + this.ttl - this.now()) + 1).unref();
+  }
+
   /** GPU objects usable for placement, by name. */
   gpus(): Map<string, GpuInfo> {
     this.gpuInfos ??= new Map([...this.opts.sources.gpus.list()].map((g) => gpuInfo(g)).filter((g): g is GpuInfo => !!g).map((g) => [g.name, g]));
@@ -282,7 +299,10 @@ export class PlacementState {
   reserve(request: AllocationRequest, node: string): AllocateResult {
     this.cancel(request.id);
     const r = this.current().allocate(request, { node });
-    if (r.ok) this.reserved.set(request.id, { allocation: r.allocation, at: this.now() });
+    if (r.ok) {
+      this.reserved.set(request.id, { allocation: r.allocation, at: this.now() });
+      this.scheduleExpiry();
+    }
     return r;
   }
 

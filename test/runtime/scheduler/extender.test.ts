@@ -325,6 +325,26 @@ describe('room kube-scheduler cannot see is announced', () => {
     await eventually(() => expect(room).toEqual(['p-node-1']));
   });
 
+  test('a pod deleted between filter and bind names the node of its reservation', async () => {
+    const pod = put(podObj('reserved-then-gone'));
+    await eventually(() => expect(watched.current()).toBeDefined());
+    expect(watched.reserve({ id: pod.metadata.uid!, pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, vramRequest: GiB }, 'p-node-1').ok).toBe(true);
+    room.length = 0;
+    api.remove('pods', 'reserved-then-gone', 'default');
+    await eventually(() => expect(room).toEqual(['p-node-1']));
+    expect(watched.isReserved(pod.metadata.uid!)).toBe(false);
+  });
+
+  test('a reservation whose bind never comes expires on time and names its node, with no call to expire it', async () => {
+    const [pools, gpuNodes, gpus, pods, nodes] = informers;
+    const expiring: string[] = [];
+    const short = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, reservationTtlMs: 50, onRoom: (n) => expiring.push(n) });
+    short.resetFromCaches();
+    expect(short.reserve({ id: 'uid-orphan', pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, vramRequest: GiB }, 'p-node-0').ok).toBe(true);
+    await eventually(() => expect(expiring).toEqual(['p-node-0']));
+    expect(short.isReserved('uid-orphan')).toBe(false);
+  });
+
   test('a share resized down names its node; one resized up does not', async () => {
     const { pod, node } = await place('resized');
     await eventually(() => expect(watched.holding(pod.metadata.uid!)?.node).toBe(node));
