@@ -311,9 +311,10 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     expect([...perGpu.values()].reduce((a, b) => a + b, 0)).toBe(500);
     const victims = pods.filter((p) => p.spec.nodeName).slice(0, 100).map((p) => p.metadata.name);
     await cp().kubectlOk(['delete', 'pod', '-n', NS, '--grace-period=0', '--force', ...victims]);
-    // Releases are announced to kube-scheduler as node updates, so waiting pods are retried at once;
-    // in two of four full runs one pod still missed its retry and waited for kube-scheduler's periodic
-    // flush of unschedulable pods (5 minutes), which this wait covers.
+    // Releases are announced to kube-scheduler as node updates, so waiting pods are retried at once.
+    // Before reservations expired on a timer (and a deleted pod's reservation was announced), one pod
+    // sometimes missed its retry and waited for kube-scheduler's periodic flush of unschedulable pods
+    // (5 minutes); this wait still covers that flush.
     await eventually(async () => expect(await counts()).toMatchObject({ bound: 500, pending: 400 }), 330_000);
   }, 720_000);
 });
