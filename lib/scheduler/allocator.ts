@@ -237,7 +237,7 @@ export class Allocator {
     throwIfInvalid(validateRequest(request), 'best');
     const pool = this.pools.get(request.pool);
     const top = pool && this.indexed ? pool.best(this.need(request, pool.mode)) : undefined;
-    return top && candidates.includes(top.name) ? top.name : this.choose(request, candidates).best;
+    return top && candidates.includes(top.name) ? top.name : this.judge(request, candidates).best;
   }
 
   /**
@@ -247,18 +247,26 @@ export class Allocator {
    */
   choose(request: AllocationRequest, candidates: readonly string[]): Choice {
     throwIfInvalid(validateRequest(request), 'choose');
+    const unfit = new Map<string, readonly PlacementReason[]>();
+    return { ...this.judge(request, candidates, unfit), unfit };
+  }
+
+  /**
+   * The candidates that can take a (valid) request and the best of them; with `unfit`, why each other
+   * one cannot, which only {@link choose} pays for.
+   */
+  private judge(request: AllocationRequest, candidates: readonly string[], unfit?: Map<string, readonly PlacementReason[]>): Omit<Choice, 'unfit'> {
     const pool = this.pools.get(request.pool);
     const need = this.need(request, pool?.mode ?? 'MinFragmentation');
     const fitting: NodeState[] = [];
-    const unfit = new Map<string, readonly PlacementReason[]>();
     for (const name of candidates) {
       const node = this.nodes.get(name);
-      if (!pool || !node || node.pool !== pool.name) unfit.set(name, [this.notInPool(name, request.pool)]);
+      if (!pool || !node || node.pool !== pool.name) unfit?.set(name, [this.notInPool(name, request.pool)]);
       else if (nodeFits(node, need, pool.oversell)) fitting.push(node);
-      else unfit.set(name, explain(pool.name, [node], need, pool.oversell));
+      else unfit?.set(name, explain(pool.name, [node], need, pool.oversell));
     }
     const best = pool && fitting.length > 0 ? pool.bestOf(need, fitting)?.name : undefined;
-    return { best, fitting: fitting.map((n) => n.name), unfit };
+    return { best, fitting: fitting.map((n) => n.name) };
   }
 
   /**

@@ -42,12 +42,13 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
   const pods = c.pods as unknown as Informer<K8sObject>;
   // Only the extender in use signals room (a replica that is not the scheduling leader would only
   // double the writes), a quiet one too, and only while a pod it turned away may be waiting.
-  const signal = new RetrySignal({ cluster: ctx.cluster, logger, active: async () => extender.refusedWithin(TURNED_AWAY_WINDOW_MS) && await inUse(ctx, extender)() });
+  const signal = new RetrySignal({ cluster: ctx.cluster, logger, active: async () => extender.refusedWithin(TURNED_AWAY_WINDOW_MS) && await extenderInUse() });
   const state = new PlacementState({
     sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods },
     onRoom: (node) => signal.roomAt(node),
   });
   const extender: Extender = new Extender({ state, cluster: ctx.cluster, pods, logger });
+  const extenderInUse = inUse(ctx, extender);
   const server = new ExtenderServer({
     extender, prefix: CONTROLLER_PATHS.extender, port: ctx.env.extenderPort, logger, observe: callObserver(ctx.metrics.registry),
   });
@@ -60,7 +61,7 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
       await server.listen();
       listening = true;
       // Autoscaling's in-place resizes go through this allocator, so only while it is the one in use.
-      stopResizer = startResizer(ctx, state, inUse(ctx, extender));
+      stopResizer = startResizer(ctx, state, extenderInUse);
       logger.info({ port: server.port }, 'scheduler extender serving');
     },
     async stop() {
