@@ -3,7 +3,7 @@
  * the scheduler extender reads back to place it: the contract between the two halves of placement.
  * Plain JSON with whole bytes, so that both read the same numbers.
  */
-import { SHARE_ANNOTATION } from '../model/keys';
+import { ENABLED_LABEL, SHARE_ANNOTATION } from '../model/keys';
 import type { QosLevel } from '../model/rules';
 import type { AllocationRequest } from '../scheduler';
 import type { K8sObject } from './kube/cluster';
@@ -45,8 +45,21 @@ export function encodeShare(s: ShareRequest): string {
   });
 }
 
-/** The share recorded on a pod, or undefined when it has none or it does not parse (never written by us). */
+/**
+ * Whether the pod opted in (`tensor-fusion.ai/enabled: "true"`). Only such pods pass the webhook, and
+ * only they are guarded by the integrity policy (its object selector), so records on any other pod
+ * were never checked by us and count for nothing.
+ */
+export function isOptedIn(pod: K8sObject): boolean {
+  return pod.metadata?.labels?.[ENABLED_LABEL] === 'true';
+}
+
+/**
+ * The share recorded on an opted-in pod, or undefined when it has none, it does not parse (never
+ * written by us) or the pod did not opt in.
+ */
 export function shareOf(pod: K8sObject): ShareRequest | undefined {
+  if (!isOptedIn(pod)) return undefined;
   const text = pod.metadata?.annotations?.[SHARE_ANNOTATION];
   if (typeof text !== 'string') return undefined;
   try {

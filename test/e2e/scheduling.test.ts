@@ -5,7 +5,7 @@
  * record (copies get fresh shares, terminating pods keep theirs, the record cannot be edited away).
  */
 import * as https from 'node:https';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SHARE_RELEASED_ANNOTATION } from '../../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SHARE_ANNOTATION, SHARE_RELEASED_ANNOTATION } from '../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
@@ -240,6 +240,26 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     expect(unannotate.code).not.toBe(0);
     expect(unannotate.stderr).toMatch(/ValidatingAdmissionPolicy/);
     expect((await pod('guarded')).metadata.annotations[ALLOCATION_ANNOTATION]).toBeTruthy();
+  });
+
+  test('the integrity policy sees only pods with the opt-in label; on any other pod our records count for nothing', async () => {
+    // A whole GPU's share on a pod of our scheduler that never opted in: no webhook resolved it.
+    const share = JSON.stringify({ pool: POOL, qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 10, vramRequest: 80 * 2 ** 30, vramLimit: 80 * 2 ** 30 });
+    const plain = {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'not-opted-in', namespace: NS, labels: { app: 'plain' }, annotations: { [SHARE_ANNOTATION]: share } },
+      spec: { schedulerName: SCHEDULER_NAME, nodeSelector: { 'kubernetes.io/hostname': 'gpu-2' }, containers: [{ name: 'main', image: 'example.io/app:1' }] },
+    };
+    expect((await create(plain)).code).toBe(0);
+    await eventually(async () => expect((await pod('not-opted-in')).spec.nodeName).toBe('gpu-2'), 60_000);
+    expect((await pod('not-opted-in')).metadata.annotations[ALLOCATION_ANNOTATION]).toBeUndefined();
+    await cp().kubectlOk(['annotate', 'pod', '-n', NS, 'not-opted-in', `${SHARE_ANNOTATION}-`]);
+    // Both GPUs of its node are still free for opted-in pods.
+    for (const name of ['after-plain-1', 'after-plain-2']) {
+      await create(gpuPod(name, { nodeSelector: { 'kubernetes.io/hostname': 'gpu-2' } }));
+      expect((await bound(name)).spec.nodeName).toBe('gpu-2');
+    }
+    await expectNoGpuOvercommitted();
   });
 
   test('a terminating pod keeps its share until it is gone', async () => {

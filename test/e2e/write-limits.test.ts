@@ -97,7 +97,9 @@ describeControlPlane('the controller ServiceAccount on a real kube-apiserver', {
   ])('refuses %s', async (_, change, message) => {
     const r = await create(worker(1, change));
     expect(r.code).not.toBe(0);
-    expect(r.stderr.trim()).toBe(`Error from server (Forbidden): error when creating "STDIN": pods "${worker(1, change).metadata.name}" is forbidden: ${denied(WORKERS, message)}`);
+    // The images are checked against the GPUPools (params); the rest needs none.
+    const policy = message.includes('image') ? WORKERS : WRITES;
+    expect(r.stderr.trim()).toBe(`Error from server (Forbidden): error when creating "STDIN": pods "${worker(1, change).metadata.name}" is forbidden: ${denied(policy, message)}`);
   });
 
   test('limits no one else: the admin creates any pod', async () => {
@@ -137,5 +139,14 @@ describeControlPlane('the controller ServiceAccount on a real kube-apiserver', {
     const gpuUid = JSON.parse(r.code === 0 ? await cp().kubectlOk(['get', 'gpunode', 'n1', '-o', 'json']) : '{}').metadata?.uid;
     const gpu = { apiVersion: API_VERSION, kind: 'GPU', metadata: { name: 'n1-gpu-0', ownerReferences: [{ apiVersion: API_VERSION, kind: 'GPUNode', name: 'n1', uid: gpuUid, controller: true, blockOwnerDeletion: true }] } };
     expect((await asController(['apply', '--server-side', '--field-manager=tensor-fusion-iac', '-f', '-'], JSON.stringify(gpu))).stderr).toBe('');
+  });
+
+  test('with no GPUPool left, anyone else still creates pods, and the controller still creates no worker', async () => {
+    await cp().kubectlOk(['delete', 'gpupools', '--all']);
+    // The policy's param cache follows the deletes: wait until the worker is refused for want of a pool.
+    await waitFor('no pool in the policy\'s params', async () => (await create(worker(2))).stderr.includes('no params found'), 30_000, 300);
+    await cp().kubectlOk(['run', 'after-pools', '-n', NS, '--image=example.io/anything:1', '--restart=Never']);
+    const gpuApp = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gpu-app', namespace: NS, labels: { [ENABLED_LABEL]: 'true' } }, spec: { containers: [{ name: 'app', image: 'example.io/app:1' }] } };
+    await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(gpuApp) });
   });
 });

@@ -3,6 +3,12 @@
  * controller's ServiceAccount add, change or remove the annotations the webhook and the extender
  * write, or take the opt-in label off a pod that holds an allocation. Any of these would release or
  * forge a GPU share while the pod runs, letting another pod onto a GPU that is already full.
+ *
+ * The policy sees only pods that carry the opt-in label, with any value, before or after the change:
+ * the runtime reads records only on pods labelled "true" (lib/runtime/share.ts), and a pod holding an
+ * allocation cannot lose the label, so records on any other pod count for nothing. Every other pod in
+ * the cluster is spared the CEL evaluation (and its conversion of the pod) on each create and each
+ * status update.
  */
 import { KubeObject } from '../../k8s/object';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/keys';
@@ -73,7 +79,8 @@ export function integrityValidations(namespace: string): PolicyValidation[] {
       `the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}): ${who}; delete the pod to release its share`,
     ),
     // The webhook sees only pods labelled "true", outside the namespaces it skips; anywhere else these
-    // annotations would reach the scheduler extender without the webhook's validation.
+    // annotations would reach the scheduler extender without the webhook's validation. (A pod without
+    // the label is not matched: the runtime ignores its records.)
     forbidden(
       `request.operation != 'CREATE' || !${carriesShare} || (${present('object', 'labels', ENABLED_LABEL)} && ${value('object', 'labels', ENABLED_LABEL)} == 'true')`,
       `a pod with ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION} must be labelled ${ENABLED_LABEL}: "true" so that the tensor-fusion webhook resolves its share; otherwise ${who} set them`,
@@ -101,6 +108,8 @@ export function renderIntegrityPolicy(props: ResolvedControllerProps, labels: Re
           // Labels and annotations can be changed through pods/status as well.
           resources: ['pods', 'pods/status'],
         }],
+        // Matched when the old or the new pod has the label (any value), as the API server reads it.
+        objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'Exists' }] },
       },
       matchConditions: [{ name: 'not-the-controller', expression: `request.userInfo.username != ${literal(controllerUser(props.namespace))}` }],
       validations: integrityValidations(props.namespace),

@@ -47,39 +47,50 @@ const NOT_PRIVILEGED =
   `!(has(c.securityContext) && has(c.securityContext.capabilities) && has(c.securityContext.capabilities.add) && size(c.securityContext.capabilities.add) > 0) && ` +
   `(!has(c.ports) || c.ports.all(p, !has(p.hostPort) || p.hostPort == 0))`;
 
-/** The checks on a pod the controller creates (CREATE of pods only: the policy matches nothing else). */
-export function workerPodValidations(): PolicyValidation[] {
+const ONLY_WORKERS = 'the tensor-fusion controller may create only remote-mode worker pods';
+
+/** The checks on a pod the controller creates that need no GPUPool: its labels, name, owner, identity and privileges. */
+export function workerShapeValidations(): PolicyValidation[] {
   const wl = `object.metadata.labels[${literal(WORKLOAD_LABEL)}]`;
+  const onCreate = (expression: string) => `request.resource.resource != 'pods' || request.operation != 'CREATE' || (${expression})`;
+  return [
+    forbidden(
+      `${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels[${literal(ENABLED_LABEL)}] == 'true' && ${has('object', 'labels', WORKLOAD_LABEL)} && ${has('object', 'annotations', ANNOTATION.pool)}`,
+      `${ONLY_WORKERS}: labelled ${ENABLED_LABEL}: "true" and ${WORKLOAD_LABEL}, annotated ${ANNOTATION.pool}`,
+    ),
+    forbidden(
+      `has(object.metadata.name) && object.metadata.name.startsWith(${wl} + '${WORKER_NAME_INFIX}') && object.metadata.name.substring(size(${wl}) + ${WORKER_NAME_INFIX.length}).matches('^[0-9]+$') && ` +
+        `has(object.metadata.ownerReferences) && size(object.metadata.ownerReferences) == 1 && object.metadata.ownerReferences.all(r, ` +
+        `r.apiVersion == '${API_VERSION}' && r.kind == '${KINDS.TensorFusionWorkload.kind}' && r.name == ${wl} && has(r.controller) && r.controller)`,
+      `${ONLY_WORKERS}: named <workload>${WORKER_NAME_INFIX}<ordinal> and owned (controller: true) by that TensorFusionWorkload only`,
+    ),
+    forbidden(
+      `(!has(object.spec.serviceAccountName) || object.spec.serviceAccountName == 'default') && (!has(object.spec.serviceAccount) || object.spec.serviceAccount == 'default')`,
+      `${ONLY_WORKERS}: they run as the namespace's default ServiceAccount`,
+    ),
+    forbidden(
+      `!(has(object.spec.hostNetwork) && object.spec.hostNetwork) && !(has(object.spec.hostPID) && object.spec.hostPID) && !(has(object.spec.hostIPC) && object.spec.hostIPC) && ` +
+        `(!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))) && ${everyContainer('object', () => NOT_PRIVILEGED)}`,
+      `${ONLY_WORKERS}: no host namespaces, hostPath volumes, host ports, privileged containers or added capabilities`,
+    ),
+  ].map((v) => ({ ...v, expression: onCreate(v.expression) }));
+}
+
+/**
+ * The check on a worker pod the controller creates against each GPUPool (the policy's params): its
+ * images are the worker images of the pool it names.
+ */
+export function workerImageValidations(): PolicyValidation[] {
   const worker = 'params.spec.componentConfig.worker';
   const hasWorker = `has(params.spec.componentConfig) && has(${worker})`;
   const template = `${worker}.podTemplate.spec`;
   const inTemplate = (list: string) => `(has(${worker}.podTemplate) && has(${template}) && has(${template}.${list}) && ${template}.${list}.exists(t, has(t.image) && t.image == c.image))`;
   const allowedImage = `(${hasWorker} && ((has(${worker}.image) && ${worker}.image == c.image) || ${inTemplate('containers')} || ${inTemplate('initContainers')}))`;
   const namesThisPool = `${has('object', 'annotations', ANNOTATION.pool)} && object.metadata.annotations[${literal(ANNOTATION.pool)}] == params.metadata.name`;
-  const only = 'the tensor-fusion controller may create only remote-mode worker pods';
   return [
     forbidden(
-      `${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels[${literal(ENABLED_LABEL)}] == 'true' && ${has('object', 'labels', WORKLOAD_LABEL)} && ${has('object', 'annotations', ANNOTATION.pool)}`,
-      `${only}: labelled ${ENABLED_LABEL}: "true" and ${WORKLOAD_LABEL}, annotated ${ANNOTATION.pool}`,
-    ),
-    forbidden(
-      `has(object.metadata.name) && object.metadata.name.startsWith(${wl} + '${WORKER_NAME_INFIX}') && object.metadata.name.substring(size(${wl}) + ${WORKER_NAME_INFIX.length}).matches('^[0-9]+$') && ` +
-        `has(object.metadata.ownerReferences) && size(object.metadata.ownerReferences) == 1 && object.metadata.ownerReferences.all(r, ` +
-        `r.apiVersion == '${API_VERSION}' && r.kind == '${KINDS.TensorFusionWorkload.kind}' && r.name == ${wl} && has(r.controller) && r.controller)`,
-      `${only}: named <workload>${WORKER_NAME_INFIX}<ordinal> and owned (controller: true) by that TensorFusionWorkload only`,
-    ),
-    forbidden(
-      `(!has(object.spec.serviceAccountName) || object.spec.serviceAccountName == 'default') && (!has(object.spec.serviceAccount) || object.spec.serviceAccount == 'default')`,
-      `${only}: they run as the namespace's default ServiceAccount`,
-    ),
-    forbidden(
-      `!(has(object.spec.hostNetwork) && object.spec.hostNetwork) && !(has(object.spec.hostPID) && object.spec.hostPID) && !(has(object.spec.hostIPC) && object.spec.hostIPC) && ` +
-        `(!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))) && ${everyContainer('object', () => NOT_PRIVILEGED)}`,
-      `${only}: no host namespaces, hostPath volumes, host ports, privileged containers or added capabilities`,
-    ),
-    forbidden(
       `!(${namesThisPool}) || (${everyContainer('object', () => `has(c.image) && ${allowedImage}`)})`,
-      `${only}: every image must be the worker image of the GPUPool the pod names (spec.componentConfig.worker.image or its podTemplate)`,
+      `${ONLY_WORKERS}: every image must be the worker image of the GPUPool the pod names (spec.componentConfig.worker.image or its podTemplate)`,
     ),
   ];
 }
@@ -154,11 +165,13 @@ function policy(name: string, labels: Record<string, string>, props: ResolvedCon
 }
 
 /**
- * Two policies: the pod creates take every GPUPool as a param (a pod is checked against the pool it
- * names; every pool's check must pass, so the others pass it through), and with no pool at all
- * nothing may be created. A pod naming a pool that does not exist is checked against no pool's
- * images (CEL cannot ask whether some param matched); every other check still holds for it.
- * Deletes and node patches need no params.
+ * Two policies. The images of the pods it creates take every GPUPool as a param (a pod is checked
+ * against the pool it names; every pool's check must pass, so the others pass it through), and with
+ * no pool at all no worker may be created. The API server collects the params before it reads the
+ * matchConditions, so that policy must match only workload-labelled pods: matching every pod, it
+ * refused everyone's pods ("no params found") while no GPUPool existed. A pod naming a pool that does
+ * not exist is checked against no pool's images (CEL cannot ask whether some param matched). The
+ * rest (the shape of the pods it creates, deletes, pod and node updates) needs no params.
  */
 export function renderWriteLimits(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject[] {
   const workers = CONTROLLER_NAMES.workerPodPolicy;
@@ -167,16 +180,19 @@ export function renderWriteLimits(props: ResolvedControllerProps, labels: Record
   return [
     policy(workers, labels, props, {
       paramKind: { apiVersion: API_VERSION, kind: KINDS.GPUPool.kind },
-      matchConstraints: { resourceRules: [rule(['pods'], ['CREATE'])] },
-      validations: workerPodValidations(),
+      // Only pods with the workload label: a GPUPool param per pool means one evaluation per pool,
+      // and no pool at all means a refusal, so no other pod may reach this policy (the shape checks
+      // of the writes policy refuse the controller's pods without the label).
+      matchConstraints: { resourceRules: [rule(['pods'], ['CREATE'])], objectSelector: { matchExpressions: [{ key: WORKLOAD_LABEL, operator: 'Exists' }] } },
+      validations: workerImageValidations(),
     }),
     {
       apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: workers, labels },
       spec: { policyName: workers, validationActions: ['Deny'], paramRef: { selector: {}, parameterNotFoundAction: 'Deny' } },
     },
     policy(writes, labels, props, {
-      matchConstraints: { resourceRules: [rule(['pods'], ['DELETE', 'UPDATE']), rule(['nodes'], ['UPDATE'])] },
-      validations: writeLimitValidations(),
+      matchConstraints: { resourceRules: [rule(['pods'], ['CREATE', 'DELETE', 'UPDATE']), rule(['nodes'], ['UPDATE'])] },
+      validations: [...workerShapeValidations(), ...writeLimitValidations()],
     }),
     { apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: writes, labels }, spec: { policyName: writes, validationActions: ['Deny'] } },
   ];

@@ -14,10 +14,11 @@
  */
 import type { TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
-import { ENABLED_LABEL, GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } from '../../model/keys';
+import { GENERATED_WORKLOAD_LABEL, WORKLOAD_LABEL } from '../../model/keys';
 import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
+import { isOptedIn } from '../share';
 import { resolvePodSettings, SettingsView, workloadSpec } from '../webhook/resolve';
 import type { OwnerReference } from './top-owner';
 
@@ -52,7 +53,7 @@ export function isGenerated(workload: { metadata?: { labels?: Record<string, str
 /** Opted-in, live pods labelled for workload `name` that ask for it to be generated, newest first. */
 export function generatingPods(name: string, pods: readonly K8sObject[]): K8sObject[] {
   return pods
-    .filter((p) => p.metadata.labels?.[ENABLED_LABEL] === 'true' && p.metadata.labels?.[WORKLOAD_LABEL] === name && isActivePod(p))
+    .filter((p) => isOptedIn(p) && p.metadata.labels?.[WORKLOAD_LABEL] === name && isActivePod(p))
     .filter((p) => p.metadata.annotations?.[ANNOTATION.generateWorkload] !== 'false')
     .sort((a, b) => {
       const ta = a.metadata.creationTimestamp ?? '';

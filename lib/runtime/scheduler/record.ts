@@ -7,12 +7,14 @@
 import { ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS } from '../../model/keys';
 import type { Allocation } from '../../scheduler';
 import type { K8sObject } from '../kube/cluster';
+import { isOptedIn } from '../share';
 import { mpsMemoryLimit, mpsThreadPercentage } from '../webhook/env';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The allocation a pod holds: its record, when it parses and names this pod's UID. */
+/** The allocation a pod holds: its record, when it parses and names this pod's UID, on a pod that opted in. */
 export function allocationOf(pod: K8sObject): Allocation | undefined {
+  if (!isOptedIn(pod)) return undefined;
   const text = pod.metadata?.annotations?.[ALLOCATION_ANNOTATION];
   const uid = pod.metadata?.uid;
   if (typeof text !== 'string' || !uid) return undefined;

@@ -11,12 +11,12 @@ import { ANNOTATION } from '../../annotations';
 import { ignoredKeyWarnings } from '../../annotations/upstream';
 import type { TensorFusionWorkload } from '../../api';
 import { FieldIssue, fieldIssue } from '../../model/errors';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
+import { ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
 import { SCHEDULER_NAME } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
 import { isGenerated } from '../controller/generated-workload';
 import { controllerOf } from '../controller/top-owner';
-import { encodeShare } from '../share';
+import { encodeShare, isOptedIn } from '../share';
 import { EnvVar, localGpuEnv, remoteClientEnv, ShareSettings, TF_ENV } from './env';
 import { topOwnerName } from './owner';
 import { podPatch } from './patch';
@@ -166,7 +166,7 @@ function podToAdmit(req: AdmissionRequest): K8sObject | undefined {
   const pod = req.object;
   if (req.operation !== 'CREATE' || req.kind?.kind !== 'Pod' || req.subResource) return undefined;
   if (!isObject(pod) || !isObject(pod.metadata)) return undefined;
-  if (pod.metadata.labels?.[ENABLED_LABEL] !== 'true') return undefined;
+  if (!isOptedIn(pod)) return undefined;
   if (isT9kPod(pod)) return undefined;
   return pod;
 }

@@ -8,7 +8,7 @@ const USER = 'system:serviceaccount:tensor-fusion-system:tensor-fusion-controlle
 const has = (side: string, field: string, key: string) => `(has(${side}.metadata.${field}) && '${key}' in ${side}.metadata.${field})`;
 
 describe('pod integrity policy', () => {
-  it('is a valid ValidatingAdmissionPolicy on pod create and update (pods and pods/status), bound with Deny', () => {
+  it('is a valid ValidatingAdmissionPolicy on create and update (pods and pods/status) of pods with the opt-in label, bound with Deny', () => {
     const objects = render();
     const policy = find(objects, 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-integrity') as Json;
     const binding = find(objects, 'ValidatingAdmissionPolicyBinding', 'tensor-fusion-pod-integrity') as Json;
@@ -17,6 +17,7 @@ describe('pod integrity policy', () => {
     expect(policy.spec.failurePolicy).toBe('Fail');
     expect(policy.spec.matchConstraints).toEqual({
       resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods', 'pods/status'] }],
+      objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'Exists' }] },
     });
     expect(binding.spec).toEqual({ policyName: 'tensor-fusion-pod-integrity', validationActions: ['Deny'] });
     for (const o of [policy, binding]) expect(o.metadata.namespace).toBeUndefined();

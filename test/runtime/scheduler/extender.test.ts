@@ -235,6 +235,23 @@ describe('what releases a share', () => {
     expect(state.holding(pod.metadata.uid!)).toBeDefined();
   });
 
+  test('records on a pod without the opt-in label "true" count for nothing: its share is not placed, its allocation holds nothing', async () => {
+    const { pod } = await place('original');
+    const record = api.getObject('pods', 'original', 'default')!.metadata.annotations;
+    for (const labels of [{}, { [ENABLED_LABEL]: 'false' }] as Record<string, string>[]) {
+      const name = `unlabelled-${Object.keys(labels).length}`;
+      // Its own record (the id is its UID) and a share: neither was checked by the webhook or the policy.
+      const copy = put({ ...podObj(name), metadata: { ...podObj(name).metadata, labels } });
+      const own = { ...record, [ALLOCATION_ANNOTATION]: record[ALLOCATION_ANNOTATION].replace(pod.metadata.uid!, copy.metadata.uid!) };
+      api.put('pods', { ...copy, metadata: { ...copy.metadata, annotations: own } });
+      // Placed as a pod without a share: every node passes, and nothing is reserved.
+      expect((await extender.filter(args(api.getObject('pods', name, 'default')!))).NodeNames).toEqual(NODES);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(state.holding(copy.metadata.uid!)).toBeUndefined();
+    }
+    expect(state.holding(pod.metadata.uid!)).toBeDefined();
+  });
+
   test('a stalled pod watch releases nothing; after a pause the state is rebuilt from a fresh list', async () => {
     const { pod } = await place('kept');
     expect(api.stallWatches('pods')).toBeGreaterThan(0);

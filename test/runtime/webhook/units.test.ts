@@ -1,6 +1,6 @@
 /** The webhook's pure parts: MPS limits, owner naming, patch building, env merging, scheduling marks, usage. */
 import { applyPatch, deepClone } from 'fast-json-patch';
-import { ALLOCATION_ANNOTATION } from '../../../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { annotationRef, localGpuEnv, mpsMemoryLimit, mpsThreadPercentage } from '../../../lib/runtime/webhook/env';
 import { topOwnerName } from '../../../lib/runtime/webhook/owner';
@@ -176,14 +176,16 @@ describe('webhook service', () => {
 describe('usage for the status reconcilers', () => {
   it('sums the requests recorded on pods per GPU, as the extender counts them', () => {
     const a = (id: string, gpuIds: string[], t: number) => JSON.stringify({ id, pool: 'p', node: 'n', gpuIds, tflopsRequest: t, vramRequest: GiB });
-    const p = (uid: string, record: string, phase?: string, deleting = false) =>
-      ({ metadata: { uid, annotations: { [ALLOCATION_ANNOTATION]: record }, ...(deleting ? { deletionTimestamp: 'now' } : {}) }, status: { phase } }) as K8sObject;
+    const p = (uid: string, record: string, phase?: string, deleting = false, labels: Record<string, string> = { [ENABLED_LABEL]: 'true' }) =>
+      ({ metadata: { uid, labels, annotations: { [ALLOCATION_ANNOTATION]: record }, ...(deleting ? { deletionTimestamp: 'now' } : {}) }, status: { phase } }) as K8sObject;
     const pods = [
       p('1', a('1', ['g0', 'g1'], 10), 'Running'),
       p('2', a('2', ['g0'], 5), 'Pending'),
       p('3', a('3', ['g0'], 50), 'Succeeded'),
       p('4', a('4', ['g1'], 7), 'Running', true), // terminating: still on the GPU
       p('5', a('other-pod', ['g0'], 100), 'Running'), // a record copied from another pod holds nothing
+      p('6', a('6', ['g0'], 100), 'Running', false, {}), // nor one on a pod that did not opt in
+      p('7', a('7', ['g1'], 100), 'Running', false, { [ENABLED_LABEL]: 'false' }),
       { metadata: { annotations: {} } } as K8sObject,
     ];
     expect(usageFromAllocations(pods)).toEqual(new Map([['g0', { tflops: 15, vram: 2 * GiB, pods: 2 }], ['g1', { tflops: 17, vram: 2 * GiB, pods: 2 }]]));
