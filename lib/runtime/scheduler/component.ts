@@ -22,12 +22,8 @@ import { startResizer } from '../autoscale/resize-component';
 
 /** An extender called within this window is the one its (leading) scheduler uses. */
 const ACTIVE_WINDOW_MS = 30_000;
-/**
- * Room is announced only while a pod we turned away may still wait: kube-scheduler retries every
- * unschedulable pod within 5 minutes (its podMaxInUnschedulablePodsDuration), and a retry we refuse
- * again renews the window.
- */
-const TURNED_AWAY_WINDOW_MS = 6 * 60_000;
+/** How often the pods we turned away are checked against the room we have (Extender.sweep). */
+const SWEEP_MS = 5_000;
 
 export interface ExtenderComponent extends Component {
   ready(): boolean;
@@ -42,7 +38,13 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
   const pods = c.pods as unknown as Informer<K8sObject>;
   // Only the extender in use signals room (a replica that is not the scheduling leader would only
   // double the writes), a quiet one too, and only while a pod it turned away may be waiting.
-  const signal = new RetrySignal({ cluster: ctx.cluster, logger, active: async () => extender.refusedWithin(TURNED_AWAY_WINDOW_MS) && await extenderInUse() });
+  const signal = new RetrySignal({
+    cluster: ctx.cluster, logger, active: async () => extender.hasWaiting() && await extenderInUse(), sent: (at) => extender.announced(at),
+  });
+  const swept = new Counter({
+    name: 'tf_extender_sweep_room_total', registers: [ctx.metrics.registry],
+    help: 'Nodes stamped by the sweep: room for a pod turned away since the last stamp was sent (or a minute before), with no stamp under way.',
+  });
   const state = new PlacementState({
     sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods },
     onRoom: (node) => signal.roomAt(node),
@@ -54,6 +56,7 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
   });
   let listening = false;
   let stopResizer: (() => Promise<void>) | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
   return {
     name: 'extender',
     state,
@@ -62,10 +65,21 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
       listening = true;
       // Autoscaling's in-place resizes go through this allocator, so only while it is the one in use.
       stopResizer = startResizer(ctx, state, extenderInUse);
+      // Announcements of room are edges a race can lose; this level check bounds the wait that costs.
+      sweeper = setInterval(() => {
+        // An announcement on its way retries the waiting pods anyway.
+        if (signal.busy()) return;
+        const node = extender.sweep();
+        if (node === undefined) return;
+        swept.inc();
+        logger.info({ node }, 'room for a pod turned away since the last stamp found by the sweep; stamping its node');
+        signal.roomAt(node);
+      }, SWEEP_MS);
       logger.info({ port: server.port }, 'scheduler extender serving');
     },
     async stop() {
       listening = false;
+      clearInterval(sweeper);
       signal.stop();
       await stopResizer?.();
       await server.close();

@@ -21,6 +21,7 @@ import type { AllocationRequest } from '../../scheduler';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
 import { RESOURCES } from '../kube/resources';
+import { isActivePod } from '../pod-lifecycle';
 import { podRequests } from '../pod-requests';
 import { allocationRequest, mpsParts, shareOf } from '../share';
 import {
@@ -29,6 +30,7 @@ import {
 import { nodeReason } from './reasons';
 import { bindingAnnotations } from './record';
 import type { PlacementState } from './state';
+import { TurnedAway } from './turned-away';
 
 export interface ExtenderOptions {
   state: PlacementState;
@@ -48,7 +50,7 @@ function result(nodes: string[], unresolvable: Record<string, string> = {}): Ext
 
 export class Extender {
   private lastCall = -Infinity;
-  private lastRefusal = -Infinity;
+  private readonly turnedAway = new TurnedAway();
   private lastResync = -Infinity;
   private resyncing?: Promise<void>;
   private readonly now: () => number;
@@ -62,9 +64,26 @@ export class Extender {
     return this.now() - this.lastCall <= ms;
   }
 
-  /** True when filter turned a pod with a share away within `ms`: a pod may be waiting for room. */
-  refusedWithin(ms: number): boolean {
-    return this.now() - this.lastRefusal <= ms;
+  /** True while a pod filter turned away may still be waiting for room. */
+  hasWaiting(): boolean {
+    return this.turnedAway.size > 0;
+  }
+
+  /** Room was announced at `at` (ms): pods turned away before then are being retried. */
+  announced(at: number): void {
+    this.turnedAway.announced(at);
+  }
+
+  /** A node where a pod filter turned away fits now, to announce (see TurnedAway). */
+  sweep(): string | undefined {
+    return this.turnedAway.sweep({
+      fits: (request, nodes) => this.opts.state.best(request, nodes),
+      waiting: ({ namespace, name, uid }) => {
+        const pod = this.opts.pods.get(`${namespace}/${name}`);
+        return pod?.metadata.uid === uid && !(pod.spec as { nodeName?: string } | undefined)?.nodeName && isActivePod(pod);
+      },
+      now: this.now(),
+    });
   }
 
   /** Rebuilds the state from a consistent list of opted-in pods when the extender was idle. */
@@ -114,15 +133,17 @@ export class Extender {
       // refusal pays for judging every node.
       const unfit: Record<string, string> = {};
       for (const [node, reasons] of state.choose(request, nodes).unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
-      return this.refuse(unfit);
+      return this.refuse(pod, request, nodes, unfit);
     }
     const reserved = state.reserve(request, best);
-    if (!reserved.ok) return this.refuse({ [best]: nodeReason(reserved.reasons, share.gpuCount) });
+    if (!reserved.ok) return this.refuse(pod, request, nodes, { [best]: nodeReason(reserved.reasons, share.gpuCount) });
+    this.turnedAway.forget(uid);
     return result([best]);
   }
 
-  private refuse(unfit: Record<string, string>): ExtenderFilterResult {
-    this.lastRefusal = this.now();
+  private refuse(pod: K8sObject, request: AllocationRequest, nodes: string[], unfit: Record<string, string>): ExtenderFilterResult {
+    const { namespace = '', name = '', uid = '' } = pod.metadata;
+    this.turnedAway.record({ namespace, name, uid }, request, nodes, this.now());
     return result([], unfit);
   }
 

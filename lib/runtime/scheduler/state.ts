@@ -20,6 +20,9 @@ import { isTerminal } from '../pod-lifecycle';
 import { isNodeReady } from '../controller/capacity';
 import { allocationOf, DeviceInfo } from './record';
 
+/** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
+const RELEASED_MEMORY_MS = 5 * 60_000;
+
 export interface PlacementSources {
   /** Node objects: their allocatable CPU and memory bound what a node can take. */
   nodes: Informer<K8sObject>;
@@ -65,8 +68,13 @@ export class PlacementState {
   private owners?: Map<string, string>;
   /** Shares recorded on live pods, by pod UID. */
   private readonly held = new Map<string, Allocation>();
-  /** When this extender's bind of a held share succeeded (absent for shares read from pods). */
-  private readonly committedAt = new Map<string, number>();
+  /** When this state learned of a held share by an event (its bind, its record's arrival, a resize); absent for shares read from a list. */
+  private readonly heldSince = new Map<string, number>();
+  /**
+   * Pods whose share was released (deleted, or finished), by UID, with when: a list sent before the
+   * release still shows them holding it, and must not bring it back. Kept for RELEASED_MEMORY_MS.
+   */
+  private readonly releasedAt = new Map<string, number>();
   /** CPU and memory of other bound pods (no share), as allocations of no GPU, by pod UID. */
   private readonly background = new Map<string, Allocation>();
   /** Shares reserved by filter for a bind to come, by pod UID. */
@@ -110,21 +118,22 @@ export class PlacementState {
   }
 
   /**
-   * Replaces what the pods say with an authoritative list (a consistent LIST after a failover). Binds
-   * this extender committed since `listedAt` (when the LIST was sent) are kept: the list may predate them.
+   * Replaces what the pods say with an authoritative list (a consistent LIST after a failover). What
+   * events told us since `listedAt` (when the LIST was sent) wins over it: shares bound or recorded
+   * since are kept, and shares released since stay released (the list may predate both).
    */
   resetFromPods(pods: readonly K8sObject[], listedAt = -Infinity): void {
     const before = new Map(this.held);
-    const recent = [...this.held].filter(([uid]) => (this.committedAt.get(uid) ?? -Infinity) >= listedAt);
+    const recent = [...this.held].filter(([uid]) => (this.heldSince.get(uid) ?? -Infinity) >= listedAt);
     this.held.clear();
-    this.committedAt.clear();
+    this.heldSince.clear();
     for (const [uid, a] of recent) {
       this.held.set(uid, a);
-      this.committedAt.set(uid, listedAt);
+      this.heldSince.set(uid, listedAt);
     }
     for (const p of pods) {
       const a = !isTerminal(p) ? allocationOf(p) : undefined;
-      if (a) {
+      if (a && !this.releasedAt.has(a.id)) {
         this.held.set(a.id, a);
         this.reserved.delete(a.id);
       }
@@ -174,6 +183,7 @@ export class PlacementState {
     const r = this.reserved.get(uid);
     this.reserved.delete(uid);
     this.held.set(uid, a);
+    this.heldSince.set(uid, this.now());
     if (this.allocator) {
       if (r) this.allocator.release(uid);
       this.allocator.restore([a]);
@@ -191,9 +201,21 @@ export class PlacementState {
     const held = this.held.delete(uid);
     const reserved = this.reserved.delete(uid);
     const background = this.background.delete(uid);
-    this.committedAt.delete(uid);
+    this.heldSince.delete(uid);
+    this.rememberRelease(uid);
     if (held || reserved || background) this.allocator?.release(uid);
     if (freed) this.opts.onRoom?.(freed.node);
+  }
+
+  /** A UID never comes back, so a release is final; remembered long enough to outlast any LIST. */
+  private rememberRelease(uid: string): void {
+    const now = this.now();
+    this.releasedAt.delete(uid);
+    this.releasedAt.set(uid, now);
+    for (const [old, at] of this.releasedAt) {
+      if (at > now - RELEASED_MEMORY_MS) break;
+      this.releasedAt.delete(old);
+    }
   }
 
   /** The allocator with current topology and usage (rebuilt after a topology change). */
@@ -319,7 +341,7 @@ export class PlacementState {
     if (!r) return;
     this.reserved.delete(uid);
     this.held.set(uid, r.allocation);
-    this.committedAt.set(uid, this.now());
+    this.heldSince.set(uid, this.now());
   }
 
   /**
@@ -345,7 +367,7 @@ export class PlacementState {
     if (r.ok) {
       this.held.set(uid, r.allocation);
       // As a bind: a list of the pods sent before this change may predate the pod's new record.
-      this.committedAt.set(uid, this.now());
+      this.heldSince.set(uid, this.now());
       const a = r.allocation;
       if (a.tflopsRequest < before.tflopsRequest || a.vramRequest < before.vramRequest || a.tflopsLimit < before.tflopsLimit) this.opts.onRoom?.(a.node);
     }

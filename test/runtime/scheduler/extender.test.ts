@@ -161,6 +161,36 @@ describe('state rebuilt from a list', () => {
     state.resetFromPods([], Date.now() + 1);
     expect(state.holding(uid)).toBeUndefined();
   });
+
+  test('a pod deleted or finished while a LIST was under way stays released: the list, sent before, still shows its share', async () => {
+    const deleted = await place('deleted');
+    const finished = await place('finished');
+    await eventually(() => expect(informers[3].get('default/finished')?.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeDefined());
+    const listedAt = Date.now();
+    const list = api.listObjects('pods') as K8sObject[];
+    api.remove('pods', 'deleted', 'default');
+    api.put('pods', { ...api.getObject('pods', 'finished', 'default')!, status: { phase: 'Succeeded' } });
+    await eventually(() => expect(state.stats().held).toBe(0));
+    state.resetFromPods(list, listedAt);
+    expect(state.holding(deleted.pod.metadata.uid!)).toBeUndefined();
+    expect(state.holding(finished.pod.metadata.uid!)).toBeUndefined();
+    // Both GPUs are free again.
+    expect((await extender.filter(args(put(podObj('next')), [deleted.node!]))).NodeNames).toEqual([deleted.node]);
+    expect((await extender.filter(args(put(podObj('after')), [finished.node!]))).NodeNames).toEqual([finished.node]);
+  });
+
+  test('a record that arrived by watch while a LIST was under way survives it (another replica bound the pod)', async () => {
+    const listedAt = Date.now();
+    const list = api.listObjects('pods') as K8sObject[];
+    // Bound elsewhere: the record comes with the pod, not from a bind of this extender.
+    const other = new Extender({ state: new PlacementState({ sources: { nodes: informers[4], pools: informers[0], gpuNodes: informers[1], gpus: informers[2], pods: informers[3] } as never }), cluster: clusterFor(api), pods: informers[3] });
+    const pod = put(podObj('theirs'));
+    const f = await other.filter(args(pod));
+    expect(await other.bind({ PodName: 'theirs', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: f.NodeNames[0] })).toEqual({ Error: '' });
+    await eventually(() => expect(state.holding(pod.metadata.uid!)?.node).toBe(f.NodeNames[0]));
+    state.resetFromPods(list, listedAt);
+    expect(state.holding(pod.metadata.uid!)?.node).toBe(f.NodeNames[0]);
+  });
 });
 
 describe('prioritize', () => {
@@ -293,12 +323,63 @@ describe('releases found by a fresh list', () => {
   });
 });
 
-test('the extender remembers turning a pod away: room is announced only while such a pod may wait', async () => {
-  await place('fits');
-  expect(extender.refusedWithin(60_000)).toBe(false);
-  const f = await extender.filter(args(put(podObj('too-big', { ...SHARE, vramRequest: 100 * GiB, vramLimit: 100 * GiB }))));
-  expect(f.NodeNames).toEqual([]);
-  expect(extender.refusedWithin(60_000)).toBe(true);
+describe('pods turned away', () => {
+  const BIG = { ...SHARE, vramRequest: 70 * GiB, vramLimit: 70 * GiB };
+
+  test('are remembered until placed: room is announced only while one may wait', async () => {
+    const { node } = await place('fits');
+    expect(extender.hasWaiting()).toBe(false);
+    const big = put(podObj('big', BIG));
+    expect((await extender.filter(args(big, [node!]))).NodeNames).toEqual([]);
+    expect(extender.hasWaiting()).toBe(true);
+    const other = NODES.find((n) => n !== node)!;
+    expect((await extender.filter(args(big, [other]))).NodeNames).toEqual([other]);
+    expect(extender.hasWaiting()).toBe(false);
+  });
+
+  test('room that reached the state but no announcement is found by the sweep, on a node kube-scheduler offered the pod, once', async () => {
+    const a = await place('a');
+    const b = await place('b');
+    // Offered only the node of b: room on a's node is no use to it.
+    const waiting = put(podObj('waiting'));
+    expect((await extender.filter(args(waiting, [b.node!]))).NodeNames).toEqual([]);
+    await eventually(() => expect(informers[3].get('default/waiting')).toBeDefined());
+    expect(extender.sweep()).toBeUndefined();
+    // This state has no onRoom: the releases below are announced by nobody.
+    api.remove('pods', 'a', 'default');
+    await eventually(() => expect(state.holding(a.pod.metadata.uid!)).toBeUndefined());
+    expect(extender.sweep()).toBeUndefined();
+    api.remove('pods', 'b', 'default');
+    await eventually(() => expect(state.holding(b.pod.metadata.uid!)).toBeUndefined());
+    expect(extender.sweep()).toBe(b.node);
+    // The announcement retried every waiting pod: nothing more until one is turned away again.
+    expect(extender.sweep()).toBeUndefined();
+    expect((await extender.filter(args(waiting, [b.node!]))).NodeNames).toEqual([b.node]);
+    expect(extender.hasWaiting()).toBe(false);
+  });
+
+  test('a pod turned away that is deleted, bound elsewhere or terminating is dropped by the sweep, its room not announced', async () => {
+    await place('a');
+    await place('b');
+    const gone = put(podObj('gone'));
+    const bound = put(podObj('bound'));
+    const terminating = put(podObj('terminating'));
+    for (const p of [gone, bound, terminating]) expect((await extender.filter(args(p))).NodeNames).toEqual([]);
+    await eventually(() => expect(informers[3].list().filter((p) => ['gone', 'bound', 'terminating'].includes(p.metadata.name!))).toHaveLength(3));
+    api.remove('pods', 'gone', 'default');
+    api.put('pods', { ...bound, spec: { ...(bound.spec as object), nodeName: 'elsewhere' } });
+    api.put('pods', { ...terminating, metadata: { ...terminating.metadata, deletionTimestamp: new Date().toISOString() } });
+    await eventually(() => {
+      const pods = informers[3];
+      expect(pods.get('default/gone')).toBeUndefined();
+      expect((pods.get('default/bound')?.spec as { nodeName?: string }).nodeName).toBe('elsewhere');
+      expect(pods.get('default/terminating')?.metadata.deletionTimestamp).toBeDefined();
+    });
+    api.remove('pods', 'a', 'default');
+    await eventually(() => expect(state.stats().held).toBe(1));
+    expect(extender.sweep()).toBeUndefined();
+    expect(extender.hasWaiting()).toBe(false);
+  });
 });
 
 describe('room kube-scheduler cannot see is announced', () => {

@@ -65,6 +65,41 @@ describe('RetrySignal', () => {
     signal.stop();
   });
 
+  it('reports each update made with the time it was sent, and none for an update that failed', async () => {
+    const { cluster } = fakeCluster({ a: [new ApiError(429, 'TooManyRequests', 'slow down')] });
+    const sent: number[] = [];
+    const signal = new RetrySignal({ cluster, active: () => true, coalesceMs: 200, retryMs: 2_000, sent: (at) => sent.push(at) });
+    const start = Date.now();
+    signal.roomAt('a');
+    signal.roomAt('b');
+    await jest.advanceTimersByTimeAsync(200);
+    expect(sent).toEqual([start + 200]);
+    await jest.advanceTimersByTimeAsync(2_200);
+    expect(sent).toEqual([start + 200, start + 2_400]);
+    signal.stop();
+  });
+
+  it('is busy from the first room of a window until its updates are made, and while a failed one waits to be sent again', async () => {
+    const { cluster } = fakeCluster({ a: [new ApiError(429, 'TooManyRequests', 'slow down')] });
+    let answer!: (v: boolean) => void;
+    const signal = new RetrySignal({ cluster, active: () => new Promise<boolean>((r) => { answer = r; }), coalesceMs: 200, retryMs: 2_000 });
+    expect(signal.busy()).toBe(false);
+    signal.roomAt('a');
+    expect(signal.busy()).toBe(true);
+    await jest.advanceTimersByTimeAsync(200);
+    // Asking whether it is the allocator in use: still busy.
+    expect(signal.busy()).toBe(true);
+    answer(true);
+    await jest.advanceTimersByTimeAsync(0);
+    // The update failed and waits to be sent again.
+    expect(signal.busy()).toBe(true);
+    await jest.advanceTimersByTimeAsync(2_200);
+    answer(true);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(signal.busy()).toBe(false);
+    signal.stop();
+  });
+
   it('sends nothing after stop, not even a retry of an update that failed before', async () => {
     const { cluster, mergePatch } = fakeCluster({ a: [new Error('connect ECONNREFUSED 127.0.0.1:6443')] });
     const signal = new RetrySignal({ cluster, active: () => true, coalesceMs: 200, retryMs: 2_000 });
