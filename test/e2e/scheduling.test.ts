@@ -173,19 +173,27 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
   test('a pod that does not fit waits Pending with our typed reason and is placed once a share is released', async () => {
     for (let i = 0; i < 8; i++) await create(gpuPod(`full-${i}`));
     for (let i = 0; i < 8; i++) await bound(`full-${i}`);
-    await create(gpuPod('waiting'));
+    // Two wait for the room of one: the one left waiting is why the room is announced.
+    const waiting = ['waiting-0', 'waiting-1'];
+    for (const name of waiting) await create(gpuPod(name));
     await eventually(async () => {
-      const p = await pod('waiting');
-      const cond = (p.status.conditions as Obj[]).find((c) => c.type === 'PodScheduled');
-      expect(cond?.reason).toBe('Unschedulable');
-      expect(cond?.message).toContain('4 not enough free VRAM on any GPU');
+      for (const name of waiting) {
+        const cond = ((await pod(name)).status.conditions as Obj[]).find((c) => c.type === 'PodScheduled');
+        expect(cond?.reason).toBe('Unschedulable');
+        expect(cond?.message).toContain('4 not enough free VRAM on any GPU');
+      }
     }, 30_000);
     const freed = (await pod('full-0')).spec.nodeName;
     await cp().kubectlOk(['delete', 'pod', '-n', NS, 'full-0', '--grace-period=0', '--force']);
-    expect((await bound('waiting')).spec.nodeName).toBe(freed);
-    // The extender told the scheduler of the room with a node update of its own.
+    const nodes = async () => Promise.all(waiting.map(async (name) => (await pod(name)).spec.nodeName as string | undefined));
+    await eventually(async () => expect((await nodes()).filter(Boolean)).toEqual([freed]), 30_000);
+    // The extender told the scheduler of the room with a node update of its own, as a pod still waited.
     await eventually(async () => expect((await get(['node', freed])).metadata.annotations?.[SHARE_RELEASED_ANNOTATION]).toBeTruthy());
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect((await nodes()).filter(Boolean)).toEqual([freed]);
     await expectNoGpuOvercommitted();
+    const left = waiting[(await nodes()).findIndex((n) => !n)];
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, left, '--grace-period=0', '--force']);
   });
 
   test('a pod turned away for a limit the pool cannot oversell to is placed once the pool allows it: a change kube-scheduler does not watch', async () => {
