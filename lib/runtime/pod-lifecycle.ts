@@ -14,3 +14,8 @@ export function isTerminal(pod: K8sObject): boolean {
 export function isActivePod(pod: K8sObject): boolean {
   return !pod.metadata.deletionTimestamp && !isTerminal(pod);
 }
+
+/** The node the pod is bound to, if any. */
+export function boundNode(pod: K8sObject): string | undefined {
+  return (pod.spec as { nodeName?: string } | undefined)?.nodeName || undefined;
+}

@@ -21,7 +21,7 @@ import type { AllocationRequest } from '../../scheduler';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
 import { RESOURCES } from '../kube/resources';
-import { isActivePod } from '../pod-lifecycle';
+import { boundNode, isActivePod } from '../pod-lifecycle';
 import { podRequests } from '../pod-requests';
 import { allocationRequest, mpsParts, shareOf } from '../share';
 import {
@@ -80,7 +80,7 @@ export class Extender {
       fits: (request, nodes) => this.opts.state.best(request, nodes),
       waiting: ({ namespace, name, uid }) => {
         const pod = this.opts.pods.get(`${namespace}/${name}`);
-        return pod?.metadata.uid === uid && !(pod.spec as { nodeName?: string } | undefined)?.nodeName && isActivePod(pod);
+        return pod?.metadata.uid === uid && !boundNode(pod) && isActivePod(pod);
       },
       now: this.now(),
     });

@@ -16,7 +16,7 @@ import { MANAGED_BY_LABEL } from '../../model/keys';
 import { parseQuantity } from '../../k8s/quantity';
 import { podRequests } from '../pod-requests';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
-import { isTerminal } from '../pod-lifecycle';
+import { boundNode, isTerminal } from '../pod-lifecycle';
 import { isNodeReady } from '../controller/capacity';
 import { allocationOf, DeviceInfo } from './record';
 
@@ -146,7 +146,7 @@ export class PlacementState {
 
   /** A bound pod without a share takes CPU and memory on its node: an allocation of no GPU. */
   private backgroundOf(pod: K8sObject): Allocation | undefined {
-    const node = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    const node = boundNode(pod);
     const uid = pod.metadata.uid;
     if (!node || !uid || isTerminal(pod)) return undefined;
     const pool = this.nodePool().get(node);
