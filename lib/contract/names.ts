@@ -39,6 +39,8 @@ export const CONTROLLER_NAMES = {
   schedulerLease: SCHEDULER_NAME,
   /** ValidatingAdmissionPolicy (and its binding) guarding the placement annotations on pods. */
   integrityPolicy: 'tensor-fusion-pod-integrity',
+  /** ValidatingAdmissionPolicy (and its binding): no placement records on pods the webhook does not see. */
+  recordsPolicy: 'tensor-fusion-pod-records',
   /** ValidatingAdmissionPolicy (and binding): the only pods the controller may create are workers. */
   workerPodPolicy: 'tensor-fusion-controller-worker-pods',
   /** ValidatingAdmissionPolicy (and binding): which pods it may delete and what it may change on nodes. */

@@ -45,10 +45,13 @@ export const CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION = `${GROUP}/controller-bundle
 /** Pod template annotation holding the sha256 of the scheduler configuration; a new one restarts the scheduler. */
 export const SCHEDULER_CONFIG_CHECKSUM_ANNOTATION = `${GROUP}/scheduler-config-sha256`;
 
-/** Label on controller-made objects naming their parent: the pool on a GPUNode, the GPUNode on a GPU (as upstream). */
+/**
+ * Label on controller-made objects naming their parent: the pool on a GPUNode, the GPUNode on a GPU
+ * (as upstream), the TensorFusionWorkload on a remote-mode worker pod.
+ */
 export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
 
-/** Pod label naming the TensorFusionWorkload the pod is a worker of (as upstream). */
+/** Pod label naming the TensorFusionWorkload of the pod: its workers, and the GPU pods the webhook admits into it (as upstream). */
 export const WORKLOAD_LABEL = `${GROUP}/workload`;
 
 /** Pod annotation with the comma-separated GPU object names the pod's share was placed on (as upstream). */

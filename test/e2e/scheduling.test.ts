@@ -7,6 +7,7 @@
 import * as https from 'node:https';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SHARE_ANNOTATION, SHARE_RELEASED_ANNOTATION } from '../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
+import { PROTECTED_ANNOTATIONS } from '../../lib/render/controller';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
@@ -261,6 +262,10 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     expect((await create(plain)).code).toBe(0);
     await eventually(async () => expect((await pod('not-opted-in')).spec.nodeName).toBe('gpu-2'), 60_000);
     expect((await pod('not-opted-in')).metadata.annotations[ALLOCATION_ANNOTATION]).toBeUndefined();
+    // Nor can it opt in now: the webhook resolves a share only at creation.
+    const optIn = await cp().kubectl(['label', 'pod', '-n', NS, 'not-opted-in', `${ENABLED_LABEL}=true`]);
+    expect(optIn.code).not.toBe(0);
+    expect(optIn.stderr).toContain(`ValidatingAdmissionPolicy 'tensor-fusion-pod-integrity' with binding 'tensor-fusion-pod-integrity' denied request: the label ${ENABLED_LABEL}: "true" may not be added to a pod that carries any of the annotations ${PROTECTED_ANNOTATIONS.join(', ')}`);
     await cp().kubectlOk(['annotate', 'pod', '-n', NS, 'not-opted-in', `${SHARE_ANNOTATION}-`]);
     // Both GPUs of its node are still free for opted-in pods.
     for (const name of ['after-plain-1', 'after-plain-2']) {
@@ -268,6 +273,25 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
       expect((await bound(name)).spec.nodeName).toBe('gpu-2');
     }
     await expectNoGpuOvercommitted();
+  });
+
+  test('a share is refused on an opted-in pod where the webhook does not look, and means nothing on a pod labelled "false"', async () => {
+    const share = JSON.stringify({ pool: POOL, qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 10, vramRequest: 2 ** 30, vramLimit: 2 ** 30 });
+    const withShare = (name: string, namespace: string, enabled: string) => ({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name, namespace, labels: { [ENABLED_LABEL]: enabled }, annotations: { [SHARE_ANNOTATION]: share } },
+      spec: { schedulerName: SCHEDULER_NAME, containers: [{ name: 'main', image: 'example.io/app:1' }] },
+    });
+    const refused = await create(withShare('unseen', 'kube-system', 'true'));
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr.trim()).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "unseen" is forbidden: ValidatingAdmissionPolicy \'tensor-fusion-pod-records\' ' +
+      `with binding 'tensor-fusion-pod-records' denied request: pods in kube-system and ${ctl.namespace} are not seen by the tensor-fusion webhook and may not carry ` +
+      `${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: only the tensor-fusion controller (system:serviceaccount:${ctl.namespace}:tensor-fusion-controller) may set them`,
+    );
+    // Labelled "false", the record is inert (the runtime reads records only on pods labelled "true").
+    expect((await create(withShare('opted-out', NS, 'false'))).code).toBe(0);
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, 'opted-out', '--grace-period=0', '--force', '--wait=false']);
   });
 
   test('a terminating pod keeps its share until it is gone', async () => {

@@ -8,7 +8,7 @@
  */
 import { ANNOTATION } from '../../lib/annotations';
 import { API_VERSION } from '../../lib/model/group';
-import { ENABLED_LABEL, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/keys';
+import { ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/keys';
 import { XGN_TAINT } from '../../lib/t9k/keys';
 import { controllerUser, PREEMPTION_REASON, renderController } from '../../lib/render/controller';
 import { describeControlPlane, waitFor } from '../support/control-plane';
@@ -48,7 +48,7 @@ describeControlPlane('the controller ServiceAccount on a real kube-apiserver', {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
         name: `remote-worker-${i}`, namespace: NS,
-        labels: { [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: 'remote' },
+        labels: { [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: 'remote', [MANAGED_BY_LABEL]: 'remote' },
         annotations: { [ANNOTATION.pool]: 'pool-a', [ANNOTATION.workload]: 'remote' },
         ownerReferences: [{ apiVersion: API_VERSION, kind: 'TensorFusionWorkload', name: 'remote', uid: workloadUid, controller: true, blockOwnerDeletion: true }],
       },
@@ -62,6 +62,7 @@ describeControlPlane('the controller ServiceAccount on a real kube-apiserver', {
   const WORKERS = 'tensor-fusion-controller-worker-pods';
   const WRITES = 'tensor-fusion-controller-writes';
   const ONLY = 'the tensor-fusion controller may create only remote-mode worker pods';
+  const LABELS = `${ONLY}: labelled ${ENABLED_LABEL}: "true", ${WORKLOAD_LABEL} and ${MANAGED_BY_LABEL} with the workload's name, annotated ${ANNOTATION.pool}`;
 
   beforeAll(async () => {
     await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(dir, 'install.yaml', install)]);
@@ -84,7 +85,8 @@ describeControlPlane('the controller ServiceAccount on a real kube-apiserver', {
   });
 
   test.each([
-    ['a pod without our labels', (p: Obj) => { delete p.metadata.labels; }, `${ONLY}: labelled ${ENABLED_LABEL}: "true" and ${WORKLOAD_LABEL}, annotated ${ANNOTATION.pool}`],
+    ['a pod without our labels', (p: Obj) => { delete p.metadata.labels; }, LABELS],
+    ['a pod managed by another workload', (p: Obj) => { p.metadata.labels[MANAGED_BY_LABEL] = 'other'; }, LABELS],
     ['a pod with another name', (p: Obj) => { p.metadata.name = 'payload'; }, `${ONLY}: named <workload>-worker-<ordinal> and owned (controller: true) by that TensorFusionWorkload only`],
     ['a pod without the owner', (p: Obj) => { delete p.metadata.ownerReferences; }, `${ONLY}: named <workload>-worker-<ordinal> and owned (controller: true) by that TensorFusionWorkload only`],
     ['a pod running as another ServiceAccount', (p: Obj) => { p.spec.serviceAccountName = 'admin'; }, `${ONLY}: they run as the namespace's default ServiceAccount`],
@@ -146,7 +148,8 @@ describeControlPlane('the controller ServiceAccount on a real kube-apiserver', {
     // The policy's param cache follows the deletes: wait until the worker is refused for want of a pool.
     await waitFor('no pool in the policy\'s params', async () => (await create(worker(2))).stderr.includes('no params found'), 30_000, 300);
     await cp().kubectlOk(['run', 'after-pools', '-n', NS, '--image=example.io/anything:1', '--restart=Never']);
-    const gpuApp = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gpu-app', namespace: NS, labels: { [ENABLED_LABEL]: 'true' } }, spec: { containers: [{ name: 'app', image: 'example.io/app:1' }] } };
+    // A GPU pod of a workload, labelled as the webhook labels it: only worker pods meet the pools.
+    const gpuApp = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gpu-app', namespace: NS, labels: { [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: 'remote' } }, spec: { containers: [{ name: 'app', image: 'example.io/app:1' }] } };
     await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(gpuApp) });
   });
 });

@@ -1,15 +1,15 @@
 /**
- * Integrity of the placement record on pods: a ValidatingAdmissionPolicy lets no one but the
+ * Integrity of the placement record on pods: ValidatingAdmissionPolicies let no one but the
  * controller's ServiceAccount add, change or remove the annotations the webhook and the extender
- * write, or take the opt-in label off a pod that holds an allocation. Any of these would release or
- * forge a GPU share while the pod runs, letting another pod onto a GPU that is already full.
+ * write, take the opt-in label off a pod that holds an allocation, or opt in a pod that already carries
+ * records. Any of these would release or forge a GPU share while the pod runs, letting another pod onto
+ * a GPU that is already full.
  *
- * The policy sees only pods that carry the opt-in label, with any value, before or after the change:
- * the runtime reads records only on pods labelled "true" (lib/runtime/share.ts), and a pod holding an
- * allocation cannot lose the label, so records on any other pod count for nothing. Every other pod in
- * the cluster is spared the CEL evaluation (and its conversion of the pod) on each create and each
- * status update.
- */
+ * The policies see only pods that carry the opt-in label: the runtime reads records only on pods
+ * labelled "true" (lib/runtime/share.ts), and a pod holding an allocation cannot lose the label, so
+ * records on any other pod count for nothing. Every other pod in the cluster is spared the CEL
+ * evaluation (and its conversions of the pod) on each create and each status update. */
+import { NAMESPACE_NAME_LABEL } from '../../k8s/labels';
 import { KubeObject } from '../../k8s/object';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/keys';
 import { CONTROLLER_NAMES } from '../../contract/names';
@@ -60,66 +60,87 @@ function unchanged(field: Field, key: string): string {
 }
 
 /**
- * The policy's checks. Each starts with the operation it applies to: oldObject is null on CREATE,
- * and CEL's `||` is true as soon as one side is, so nothing is read from a null object.
+ * The policy variable that exempts the controller, read first by every check: a matchCondition would
+ * cost the API server one more conversion of the pod per request.
  */
+const EXEMPT = 'byController';
+
+const forbidden = (expression: string, message: string): PolicyValidation => ({ expression: `variables.${EXEMPT} || ${expression}`, message, reason: 'Forbidden' });
+
+/** The integrity policy's checks, on updates (pods and pods/status) of pods that have the label before or after. */
 export function integrityValidations(namespace: string): PolicyValidation[] {
   const who = `only the tensor-fusion controller (${controllerUser(namespace)}) may`;
-  const skipped = [...WEBHOOK_EXCLUDED_NAMESPACES, namespace];
-  const carriesShare = `(${present('object', 'annotations', SHARE_ANNOTATION)} || ${present('object', 'annotations', ALLOCATION_ANNOTATION)})`;
-  const forbidden = (expression: string, message: string): PolicyValidation => ({ expression, message, reason: 'Forbidden' });
+  const optedIn = (side: Side) => `(${present(side, 'labels', ENABLED_LABEL)} && ${value(side, 'labels', ENABLED_LABEL)} == 'true')`;
   return [
     ...PROTECTED_ANNOTATIONS.map((key) => forbidden(
-      `request.operation != 'UPDATE' || ${unchanged('annotations', key)}`,
+      unchanged('annotations', key),
       `the pod annotation ${key} may not be added, changed or removed: ${who}`,
     )),
     forbidden(
-      `request.operation != 'UPDATE' || !${present('oldObject', 'annotations', ALLOCATION_ANNOTATION)} || !${present('oldObject', 'labels', ENABLED_LABEL)} || ` +
+      `!${present('oldObject', 'annotations', ALLOCATION_ANNOTATION)} || !${present('oldObject', 'labels', ENABLED_LABEL)} || ` +
         `(${present('object', 'labels', ENABLED_LABEL)} && ${value('object', 'labels', ENABLED_LABEL)} == ${value('oldObject', 'labels', ENABLED_LABEL)})`,
       `the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}): ${who}; delete the pod to release its share`,
     ),
-    // The webhook sees only pods labelled "true", outside the namespaces it skips; anywhere else these
-    // annotations would reach the scheduler extender without the webhook's validation. (A pod without
-    // the label is not matched: the runtime ignores its records.)
+    // The webhook resolves a share only when the pod is created: opting in later would make records
+    // no webhook checked count.
     forbidden(
-      `request.operation != 'CREATE' || !${carriesShare} || (${present('object', 'labels', ENABLED_LABEL)} && ${value('object', 'labels', ENABLED_LABEL)} == 'true')`,
-      `a pod with ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION} must be labelled ${ENABLED_LABEL}: "true" so that the tensor-fusion webhook resolves its share; otherwise ${who} set them`,
-    ),
-    forbidden(
-      `request.operation != 'CREATE' || !${carriesShare} || !(request.namespace in [${skipped.map(literal).join(', ')}])`,
-      `pods in ${skipped.join(' and ')} are not seen by the tensor-fusion webhook and may not carry ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: ${who} set them`,
+      `${optedIn('oldObject')} || !${optedIn('object')} || !(${PROTECTED_ANNOTATIONS.map((key) => present('object', 'annotations', key)).join(' || ')})`,
+      `the label ${ENABLED_LABEL}: "true" may not be added to a pod that carries any of the annotations ${PROTECTED_ANNOTATIONS.join(', ')}: the webhook resolves a share only when a pod is created; create the pod with the label`,
     ),
   ];
 }
 
-/** The ValidatingAdmissionPolicy and its binding (Deny). */
-export function renderIntegrityPolicy(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject[] {
-  const name = CONTROLLER_NAMES.integrityPolicy;
-  const policy: KubeObject = {
-    apiVersion: API_VERSION,
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name, labels },
-    spec: {
-      // Ignore would let through, on any evaluation error, exactly the changes this policy refuses.
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [{
-          apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'],
-          // Labels and annotations can be changed through pods/status as well.
-          resources: ['pods', 'pods/status'],
-        }],
-        // Matched when the old or the new pod has the label (any value), as the API server reads it.
-        objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'Exists' }] },
+/**
+ * The records policy's check, on creates of opted-in pods in the namespaces the webhook skips: there
+ * the share would reach the scheduler extender without the webhook's validation.
+ */
+export function recordValidations(namespace: string): PolicyValidation[] {
+  const skipped = skippedNamespaces(namespace);
+  const who = `only the tensor-fusion controller (${controllerUser(namespace)}) may set them`;
+  return [forbidden(
+    `!(${present('object', 'annotations', SHARE_ANNOTATION)} || ${present('object', 'annotations', ALLOCATION_ANNOTATION)})`,
+    `pods in ${skipped.join(' and ')} are not seen by the tensor-fusion webhook and may not carry ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: ${who}`,
+  )];
+}
+
+/** The namespaces the webhook does not see. */
+const skippedNamespaces = (namespace: string): string[] => [...WEBHOOK_EXCLUDED_NAMESPACES, namespace];
+
+/** A policy on pods with the exemption variable, and its binding (Deny). */
+function podPolicy(name: string, labels: Record<string, string>, namespace: string, matchConstraints: Record<string, unknown>, validations: PolicyValidation[]): KubeObject[] {
+  return [
+    {
+      apiVersion: API_VERSION,
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name, labels },
+      // Ignore would let through, on any evaluation error, exactly the changes these policies refuse.
+      spec: {
+        failurePolicy: 'Fail', matchConstraints, validations,
+        variables: [{ name: EXEMPT, expression: `request.userInfo.username == ${literal(controllerUser(namespace))}` }],
       },
-      matchConditions: [{ name: 'not-the-controller', expression: `request.userInfo.username != ${literal(controllerUser(props.namespace))}` }],
-      validations: integrityValidations(props.namespace),
     },
-  };
-  const binding: KubeObject = {
-    apiVersion: API_VERSION,
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name, labels },
-    spec: { policyName: name, validationActions: ['Deny'] },
-  };
-  return [policy, binding];
+    { apiVersion: API_VERSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name, labels }, spec: { policyName: name, validationActions: ['Deny'] } },
+  ];
+}
+
+/**
+ * The two policies and their bindings. Neither sees the create of an opted-in pod in a namespace the
+ * webhook serves, the bulk of the pods: the webhook has just resolved its records, and each policy a
+ * pod matches costs the API server conversions of the pod.
+ */
+export function renderIntegrityPolicy(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject[] {
+  const rule = (operations: string[], resources: string[]) => ({ resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations, resources }] });
+  return [
+    ...podPolicy(CONTROLLER_NAMES.integrityPolicy, labels, props.namespace, {
+      // Labels and annotations can be changed through pods/status as well.
+      ...rule(['UPDATE'], ['pods', 'pods/status']),
+      // Matched when the old or the new pod has the label (any value), as the API server reads it.
+      objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'Exists' }] },
+    }, integrityValidations(props.namespace)),
+    ...podPolicy(CONTROLLER_NAMES.recordsPolicy, labels, props.namespace, {
+      ...rule(['CREATE'], ['pods']),
+      namespaceSelector: { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: skippedNamespaces(props.namespace) }] },
+      objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
+    }, recordValidations(props.namespace)),
+  ];
 }

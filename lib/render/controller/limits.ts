@@ -14,7 +14,7 @@
 import { ANNOTATION } from '../../annotations';
 import { KINDS } from '../../api/kinds';
 import { KubeObject } from '../../k8s/object';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL, PLACEMENT_ANNOTATIONS, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
 import { API_VERSION } from '../../model/group';
 import { XGN_TAINT } from '../../t9k/keys';
 import { controllerUser, literal, PolicyValidation } from './integrity';
@@ -55,8 +55,9 @@ export function workerShapeValidations(): PolicyValidation[] {
   const onCreate = (expression: string) => `request.resource.resource != 'pods' || request.operation != 'CREATE' || (${expression})`;
   return [
     forbidden(
-      `${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels[${literal(ENABLED_LABEL)}] == 'true' && ${has('object', 'labels', WORKLOAD_LABEL)} && ${has('object', 'annotations', ANNOTATION.pool)}`,
-      `${ONLY_WORKERS}: labelled ${ENABLED_LABEL}: "true" and ${WORKLOAD_LABEL}, annotated ${ANNOTATION.pool}`,
+      `${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels[${literal(ENABLED_LABEL)}] == 'true' && ${has('object', 'labels', WORKLOAD_LABEL)} && ` +
+        `${has('object', 'labels', MANAGED_BY_LABEL)} && object.metadata.labels[${literal(MANAGED_BY_LABEL)}] == ${wl} && ${has('object', 'annotations', ANNOTATION.pool)}`,
+      `${ONLY_WORKERS}: labelled ${ENABLED_LABEL}: "true", ${WORKLOAD_LABEL} and ${MANAGED_BY_LABEL} with the workload's name, annotated ${ANNOTATION.pool}`,
     ),
     forbidden(
       `has(object.metadata.name) && object.metadata.name.startsWith(${wl} + '${WORKER_NAME_INFIX}') && object.metadata.name.substring(size(${wl}) + ${WORKER_NAME_INFIX.length}).matches('^[0-9]+$') && ` +
@@ -180,10 +181,11 @@ export function renderWriteLimits(props: ResolvedControllerProps, labels: Record
   return [
     policy(workers, labels, props, {
       paramKind: { apiVersion: API_VERSION, kind: KINDS.GPUPool.kind },
-      // Only pods with the workload label: a GPUPool param per pool means one evaluation per pool,
-      // and no pool at all means a refusal, so no other pod may reach this policy (the shape checks
-      // of the writes policy refuse the controller's pods without the label).
-      matchConstraints: { resourceRules: [rule(['pods'], ['CREATE'])], objectSelector: { matchExpressions: [{ key: WORKLOAD_LABEL, operator: 'Exists' }] } },
+      // Only worker pods (managed-by): a GPUPool param per pool means one evaluation, and one
+      // conversion of the pod, per pool, and no pool at all means a refusal, so no other pod may reach
+      // this policy. Not the workload label: the webhook puts that on every GPU pod of a workload. The
+      // shape checks of the writes policy refuse the controller's pods without the label.
+      matchConstraints: { resourceRules: [rule(['pods'], ['CREATE'])], objectSelector: { matchExpressions: [{ key: MANAGED_BY_LABEL, operator: 'Exists' }] } },
       validations: workerImageValidations(),
     }),
     {

@@ -8,7 +8,7 @@
  */
 import type { GPUPool, TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
-import { ENABLED_LABEL, WORKLOAD_LABEL } from '../../model/keys';
+import { ENABLED_LABEL, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/keys';
 import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
 import { controllerRefTo } from '../controller/top-owner';
@@ -90,7 +90,7 @@ export function workerPod(workload: TensorFusionWorkload, pool: GPUPool, i: numb
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
       name: `${name}-worker-${i}`, namespace,
-      labels: { ...(template.metadata?.labels ?? {}), [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: name },
+      labels: { ...(template.metadata?.labels ?? {}), [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: name, [MANAGED_BY_LABEL]: name },
       annotations,
       ownerReferences: workload.metadata.uid
         ? [controllerRefTo(workload, 'TensorFusionWorkload')]

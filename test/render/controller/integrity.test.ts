@@ -1,5 +1,5 @@
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/model/keys';
-import { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, renderController } from '../../../lib/render/controller';
+import { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations, renderController } from '../../../lib/render/controller';
 import { validateAll } from '../../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json } from './fixtures';
 
@@ -7,41 +7,59 @@ const render = (namespace?: string) => renderController(namespace ? { namespace 
 const USER = 'system:serviceaccount:tensor-fusion-system:tensor-fusion-controller';
 const has = (side: string, field: string, key: string) => `(has(${side}.metadata.${field}) && '${key}' in ${side}.metadata.${field})`;
 
-describe('pod integrity policy', () => {
-  it('is a valid ValidatingAdmissionPolicy on create and update (pods and pods/status) of pods with the opt-in label, bound with Deny', () => {
+const BY = 'variables.byController || ';
+
+describe('pod integrity policies', () => {
+  it('are valid ValidatingAdmissionPolicies bound with Deny: updates of pods with the label; creates of opted-in pods only where the webhook does not look', () => {
     const objects = render();
-    const policy = find(objects, 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-integrity') as Json;
-    const binding = find(objects, 'ValidatingAdmissionPolicyBinding', 'tensor-fusion-pod-integrity') as Json;
-    expect(() => validateAll([policy, binding])).not.toThrow();
-    expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
-    expect(policy.spec.failurePolicy).toBe('Fail');
-    expect(policy.spec.matchConstraints).toEqual({
-      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods', 'pods/status'] }],
+    const integrity = find(objects, 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-integrity') as Json;
+    const records = find(objects, 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-records') as Json;
+    const bindings = ['tensor-fusion-pod-integrity', 'tensor-fusion-pod-records'].map((n) => find(objects, 'ValidatingAdmissionPolicyBinding', n) as Json);
+    expect(() => validateAll([integrity, records, ...bindings])).not.toThrow();
+    for (const policy of [integrity, records]) {
+      expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
+      expect(policy.spec.failurePolicy).toBe('Fail');
+      expect(policy.spec.matchConditions).toBeUndefined();
+    }
+    expect(integrity.spec.matchConstraints).toEqual({
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods', 'pods/status'] }],
       objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'Exists' }] },
     });
-    expect(binding.spec).toEqual({ policyName: 'tensor-fusion-pod-integrity', validationActions: ['Deny'] });
-    for (const o of [policy, binding]) expect(o.metadata.namespace).toBeUndefined();
+    expect(records.spec.matchConstraints).toEqual({
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
+      namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['kube-system', 'tensor-fusion-system'] }] },
+      objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
+    });
+    expect(bindings.map((b) => b.spec)).toEqual([
+      { policyName: 'tensor-fusion-pod-integrity', validationActions: ['Deny'] },
+      { policyName: 'tensor-fusion-pod-records', validationActions: ['Deny'] },
+    ]);
+    for (const o of [integrity, records, ...bindings]) expect(o.metadata.namespace).toBeUndefined();
   });
 
-  it.each(['tensor-fusion-system', 'gpu-system'])('exempts the controller\'s ServiceAccount in %s, and no one else', (namespace) => {
-    const policy = find(render(namespace), 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-integrity') as Json;
+  it.each(['tensor-fusion-system', 'gpu-system'])('exempt the controller\'s ServiceAccount in %s, and no one else, in every check (a variable, not a matchCondition)', (namespace) => {
+    const objects = render(namespace);
     expect(controllerUser(namespace)).toBe(`system:serviceaccount:${namespace}:tensor-fusion-controller`);
-    expect(policy.spec.matchConditions).toEqual([{ name: 'not-the-controller', expression: `request.userInfo.username != '${controllerUser(namespace)}'` }]);
-    const serviceAccount = find(render(namespace), 'ServiceAccount');
+    for (const name of ['tensor-fusion-pod-integrity', 'tensor-fusion-pod-records']) {
+      const policy = find(objects, 'ValidatingAdmissionPolicy', name) as Json;
+      expect(policy.spec.variables).toEqual([{ name: 'byController', expression: `request.userInfo.username == '${controllerUser(namespace)}'` }]);
+      for (const v of policy.spec.validations) expect(v.expression.startsWith(BY)).toBe(true);
+    }
+    const serviceAccount = find(objects, 'ServiceAccount');
     expect(`system:serviceaccount:${serviceAccount.metadata.namespace}:${serviceAccount.metadata.name}`).toBe(controllerUser(namespace));
   });
 
-  it('protects the allocation, GPU ids, share and every placement annotation', () => {
+  it('protect the allocation, GPU ids, share and every placement annotation', () => {
     expect([...PROTECTED_ANNOTATIONS].sort()).toEqual([ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, SHARE_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)].sort());
     expect(PROTECTED_ANNOTATIONS).toHaveLength(7);
   });
 
-  it('refuses on update any add, change or removal of a protected annotation, naming the key and who may change it', () => {
+  it('refuse on update any add, change or removal of a protected annotation, naming the key and who may change it', () => {
     const validations = integrityValidations('tensor-fusion-system');
     for (const key of PROTECTED_ANNOTATIONS) {
       const [v] = validations.filter((x) => x.message.includes(`annotation ${key} `));
       expect(v).toEqual({
-        expression: `request.operation != 'UPDATE' || (${has('object', 'annotations', key)} == ${has('oldObject', 'annotations', key)} && ` +
+        expression: `${BY}(${has('object', 'annotations', key)} == ${has('oldObject', 'annotations', key)} && ` +
           `(!${has('object', 'annotations', key)} || object.metadata.annotations['${key}'] == oldObject.metadata.annotations['${key}']))`,
         message: `the pod annotation ${key} may not be added, changed or removed: only the tensor-fusion controller (${USER}) may`,
         reason: 'Forbidden',
@@ -49,36 +67,34 @@ describe('pod integrity policy', () => {
     }
   });
 
-  it('refuses removing or changing the opt-in label of a pod that holds an allocation', () => {
-    const [v] = integrityValidations('tensor-fusion-system').filter((x) => x.message.startsWith(`the label ${ENABLED_LABEL}`));
+  it('refuse removing or changing the opt-in label of a pod that holds an allocation', () => {
+    const [v] = integrityValidations('tensor-fusion-system').filter((x) => x.message.startsWith(`the label ${ENABLED_LABEL} may not be removed`));
     expect(v.expression).toBe(
-      `request.operation != 'UPDATE' || !${has('oldObject', 'annotations', ALLOCATION_ANNOTATION)} || !${has('oldObject', 'labels', ENABLED_LABEL)} || ` +
+      `${BY}!${has('oldObject', 'annotations', ALLOCATION_ANNOTATION)} || !${has('oldObject', 'labels', ENABLED_LABEL)} || ` +
         `(${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels['${ENABLED_LABEL}'] == oldObject.metadata.labels['${ENABLED_LABEL}'])`,
     );
     expect(v.message).toBe(`the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}): only the tensor-fusion controller (${USER}) may; delete the pod to release its share`);
   });
 
-  it('refuses on create a share or allocation the webhook would not see: without the label "true", or in a namespace it skips', () => {
-    const validations = integrityValidations('gpu-system');
-    const creates = validations.filter((x) => x.expression.startsWith("request.operation != 'CREATE'"));
-    const carries = `(${has('object', 'annotations', SHARE_ANNOTATION)} || ${has('object', 'annotations', ALLOCATION_ANNOTATION)})`;
-    expect(creates.map((x) => x.expression)).toEqual([
-      `request.operation != 'CREATE' || !${carries} || (${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels['${ENABLED_LABEL}'] == 'true')`,
-      `request.operation != 'CREATE' || !${carries} || !(request.namespace in ['kube-system', 'gpu-system'])`,
-    ]);
-    for (const c of creates) {
-      expect(c.message).toContain(SHARE_ANNOTATION);
-      expect(c.message).toContain(ALLOCATION_ANNOTATION);
-      expect(c.message).toContain('system:serviceaccount:gpu-system:tensor-fusion-controller');
-    }
+  it('refuse opting in, after creation, a pod that carries any placement annotation (no webhook resolved it)', () => {
+    const [v] = integrityValidations('tensor-fusion-system').filter((x) => x.message.startsWith(`the label ${ENABLED_LABEL}: "true" may not be added`));
+    const optedIn = (side: string) => `(${has(side, 'labels', ENABLED_LABEL)} && ${side}.metadata.labels['${ENABLED_LABEL}'] == 'true')`;
+    expect(v.expression).toBe(`${BY}${optedIn('oldObject')} || !${optedIn('object')} || !(${PROTECTED_ANNOTATIONS.map((k) => has('object', 'annotations', k)).join(' || ')})`);
+    expect(v.message).toBe(`the label ${ENABLED_LABEL}: "true" may not be added to a pod that carries any of the annotations ${PROTECTED_ANNOTATIONS.join(', ')}: the webhook resolves a share only when a pod is created; create the pod with the label`);
   });
 
-  it('reads oldObject only behind the UPDATE guard (it is null on CREATE)', () => {
-    const validations = integrityValidations('tensor-fusion-system');
+  it('refuse on create a share or allocation in a namespace the webhook skips', () => {
+    expect(recordValidations('gpu-system')).toEqual([{
+      expression: `${BY}!(${has('object', 'annotations', SHARE_ANNOTATION)} || ${has('object', 'annotations', ALLOCATION_ANNOTATION)})`,
+      message: `pods in kube-system and gpu-system are not seen by the tensor-fusion webhook and may not carry ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: only the tensor-fusion controller (system:serviceaccount:gpu-system:tensor-fusion-controller) may set them`,
+      reason: 'Forbidden',
+    }]);
+  });
+
+  it('read a map only after has() on it (a pod without labels or annotations is no error)', () => {
+    const validations = [...integrityValidations('tensor-fusion-system'), ...recordValidations('tensor-fusion-system')];
     expect(validations).toHaveLength(PROTECTED_ANNOTATIONS.length + 3);
     for (const v of validations) {
-      if (v.expression.includes('oldObject')) expect(v.expression.startsWith("request.operation != 'UPDATE' || ")).toBe(true);
-      // Every map read is preceded by has() on the same map, so a pod without labels or annotations is no error.
       for (const m of v.expression.matchAll(/(object|oldObject)\.metadata\.(labels|annotations)\[/g)) {
         expect(v.expression).toContain(`has(${m[1]}.metadata.${m[2]})`);
       }

@@ -5,7 +5,7 @@
  */
 import type * as https from 'node:https';
 import { clusterFor, type ApiServerDouble } from '../../support/api-server';
-import { WORKLOAD_LABEL } from '../../../lib/model/keys';
+import { MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../../lib/contract/names';
 import { API_VERSION } from '../../../lib/model/group';
 import { shareOf } from '../../../lib/runtime/share';
@@ -33,7 +33,7 @@ describe('worker plan', () => {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
         name: 'infer-worker-0', namespace: 'ml',
-        labels: { team: 'ml', 'tensor-fusion.ai/enabled': 'true', [WORKLOAD_LABEL]: 'infer' },
+        labels: { team: 'ml', 'tensor-fusion.ai/enabled': 'true', [WORKLOAD_LABEL]: 'infer', [MANAGED_BY_LABEL]: 'infer' },
         annotations: {
           'tensor-fusion.ai/gpupool': 'remote', 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/generate-workload': 'false',
           'tensor-fusion.ai/workload': 'infer', 'tensor-fusion.ai/inject-container': 'worker',
