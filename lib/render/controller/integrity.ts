@@ -8,7 +8,8 @@
  * The policies see only pods that carry the opt-in label: the runtime reads records only on pods
  * labelled "true" (lib/runtime/share.ts), and a pod holding an allocation cannot lose the label, so
  * records on any other pod count for nothing. Every other pod in the cluster is spared the CEL
- * evaluation (and its conversions of the pod) on each create and each status update. */
+ * evaluation (and its conversions of the pod) on each create and each status update.
+ */
 import { NAMESPACE_NAME_LABEL } from '../../k8s/labels';
 import { KubeObject } from '../../k8s/object';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/keys';
