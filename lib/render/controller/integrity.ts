@@ -47,7 +47,7 @@ export function literal(key: string): string {
 }
 
 /** `key` is present in the map (has() first: a pod without any annotations has no such field). */
-function present(side: Side, field: Field, key: string): string {
+export function present(side: Side, field: Field, key: string): string {
   return `(has(${side}.metadata.${field}) && ${literal(key)} in ${side}.metadata.${field})`;
 }
 

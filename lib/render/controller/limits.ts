@@ -17,7 +17,7 @@ import { KubeObject } from '../../k8s/object';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL, PLACEMENT_ANNOTATIONS, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
 import { API_VERSION } from '../../model/group';
 import { XGN_TAINT } from '../../t9k/keys';
-import { controllerUser, literal, PolicyValidation } from './integrity';
+import { controllerUser, literal, PolicyValidation, present } from './integrity';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 
@@ -30,11 +30,6 @@ export const WORKER_NAME_INFIX = '-worker-';
 export const PREEMPTION_REASON = 'PreemptionByScheduler';
 
 const forbidden = (expression: string, message: string): PolicyValidation => ({ expression, message, reason: 'Forbidden' });
-
-/** `side.metadata.field[key]`, guarded: false when the map or the key is absent. */
-function has(side: string, field: string, key: string): string {
-  return `(has(${side}.metadata.${field}) && ${literal(key)} in ${side}.metadata.${field})`;
-}
 
 /** Every container list of a pod spec (all: containers, initContainers, ephemeralContainers). */
 function everyContainer(side: string, predicate: (c: string) => string): string {
@@ -55,8 +50,8 @@ export function workerShapeValidations(): PolicyValidation[] {
   const onCreate = (expression: string) => `request.resource.resource != 'pods' || request.operation != 'CREATE' || (${expression})`;
   return [
     forbidden(
-      `${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels[${literal(ENABLED_LABEL)}] == 'true' && ${has('object', 'labels', WORKLOAD_LABEL)} && ` +
-        `${has('object', 'labels', MANAGED_BY_LABEL)} && object.metadata.labels[${literal(MANAGED_BY_LABEL)}] == ${wl} && ${has('object', 'annotations', ANNOTATION.pool)}`,
+      `${present('object', 'labels', ENABLED_LABEL)} && object.metadata.labels[${literal(ENABLED_LABEL)}] == 'true' && ${present('object', 'labels', WORKLOAD_LABEL)} && ` +
+        `${present('object', 'labels', MANAGED_BY_LABEL)} && object.metadata.labels[${literal(MANAGED_BY_LABEL)}] == ${wl} && ${present('object', 'annotations', ANNOTATION.pool)}`,
       `${ONLY_WORKERS}: labelled ${ENABLED_LABEL}: "true", ${WORKLOAD_LABEL} and ${MANAGED_BY_LABEL} with the workload's name, annotated ${ANNOTATION.pool}`,
     ),
     forbidden(
@@ -87,7 +82,7 @@ export function workerImageValidations(): PolicyValidation[] {
   const template = `${worker}.podTemplate.spec`;
   const inTemplate = (list: string) => `(has(${worker}.podTemplate) && has(${template}) && has(${template}.${list}) && ${template}.${list}.exists(t, has(t.image) && t.image == c.image))`;
   const allowedImage = `(${hasWorker} && ((has(${worker}.image) && ${worker}.image == c.image) || ${inTemplate('containers')} || ${inTemplate('initContainers')}))`;
-  const namesThisPool = `${has('object', 'annotations', ANNOTATION.pool)} && object.metadata.annotations[${literal(ANNOTATION.pool)}] == params.metadata.name`;
+  const namesThisPool = `${present('object', 'annotations', ANNOTATION.pool)} && object.metadata.annotations[${literal(ANNOTATION.pool)}] == params.metadata.name`;
   return [
     forbidden(
       `!(${namesThisPool}) || (${everyContainer('object', () => `has(c.image) && ${allowedImage}`)})`,
@@ -123,7 +118,7 @@ export function writeLimitValidations(): PolicyValidation[] {
   const node = "request.resource.resource != 'nodes'";
   const others = (side: string) => `${side}.spec.taints.filter(t, t.key != ${literal(XGN_TAINT.key)})`;
   const ownedWorker =
-    `${has('oldObject', 'labels', WORKLOAD_LABEL)} && has(oldObject.metadata.ownerReferences) && oldObject.metadata.ownerReferences.exists(r, ` +
+    `${present('oldObject', 'labels', WORKLOAD_LABEL)} && has(oldObject.metadata.ownerReferences) && oldObject.metadata.ownerReferences.exists(r, ` +
     `r.apiVersion == '${API_VERSION}' && r.kind == '${KINDS.TensorFusionWorkload.kind}' && r.name == oldObject.metadata.labels[${literal(WORKLOAD_LABEL)}] && has(r.controller) && r.controller)`;
   const preempted =
     `has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(c, c.type == 'DisruptionTarget' && c.status == 'True' && has(c.reason) && c.reason == '${PREEMPTION_REASON}')`;
@@ -133,7 +128,7 @@ export function writeLimitValidations(): PolicyValidation[] {
       'the tensor-fusion controller may delete only the worker pods of its TensorFusionWorkloads, or pods kube-scheduler marked for preemption',
     ),
     forbidden(
-      `request.resource.resource != 'pods' || request.operation != 'UPDATE' || (${has('oldObject', 'annotations', ALLOCATION_ANNOTATION)} && ` +
+      `request.resource.resource != 'pods' || request.operation != 'UPDATE' || (${present('oldObject', 'annotations', ALLOCATION_ANNOTATION)} && ` +
         `${sameMapExcept('annotations', RESIZE_ANNOTATIONS)} && ${sameMapExcept('labels')} && ${POD_FIELDS.map(sameField).join(' && ')} && ` +
         ['containers', 'initContainers'].map((l) => `(has(object.spec.${l}) ? object.spec.${l}.map(c, c.image) : []) == (has(oldObject.spec.${l}) ? oldObject.spec.${l}.map(c, c.image) : [])`).join(' && ') + ')',
       `the tensor-fusion controller may change only the annotations ${RESIZE_ANNOTATIONS.join(', ')} of a pod, and only of one that holds a GPU allocation (an in-place resize)`,
