@@ -3,7 +3,9 @@
  * AdmissionReview and (2) the webhook admitting local-GPU pods (decode, resolve, mark: share
  * annotation, scheduler, priority class, downward-API env), both in one child process (one core,
  * plain node from an esbuild bundle). Throughput: autocannon keeping 200 connections busy. Latency:
- * an open-loop client at a fixed rate (see {@link PacedClient}). The API-server double runs in a second
+ * an open-loop client at a fixed rate (see {@link PacedClient}). Pods come two ways: as the replicas
+ * of one template (a ReplicaSet or Job scaling up: one object, which the webhook decides once, see
+ * webhook/decision-cache.ts) and all different (a label unique to each: every one decided). The API-server double runs in a second
  * child only to fill the webhook's caches; it counts the requests it gets during the runs, which must
  * be none but watch upkeep (no I/O on the admission path). The load generators run in this process.
  * Prints figures and ends with one JSON line.
@@ -48,7 +50,7 @@ function reviewBody(): string {
       object: {
         apiVersion: 'v1', kind: 'Pod',
         metadata: {
-          generateName: 'bench-', namespace: 'default', labels: { [ENABLED_LABEL]: 'true', app: 'bench' },
+          generateName: 'bench-', namespace: 'default', labels: { [ENABLED_LABEL]: 'true', app: 'bench', 'bench-pod': '[<pod>]' },
           annotations: {
             'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '1', 'tensor-fusion.ai/tflops-limit': '4',
             'tensor-fusion.ai/vram-request': '256Mi', 'tensor-fusion.ai/vram-limit': '1Gi', 'tensor-fusion.ai/workload': 'bench',
@@ -95,7 +97,8 @@ async function child(): Promise<void> {
       const cpu = process.cpuUsage(cpuStart);
       process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000 });
     }
-    if (m === 'handler') void handlerOnly(webhook.handle).then((r) => process.send?.(r));
+    if (m === 'handler') void handlerOnly(webhook.handle, false).then((r) => process.send?.(r));
+    if (m === 'handler-distinct') void handlerOnly(webhook.handle, true).then((r) => process.send?.(r));
   });
   process.send?.({ port: webhook.port(), baselinePort: (trivial.address() as { port: number }).port, ca: ca.cert });
   process.on('message', async (m) => {
@@ -115,12 +118,12 @@ async function child(): Promise<void> {
  * The handler alone, one admission at a time in this process (parse, decide, patch, serialize): what
  * the webhook adds to the TLS and HTTP work any HTTPS server does.
  */
-async function handlerOnly(handle: (r: never) => Promise<unknown>, n = 20_000): Promise<{ p50Us: number; p99Us: number; perSec: number }> {
+async function handlerOnly(handle: (r: never) => Promise<unknown>, distinct: boolean, n = 20_000): Promise<HandlerFigures> {
   const times: number[] = [];
   const started = performance.now();
   for (let i = 0; i < n; i++) {
     const t = performance.now();
-    JSON.stringify(await handle(JSON.parse(template.replace('[<id>]', `h-${i}`)) as never));
+    JSON.stringify(await handle(JSON.parse(body(`h-${i}`, distinct)) as never));
     if (i >= n / 10) times.push((performance.now() - t) * 1000);
   }
   const elapsed = performance.now() - started;
@@ -128,8 +131,15 @@ async function handlerOnly(handle: (r: never) => Promise<unknown>, n = 20_000): 
   return { p50Us: Math.round(times[Math.floor(times.length / 2)]), p99Us: Math.round(times[Math.floor(times.length * 0.99)]), perSec: Math.round(n / (elapsed / 1000)) };
 }
 
+interface HandlerFigures { p50Us: number; p99Us: number; perSec: number }
+
 const template = reviewBody();
 let seq = 0;
+
+/** A review with admission uid `id`: of the template's pod, or with `distinct` of a pod unlike any other. */
+function body(id: string, distinct: boolean): string {
+  return template.replace('[<id>]', id).replace('[<pod>]', distinct ? id : 'template');
+}
 
 interface Run {
   rps: number;
@@ -159,7 +169,7 @@ function saturate(port: number, ca: string): Promise<Saturated> {
       url: `https://127.0.0.1:${port}/mutate-pods`, method: 'POST', connections: CONNECTIONS, duration: DURATION_S,
       headers: { 'content-type': 'application/json' },
       // A fresh admission uid per request (autocannon 8's idReplacement sends nothing on Node 20).
-      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: template.replace('[<id>]', `bench-${++seq}`) }) }],
+      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body(`bench-${++seq}`, false) }) }],
       tlsOptions: { ca, servername: HOST }, timeout: 10,
     } as unknown as autocannon.Options, (err, result) => {
       if (err) return reject(err);
@@ -199,6 +209,7 @@ class PacedClient {
   private readonly idle: Conn[] = [];
   private readonly all = new Set<Conn>();
   private run?: PacedRun;
+  private distinct = false;
 
   private constructor(private readonly port: number, private readonly ca: string) {}
 
@@ -208,8 +219,9 @@ class PacedClient {
     return client;
   }
 
-  /** `rate` requests per second for DURATION_S; resolves when every one is answered. */
-  paced(rate: number): Promise<Run> {
+  /** `rate` requests per second for DURATION_S (of pods all `distinct`, or of one template); resolves when every one is answered. */
+  paced(rate: number, distinct = false): Promise<Run> {
+    this.distinct = distinct;
     const total = rate * DURATION_S;
     const started = performance.now();
     const opened = this.all.size;
@@ -260,8 +272,8 @@ class PacedClient {
 
   private send(c: Conn, due: number): void {
     c.due = due;
-    const body = template.replace('[<id>]', `bench-${++seq}`);
-    c.socket.write(`POST /mutate-pods HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const text = body(`bench-${++seq}`, this.distinct);
+    c.socket.write(`POST /mutate-pods HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
   }
 
   private connect(ready: () => void): Conn {
@@ -357,14 +369,15 @@ async function parent(): Promise<void> {
     proc.once('message', (x) => r(x as T));
     proc.send(m);
   });
-  const handler = await ask<{ p50Us: number; p99Us: number; perSec: number }>('handler');
+  const handler = await ask<HandlerFigures>('handler');
+  const handlerDistinct = await ask<HandlerFigures>('handler-distinct');
   proc.send('reset-cpu');
   const baseline = await saturate(ready.baselinePort, ready.ca);
   const baselineCpuMs = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
   /** A paced run with the server process's CPU time over it. */
-  const pacedWithCpu = async (client: PacedClient, rate: number) => {
+  const pacedWithCpu = async (client: PacedClient, rate: number, distinct = false) => {
     const before = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
-    const run = await client.paced(rate);
+    const run = await client.paced(rate, distinct);
     return { ...run, cpuMsPerRequest: ((await ask<{ cpuMs: number }>('cpu')).cpuMs - before) / (rate * DURATION_S) };
   };
   // The trivial handler at the target rate too: what this machine's TLS, HTTP and scheduling alone cost.
@@ -380,6 +393,10 @@ async function parent(): Promise<void> {
   const light = await client.paced(LIGHT_RPS);
   const atTarget = await pacedWithCpu(client, TARGET_RPS);
   client.close();
+  // Every pod decided: a client of its own, so it starts with the same idle connections.
+  const distinctClient = await PacedClient.open(ready.port, ready.ca);
+  const distinct = await pacedWithCpu(distinctClient, TARGET_RPS, true);
+  distinctClient.close();
   const apiAfter = await apiCounts(apiProc);
   proc.send('stop');
   const { outcomes, cpuMs } = await new Promise<{ outcomes: Record<string, number>; cpuMs: number }>((r) => proc.once('message', (m) => r(m as never)));
@@ -389,12 +406,14 @@ async function parent(): Promise<void> {
   const line = (name: string, r: Run) =>
     `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}${r.opened !== undefined ? `  connections opened ${r.opened}` : ''}`;
   console.log(`${CONNECTIONS} connections, ${DURATION_S} s each, server on one core (child process), API double in another (caches only); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
-  console.log(`handler alone (no TLS, no HTTP): p50 ${handler.p50Us} µs  p99 ${handler.p99Us} µs  ${handler.perSec} admissions/s`);
+  const handlerLine = (h: HandlerFigures) => `p50 ${h.p50Us} µs  p99 ${h.p99Us} µs  ${h.perSec} admissions/s`;
+  console.log(`handler alone (no TLS, no HTTP): replicas of one template ${handlerLine(handler)}; every pod different ${handlerLine(handlerDistinct)}`);
   console.log(line('baseline', baseline));
   console.log(line(`  at ${TARGET_RPS}/s`, baselinePaced));
   console.log(line('webhook', hook));
   console.log(line(`at ${LIGHT_RPS}/s`, light));
   console.log(line(`at ${TARGET_RPS}/s`, atTarget));
+  console.log(line(`at ${TARGET_RPS}/s, every pod different`, distinct));
   const ratio = hook.result.requests.average / baseline.result.requests.average;
   const apiRequests = apiAfter.requests - apiBefore.requests;
   const apiWrites = apiAfter.writes - apiBefore.writes;
@@ -403,19 +422,26 @@ async function parent(): Promise<void> {
   const cpuPerBaseline = baselineCpuMs / Math.max(1, baseline.result.requests.total);
   const capacity = Math.round(1000 / cpuPerAdmission);
   console.log(`webhook outcomes: ${JSON.stringify(outcomes)}; CPU per request on the server process: webhook ${cpuPerAdmission.toFixed(3)} ms (TLS, HTTP, handler), trivial handler ${cpuPerBaseline.toFixed(3)} ms; one busy core admits ${capacity}/s`);
-  console.log(`CPU per request on the server process at ${TARGET_RPS}/s (one request per wake-up, unlike the saturated runs): webhook ${atTarget.cpuMsPerRequest.toFixed(3)} ms, trivial handler ${baselinePaced.cpuMsPerRequest.toFixed(3)} ms`);
+  console.log(`CPU per request on the server process at ${TARGET_RPS}/s (one request per wake-up, unlike the saturated runs): webhook ${atTarget.cpuMsPerRequest.toFixed(3)} ms, `
+    + `every pod different ${distinct.cpuMsPerRequest.toFixed(3)} ms, trivial handler ${baselinePaced.cpuMsPerRequest.toFixed(3)} ms`);
   const rps = hook.rps;
+  const distinctCapacity = Math.round(1 / distinct.cpuMsPerRequest * 1000);
   const meetsGoals = atTarget.steady.p99 <= GOAL_P99_MS && rps >= GOAL_RPS;
-  console.log(`goals: p99 at ${TARGET_RPS}/s ${atTarget.steady.p99} ms (<= ${GOAL_P99_MS}), ${rps} admissions/s on one core (>= ${GOAL_RPS}): ${meetsGoals ? 'met' : 'NOT met'}`);
+  const meetsGoalsDistinct = distinct.steady.p99 <= GOAL_P99_MS && distinctCapacity >= GOAL_RPS;
+  console.log(`goals, replicas of one template: p99 at ${TARGET_RPS}/s ${atTarget.steady.p99} ms (<= ${GOAL_P99_MS}), ${rps} admissions/s on one core (>= ${GOAL_RPS}): ${meetsGoals ? 'met' : 'NOT met'}`);
+  console.log(`goals, every pod different: p99 at ${TARGET_RPS}/s ${distinct.steady.p99} ms (<= ${GOAL_P99_MS}), one core admits ${distinctCapacity}/s at its paced CPU cost (>= ${GOAL_RPS}): ${meetsGoalsDistinct ? 'met' : 'NOT met'}`);
   console.log(JSON.stringify({
     p50Ms: atTarget.steady.p50, p99Ms: atTarget.steady.p99, pacedRps: atTarget.rps, targetRps: TARGET_RPS,
     p50MsAtLight: light.steady.p50, p99MsAtLight: light.steady.p99, lightRps: LIGHT_RPS,
     saturatedP50Ms: hook.result.latency.p50, saturatedP99Ms: hook.result.latency.p99, rps,
     baselineRps: Math.round(baseline.result.requests.average), baselineP99Ms: baseline.result.latency.p99,
     baselinePacedP50Ms: baselinePaced.steady.p50, baselinePacedP99Ms: baselinePaced.steady.p99,
-    ratio: Number(ratio.toFixed(3)), errors: hook.errors + hook.non2xx + light.errors + light.non2xx + atTarget.errors + atTarget.non2xx, denied: outcomes.denied ?? 0, cpuMsPerAdmission: Number(cpuPerAdmission.toFixed(3)),
+    ratio: Number(ratio.toFixed(3)), errors: [hook, light, atTarget, distinct].reduce((n, r) => n + r.errors + r.non2xx, 0), denied: outcomes.denied ?? 0, cpuMsPerAdmission: Number(cpuPerAdmission.toFixed(3)),
     apiRequests, apiWrites, meetsGoals,
+    distinctP50Ms: distinct.steady.p50, distinctP99Ms: distinct.steady.p99, distinctPacedCpuMsPerAdmission: Number(distinct.cpuMsPerRequest.toFixed(3)),
+    distinctCapacityPerSec: distinctCapacity, distinctConnectionsOpened: distinct.opened, meetsGoalsDistinct,
     handlerP50Us: handler.p50Us, handlerP99Us: handler.p99Us, handlerPerSec: handler.perSec,
+    handlerDistinctP50Us: handlerDistinct.p50Us, handlerDistinctP99Us: handlerDistinct.p99Us, handlerDistinctPerSec: handlerDistinct.perSec,
     baselineCpuMsPerRequest: Number(cpuPerBaseline.toFixed(3)), cpuCapacityPerSec: capacity,
     pacedCpuMsPerAdmission: Number(atTarget.cpuMsPerRequest.toFixed(3)), baselinePacedCpuMsPerRequest: Number(baselinePaced.cpuMsPerRequest.toFixed(3)), connectionsOpened: atTarget.opened,
   }));

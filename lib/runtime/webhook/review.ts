@@ -72,18 +72,28 @@ export function parseReview(body: unknown): AdmissionReview | string {
   return review;
 }
 
-/** Wraps a decision in the AdmissionReview the API server expects. */
-export function toReview(review: AdmissionReview, decision: Decision): AdmissionReview {
-  const uid = review.request?.uid ?? '';
-  const response: AdmissionResponse = decision.allowed
+/** A response's fields but the uid, which each review echoes: what a decision comes to on the wire. */
+export type Answer = Omit<AdmissionResponse, 'uid'>;
+
+/** A decision as the response's fields. */
+export function responseOf(decision: Decision): Answer {
+  return decision.allowed
     ? {
-      uid,
       allowed: true,
       ...(decision.patch.length > 0
         ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(decision.patch)).toString('base64') }
         : {}),
       ...(decision.warnings ? { warnings: [...decision.warnings] } : {}),
     }
-    : { uid, allowed: false, status: { code: decision.code, message: decision.message, reason: decision.code === 403 ? 'Forbidden' : 'InternalError' } };
-  return { apiVersion: review.apiVersion ?? ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+    : { allowed: false, status: { code: decision.code, message: decision.message, reason: decision.code === 403 ? 'Forbidden' : 'InternalError' } };
+}
+
+/** Answers `review` with `response` in the AdmissionReview the API server expects. */
+export function answerReview(review: AdmissionReview, response: Answer): AdmissionReview {
+  return { apiVersion: review.apiVersion ?? ADMISSION_API_VERSION, kind: 'AdmissionReview', response: { uid: review.request?.uid ?? '', ...response } };
+}
+
+/** Wraps a decision in the AdmissionReview the API server expects. */
+export function toReview(review: AdmissionReview, decision: Decision): AdmissionReview {
+  return answerReview(review, responseOf(decision));
 }

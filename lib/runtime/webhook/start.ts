@@ -16,7 +16,8 @@ import { RESOURCES } from '../kube/resources';
 import type { RuntimeEnv } from '../runtime';
 import { admitPod } from './admit';
 import { createViewInformers, InformerView, ViewInformers } from './cluster-view';
-import { AdmissionReview, toReview } from './review';
+import { DecisionCache } from './decision-cache';
+import { AdmissionReview, answerReview, responseOf } from './review';
 import { AdmissionServer, AdmissionServerOptions } from './server';
 import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
 import { planWorkers } from './workers';
@@ -173,7 +174,12 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
   const { env, cluster, logger } = opts;
   const observe = admissionObserver(opts.metrics);
   const { informers, view, pods, own: ownInformers } = webhookInformers(opts);
-  const handle = async (review: AdmissionReview) => toReview(review, await admitPod(review.request!, view));
+  // The replicas of one template are decided once, until a cache the decisions read changes.
+  const decisions = new DecisionCache();
+  const changed = () => decisions.invalidate();
+  for (const i of view.informerList()) i.on({ add: changed, update: changed, delete: changed });
+  const handle = async (review: AdmissionReview) =>
+    answerReview(review, await decisions.answer(review.request!, async () => responseOf(await admitPod(review.request!, view))));
   const tls = tlsSourceFor(opts);
 
   let server: AdmissionServer | undefined;

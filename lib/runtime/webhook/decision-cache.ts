@@ -1,0 +1,59 @@
+/**
+ * Answers for pods decided a moment ago. The replicas of a ReplicaSet or a Job reach the webhook as
+ * one and the same object (the API server names a `generateName` pod and gives it a uid and a
+ * creation time only after admission), and a scale-up sends them by the thousand: each template is
+ * decided once while the caches a decision reads stay as they are. Any event of those caches starts
+ * over, so a cached answer is always the one the handler would give now.
+ */
+import type { AdmissionRequest, Answer } from './review';
+
+/** Enough for the templates of a burst; they are few. */
+export const DECISION_CACHE_ENTRIES = 128;
+/** Larger requests are decided every time: bounds the memory to entries × this. */
+export const DECISION_CACHE_MAX_KEY_CHARS = 32 * 1024;
+
+/**
+ * The key of what a decision reads of a request: the operation, the kind, the namespace and the
+ * object. Its managedFields are left out: the API server stamps them with the second of the request,
+ * and nothing is decided from them.
+ */
+export function decisionKey(req: AdmissionRequest): string {
+  const o = req.object;
+  const object = o && typeof o.metadata === 'object' && o.metadata !== null ? { ...o, metadata: { ...o.metadata, managedFields: undefined } } : o;
+  return JSON.stringify([req.operation, req.kind?.group, req.kind?.version, req.kind?.kind, req.subResource, req.namespace, object]);
+}
+
+export class DecisionCache {
+  private readonly entries = new Map<string, Answer>();
+  private generation = 0;
+
+  constructor(private readonly maxEntries = DECISION_CACHE_ENTRIES, private readonly maxKeyChars = DECISION_CACHE_MAX_KEY_CHARS) {}
+
+  /** What decisions read has changed: every answer is decided again. */
+  invalidate(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * The answer for `req`, from the cache or from `decide`. An answer decided while the caches changed
+   * is returned but not kept; a failure is not kept either.
+   */
+  async answer(req: AdmissionRequest, decide: () => Promise<Answer>): Promise<Answer> {
+    const key = decisionKey(req);
+    const hit = this.entries.get(key);
+    if (hit) return hit;
+    const generation = this.generation;
+    const answer = await decide();
+    if (generation === this.generation && key.length <= this.maxKeyChars) {
+      // Oldest first: Map keeps insertion order.
+      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+      this.entries.set(key, answer);
+    }
+    return answer;
+  }
+}
