@@ -5,10 +5,10 @@
  * plain node from an esbuild bundle). Throughput: autocannon keeping 200 connections busy. Latency:
  * an open-loop client at a fixed rate (see {@link PacedClient}). Pods come two ways: as the replicas
  * of one template (a ReplicaSet or Job scaling up: one object, which the webhook decides once, see
- * webhook/decision-cache.ts) and all different (a label unique to each: every one decided). The API-server double runs in a second
- * child only to fill the webhook's caches; it counts the requests it gets during the runs, which must
- * be none but watch upkeep (no I/O on the admission path). The load generators run in this process.
- * Prints figures and ends with one JSON line.
+ * webhook/decision-cache.ts) and all different (a label unique to each: every one decided). The
+ * API-server double runs in a second child only to fill the webhook's caches; it counts the requests
+ * it gets during the runs, which must be none but watch upkeep (no I/O on the admission path). The
+ * load generators run in this process. Prints figures and ends with one JSON line.
  */
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -103,16 +103,17 @@ async function child(): Promise<void> {
   process.send?.({ port: webhook.port(), baselinePort: (trivial.address() as { port: number }).port, ca: ca.cert });
   process.on('message', async (m) => {
     if (m === 'stop') {
-      const cpu = process.cpuUsage(cpuStart);
       const counts = (await metrics.registry.getSingleMetric('tf_webhook_admissions_total')!.get()).values;
       const outcomes = Object.fromEntries(counts.map((v) => [String(v.labels.outcome), v.value]));
       await webhook.close();
       trivial.close();
-      process.send?.({ outcomes, cpuMs: (cpu.user + cpu.system) / 1000 });
+      process.send?.({ outcomes });
       process.exit(0);
     }
   });
 }
+
+interface HandlerFigures { p50Us: number; p99Us: number; perSec: number }
 
 /**
  * The handler alone, one admission at a time in this process (parse, decide, patch, serialize): what
@@ -130,8 +131,6 @@ async function handlerOnly(handle: (r: never) => Promise<unknown>, distinct: boo
   times.sort((a, b) => a - b);
   return { p50Us: Math.round(times[Math.floor(times.length / 2)]), p99Us: Math.round(times[Math.floor(times.length * 0.99)]), perSec: Math.round(n / (elapsed / 1000)) };
 }
-
-interface HandlerFigures { p50Us: number; p99Us: number; perSec: number }
 
 const template = reviewBody();
 let seq = 0;
@@ -387,6 +386,7 @@ async function parent(): Promise<void> {
   const apiBefore = await apiCounts(apiProc);
   proc.send('reset-cpu');
   const hook = await saturate(ready.port, ready.ca);
+  const hookCpuMs = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
   // Little's law: 200 busy connections at N/s wait 200/N s each, so latency is measured again at the
   // target rate, where it shows the time an admission takes rather than the queue in front of it.
   const client = await PacedClient.open(ready.port, ready.ca);
@@ -399,7 +399,7 @@ async function parent(): Promise<void> {
   distinctClient.close();
   const apiAfter = await apiCounts(apiProc);
   proc.send('stop');
-  const { outcomes, cpuMs } = await new Promise<{ outcomes: Record<string, number>; cpuMs: number }>((r) => proc.once('message', (m) => r(m as never)));
+  const { outcomes } = await new Promise<{ outcomes: Record<string, number> }>((r) => proc.once('message', (m) => r(m as never)));
   apiProc.kill();
   fs.rmSync(bundle, { force: true });
 
@@ -418,7 +418,7 @@ async function parent(): Promise<void> {
   const apiRequests = apiAfter.requests - apiBefore.requests;
   const apiWrites = apiAfter.writes - apiBefore.writes;
   console.log(`throughput ratio webhook/baseline: ${ratio.toFixed(3)}; API requests during the webhook runs: ${apiRequests} (writes: ${apiWrites})`);
-  const cpuPerAdmission = cpuMs / Math.max(1, outcomes.allowed ?? 0);
+  const cpuPerAdmission = hookCpuMs / Math.max(1, hook.result.requests.total);
   const cpuPerBaseline = baselineCpuMs / Math.max(1, baseline.result.requests.total);
   const capacity = Math.round(1000 / cpuPerAdmission);
   console.log(`webhook outcomes: ${JSON.stringify(outcomes)}; CPU per request on the server process: webhook ${cpuPerAdmission.toFixed(3)} ms (TLS, HTTP, handler), trivial handler ${cpuPerBaseline.toFixed(3)} ms; one busy core admits ${capacity}/s`);
