@@ -1,7 +1,8 @@
 /**
  * Admission webhook benchmark, over HTTPS against (1) a trivial HTTPS handler that answers a fixed
- * AdmissionReview and (2) the webhook admitting local-GPU pods (decode, resolve, mark: share
- * annotation, scheduler, priority class, downward-API env), both in one child process (one core,
+ * AdmissionReview (a plain node:https server, without the webhook's handshake gate) and (2) the
+ * webhook admitting local-GPU pods (decode, resolve, mark: share annotation, scheduler, priority
+ * class, downward-API env), both in one child process (one core,
  * plain node from an esbuild bundle). Throughput: autocannon keeping 200 connections busy. Latency:
  * an open-loop client at a fixed rate (see {@link PacedClient}). Pods come two ways: as the replicas
  * of one template (a ReplicaSet or Job scaling up: one object, which the webhook decides once, see
@@ -15,7 +16,8 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { connect as tlsConnect, createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
 import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
@@ -148,6 +150,13 @@ interface Run {
   non2xx: number;
   /** Latency percentiles of responses after the first WARM_MS (TLS handshakes of the 200 new connections). */
   steady: { p50: number; p99: number };
+  /**
+   * Paced runs: the longest this process's event loop was blocked, ms. Node's TLS client spends ~2 ms
+   * of CPU on each handshake, on the loop that sends the requests (Go's transport dials on goroutines
+   * of their own), so when the client dials many connections at once the requests due meanwhile go
+   * out late, and that wait counts in the latency: this says how much of a tail is the client's own.
+   */
+  clientStallMs?: number;
 }
 
 /** A closed-loop run: autocannon keeps every connection busy. */
@@ -210,7 +219,12 @@ class PacedClient {
   private run?: PacedRun;
   private distinct = false;
 
-  private constructor(private readonly port: number, private readonly ca: string) {}
+  /** One TLS context for every dial, as Go's transport has one tls.Config (Node would parse the CA per dial). */
+  private readonly tls: SecureContext;
+
+  private constructor(private readonly port: number, ca: string) {
+    this.tls = createSecureContext({ ca });
+  }
 
   static async open(port: number, ca: string): Promise<PacedClient> {
     const client = new PacedClient(port, ca);
@@ -224,6 +238,8 @@ class PacedClient {
     const total = rate * DURATION_S;
     const started = performance.now();
     const opened = this.all.size;
+    const stalls = monitorEventLoopDelay({ resolution: 1 });
+    stalls.enable();
     let sent = 0;
     return new Promise((resolve) => {
       const run: PacedRun = {
@@ -233,7 +249,11 @@ class PacedClient {
           this.run = undefined;
           run.latencies.sort((a, b) => a - b);
           const seconds = (performance.now() - started) / 1000;
-          resolve({ rps: Math.round(total / seconds), errors: run.errors, non2xx: run.non2xx, opened: this.all.size - opened, steady: { p50: pct(run.latencies, 50), p99: pct(run.latencies, 99) } });
+          stalls.disable();
+          resolve({
+            rps: Math.round(total / seconds), errors: run.errors, non2xx: run.non2xx, opened: this.all.size - opened,
+            steady: { p50: pct(run.latencies, 50), p99: pct(run.latencies, 99) }, clientStallMs: Math.round(stalls.max / 1e5) / 10,
+          });
         },
       };
       this.run = run;
@@ -276,7 +296,7 @@ class PacedClient {
   }
 
   private connect(ready: () => void): Conn {
-    const c: Conn = { socket: tlsConnect({ host: '127.0.0.1', port: this.port, ca: this.ca, servername: HOST }), chunks: [], size: 0 };
+    const c: Conn = { socket: tlsConnect({ host: '127.0.0.1', port: this.port, secureContext: this.tls, servername: HOST }), chunks: [], size: 0 };
     this.all.add(c);
     c.socket.setNoDelay(true);
     c.socket.once('secureConnect', ready);
@@ -404,7 +424,7 @@ async function parent(): Promise<void> {
   fs.rmSync(bundle, { force: true });
 
   const line = (name: string, r: Run) =>
-    `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}${r.opened !== undefined ? `  connections opened ${r.opened}` : ''}`;
+    `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}${r.opened !== undefined ? `  connections opened ${r.opened}` : ''}${r.clientStallMs !== undefined ? `  client stalled up to ${r.clientStallMs} ms` : ''}`;
   console.log(`${CONNECTIONS} connections, ${DURATION_S} s each, server on one core (child process), API double in another (caches only); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
   const handlerLine = (h: HandlerFigures) => `p50 ${h.p50Us} µs  p99 ${h.p99Us} µs  ${h.perSec} admissions/s`;
   console.log(`handler alone (no TLS, no HTTP): replicas of one template ${handlerLine(handler)}; every pod different ${handlerLine(handlerDistinct)}`);
@@ -436,6 +456,7 @@ async function parent(): Promise<void> {
     saturatedP50Ms: hook.result.latency.p50, saturatedP99Ms: hook.result.latency.p99, rps,
     baselineRps: Math.round(baseline.result.requests.average), baselineP99Ms: baseline.result.latency.p99,
     baselinePacedP50Ms: baselinePaced.steady.p50, baselinePacedP99Ms: baselinePaced.steady.p99,
+    clientStallMs: atTarget.clientStallMs, baselineClientStallMs: baselinePaced.clientStallMs, distinctClientStallMs: distinct.clientStallMs,
     ratio: Number(ratio.toFixed(3)), errors: [hook, light, atTarget, distinct].reduce((n, r) => n + r.errors + r.non2xx, 0), denied: outcomes.denied ?? 0, cpuMsPerAdmission: Number(cpuPerAdmission.toFixed(3)),
     apiRequests, apiWrites, meetsGoals,
     distinctP50Ms: distinct.steady.p50, distinctP99Ms: distinct.steady.p99, distinctPacedCpuMsPerAdmission: Number(distinct.cpuMsPerRequest.toFixed(3)),

@@ -1,7 +1,9 @@
 /**
  * The HTTPS front of the webhook: one POST path, a body limit large enough for any pod (an UPDATE
  * review carries two objects of up to ~1.5 MiB), keep-alive longer than the API server's idle reuse
- * so it never writes to a socket we just closed, hot TLS reload, and a graceful drain.
+ * so it never writes to a socket we just closed, hot TLS reload, a graceful drain, and new connections
+ * let in one per turn of the event loop (handshake-gate.ts), so that a burst of TLS handshakes does
+ * not hold up the requests on open connections.
  * Errors inside the handler become a denial (HTTP 200, allowed false, code 500), never an HTTP 500,
  * so the pod is refused whatever the webhook's failurePolicy.
  */
@@ -10,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { KeyPair } from './certificates';
+import { HandshakeGate } from './handshake-gate';
 import { AdmissionReview, deny, parseReview, toReview } from './review';
 
 /** 7 MiB, as controller-runtime. */
@@ -37,6 +40,7 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 
 export class AdmissionServer {
   private server?: https.Server;
+  private gate?: HandshakeGate;
   private inFlight = 0;
   private draining = false;
   private idle?: () => void;
@@ -48,7 +52,9 @@ export class AdmissionServer {
   }
 
   async listen(): Promise<void> {
-    const server = https.createServer({ cert: this.opts.tls.cert, key: this.opts.tls.key }, (req, res) => this.serve(req, res));
+    // Paused on connect: the gate starts each connection's TLS when the requests before it are served.
+    const server = https.createServer({ cert: this.opts.tls.cert, key: this.opts.tls.key, pauseOnConnect: true }, (req, res) => this.serve(req, res));
+    this.gate = new HandshakeGate(server);
     server.keepAliveTimeout = KEEP_ALIVE_MS;
     server.headersTimeout = KEEP_ALIVE_MS + 5_000;
     server.requestTimeout = 30_000;
@@ -76,6 +82,7 @@ export class AdmissionServer {
     if (!server) return;
     this.draining = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    this.gate?.destroyHeld();
     server.closeIdleConnections();
     if (this.inFlight > 0) {
       await Promise.race([
