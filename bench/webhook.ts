@@ -2,14 +2,14 @@
  * Admission webhook benchmark, over HTTPS against (1) a trivial HTTPS handler that answers a fixed
  * AdmissionReview (a plain node:https server, without the webhook's handshake gate) and (2) the
  * webhook admitting local-GPU pods (decode, resolve, mark: share annotation, scheduler, priority
- * class, downward-API env), both in one child process (one core, plain node from an esbuild bundle).
- * Throughput: autocannon keeping 200 connections busy. Latency: an open-loop client at a fixed rate
- * (see {@link PacedClient}). Pods come two ways: as the replicas of one template (a ReplicaSet or Job
- * scaling up: one object, which the webhook decides once, see webhook/decision-cache.ts) and all
- * different (a label unique to each: every one decided). The
- * API-server double runs in a second child only to fill the webhook's caches; it counts the requests
- * it gets during the runs, which must be none but watch upkeep (no I/O on the admission path). The
- * load generators run in this process. Prints figures and ends with one JSON line.
+ * class, downward-API env), both in one child process (one core, plain node from an esbuild
+ * bundle). Throughput: autocannon keeping 200 connections busy. Latency: an open-loop client at a
+ * fixed rate (see {@link PacedClient}). Pods come two ways: as the replicas of one template (a
+ * ReplicaSet or Job scaling up: one object, which the webhook decides once, see
+ * webhook/decision-cache.ts) and all different (a label unique to each: every one decided). The
+ * API-server double runs in a second child only to fill the webhook's caches; it counts the
+ * requests it gets during the runs, which must be none but watch upkeep (no I/O on the admission
+ * path). The load generators run in this process. Prints figures and ends with one JSON line.
  */
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
