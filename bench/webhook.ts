@@ -151,7 +151,7 @@ interface Run {
   /** Latency percentiles of responses after the first WARM_MS (TLS handshakes of the 200 new connections). */
   steady: { p50: number; p99: number };
   /**
-   * Paced runs: the longest this process's event loop was blocked, ms. Node's TLS client spends ~2 ms
+   * Paced runs: the longest this process's event loop was blocked, ms. Node's TLS client spends 1.2-2 ms
    * of CPU on each handshake, on the loop that sends the requests (Go's transport dials on goroutines
    * of their own), so when the client dials many connections the requests due meanwhile may go out
    * late, and that wait counts in the latency: this says how much of a tail may be the client's own.
