@@ -41,6 +41,8 @@ export const CONTROLLER_NAMES = {
   integrityPolicy: 'tensor-fusion-pod-integrity',
   /** ValidatingAdmissionPolicy (and its binding): no placement records on pods the webhook does not see. */
   recordsPolicy: 'tensor-fusion-pod-records',
+  /** ValidatingAdmissionPolicy (and its binding): no placement records or opt-in label in anyone else's Bindings. */
+  bindingsPolicy: 'tensor-fusion-pod-bindings',
   /** ValidatingAdmissionPolicy (and binding): the only pods the controller may create are workers. */
   workerPodPolicy: 'tensor-fusion-controller-worker-pods',
   /** ValidatingAdmissionPolicy (and binding): which pods it may delete and what it may change on nodes. */

@@ -7,7 +7,7 @@
 import * as https from 'node:https';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SHARE_ANNOTATION, SHARE_RELEASED_ANNOTATION } from '../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
-import { PROTECTED_ANNOTATIONS } from '../../lib/render/controller';
+import { bindingValidations, PROTECTED_ANNOTATIONS } from '../../lib/render/controller';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
@@ -249,6 +249,31 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     expect(unannotate.code).not.toBe(0);
     expect(unannotate.stderr).toMatch(/ValidatingAdmissionPolicy/);
     expect((await pod('guarded')).metadata.annotations[ALLOCATION_ANNOTATION]).toBeTruthy();
+  });
+
+  test('no one but the controller binds a pod with a placement record or the opt-in label: the API server copies both onto the pod', async () => {
+    // Pending for good (no node has that name): only a hand-made Binding would place it.
+    await create(gpuPod('stranded', { nodeSelector: { 'kubernetes.io/hostname': 'nowhere' } }));
+    await eventually(async () => expect(((await pod('stranded')).status.conditions as Obj[]).find((c) => c.type === 'PodScheduled')?.reason).toBe('Unschedulable'), 30_000);
+    const { uid } = (await pod('stranded')).metadata;
+    const binding = (name: string, metadata: Obj) => JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: NS, ...metadata }, target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-0' } });
+    const forged = binding('stranded', { annotations: { [ALLOCATION_ANNOTATION]: JSON.stringify({ id: uid, pool: POOL, node: 'gpu-0', gpuIds: ['gpu-0-0'] }), 'tensor-fusion.ai/visible-devices': '0,1' } });
+    const [records, label] = bindingValidations(ctl.namespace).map((v) => `ValidatingAdmissionPolicy 'tensor-fusion-pod-bindings' with binding 'tensor-fusion-pod-bindings' denied request: ${v.message}`);
+    // Both ways in: the older bindings collection (kubectl create) and the pod's binding subresource.
+    const viaCollection = await cp().kubectl(['create', '-f', '-'], { input: forged });
+    expect(viaCollection.stderr.trim()).toBe(`Error from server (Forbidden): error when creating "STDIN": bindings "stranded" is forbidden: ${records}`);
+    const viaSubresource = await cp().kubectl(['create', '--raw', `/api/v1/namespaces/${NS}/pods/stranded/binding`, '-f', '-'], { input: forged });
+    expect(viaSubresource.stderr.trim()).toBe(`Error from server (Forbidden): pods "stranded" is forbidden: ${records}`);
+    const relabel = await cp().kubectl(['create', '-f', '-'], { input: binding('stranded', { labels: { [ENABLED_LABEL]: 'false' } }) });
+    expect(relabel.stderr.trim()).toBe(`Error from server (Forbidden): error when creating "STDIN": bindings "stranded" is forbidden: ${label}`);
+    const stranded = await pod('stranded');
+    expect(stranded.spec.nodeName).toBeUndefined();
+    expect(stranded.metadata.annotations[ALLOCATION_ANNOTATION]).toBeUndefined();
+    // Any other Binding goes through, its annotations copied onto the pod: why the policy is needed.
+    await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hand-placed', namespace: NS }, spec: { schedulerName: 'by-hand', containers: [{ name: 'main', image: 'example.io/app:1' }] } });
+    await cp().kubectlOk(['create', '-f', '-'], { input: binding('hand-placed', { annotations: { 'example.com/placed-by': 'hand' } }) });
+    const placed = await pod('hand-placed');
+    expect([placed.spec.nodeName, placed.metadata.annotations['example.com/placed-by']]).toEqual(['gpu-0', 'hand']);
   });
 
   test('the integrity policy sees only pods with the opt-in label; on any other pod our records count for nothing', async () => {

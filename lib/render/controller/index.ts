@@ -24,7 +24,7 @@ import { renderAgent } from './agent';
 export * from '../../contract/env';
 export * from '../../contract/names';
 export * from './props';
-export { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations } from './integrity';
+export { bindingValidations, controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations } from './integrity';
 export type { PolicyValidation } from './integrity';
 export { PREEMPTION_REASON, workerImageValidations, workerShapeValidations, writeLimitValidations } from './limits';
 export { AUTHENTICATION_READER_ROLE, BLOCKING_OWNER_RESOURCES, controllerClusterRules, controllerNamespaceRules, CONTROLLER_API_RESOURCES, KUBE_SCHEDULER_CLUSTER_ROLES, STATUS_WRITTEN_RESOURCES } from './rbac';

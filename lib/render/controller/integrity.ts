@@ -5,7 +5,9 @@
  * records. Any of these would release or forge a GPU share while the pod runs, letting another pod onto
  * a GPU that is already full.
  *
- * The policies see only pods that carry the opt-in label: the runtime reads records only on pods
+ * The same holds for the Bindings of anyone else, which could write records as they bind a pod.
+ *
+ * The pod policies see only pods that carry the opt-in label: the runtime reads records only on pods
  * labelled "true" (lib/runtime/share.ts), and a pod holding an allocation cannot lose the label, so
  * records on any other pod count for nothing. Every other pod in the cluster is spared the CEL
  * evaluation (and its conversions of the pod) on each create and each status update.
@@ -104,6 +106,25 @@ export function recordValidations(namespace: string): PolicyValidation[] {
   )];
 }
 
+/**
+ * The bindings policy's checks, on creates of Bindings (`pods/binding` and the older `bindings`): the
+ * API server copies a Binding's annotations onto the pod, and its labels too (PodTopologyLabelsAdmission,
+ * on by default since 1.35), in a write that no pod policy sees. Only our extender binds with records.
+ */
+export function bindingValidations(namespace: string): PolicyValidation[] {
+  const who = `only the tensor-fusion controller (${controllerUser(namespace)}) may`;
+  return [
+    forbidden(
+      `!has(object.metadata.annotations) || !(${PROTECTED_ANNOTATIONS.map((key) => `${literal(key)} in object.metadata.annotations`).join(' || ')})`,
+      `a Binding may not carry the annotations ${PROTECTED_ANNOTATIONS.join(', ')}, which it would copy onto the pod: ${who} bind with them, when its scheduler extender places a GPU share`,
+    ),
+    forbidden(
+      `!${present('object', 'labels', ENABLED_LABEL)}`,
+      `a Binding may not carry the label ${ENABLED_LABEL}, which it would copy onto the pod: set it on the pod, where the integrity policy checks it`,
+    ),
+  ];
+}
+
 /** The namespaces the webhook does not see. */
 const skippedNamespaces = (namespace: string): string[] => [...WEBHOOK_EXCLUDED_NAMESPACES, namespace];
 
@@ -125,9 +146,10 @@ function podPolicy(name: string, labels: Record<string, string>, namespace: stri
 }
 
 /**
- * The two policies and their bindings. Neither sees the create of an opted-in pod in a namespace the
+ * The three policies and their bindings. None sees the create of an opted-in pod in a namespace the
  * webhook serves, the bulk of the pods: the webhook has just resolved its records, and each policy a
- * pod matches costs the API server conversions of the pod.
+ * pod matches costs the API server conversions of the pod. The bindings policy sees every Binding
+ * (a Binding has no labels to select on), a small object.
  */
 export function renderIntegrityPolicy(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject[] {
   const rule = (operations: string[], resources: string[]) => ({ resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations, resources }] });
@@ -143,5 +165,6 @@ export function renderIntegrityPolicy(props: ResolvedControllerProps, labels: Re
       namespaceSelector: { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: skippedNamespaces(props.namespace) }] },
       objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
     }, recordValidations(props.namespace)),
+    ...podPolicy(CONTROLLER_NAMES.bindingsPolicy, labels, props.namespace, rule(['CREATE'], ['pods/binding', 'bindings']), bindingValidations(props.namespace)),
   ];
 }

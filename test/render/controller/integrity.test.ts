@@ -1,5 +1,5 @@
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/model/keys';
-import { controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations, renderController } from '../../../lib/render/controller';
+import { bindingValidations, controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations, renderController } from '../../../lib/render/controller';
 import { validateAll } from '../../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json } from './fixtures';
 
@@ -8,15 +8,17 @@ const USER = 'system:serviceaccount:tensor-fusion-system:tensor-fusion-controlle
 const has = (side: string, field: string, key: string) => `(has(${side}.metadata.${field}) && '${key}' in ${side}.metadata.${field})`;
 
 const BY = 'variables.byController || ';
+const POLICIES = ['tensor-fusion-pod-integrity', 'tensor-fusion-pod-records', 'tensor-fusion-pod-bindings'];
 
 describe('pod integrity policies', () => {
-  it('are valid ValidatingAdmissionPolicies bound with Deny: updates of pods with the label; creates of opted-in pods only where the webhook does not look', () => {
+  it('are valid ValidatingAdmissionPolicies bound with Deny: updates of pods with the label; creates of opted-in pods only where the webhook does not look; every Binding', () => {
     const objects = render();
     const integrity = find(objects, 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-integrity') as Json;
     const records = find(objects, 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-records') as Json;
-    const bindings = ['tensor-fusion-pod-integrity', 'tensor-fusion-pod-records'].map((n) => find(objects, 'ValidatingAdmissionPolicyBinding', n) as Json);
-    expect(() => validateAll([integrity, records, ...bindings])).not.toThrow();
-    for (const policy of [integrity, records]) {
+    const binds = find(objects, 'ValidatingAdmissionPolicy', 'tensor-fusion-pod-bindings') as Json;
+    const bindings = POLICIES.map((n) => find(objects, 'ValidatingAdmissionPolicyBinding', n) as Json);
+    expect(() => validateAll([integrity, records, binds, ...bindings])).not.toThrow();
+    for (const policy of [integrity, records, binds]) {
       expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
       expect(policy.spec.failurePolicy).toBe('Fail');
       expect(policy.spec.matchConditions).toBeUndefined();
@@ -30,17 +32,18 @@ describe('pod integrity policies', () => {
       namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['kube-system', 'tensor-fusion-system'] }] },
       objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
     });
-    expect(bindings.map((b) => b.spec)).toEqual([
-      { policyName: 'tensor-fusion-pod-integrity', validationActions: ['Deny'] },
-      { policyName: 'tensor-fusion-pod-records', validationActions: ['Deny'] },
-    ]);
-    for (const o of [integrity, records, ...bindings]) expect(o.metadata.namespace).toBeUndefined();
+    // Both ways to create a Binding: the pod's subresource and the older namespaced collection.
+    expect(binds.spec.matchConstraints).toEqual({
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/binding', 'bindings'] }],
+    });
+    expect(bindings.map((b) => b.spec)).toEqual(POLICIES.map((policyName) => ({ policyName, validationActions: ['Deny'] })));
+    for (const o of [integrity, records, binds, ...bindings]) expect(o.metadata.namespace).toBeUndefined();
   });
 
   it.each(['tensor-fusion-system', 'gpu-system'])('exempt the controller\'s ServiceAccount in %s, and no one else, in every check (a variable, not a matchCondition)', (namespace) => {
     const objects = render(namespace);
     expect(controllerUser(namespace)).toBe(`system:serviceaccount:${namespace}:tensor-fusion-controller`);
-    for (const name of ['tensor-fusion-pod-integrity', 'tensor-fusion-pod-records']) {
+    for (const name of POLICIES) {
       const policy = find(objects, 'ValidatingAdmissionPolicy', name) as Json;
       expect(policy.spec.variables).toEqual([{ name: 'byController', expression: `request.userInfo.username == '${controllerUser(namespace)}'` }]);
       for (const v of policy.spec.validations) expect(v.expression.startsWith(BY)).toBe(true);
@@ -91,9 +94,25 @@ describe('pod integrity policies', () => {
     }]);
   });
 
-  it('read a map only after has() on it (a pod without labels or annotations is no error)', () => {
-    const validations = [...integrityValidations('tensor-fusion-system'), ...recordValidations('tensor-fusion-system')];
-    expect(validations).toHaveLength(PROTECTED_ANNOTATIONS.length + 3);
+  it('refuse a Binding that would copy a protected annotation or the opt-in label onto the pod', () => {
+    expect(bindingValidations('gpu-system')).toEqual([
+      {
+        expression: `${BY}!has(object.metadata.annotations) || !(${PROTECTED_ANNOTATIONS.map((k) => `'${k}' in object.metadata.annotations`).join(' || ')})`,
+        message: `a Binding may not carry the annotations ${PROTECTED_ANNOTATIONS.join(', ')}, which it would copy onto the pod: ` +
+          'only the tensor-fusion controller (system:serviceaccount:gpu-system:tensor-fusion-controller) may bind with them, when its scheduler extender places a GPU share',
+        reason: 'Forbidden',
+      },
+      {
+        expression: `${BY}!${has('object', 'labels', ENABLED_LABEL)}`,
+        message: `a Binding may not carry the label ${ENABLED_LABEL}, which it would copy onto the pod: set it on the pod, where the integrity policy checks it`,
+        reason: 'Forbidden',
+      },
+    ]);
+  });
+
+  it('read a map only after has() on it (a pod or Binding without labels or annotations is no error)', () => {
+    const validations = [...integrityValidations('tensor-fusion-system'), ...recordValidations('tensor-fusion-system'), ...bindingValidations('tensor-fusion-system')];
+    expect(validations).toHaveLength(PROTECTED_ANNOTATIONS.length + 5);
     for (const v of validations) {
       for (const m of v.expression.matchAll(/(object|oldObject)\.metadata\.(labels|annotations)\[/g)) {
         expect(v.expression).toContain(`has(${m[1]}.metadata.${m[2]})`);
