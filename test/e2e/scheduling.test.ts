@@ -5,7 +5,7 @@
  * record (copies get fresh shares, terminating pods keep theirs, the record cannot be edited away).
  */
 import * as https from 'node:https';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, SHARE_ANNOTATION, SHARE_RELEASED_ANNOTATION } from '../../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, SHARE_RELEASED_ANNOTATION } from '../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
 import { bindingValidations, PROTECTED_ANNOTATIONS } from '../../lib/render/controller';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
@@ -257,7 +257,7 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     await eventually(async () => expect(((await pod('stranded')).status.conditions as Obj[]).find((c) => c.type === 'PodScheduled')?.reason).toBe('Unschedulable'), 30_000);
     const { uid } = (await pod('stranded')).metadata;
     const binding = (name: string, metadata: Obj) => JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: NS, ...metadata }, target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-0' } });
-    const forged = binding('stranded', { annotations: { [ALLOCATION_ANNOTATION]: JSON.stringify({ id: uid, pool: POOL, node: 'gpu-0', gpuIds: ['gpu-0-0'] }), 'tensor-fusion.ai/visible-devices': '0,1' } });
+    const forged = binding('stranded', { annotations: { [ALLOCATION_ANNOTATION]: JSON.stringify({ id: uid, pool: POOL, node: 'gpu-0', gpuIds: ['gpu-0-0'] }), [PLACEMENT_ANNOTATIONS.visibleDevices]: '0,1' } });
     const [records, label] = bindingValidations(ctl.namespace).map((v) => `ValidatingAdmissionPolicy 'tensor-fusion-pod-bindings' with binding 'tensor-fusion-pod-bindings' denied request: ${v.message}`);
     // Both ways in: the older bindings collection (kubectl create) and the pod's binding subresource.
     const viaCollection = await cp().kubectl(['create', '-f', '-'], { input: forged });

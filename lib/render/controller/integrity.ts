@@ -53,6 +53,11 @@ export function present(side: Side, field: Field, key: string): string {
   return `(has(${side}.metadata.${field}) && ${literal(key)} in ${side}.metadata.${field})`;
 }
 
+/** Any of `keys` is present in the map. */
+function anyPresent(side: Side, field: Field, keys: readonly string[]): string {
+  return `(${keys.map((key) => present(side, field, key)).join(' || ')})`;
+}
+
 function value(side: Side, field: Field, key: string): string {
   return `${side}.metadata.${field}[${literal(key)}]`;
 }
@@ -87,7 +92,7 @@ export function integrityValidations(namespace: string): PolicyValidation[] {
     // The webhook resolves a share only when the pod is created: opting in later would make records
     // no webhook checked count.
     forbidden(
-      `${optedIn('oldObject')} || !${optedIn('object')} || !(${PROTECTED_ANNOTATIONS.map((key) => present('object', 'annotations', key)).join(' || ')})`,
+      `${optedIn('oldObject')} || !${optedIn('object')} || !${anyPresent('object', 'annotations', PROTECTED_ANNOTATIONS)}`,
       `the label ${ENABLED_LABEL}: "true" may not be added to a pod that carries any of the annotations ${PROTECTED_ANNOTATIONS.join(', ')}: the webhook resolves a share only when a pod is created; create the pod with the label`,
     ),
   ];
@@ -101,7 +106,7 @@ export function recordValidations(namespace: string): PolicyValidation[] {
   const skipped = skippedNamespaces(namespace);
   const who = `only the tensor-fusion controller (${controllerUser(namespace)}) may set them`;
   return [forbidden(
-    `!(${present('object', 'annotations', SHARE_ANNOTATION)} || ${present('object', 'annotations', ALLOCATION_ANNOTATION)})`,
+    `!${anyPresent('object', 'annotations', [SHARE_ANNOTATION, ALLOCATION_ANNOTATION])}`,
     `pods in ${skipped.join(' and ')} are not seen by the tensor-fusion webhook and may not carry ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: ${who}`,
   )];
 }
@@ -115,7 +120,7 @@ export function bindingValidations(namespace: string): PolicyValidation[] {
   const who = `only the tensor-fusion controller (${controllerUser(namespace)}) may`;
   return [
     forbidden(
-      `!has(object.metadata.annotations) || !(${PROTECTED_ANNOTATIONS.map((key) => `${literal(key)} in object.metadata.annotations`).join(' || ')})`,
+      `!${anyPresent('object', 'annotations', PROTECTED_ANNOTATIONS)}`,
       `a Binding may not carry the annotations ${PROTECTED_ANNOTATIONS.join(', ')}, which it would copy onto the pod: ${who} bind with them, when its scheduler extender places a GPU share`,
     ),
     forbidden(

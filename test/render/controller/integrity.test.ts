@@ -97,7 +97,7 @@ describe('pod integrity policies', () => {
   it('refuse a Binding that would copy a protected annotation or the opt-in label onto the pod', () => {
     expect(bindingValidations('gpu-system')).toEqual([
       {
-        expression: `${BY}!has(object.metadata.annotations) || !(${PROTECTED_ANNOTATIONS.map((k) => `'${k}' in object.metadata.annotations`).join(' || ')})`,
+        expression: `${BY}!(${PROTECTED_ANNOTATIONS.map((k) => has('object', 'annotations', k)).join(' || ')})`,
         message: `a Binding may not carry the annotations ${PROTECTED_ANNOTATIONS.join(', ')}, which it would copy onto the pod: ` +
           'only the tensor-fusion controller (system:serviceaccount:gpu-system:tensor-fusion-controller) may bind with them, when its scheduler extender places a GPU share',
         reason: 'Forbidden',
