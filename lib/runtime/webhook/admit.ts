@@ -56,6 +56,12 @@ export const WORKER_SECURITY_CONTEXT = {
  */
 export const COPIED_RECORD_KEYS: readonly string[] = [ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)];
 
+/**
+ * Every annotation of a local-GPU share, the request included. A remote-GPU pod carries none (its
+ * worker pods hold the share): one it came with would reach the scheduler extender unchecked.
+ */
+const SHARE_RECORD_KEYS: readonly string[] = [SHARE_ANNOTATION, ...COPIED_RECORD_KEYS];
+
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function containerNames(pod: K8sObject): string[] {
@@ -207,7 +213,17 @@ function admitRemote({ pod, namespace, workload, resolved, injectInto, warnings 
   }
   const share: ShareSettings = { ...resolved.share, workload };
   const vars = remoteClientEnv(share, workload, namespace, `${WORKLOAD_LABEL}=${workload}`);
-  return allow(podPatch(pod, { labels: workloadLabels(workload), env: envFor(injectInto, vars) }), warnings);
+  const records = presentKeys(pod, SHARE_RECORD_KEYS);
+  if (records.length > 0) {
+    warnings.push(`metadata.annotations: removed ${records.join(', ')}: a remote-GPU pod holds no share of its own, the worker pods of TensorFusionWorkload ${namespace}/${workload} do`);
+  }
+  return allow(podPatch(pod, { removeAnnotations: records, labels: workloadLabels(workload), env: envFor(injectInto, vars) }), warnings);
+}
+
+/** Those of `keys` the pod's annotations have. */
+function presentKeys(pod: K8sObject, keys: readonly string[]): string[] {
+  const annotations = pod.metadata.annotations;
+  return isObject(annotations) ? keys.filter((k) => k in annotations) : [];
 }
 
 /** A local-GPU pod: sent to our scheduler with its share request, priority, env and MPS limits. */
@@ -236,8 +252,7 @@ function admitLocal({ pod, workload, resolved, injectInto, warnings }: Admission
 /** Warnings about what the local patch changes that the pod did not ask for. */
 function localPatchWarnings(pod: K8sObject, injectInto: readonly string[]): string[] {
   const warnings: string[] = [];
-  const meta = pod.metadata;
-  const copied = COPIED_RECORD_KEYS.filter((k) => isObject(meta.annotations) && k in meta.annotations);
+  const copied = presentKeys(pod, COPIED_RECORD_KEYS);
   if (copied.length > 0) warnings.push(`metadata.annotations: removed ${copied.join(', ')}, copied from another pod's placement; this pod gets its own at bind`);
   const nodeName = isObject(pod.spec) ? pod.spec.nodeName : undefined;
   if (typeof nodeName === 'string' && nodeName !== '') {

@@ -7,6 +7,7 @@ import { API_VERSION } from '../../../lib/model/group';
 import { shareOf } from '../../../lib/runtime/share';
 import { MAX_BODY_BYTES } from '../../../lib/runtime/webhook/server';
 import { WORKER_SECURITY_CONTEXT } from '../../../lib/runtime/webhook/admit';
+import { SCHEDULER_NAME } from '../../../lib/contract/names';
 import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../../lib/runtime/webhook/limits-volume';
 import { ann } from '../../support/annotations';
 import { GiB, patched, patchOps, pod, post, review, useWebhookSuite, writes } from './fixtures';
@@ -281,6 +282,28 @@ describe('remote mode', () => {
       TENSOR_FUSION_VRAM_REQUEST: String(2 * GiB), TENSOR_FUSION_VRAM_LIMIT: String(2 * GiB), TENSOR_FUSION_GPU_COUNT: '1', TENSOR_FUSION_WORKLOAD: 'infer',
       TENSOR_FUSION_CONNECTION_NAME: 'infer', TENSOR_FUSION_CONNECTION_NAMESPACE: 'default', TENSOR_FUSION_WORKER_SELECTOR: `${WORKLOAD_LABEL}=infer`,
     });
+  });
+
+  it('removes a share request or placement records the client came with, and says so: its worker holds the share', async () => {
+    // A whole GPU asked of our scheduler without the webhook's resolution (profile, pool, limits).
+    const forged = {
+      [SHARE_ANNOTATION]: '{"pool":"remote","qos":"critical","gpuCount":1,"tflopsRequest":0,"tflopsLimit":50,"vramRequest":0,"vramLimit":8000000000}',
+      [PLACEMENT_ANNOTATIONS.visibleDevices]: '0',
+    };
+    const p = pod({ name: 'client-1', annotations: { ...ann({ gpupool: 'remote', 'tflops-request': '1', 'vram-request': '1Gi', workload: 'infer' }), ...forged } });
+    (p.spec as Record<string, unknown>).schedulerName = SCHEDULER_NAME;
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
+    expect(answer.body.response.allowed).toBe(true);
+    expect(patchOps(answer.body).map((o) => `${o.op} ${o.path}`)).toEqual([
+      'remove /metadata/annotations/tensor-fusion.ai~1share', 'remove /metadata/annotations/tensor-fusion.ai~1visible-devices',
+      'add /metadata/labels/tensor-fusion.ai~1workload', 'add /spec/containers/0/env',
+    ]);
+    expect(answer.body.response.warnings).toContain(
+      'metadata.annotations: removed tensor-fusion.ai/share, tensor-fusion.ai/visible-devices: a remote-GPU pod holds no share of its own, the worker pods of TensorFusionWorkload default/infer do',
+    );
+    const out: any = patched(p, answer.body);
+    expect(shareOf(out)).toBeUndefined();
+    expect(out.spec.schedulerName).toBe(SCHEDULER_NAME);
   });
 });
 
