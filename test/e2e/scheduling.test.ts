@@ -7,7 +7,7 @@
 import * as https from 'node:https';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, SHARE_RELEASED_ANNOTATION } from '../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../lib/contract/names';
-import { bindingValidations, PROTECTED_ANNOTATIONS } from '../../lib/render/controller';
+import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS } from '../../lib/render/controller';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
@@ -239,16 +239,24 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     await expectNoGpuOvercommitted();
   });
 
-  test('the opt-in label and the allocation record cannot be removed from a pod that holds a share', async () => {
+  test('the opt-in label and the allocation record cannot be removed from a pod that holds a share or waits for one', async () => {
+    const [labelKept] = integrityValidations(ctl.namespace).filter((v) => v.message.startsWith(`the label ${ENABLED_LABEL} may not be removed`));
+    const refused = (name: string) => `Error from server (Forbidden): pods "${name}" is forbidden: ` +
+      `ValidatingAdmissionPolicy 'tensor-fusion-pod-integrity' with binding 'tensor-fusion-pod-integrity' denied request: ${labelKept.message}`;
     await create(gpuPod('guarded'));
     await bound('guarded');
     const unlabel = await cp().kubectl(['label', 'pod', '-n', NS, 'guarded', `${ENABLED_LABEL}-`]);
-    expect(unlabel.code).not.toBe(0);
-    expect(unlabel.stderr).toMatch(/ValidatingAdmissionPolicy/);
+    expect(unlabel.stderr.trim()).toBe(refused('guarded'));
     const unannotate = await cp().kubectl(['annotate', 'pod', '-n', NS, 'guarded', `${ALLOCATION_ANNOTATION}-`]);
     expect(unannotate.code).not.toBe(0);
     expect(unannotate.stderr).toMatch(/ValidatingAdmissionPolicy/);
     expect((await pod('guarded')).metadata.annotations[ALLOCATION_ANNOTATION]).toBeTruthy();
+    // Pending (no node has that name), with only its share request: the label stays too, or a bind
+    // racing its removal would record a share on a pod nothing counts.
+    await create(gpuPod('guarded-pending', { nodeSelector: { 'kubernetes.io/hostname': 'nowhere' } }));
+    const unlabelPending = await cp().kubectl(['label', 'pod', '-n', NS, 'guarded-pending', `${ENABLED_LABEL}=false`, '--overwrite']);
+    expect(unlabelPending.stderr.trim()).toBe(refused('guarded-pending'));
+    expect((await pod('guarded-pending')).metadata.labels[ENABLED_LABEL]).toBe('true');
   });
 
   test('no one but the controller binds a pod with a placement record or the opt-in label: the API server copies both onto the pod', async () => {

@@ -1,9 +1,9 @@
 /**
  * Integrity of the placement record on pods: ValidatingAdmissionPolicies let no one but the
  * controller's ServiceAccount add, change or remove the annotations the webhook and the extender
- * write, take the opt-in label off a pod that holds an allocation, or opt in a pod that already carries
- * records. Any of these would release or forge a GPU share while the pod runs, letting another pod onto
- * a GPU that is already full.
+ * write, take the opt-in label off a pod that holds or awaits an allocation, or opt in a pod that
+ * already carries records. Any of these would release or forge a GPU share while the pod runs,
+ * letting another pod onto a GPU that is already full.
  *
  * The same holds for the Bindings of anyone else, which could write records as they bind a pod.
  *
@@ -84,10 +84,12 @@ export function integrityValidations(namespace: string): PolicyValidation[] {
       unchanged('annotations', key),
       `the pod annotation ${key} may not be added, changed or removed: ${who}`,
     )),
+    // Not only once bound: taken off between the extender's filter and its bind, the label would let
+    // the pod be bound with records that nothing counts.
     forbidden(
-      `!${present('oldObject', 'annotations', ALLOCATION_ANNOTATION)} || !${present('oldObject', 'labels', ENABLED_LABEL)} || ` +
+      `!${anyPresent('oldObject', 'annotations', [ALLOCATION_ANNOTATION, SHARE_ANNOTATION])} || !${present('oldObject', 'labels', ENABLED_LABEL)} || ` +
         `(${present('object', 'labels', ENABLED_LABEL)} && ${value('object', 'labels', ENABLED_LABEL)} == ${value('oldObject', 'labels', ENABLED_LABEL)})`,
-      `the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}): ${who}; delete the pod to release its share`,
+      `the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}) or waits for one (${SHARE_ANNOTATION}): ${who}; delete the pod to release its share`,
     ),
     // The webhook resolves a share only when the pod is created: opting in later would make records
     // no webhook checked count.

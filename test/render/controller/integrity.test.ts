@@ -70,13 +70,13 @@ describe('pod integrity policies', () => {
     }
   });
 
-  it('refuse removing or changing the opt-in label of a pod that holds an allocation', () => {
+  it('refuse removing or changing the opt-in label of a pod that holds an allocation or waits for one', () => {
     const [v] = integrityValidations('tensor-fusion-system').filter((x) => x.message.startsWith(`the label ${ENABLED_LABEL} may not be removed`));
     expect(v.expression).toBe(
-      `${BY}!${has('oldObject', 'annotations', ALLOCATION_ANNOTATION)} || !${has('oldObject', 'labels', ENABLED_LABEL)} || ` +
+      `${BY}!(${has('oldObject', 'annotations', ALLOCATION_ANNOTATION)} || ${has('oldObject', 'annotations', SHARE_ANNOTATION)}) || !${has('oldObject', 'labels', ENABLED_LABEL)} || ` +
         `(${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels['${ENABLED_LABEL}'] == oldObject.metadata.labels['${ENABLED_LABEL}'])`,
     );
-    expect(v.message).toBe(`the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}): only the tensor-fusion controller (${USER}) may; delete the pod to release its share`);
+    expect(v.message).toBe(`the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}) or waits for one (${SHARE_ANNOTATION}): only the tensor-fusion controller (${USER}) may; delete the pod to release its share`);
   });
 
   it('refuse opting in, after creation, a pod that carries any placement annotation (no webhook resolved it)', () => {
