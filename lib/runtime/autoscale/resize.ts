@@ -32,7 +32,7 @@ export const RESIZE_CONDITION = 'InPlaceResize';
 export interface ResizablePlacement {
   holding(uid: string): Allocation | undefined;
   isReserved(uid: string): boolean;
-  resize(uid: string, amounts: ShareAmounts): AllocateResult | undefined;
+  resize(uid: string, amounts: ShareAmounts, recordPending?: boolean): AllocateResult | undefined;
   device(gpu: string): DeviceInfo | undefined;
 }
 
@@ -112,7 +112,7 @@ export class ShareResizer {
       tflopsRequest: Math.max(held.tflopsRequest, next.tflopsRequest), tflopsLimit: Math.max(held.tflopsLimit, next.tflopsLimit),
       vramRequest: Math.max(held.vramRequest, next.vramRequest), vramLimit: Math.max(held.vramLimit, next.vramLimit),
     };
-    const grown = state.resize(uid, union);
+    const grown = state.resize(uid, union, true);
     if (!grown) return 'its share is not held by this extender';
     if (!grown.ok) return grown.reasons.map((r) => r.message).join('; ');
     const record: Allocation = { ...held, ...amountsOf(next) };

@@ -179,13 +179,15 @@ export class Extender {
     await this.fresh();
     const { state, cluster } = this.opts;
     const ref = { namespace: args.PodNamespace, name: args.PodName, uid: args.PodUID };
-    let reserved = state.isReserved(args.PodUID) ? state.holding(args.PodUID) : undefined;
+    let reserved = state.binding(args.PodUID);
     if (reserved && reserved.node !== args.Node) {
       state.cancel(args.PodUID);
       reserved = undefined;
     }
     try {
-      const pod = this.opts.pods.get(`${ref.namespace}/${ref.name}`) ?? await cluster.get(RESOURCES.pods, ref);
+      // A cached pod of another UID is one the cache has not seen replaced yet: read the one bound.
+      const cached = this.opts.pods.get(`${ref.namespace}/${ref.name}`);
+      const pod = cached?.metadata.uid === ref.uid ? cached : await cluster.get(RESOURCES.pods, ref);
       const share = pod && pod.metadata.uid === ref.uid ? shareOf(pod) : undefined;
       if (!reserved) {
         // No reservation for this node (the extender restarted since filter): place on the scheduler's node now.
@@ -204,7 +206,7 @@ export class Extender {
         return { Error: '' };
       }
       await cluster.bind(ref, args.Node, bindingAnnotations(reserved, (gpu) => state.device(gpu), mpsParts(share)));
-      state.commit(ref.uid);
+      state.commit(ref.uid, reserved);
       return { Error: '' };
     } catch (err) {
       state.cancel(ref.uid);

@@ -124,16 +124,19 @@ export class PlacementState {
    */
   resetFromPods(pods: readonly K8sObject[], listedAt = -Infinity): void {
     const before = new Map(this.held);
-    const recent = [...this.held].filter(([uid]) => (this.heldSince.get(uid) ?? -Infinity) >= listedAt);
+    const since = new Map(this.heldSince);
+    const recent = new Map([...this.held].filter(([uid]) => (since.get(uid) ?? -Infinity) >= listedAt));
     this.held.clear();
     this.heldSince.clear();
     for (const [uid, a] of recent) {
       this.held.set(uid, a);
-      this.heldSince.set(uid, listedAt);
+      // A record still being written stays ahead of every list until it lands.
+      this.heldSince.set(uid, since.get(uid) === Infinity ? Infinity : listedAt);
     }
     for (const p of pods) {
       const a = !isTerminal(p) ? allocationOf(p) : undefined;
-      if (a && !this.releasedAt.has(a.id)) {
+      // A share learned since the list was sent is newer than the list's record of it (a resize).
+      if (a && !this.releasedAt.has(a.id) && !recent.has(a.id)) {
         this.held.set(a.id, a);
         this.reserved.delete(a.id);
       }
@@ -335,13 +338,29 @@ export class PlacementState {
     return pool !== undefined && nodes.every((n) => owners.get(n) === pool) ? pool : undefined;
   }
 
-  /** The bind succeeded: the share is the pod's (its record arrives through the watch later). */
-  commit(uid: string): void {
+  /**
+   * The bind of a reserved share starts: its reservation starts its time again, so that it cannot
+   * expire, and its room go to a pod filtered meanwhile, while the Binding is on the wire.
+   */
+  binding(uid: string): Allocation | undefined {
     const r = this.reserved.get(uid);
-    if (!r) return;
+    if (!r) return undefined;
+    // Re-inserted: the expiry timer reads the map as oldest first.
     this.reserved.delete(uid);
-    this.held.set(uid, r.allocation);
+    this.reserved.set(uid, { allocation: r.allocation, at: this.now() });
+    return r.allocation;
+  }
+
+  /**
+   * The bind of `allocation` succeeded: the share is the pod's (its record arrives through the watch
+   * later), also when its reservation went in the meantime.
+   */
+  commit(uid: string, allocation: Allocation): void {
+    const reserved = this.reserved.delete(uid);
+    if (this.held.has(uid) || this.releasedAt.has(uid)) return;
+    this.held.set(uid, allocation);
     this.heldSince.set(uid, this.now());
+    if (!reserved) this.allocator?.restore([allocation]);
   }
 
   /**
@@ -358,16 +377,18 @@ export class PlacementState {
   /**
    * Resizes the share a bound pod holds, on the same node and GPUs, when they have room (autoscaling's
    * in-place resize, lib/runtime/autoscale/resize.ts). The pod's record must follow: the caller
-   * patches it, and resizes back if the patch fails. A reserved (not yet bound) share is not resized.
+   * resizes with `recordPending` while it patches the record, then again to say it landed, or back if
+   * the patch failed. A reserved (not yet bound) share is not resized.
    */
-  resize(uid: string, amounts: ShareAmounts): AllocateResult | undefined {
+  resize(uid: string, amounts: ShareAmounts, recordPending = false): AllocateResult | undefined {
     const before = this.held.get(uid);
     if (!before) return undefined;
     const r = this.current().resize(uid, amounts);
     if (r.ok) {
       this.held.set(uid, r.allocation);
-      // As a bind: a list of the pods sent before this change may predate the pod's new record.
-      this.heldSince.set(uid, this.now());
+      // As a bind: a list of the pods sent before this change may predate the pod's new record, and
+      // while the record is being written any list may.
+      this.heldSince.set(uid, recordPending ? Infinity : this.now());
       const a = r.allocation;
       if (a.tflopsRequest < before.tflopsRequest || a.vramRequest < before.vramRequest || a.tflopsLimit < before.tflopsLimit) this.opts.onRoom?.(a.node);
     }
