@@ -9,7 +9,8 @@
  *
  * Order of the writes: the allocator first holds the larger of the old and new amounts per field, the
  * pod is patched, then the allocator holds the new amounts (or the old ones if the patch failed). So
- * no other placement can take room the pod may still be using.
+ * no other placement can take room the pod may still be using, and no relist of the pods sent before
+ * the record landed can take the larger amounts back (PlacementState.resize's `recordPending`).
  */
 import type { Logger } from 'pino';
 import { escapePathComponent } from 'fast-json-patch';
