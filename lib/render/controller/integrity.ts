@@ -14,7 +14,7 @@
  */
 import { NAMESPACE_NAME_LABEL } from '../../k8s/labels';
 import { KubeObject } from '../../k8s/object';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, RECORD_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/keys';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 import { WEBHOOK_EXCLUDED_NAMESPACES } from './webhook';
@@ -22,7 +22,7 @@ import { WEBHOOK_EXCLUDED_NAMESPACES } from './webhook';
 const API_VERSION = 'admissionregistration.k8s.io/v1';
 
 /** Pod annotations that only the controller may write after the pod is created. */
-export const PROTECTED_ANNOTATIONS: readonly string[] = [ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, SHARE_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)];
+export const PROTECTED_ANNOTATIONS = RECORD_ANNOTATIONS;
 
 /** A `validations` entry of a ValidatingAdmissionPolicy. */
 export interface PolicyValidation {

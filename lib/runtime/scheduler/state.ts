@@ -356,11 +356,15 @@ export class PlacementState {
    * later), also when its reservation went in the meantime.
    */
   commit(uid: string, allocation: Allocation): void {
-    const reserved = this.reserved.delete(uid);
+    const r = this.reserved.get(uid);
+    this.reserved.delete(uid);
+    const counted = r?.allocation === allocation;
+    // Another reservation of the pod gives way to the share it was bound with.
+    if (r && !counted) this.allocator?.release(uid);
     if (this.held.has(uid) || this.releasedAt.has(uid)) return;
     this.held.set(uid, allocation);
     this.heldSince.set(uid, this.now());
-    if (!reserved) this.allocator?.restore([allocation]);
+    if (!counted) this.allocator?.restore([allocation]);
   }
 
   /**

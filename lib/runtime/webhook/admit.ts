@@ -11,7 +11,7 @@ import { ANNOTATION } from '../../annotations';
 import { ignoredKeyWarnings } from '../../annotations/upstream';
 import type { TensorFusionWorkload } from '../../api';
 import { FieldIssue, fieldIssue } from '../../model/errors';
-import { ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
+import { RECORD_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
 import { SCHEDULER_NAME } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
 import { isGenerated } from '../controller/generated-workload';
@@ -54,13 +54,7 @@ export const WORKER_SECURITY_CONTEXT = {
  * Placement records an incoming pod may carry when it was copied from a bound one. They describe the
  * other pod's share, so they go: this pod gets its own at bind.
  */
-export const COPIED_RECORD_KEYS: readonly string[] = [ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)];
-
-/**
- * Every annotation of a local-GPU share, the request included. A remote-GPU pod carries none (its
- * worker pods hold the share): one it came with would reach the scheduler extender unchecked.
- */
-const SHARE_RECORD_KEYS: readonly string[] = [SHARE_ANNOTATION, ...COPIED_RECORD_KEYS];
+export const COPIED_RECORD_KEYS: readonly string[] = RECORD_ANNOTATIONS.filter((k) => k !== SHARE_ANNOTATION);
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -213,7 +207,8 @@ function admitRemote({ pod, namespace, workload, resolved, injectInto, warnings 
   }
   const share: ShareSettings = { ...resolved.share, workload };
   const vars = remoteClientEnv(share, workload, namespace, `${WORKLOAD_LABEL}=${workload}`);
-  const records = presentKeys(pod, SHARE_RECORD_KEYS);
+  // Its worker pods hold the share: a request or record it came with would reach our scheduler unchecked.
+  const records = presentKeys(pod, RECORD_ANNOTATIONS);
   if (records.length > 0) {
     warnings.push(`metadata.annotations: removed ${records.join(', ')}: a remote-GPU pod holds no share of its own, the worker pods of TensorFusionWorkload ${namespace}/${workload} do`);
   }

@@ -80,6 +80,19 @@ test('a bind whose reservation went meanwhile still counts the share it recorded
   expect(x.state.holding(a.metadata.uid!)).toEqual(reserved);
 });
 
+test('a bind that lands while the pod holds another reservation counts the share once', async () => {
+  const a = newPod('a', 50 * GiB);
+  expect(await filter(x.extender, a)).toEqual([NODE]);
+  const first = x.state.binding(a.metadata.uid!)!;
+  // Reserved again meanwhile, for other amounts.
+  const again = { id: a.metadata.uid!, pool: 'p', qos: 'medium' as const, gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: 30 * GiB, vramLimit: 30 * GiB, cpu: 0, memory: 0 };
+  expect(x.state.reserve(again, NODE).ok).toBe(true);
+  x.state.commit(a.metadata.uid!, first);
+  expect(x.state.current().gpuUsage(GPU)!.vram.requested).toBe(50 * GiB);
+  expect(x.state.current().allocation(a.metadata.uid!)).toEqual(first);
+  expect(x.state.isReserved(a.metadata.uid!)).toBe(false);
+});
+
 describe('a relist while a share is resized in place', () => {
   const grown = { tflopsRequest: 10, tflopsLimit: 20, vramRequest: 60 * GiB, vramLimit: 60 * GiB };
 
