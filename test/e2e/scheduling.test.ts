@@ -11,7 +11,7 @@ import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS } from 
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
-import { describeControlPlane, waitFor } from '../support/control-plane';
+import { describeControlPlane, policyDenial, waitFor } from '../support/control-plane';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';
 import { eventually } from '../runtime/fixtures';
 
@@ -241,8 +241,7 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
 
   test('the opt-in label and the allocation record cannot be removed from a pod that holds a share or waits for one', async () => {
     const [labelKept] = integrityValidations(ctl.namespace).filter((v) => v.message.startsWith(`the label ${ENABLED_LABEL} may not be removed`));
-    const refused = (name: string) => `Error from server (Forbidden): pods "${name}" is forbidden: ` +
-      `ValidatingAdmissionPolicy 'tensor-fusion-pod-integrity' with binding 'tensor-fusion-pod-integrity' denied request: ${labelKept.message}`;
+    const refused = (name: string) => `Error from server (Forbidden): pods "${name}" is forbidden: ${policyDenial('tensor-fusion-pod-integrity', labelKept.message)}`;
     await create(gpuPod('guarded'));
     await bound('guarded');
     const unlabel = await cp().kubectl(['label', 'pod', '-n', NS, 'guarded', `${ENABLED_LABEL}-`]);
@@ -266,7 +265,7 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     const { uid } = (await pod('stranded')).metadata;
     const binding = (name: string, metadata: Obj) => JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: NS, ...metadata }, target: { apiVersion: 'v1', kind: 'Node', name: 'gpu-0' } });
     const forged = binding('stranded', { annotations: { [ALLOCATION_ANNOTATION]: JSON.stringify({ id: uid, pool: POOL, node: 'gpu-0', gpuIds: ['gpu-0-0'] }), [PLACEMENT_ANNOTATIONS.visibleDevices]: '0,1' } });
-    const [records, label] = bindingValidations(ctl.namespace).map((v) => `ValidatingAdmissionPolicy 'tensor-fusion-pod-bindings' with binding 'tensor-fusion-pod-bindings' denied request: ${v.message}`);
+    const [records, label] = bindingValidations(ctl.namespace).map((v) => policyDenial('tensor-fusion-pod-bindings', v.message));
     // Both ways in: the older bindings collection (kubectl create) and the pod's binding subresource.
     const viaCollection = await cp().kubectl(['create', '-f', '-'], { input: forged });
     expect(viaCollection.stderr.trim()).toBe(`Error from server (Forbidden): error when creating "STDIN": bindings "stranded" is forbidden: ${records}`);
@@ -298,7 +297,7 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     // Nor can it opt in now: the webhook resolves a share only at creation.
     const optIn = await cp().kubectl(['label', 'pod', '-n', NS, 'not-opted-in', `${ENABLED_LABEL}=true`]);
     expect(optIn.code).not.toBe(0);
-    expect(optIn.stderr).toContain(`ValidatingAdmissionPolicy 'tensor-fusion-pod-integrity' with binding 'tensor-fusion-pod-integrity' denied request: the label ${ENABLED_LABEL}: "true" may not be added to a pod that carries any of the annotations ${PROTECTED_ANNOTATIONS.join(', ')}`);
+    expect(optIn.stderr).toContain(policyDenial('tensor-fusion-pod-integrity', `the label ${ENABLED_LABEL}: "true" may not be added to a pod that carries any of the annotations ${PROTECTED_ANNOTATIONS.join(', ')}`));
     await cp().kubectlOk(['annotate', 'pod', '-n', NS, 'not-opted-in', `${SHARE_ANNOTATION}-`]);
     // Both GPUs of its node are still free for opted-in pods.
     for (const name of ['after-plain-1', 'after-plain-2']) {
@@ -318,9 +317,9 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     const refused = await create(withShare('unseen', 'kube-system', 'true'));
     expect(refused.code).not.toBe(0);
     expect(refused.stderr.trim()).toBe(
-      'Error from server (Forbidden): error when creating "STDIN": pods "unseen" is forbidden: ValidatingAdmissionPolicy \'tensor-fusion-pod-records\' ' +
-      `with binding 'tensor-fusion-pod-records' denied request: pods in kube-system and ${ctl.namespace} are not seen by the tensor-fusion webhook and may not carry ` +
-      `${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: only the tensor-fusion controller (system:serviceaccount:${ctl.namespace}:tensor-fusion-controller) may set them`,
+      'Error from server (Forbidden): error when creating "STDIN": pods "unseen" is forbidden: ' + policyDenial('tensor-fusion-pod-records',
+        `pods in kube-system and ${ctl.namespace} are not seen by the tensor-fusion webhook and may not carry ` +
+        `${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: only the tensor-fusion controller (system:serviceaccount:${ctl.namespace}:tensor-fusion-controller) may set them`),
     );
     // Labelled "false", the record is inert (the runtime reads records only on pods labelled "true").
     expect((await create(withShare('opted-out', NS, 'false'))).code).toBe(0);

@@ -11,7 +11,7 @@ import { API_VERSION } from '../../lib/model/group';
 import { ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/keys';
 import { XGN_TAINT } from '../../lib/t9k/keys';
 import { controllerUser, PREEMPTION_REASON, renderController } from '../../lib/render/controller';
-import { describeControlPlane, waitFor } from '../support/control-plane';
+import { describeControlPlane, policyDenial as denied, waitFor } from '../support/control-plane';
 import { serviceAccountUser } from '../support/control-plane/controller-process';
 import { writeYaml } from '../support/control-plane/install';
 import { poolObj } from '../runtime/fixtures';
@@ -57,8 +57,6 @@ describeControlPlane('the controller ServiceAccount on a real kube-apiserver', {
     change(pod);
     return pod;
   };
-  const denied = (policy: string, message: string) =>
-    `ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ${message}`;
   const WORKERS = 'tensor-fusion-controller-worker-pods';
   const WRITES = 'tensor-fusion-controller-writes';
   const ONLY = 'the tensor-fusion controller may create only remote-mode worker pods';

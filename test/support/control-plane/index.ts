@@ -48,3 +48,8 @@ export function describeControlPlane(name: string, opts: ControlPlaneOptions, bo
     }, 60_000);
   });
 }
+
+/** What kube-apiserver says when a ValidatingAdmissionPolicy (bound under its own name) refuses a request. */
+export function policyDenial(policy: string, message: string): string {
+  return `ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ${message}`;
+}
