@@ -32,14 +32,8 @@ import { ControlPlane, ControlPlaneOptions, KWOK_NODE_ANNOTATION, binariesFor } 
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { waitFor } from '../test/support/control-plane/process';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp } from '../test/support/control-plane/install';
+import { intFlag as flag } from './flags';
 import { percentile } from './stats';
-
-function flag(name: string, fallback: number): number {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const n = arg ? Number(arg.slice(name.length + 3)) : fallback;
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
-}
 
 const PODS = flag('pods', 2000);
 const NODES = flag('nodes', 1000);

@@ -29,13 +29,7 @@ import { measureState } from './schedule-state';
 import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, metricSamples, percentile } from './stats';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
-
-const flag = (name: string, fallback: number, min = 1): number => {
-  const v = process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  const n = v === undefined ? fallback : Number(v);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: got "${v}", expected an integer of at least ${min}`);
-  return n;
-};
+import { intFlag as flag } from './flags';
 
 const PLAIN_SCHEDULER = 'plain-scheduler';
 type Side = 'plain' | 'ours';
