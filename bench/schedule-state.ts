@@ -67,11 +67,11 @@ export async function measureState(nodes = 6_250, gpusPerNode = 8, sharesPerGpu 
   const names = gpuNodes.map((n) => n.metadata.name!);
   const times: number[] = [];
   for (let i = 0; i < placements; i++) {
-    const pod = { metadata: { name: `new-${i}`, namespace: 'ml', uid: `new-${i}`, annotations: { [SHARE_ANNOTATION]: encodeShare(share) } } };
+    const pod = { metadata: { name: `new-${i}`, namespace: 'ml', uid: `new-${i}`, labels: { [ENABLED_LABEL]: 'true' }, annotations: { [SHARE_ANNOTATION]: encodeShare(share) } } };
     t = performance.now();
     const f = await extender.filter({ Pod: pod, NodeNames: names });
     times.push(performance.now() - t);
-    if (f.NodeNames.length !== 1) throw new Error(`placement ${i} found no node: ${JSON.stringify(f).slice(0, 300)}`);
+    if (f.NodeNames.length !== 1) throw new Error(`placement ${i}: filter left ${f.NodeNames.length} nodes, expected the 1 it chose; refusals: ${JSON.stringify(f.FailedAndUnresolvableNodes).slice(0, 300)}`);
   }
   times.sort((a, b) => a - b);
   return {
