@@ -63,6 +63,8 @@ export function binariesFor(opts: ControlPlaneOptions): Binary[] {
 
 // On 2 busy cores a cold kube-apiserver takes several seconds; envtest's 20 s default is too tight.
 const START_TIMEOUT_MS = Number(process.env.KUBEBUILDER_CONTROLPLANE_START_TIMEOUT_MS || 90_000);
+/** Starts of the control plane when a port chosen for it was taken before its binary bound it (see start). */
+const PORT_ATTEMPTS = 3;
 
 function token(): string {
   return randomBytes(24).toString('hex');
@@ -126,8 +128,23 @@ export class ControlPlane {
     this.file('sa.key', sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
   }
 
-  /** Starts etcd, kube-apiserver and whatever `opts` asks for; stops everything again if any fails. */
+  /**
+   * Starts etcd, kube-apiserver and whatever `opts` asks for; stops everything again if any fails.
+   * A binary that could not bind its port is started again on fresh ports: freePort's port is free
+   * when chosen, but another process (a suite in another jest worker) may take it before the binary
+   * binds it.
+   */
   static async start(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ControlPlane.startOnce(opts);
+      } catch (err) {
+        if (attempt >= PORT_ATTEMPTS || !String(err).includes('address already in use')) throw err;
+      }
+    }
+  }
+
+  private static async startOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
     const started = Date.now();
     const cp = new ControlPlane(opts, await freePort());
     try {
