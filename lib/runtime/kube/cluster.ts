@@ -91,6 +91,15 @@ export function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.code === 409;
 }
 
+/**
+ * True when a failed write may still have been applied: no answer from the API server (the connection
+ * broke, the request timed out) or a 5xx (a storage timeout, a handler that gave up while the write
+ * went on). A 4xx is a refusal: nothing was written.
+ */
+export function isOutcomeUnknown(err: unknown): boolean {
+  return !(err instanceof ApiError) || err.code >= 500;
+}
+
 /** True for a 410 Gone (resourceVersion too old). */
 export function isGone(err: unknown): boolean {
   return err instanceof ApiError && err.code === 410;

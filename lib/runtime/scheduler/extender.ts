@@ -18,7 +18,7 @@
 import type { Logger } from 'pino';
 import { ENABLED_LABEL } from '../../model/keys';
 import type { AllocationRequest } from '../../scheduler';
-import type { Cluster, K8sObject } from '../kube/cluster';
+import { Cluster, isConflict, isOutcomeUnknown, K8sObject, ObjectRef } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
 import { RESOURCES } from '../kube/resources';
 import { boundNode, isActivePod } from '../pod-lifecycle';
@@ -27,7 +27,7 @@ import { allocationRequest, mpsParts, shareOf } from '../share';
 import {
   ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority, MAX_EXTENDER_PRIORITY, nodeNamesOf,
 } from './protocol';
-import { nodeReason } from './reasons';
+import { BIND_UNCONFIRMED, nodeReason } from './reasons';
 import { bindingAnnotations } from './record';
 import type { PlacementState } from './state';
 import { TurnedAway } from './turned-away';
@@ -77,7 +77,8 @@ export class Extender {
   /** A node where a pod filter turned away fits now, to announce (see TurnedAway). */
   sweep(): string | undefined {
     return this.turnedAway.sweep({
-      fits: (request, nodes) => this.opts.state.best(request, nodes),
+      // A pod whose bind is not confirmed yet waits for that, not for room (see filter).
+      fits: (request, nodes) => (this.opts.state.isBinding(request.id) ? undefined : this.opts.state.best(request, nodes)),
       waiting: ({ namespace, name, uid }) => {
         const pod = this.opts.pods.get(`${namespace}/${name}`);
         return pod?.metadata.uid === uid && !boundNode(pod) && isActivePod(pod);
@@ -124,8 +125,11 @@ export class Extender {
     if (!uid) return result(nodes);
     if (!share) return this.filterWithoutShare(pod, uid, nodes);
     const { state } = this.opts;
-    state.cancel(uid);
     const request = allocationRequest(uid, share, podRequests(pod));
+    // kube-scheduler gave up waiting for our bind (its timeout) or got an error of unknown outcome:
+    // the Binding may still land, so the pod waits until that is known rather than reserve twice.
+    if (state.isBinding(uid)) return this.refuse(pod, request, nodes, Object.fromEntries(nodes.map((n) => [n, BIND_UNCONFIRMED])));
+    state.cancel(uid);
     let best = state.best(request, nodes);
     if (best === undefined && await this.freshBeforeRefusal()) best = state.best(request, nodes);
     if (best === undefined) {
@@ -184,6 +188,11 @@ export class Extender {
       state.cancel(args.PodUID);
       reserved = undefined;
     }
+    let sent = false;
+    const send = (annotations?: Record<string, string>) => {
+      sent = true;
+      return this.createBinding(ref, args.Node, annotations);
+    };
     try {
       // A cached pod of another UID is one the cache has not seen replaced yet: read the one bound.
       const cached = this.opts.pods.get(`${ref.namespace}/${ref.name}`);
@@ -192,26 +201,53 @@ export class Extender {
       if (!reserved) {
         // No reservation for this node (the extender restarted since filter): place on the scheduler's node now.
         if (!share) {
-          await cluster.bind(ref, args.Node);
+          await send();
           return { Error: '' };
         }
         const r = state.reserve(allocationRequest(ref.uid, share, podRequests(pod!)), args.Node);
         if (!r.ok) return { Error: `GPU share does not fit on node ${args.Node}: ${nodeReason(r.reasons, share.gpuCount)}` };
-        reserved = r.allocation;
+        reserved = state.binding(ref.uid)!;
       }
       if (reserved.gpuIds.length === 0) {
         // Reserved by filterWithoutShare: no GPU, so nothing to record on the pod.
-        await cluster.bind(ref, args.Node);
+        await send();
         state.commitBackground(ref.uid);
         return { Error: '' };
       }
-      await cluster.bind(ref, args.Node, bindingAnnotations(reserved, (gpu) => state.device(gpu), mpsParts(share)));
+      await send(bindingAnnotations(reserved, (gpu) => state.device(gpu), mpsParts(share)));
       state.commit(ref.uid, reserved);
       return { Error: '' };
     } catch (err) {
-      state.cancel(ref.uid);
-      this.opts.logger?.warn({ pod: `${ref.namespace}/${ref.name}`, node: args.Node, err: String(err) }, 'bind failed');
+      // A Binding that may have landed keeps its share counted (for a reservation's time, or until the
+      // pod's record arrives); only a refusal frees it at once.
+      const unknown = sent && isOutcomeUnknown(err);
+      if (unknown) state.binding(ref.uid);
+      else state.cancel(ref.uid);
+      this.opts.logger?.warn({ pod: `${ref.namespace}/${ref.name}`, node: args.Node, err: String(err), unknownOutcome: unknown }, 'bind failed');
       return { Error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /**
+   * Creates the Binding. When its answer is lost (see isOutcomeUnknown) it is sent once more: a pod is
+   * bound only once, so the second either lands or is refused as already assigned, and then the pod
+   * shows whether the first one (with these annotations, on this node) was ours.
+   */
+  private async createBinding(ref: ObjectRef & { uid: string }, node: string, annotations?: Record<string, string>): Promise<void> {
+    const { cluster } = this.opts;
+    try {
+      await cluster.bind(ref, node, annotations);
+    } catch (err) {
+      if (!isOutcomeUnknown(err)) throw err;
+      try {
+        await cluster.bind(ref, node, annotations);
+      } catch (again) {
+        if (!isConflict(again)) throw again;
+        const pod = await cluster.get(RESOURCES.pods, ref);
+        const ours = pod?.metadata.uid === ref.uid && boundNode(pod) === node
+          && Object.entries(annotations ?? {}).every(([k, v]) => pod.metadata.annotations?.[k] === v);
+        if (!ours) throw again;
+      }
     }
   }
 }

@@ -13,6 +13,9 @@ function lacking(reasons: readonly PlacementReason[]): string[] {
   return out;
 }
 
+/** Why a pod waits whose previous Binding was sent but not yet confirmed or refused. */
+export const BIND_UNCONFIRMED = 'the previous bind of this pod is not confirmed yet';
+
 /** One line for one node that cannot take a share. */
 export function nodeReason(reasons: readonly PlacementReason[], gpuCount: number): string {
   const first = reasons[0];

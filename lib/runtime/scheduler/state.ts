@@ -77,8 +77,11 @@ export class PlacementState {
   private readonly releasedAt = new Map<string, number>();
   /** CPU and memory of other bound pods (no share), as allocations of no GPU, by pod UID. */
   private readonly background = new Map<string, Allocation>();
-  /** Shares reserved by filter for a bind to come, by pod UID. */
-  private readonly reserved = new Map<string, { allocation: Allocation; at: number }>();
+  /**
+   * Shares reserved by filter for a bind to come, by pod UID; `binding` once their Binding is sent,
+   * until it is known to have landed (commit) or not (cancel), or the reservation expires.
+   */
+  private readonly reserved = new Map<string, { allocation: Allocation; at: number; binding?: true }>();
   private readonly now: () => number;
   private readonly ttl: number;
   private expiryTimer?: NodeJS.Timeout;
@@ -311,6 +314,12 @@ export class PlacementState {
     return this.reserved.has(uid);
   }
 
+  /** True while the pod's Binding is on the wire, or was sent and nobody knows yet whether it landed. */
+  isBinding(uid: string): boolean {
+    this.expireReservations();
+    return this.reserved.get(uid)?.binding === true;
+  }
+
   choose(request: AllocationRequest, nodes: readonly string[]): Choice {
     return this.current().choose(request, nodes);
   }
@@ -340,14 +349,16 @@ export class PlacementState {
 
   /**
    * The bind of a reserved share starts: its reservation starts its time again, so that it cannot
-   * expire, and its room go to a pod filtered meanwhile, while the Binding is on the wire.
+   * expire, and its room go to a pod filtered meanwhile, while the Binding is on the wire. Called
+   * again when the Binding got no answer: it may still land, so the share stays counted for a
+   * reservation's time, unless its record arrives first.
    */
   binding(uid: string): Allocation | undefined {
     const r = this.reserved.get(uid);
     if (!r) return undefined;
     // Re-inserted: the expiry timer reads the map as oldest first.
     this.reserved.delete(uid);
-    this.reserved.set(uid, { allocation: r.allocation, at: this.now() });
+    this.reserved.set(uid, { allocation: r.allocation, at: this.now(), binding: true });
     return r.allocation;
   }
 

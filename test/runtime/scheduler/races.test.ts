@@ -1,11 +1,13 @@
 /**
  * The extender's state against the orderings that once over-committed a GPU: a reservation expiring
- * while its Binding is on the wire, and a relist whose response predates a resized share's record.
+ * while its Binding is on the wire, a relist whose response predates a resized share's record, and a
+ * Binding whose answer was lost.
  */
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/model/keys';
-import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
+import { ApiError, Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../../lib/runtime/kube/resources';
 import { Extender } from '../../../lib/runtime/scheduler/extender';
+import { BIND_UNCONFIRMED } from '../../../lib/runtime/scheduler/reasons';
 import { PlacementState } from '../../../lib/runtime/scheduler/state';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
@@ -139,4 +141,125 @@ test('a bind reads the pod of the bound UID when the cache still has the one it 
   const ext = new Extender({ state: x.state, cluster: clusterFor(api, 'extender'), pods: stale });
   expect(await bind(ext, a)).toEqual({ Error: '' });
   expect(JSON.parse(api.getObject('pods', 'a', 'default')!.metadata.annotations[ALLOCATION_ANNOTATION]).id).toBe(a.metadata.uid);
+});
+
+describe('a Binding whose answer is lost', () => {
+  /** What one Binding request does: `send` is the real one, to the double. */
+  type Step = (send: () => Promise<void>) => Promise<void>;
+  const lost = () => new Error('socket hang up');
+  const landsAnswerLost: Step = async (send) => {
+    await send();
+    throw lost();
+  };
+  const neverArrives: Step = async () => {
+    throw lost();
+  };
+  const timesOut: Step = async () => {
+    throw new ApiError(504, 'Timeout', 'the server was unable to return a response in the time allotted, but may still be processing the request');
+  };
+
+  /** An extender whose Bindings take `steps` in turn (then pass), on a clock the test moves. */
+  function scripted(steps: Step[]) {
+    const clock = { t: 1_000_000 };
+    const now = () => clock.t;
+    const [pools, gpuNodes, gpus, pods, nodes] = x.informers;
+    const state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, now, reservationTtlMs: 60_000 });
+    const real = clusterFor(api, 'extender');
+    let binds = 0;
+    const cluster = {
+      list: real.list.bind(real), get: real.get.bind(real),
+      bind: async (...args: Parameters<Cluster['bind']>) => {
+        binds++;
+        await (steps.shift() ?? ((send) => send()))(() => real.bind(...args));
+      },
+    } as unknown as Cluster;
+    return { clock, state, ext: new Extender({ state, cluster, pods, now }), binds: () => binds };
+  }
+  const vram = (state: PlacementState) => state.current().gpuUsage(GPU)!.vram.requested;
+
+  // A pod binds once: the second Binding lands, or is refused as already assigned and the pod shows
+  // the first was ours.
+  test.each([['landed', landsAnswerLost], ['never arrived', neverArrives]])('one that %s is sent again and the share counted once', async (_, step) => {
+    const s = scripted([step]);
+    const a = newPod('a', 50 * GiB);
+    expect(await filter(s.ext, a)).toEqual([NODE]);
+    expect(await bind(s.ext, a)).toEqual({ Error: '' });
+    expect(s.binds()).toBe(2);
+    expect(api.getObject('pods', 'a', 'default')!.spec.nodeName).toBe(NODE);
+    expect(vram(s.state)).toBe(50 * GiB);
+    expect(s.state.isReserved(a.metadata.uid!)).toBe(false);
+    expect(await filter(s.ext, newPod('b', 50 * GiB))).toEqual([]);
+  });
+
+  test('twice: the share stays counted and the pod waits with the reason, until a reservation\'s time is up', async () => {
+    const s = scripted([neverArrives, timesOut]);
+    const a = newPod('a', 50 * GiB);
+    expect(await filter(s.ext, a)).toEqual([NODE]);
+    expect((await bind(s.ext, a)).Error).toMatch(/^504 Timeout/);
+    expect(s.state.isBinding(a.metadata.uid!)).toBe(true);
+    expect(vram(s.state)).toBe(50 * GiB);
+    // kube-scheduler retries the pod: it is not given a second share while the first may still land.
+    const again = await s.ext.filter({ Pod: a, NodeNames: [NODE], Nodes: null });
+    expect(again.NodeNames).toEqual([]);
+    expect(again.FailedAndUnresolvableNodes).toEqual({ [NODE]: BIND_UNCONFIRMED });
+    expect(await filter(s.ext, newPod('b', 50 * GiB))).toEqual([]);
+    s.clock.t += 60_001;
+    expect(await filter(s.ext, newPod('c', 50 * GiB))).toEqual([NODE]);
+  });
+
+  test('twice: the sweep does not stamp room for the pod that waits on its bind, until the bind is given up', async () => {
+    const s = scripted([neverArrives, timesOut]);
+    const a = newPod('a', 30 * GiB);
+    await eventually(async () => expect(x.informers[3].get('default/a')).toBeDefined());
+    expect(await filter(s.ext, a)).toEqual([NODE]);
+    expect((await bind(s.ext, a)).Error).toMatch(/^504 Timeout/);
+    expect(await filter(s.ext, a)).toEqual([]);
+    // Its request would fit beside its own reservation, which must not bring a retry every sweep.
+    expect(s.ext.sweep()).toBeUndefined();
+    s.clock.t += 60_001;
+    expect(s.ext.sweep()).toBe(NODE);
+  });
+
+  test('twice, then the pod\'s record arrives: the share is the pod\'s, counted once', async () => {
+    const s = scripted([landsAnswerLost, timesOut]);
+    const a = newPod('a', 50 * GiB);
+    expect(await filter(s.ext, a)).toEqual([NODE]);
+    expect((await bind(s.ext, a)).Error).toMatch(/^504 Timeout/);
+    await eventually(async () => expect(s.state.isReserved(a.metadata.uid!)).toBe(false));
+    expect(s.state.holding(a.metadata.uid!)?.node).toBe(NODE);
+    expect(vram(s.state)).toBe(50 * GiB);
+  });
+
+  test('a refusal of the second frees the share at once', async () => {
+    const s = scripted([async () => {
+      api.remove('pods', 'a', 'default');
+      throw lost();
+    }]);
+    const a = newPod('a', 50 * GiB);
+    expect(await filter(s.ext, a)).toEqual([NODE]);
+    expect((await bind(s.ext, a)).Error).toMatch(/^404/);
+    expect(s.state.isReserved(a.metadata.uid!)).toBe(false);
+    expect(vram(s.state)).toBe(0);
+  });
+
+  test('kube-scheduler stopped waiting for a Binding still on the wire: filter of the pod leaves its reservation', async () => {
+    let arrive: () => void = () => undefined;
+    let onWire: () => void = () => undefined;
+    const sent = new Promise<void>((r) => { onWire = r; });
+    const s = scripted([async (send) => {
+      onWire();
+      await new Promise<void>((r) => { arrive = r; });
+      await send();
+    }]);
+    const a = newPod('a', 50 * GiB);
+    expect(await filter(s.ext, a)).toEqual([NODE]);
+    const bound = bind(s.ext, a);
+    await sent;
+    expect((await s.ext.filter({ Pod: a, NodeNames: [NODE], Nodes: null })).FailedAndUnresolvableNodes).toEqual({ [NODE]: BIND_UNCONFIRMED });
+    expect(vram(s.state)).toBe(50 * GiB);
+    arrive();
+    expect(await bound).toEqual({ Error: '' });
+    expect(vram(s.state)).toBe(50 * GiB);
+    expect(s.state.holding(a.metadata.uid!)?.node).toBe(NODE);
+  });
 });
