@@ -137,7 +137,7 @@ async function cluster(): Promise<void> {
       name: `gpu-${i}`, extended: { 'nvidia.com/gpu': '8' },
       labels: { [GFD.present]: 'true', [GFD.product]: 'NVIDIA-A100-SXM4-80GB', [GFD.count]: '8', [GFD.memory]: '81920', [`tensor-fusion.ai/pool-${POOL}`]: 'true' },
     }));
-    const namespaces = ['warmup', ...Array.from({ length: rounds }, (_, r) => r + 1)]
+    const namespaces = [...(warmup > 0 ? ['warmup'] : []), ...Array.from({ length: rounds }, (_, r) => r + 1)]
       .flatMap((r) => SIDES.map((side) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `${side}-${r}` } })));
     await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'bench.yaml', [renderGpuPool(POOL, { tflopsOversellRatio: 100 }), ...namespaces])]);
     const t0 = performance.now();
