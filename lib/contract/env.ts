@@ -77,3 +77,6 @@ export const CONTROLLER_PATHS = {
 
 /** The verbs the scheduler configuration names (`filterVerb`, ...), appended to the extender's URL prefix. */
 export const EXTENDER_VERBS = { filter: 'filter', prioritize: 'prioritize', bind: 'bind' } as const;
+
+/** How long kube-scheduler waits for an extender call (the configuration's `httpTimeout`). */
+export const EXTENDER_HTTP_TIMEOUT_SECONDS = 5;

@@ -7,7 +7,7 @@
 import { createHash } from 'crypto';
 import { stringify } from 'yaml';
 import { KubeObject } from '../../k8s/object';
-import { CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS, EXTENDER_VERBS } from '../../contract/env';
+import { CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS, EXTENDER_HTTP_TIMEOUT_SECONDS, EXTENDER_VERBS } from '../../contract/env';
 import { CONTROLLER_NAMES, KUBE_SCHEDULER_IMAGE, PORT_NAMES, SCHEDULER_NAME } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 
@@ -93,7 +93,7 @@ export function renderSchedulerConfiguration(namespace: string, extenderPort: nu
       enableHTTPS: false,
       // The extender has its own node cache (informers): the scheduler sends node names only.
       nodeCacheCapable: true,
-      httpTimeout: '5s',
+      httpTimeout: `${EXTENDER_HTTP_TIMEOUT_SECONDS}s`,
       // Not ignorable: without the extender a GPU pod must wait, not be placed blind.
       ignorable: false,
     }],

@@ -16,6 +16,7 @@
  * a fresh list of the pods before anything is answered.
  */
 import type { Logger } from 'pino';
+import { EXTENDER_HTTP_TIMEOUT_SECONDS } from '../../contract/env';
 import { ENABLED_LABEL } from '../../model/keys';
 import type { AllocationRequest } from '../../scheduler';
 import { Cluster, isConflict, isOutcomeUnknown, K8sObject, ObjectRef } from '../kube/cluster';
@@ -189,9 +190,10 @@ export class Extender {
       reserved = undefined;
     }
     let sent = false;
+    const started = this.now();
     const send = (annotations?: Record<string, string>) => {
       sent = true;
-      return this.createBinding(ref, args.Node, annotations);
+      return this.createBinding(ref, args.Node, started, annotations);
     };
     try {
       // A cached pod of another UID is one the cache has not seen replaced yet: read the one bound.
@@ -229,16 +231,18 @@ export class Extender {
   }
 
   /**
-   * Creates the Binding. When its answer is lost (see isOutcomeUnknown) it is sent once more: a pod is
-   * bound only once, so the second either lands or is refused as already assigned, and then the pod
-   * shows whether the first one (with these annotations, on this node) was ours.
+   * Creates the Binding. When its answer is lost (see isOutcomeUnknown) while kube-scheduler still
+   * waits for ours, it is sent once more: a pod is bound only once, so the second either lands or is
+   * refused as already assigned, and then the pod shows whether the first one (with these
+   * annotations, on this node) was ours. Not later: a Binding sent after kube-scheduler gave up could
+   * land after another replica's scheduler took over and listed the pods.
    */
-  private async createBinding(ref: ObjectRef & { uid: string }, node: string, annotations?: Record<string, string>): Promise<void> {
+  private async createBinding(ref: ObjectRef & { uid: string }, node: string, started: number, annotations?: Record<string, string>): Promise<void> {
     const { cluster } = this.opts;
     try {
       await cluster.bind(ref, node, annotations);
     } catch (err) {
-      if (!isOutcomeUnknown(err)) throw err;
+      if (!isOutcomeUnknown(err) || this.now() - started >= EXTENDER_HTTP_TIMEOUT_SECONDS * 1000) throw err;
       try {
         await cluster.bind(ref, node, annotations);
       } catch (again) {

@@ -191,6 +191,23 @@ describe('a Binding whose answer is lost', () => {
     expect(await filter(s.ext, newPod('b', 50 * GiB))).toEqual([]);
   });
 
+  test('one lost after kube-scheduler stopped waiting is not sent again: the share stays counted', async () => {
+    const s = scripted([async (send) => {
+      s.clock.t += 5_000;
+      await send();
+      throw lost();
+    }]);
+    const a = newPod('a', 50 * GiB);
+    expect(await filter(s.ext, a)).toEqual([NODE]);
+    expect((await bind(s.ext, a)).Error).toBe('socket hang up');
+    expect(s.binds()).toBe(1);
+    expect(vram(s.state)).toBe(50 * GiB);
+    // The record it carried arrives: the share is the pod's.
+    await eventually(async () => expect(s.state.isReserved(a.metadata.uid!)).toBe(false));
+    expect(s.state.holding(a.metadata.uid!)?.node).toBe(NODE);
+    expect(vram(s.state)).toBe(50 * GiB);
+  });
+
   test('twice: the share stays counted and the pod waits with the reason, until a reservation\'s time is up', async () => {
     const s = scripted([neverArrives, timesOut]);
     const a = newPod('a', 50 * GiB);
