@@ -316,8 +316,9 @@ export class PlacementState {
 
   /** True while the pod's Binding is on the wire, or was sent and nobody knows yet whether it landed. */
   isBinding(uid: string): boolean {
-    this.expireReservations();
-    return this.reserved.get(uid)?.binding === true;
+    const r = this.reserved.get(uid);
+    // An expired reservation counts as gone before the next call sweeps it (expireReservations).
+    return r?.binding === true && r.at >= this.now() - this.ttl;
   }
 
   choose(request: AllocationRequest, nodes: readonly string[]): Choice {
