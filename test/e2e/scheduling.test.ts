@@ -342,6 +342,20 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     await expectNoGpuOvercommitted();
   });
 
+  test('a pod after a pause is placed without listing every GPU pod again while our scheduler has held its Lease throughout', async () => {
+    const extenderLists = () => cp().auditEvents().filter((e) => e.verb === 'list' && e.objectRef?.resource === 'pods'
+      && e.user.username === user.name && e.requestURI.includes(`labelSelector=${encodeURIComponent(`${ENABLED_LABEL}=true`)}`)).length;
+    await create(gpuPod('before-pause'));
+    await bound('before-pause');
+    const before = extenderLists();
+    // Longer than the pause after which the extender checks whether its state may be stale (5 s).
+    await new Promise((r) => setTimeout(r, 6_000));
+    await create(gpuPod('after-pause'));
+    await bound('after-pause');
+    expect(extenderLists() - before).toBe(0);
+    await expectNoGpuOvercommitted();
+  });
+
   test('a forged AdmissionReview sent to the webhook creates nothing', async () => {
     // Status of the earlier tests' pods follows them by up to a second, and their generated workloads
     // are collected: wait for the controller to be quiet in the namespace first.

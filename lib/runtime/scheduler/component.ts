@@ -10,11 +10,12 @@ import { CONTROLLER_PATHS } from '../../contract/env';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
+import type { Lease } from '../kube/leader-election';
 import { RESOURCES } from '../kube/resources';
 import type { Component } from '../ops-server';
 import type { RuntimeContext } from '../runtime';
 import { Extender } from './extender';
-import { holdsSchedulerLease } from './lease-holder';
+import { holdsSchedulerLease, schedulerTenure } from './lease-holder';
 import { RetrySignal } from './retry-signal';
 import { ExtenderServer } from './server';
 import { PlacementState } from './state';
@@ -49,7 +50,9 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
     sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods },
     onRoom: (node) => signal.roomAt(node),
   });
-  const extender: Extender = new Extender({ state, cluster: ctx.cluster, pods, logger });
+  const extender: Extender = new Extender({
+    state, cluster: ctx.cluster, pods, logger, schedulerTenure: async () => schedulerTenure(await schedulerLease(ctx), hostname(), Date.now()),
+  });
   const extenderInUse = inUse(ctx, extender);
   const server = new ExtenderServer({
     extender, prefix: CONTROLLER_PATHS.extender, port: ctx.env.extenderPort, logger, observe: callObserver(ctx.metrics.registry),
@@ -109,7 +112,10 @@ function callObserver(registry: Registry): (verb: string, seconds: number, ok: b
  * scheduler Lease (a quiet cluster makes no calls).
  */
 function inUse(ctx: RuntimeContext, extender: Extender): () => Promise<boolean> {
-  const lease = { namespace: ctx.env.namespace, name: CONTROLLER_NAMES.schedulerLease };
-  return async () => extender.calledWithin(ACTIVE_WINDOW_MS)
-    || holdsSchedulerLease(await ctx.cluster.get(RESOURCES.leases, lease).catch(() => undefined), hostname(), Date.now());
+  return async () => extender.calledWithin(ACTIVE_WINDOW_MS) || holdsSchedulerLease(await schedulerLease(ctx), hostname(), Date.now());
+}
+
+/** The scheduler Lease as the API server has it now; undefined when it cannot be read. */
+function schedulerLease(ctx: RuntimeContext): Promise<Lease | undefined> {
+  return ctx.cluster.get<Lease>(RESOURCES.leases, { namespace: ctx.env.namespace, name: CONTROLLER_NAMES.schedulerLease }).catch(() => undefined);
 }

@@ -13,7 +13,8 @@
  *   reaches the pod in the same atomic update as `spec.nodeName`.
  *
  * After a pause (a restart, or this replica's scheduler just took the lease) the state is rebuilt from
- * a fresh list of the pods before anything is answered.
+ * a fresh list of the pods before anything is answered, unless this replica's scheduler has held the
+ * lease since the last such list.
  */
 import type { Logger } from 'pino';
 import { EXTENDER_HTTP_TIMEOUT_SECONDS } from '../../contract/env';
@@ -41,6 +42,12 @@ export interface ExtenderOptions {
   logger?: Logger;
   /** A call after this long without one first re-reads the pods. @default 5000 */
   resyncAfterIdleMs?: number;
+  /**
+   * This replica's tenure of the scheduler Lease (`schedulerTenure` in lease-holder.ts). A call after a pause skips
+   * the fresh list when the tenure is the one read at the last call after a pause: no other scheduler
+   * placed anything since. Without it, every call after a pause lists.
+   */
+  schedulerTenure?: () => Promise<string | undefined>;
   /** @default Date.now */
   now?: () => number;
 }
@@ -54,6 +61,8 @@ export class Extender {
   private readonly turnedAway = new TurnedAway();
   private lastResync = -Infinity;
   private resyncing?: Promise<void>;
+  /** The scheduler's tenure read at the last call after a pause, if this replica held the Lease then. */
+  private tenure?: string;
   private readonly now: () => number;
 
   constructor(private readonly opts: ExtenderOptions) {
@@ -88,11 +97,21 @@ export class Extender {
     });
   }
 
-  /** Rebuilds the state from a consistent list of opted-in pods when the extender was idle. */
+  /**
+   * Rebuilds the state from a consistent list of opted-in pods when the extender was idle, unless this
+   * replica's scheduler has held the Lease throughout: then its state already has every share placed
+   * (each went through this extender), and the list, of every GPU pod in the cluster, is not worth
+   * making at the start of each burst of pods.
+   */
   private async fresh(): Promise<void> {
     const idle = this.now() - this.lastCall > (this.opts.resyncAfterIdleMs ?? 5_000);
     this.lastCall = this.now();
-    if (idle) await this.resync();
+    if (!idle) return;
+    // Read before the list, so that a tenure that began after it cannot vouch for it.
+    const tenure = await this.opts.schedulerTenure?.().catch(() => undefined);
+    if (tenure !== undefined && tenure === this.tenure) return;
+    await this.resync();
+    this.tenure = tenure;
   }
 
   private async resync(): Promise<void> {

@@ -294,6 +294,52 @@ describe('what releases a share', () => {
     await idle.filter(args(put(podObj('next'))));
     expect(state.holding(pod.metadata.uid!)).toBeUndefined();
   });
+
+  test('after a pause the pods are listed again unless this replica\'s scheduler has held the Lease since the last list', async () => {
+    const cluster = clusterFor(api);
+    let lists = 0;
+    const counting = { ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster), list: ((...a: Parameters<typeof cluster.list>) => { lists++; return cluster.list(...a); }) as typeof cluster.list };
+    let tenure: () => Promise<string | undefined> = async () => 'ctl-0_a/3/t1';
+    // Every call comes after a pause: the clock moves 10 s at each reading.
+    let t = Date.now();
+    const idle = new Extender({ state, cluster: counting, pods: informers[3], now: () => (t += 10_000), schedulerTenure: () => tenure() });
+    // Small shares: no call is refused (a refusal lists on its own).
+    const call = async (name: string) => expect((await idle.filter(args(put(podObj(name, { ...SHARE, tflopsRequest: 1, vramRequest: GiB }))))).NodeNames).toHaveLength(1);
+    // [tenure after the call, lists so far]: a tenure vouches only for a list made under it.
+    const steps: [string, () => Promise<string | undefined>, number][] = [
+      ['first call', async () => 'ctl-0_a/3/t1', 1],
+      ['same tenure', async () => 'ctl-0_a/3/t1', 1],
+      ['another replica held it in between', async () => 'ctl-0_a/5/t2', 2],
+      ['same tenure again', async () => 'ctl-0_a/5/t2', 2],
+      ['this replica does not hold it', async () => undefined, 3],
+      ['still not', async () => undefined, 4],
+      ['held again: the list after a pause is not vouched for by a tenure read before it', async () => 'ctl-0_b/6/t3', 5],
+      ['the Lease cannot be read', async () => { throw new Error('connection refused'); }, 6],
+      ['held: the previous call had no tenure to compare', async () => 'ctl-0_b/6/t3', 7],
+      ['same tenure', async () => 'ctl-0_b/6/t3', 7],
+    ];
+    for (const [i, [step, next, expected]] of steps.entries()) {
+      tenure = next;
+      await call(`burst-${i}`);
+      expect({ step, lists }).toEqual({ step, lists: expected });
+    }
+  });
+
+  test('with the Lease held throughout, a deleted pod whose event has not arrived keeps its share until it does; a refusal still lists first', async () => {
+    const { pod: kept, node } = await place('kept');
+    await place('other');
+    let t = Date.now();
+    const idle = new Extender({ state, cluster: clusterFor(api), pods: informers[3], now: () => (t += 10_000), schedulerTenure: async () => 'ctl-0_a/1/t' });
+    await idle.filter(args(put(podObj('first', { ...SHARE, vramRequest: 5 * GiB }))));
+    expect(api.stallWatches('pods')).toBeGreaterThan(0);
+    api.remove('pods', 'kept', 'default');
+    // Counted, as between any two calls: the stalled watch has not said the pod is gone.
+    expect((await idle.filter(args(put(podObj('small', { ...SHARE, vramRequest: 5 * GiB }))))).NodeNames).toHaveLength(1);
+    expect(state.holding(kept.metadata.uid!)).toBeDefined();
+    // Both GPUs are full for 60 GiB: before refusing, the extender lists, and finds kept's room.
+    expect((await idle.filter(args(put(podObj('big'))))).NodeNames).toEqual([node]);
+    expect(state.holding(kept.metadata.uid!)).toBeUndefined();
+  });
 });
 
 describe('releases found by a fresh list', () => {

@@ -125,7 +125,7 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
     await Promise.all(procs.map((p) => p.kill()));
   };
   const startScheduler = async (r: ControllerReplica): Promise<void> => {
-    const p = await startSchedulerFor(cp, r, namespace, replicas > 1);
+    const p = await startSchedulerFor(cp, r, namespace);
     schedulers.set(r.name, p);
     supervise(p, () => startScheduler(r));
   };
@@ -159,12 +159,13 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
 
 /**
  * A kube-scheduler for one controller replica, as the controller pod runs it: our profile, calling
- * that replica's extender on loopback, with leader election on the scheduler Lease when several run.
+ * that replica's extender on loopback, with leader election on the scheduler Lease even when it is the
+ * only one (the extender reads the Lease to know whether its state may be stale).
  */
-export async function startSchedulerFor(cp: ControlPlane, replica: ControllerReplica, namespace: string, leaderElect: boolean): Promise<ManagedProcess> {
+export async function startSchedulerFor(cp: ControlPlane, replica: ControllerReplica, namespace: string): Promise<ManagedProcess> {
   const config = renderSchedulerConfiguration(namespace, replica.extenderPort);
   return cp.startScheduler({
     profiles: config.profiles, extenders: config.extenders, percentageOfNodesToScore: config.percentageOfNodesToScore,
-    leaderElection: leaderElect ? { ...config.leaderElection, leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' } : { leaderElect: false },
+    leaderElection: { ...config.leaderElection, leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' },
   }, `kube-scheduler-${replica.name}`);
 }
