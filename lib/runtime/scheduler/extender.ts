@@ -43,9 +43,9 @@ export interface ExtenderOptions {
   /** A call after this long without one first re-reads the pods. @default 5000 */
   resyncAfterIdleMs?: number;
   /**
-   * This replica's tenure of the scheduler Lease (`schedulerTenure` in lease-holder.ts). A call after a pause skips
-   * the fresh list when the tenure is the one read at the last call after a pause: no other scheduler
-   * placed anything since. Without it, every call after a pause lists.
+   * This replica's tenure of the scheduler Lease (`schedulerTenure` in lease-holder.ts). A call after
+   * a pause skips the fresh list when the tenure is the one read at the last call after a pause that
+   * listed: no other scheduler placed anything since. Without it, every call after a pause lists.
    */
   schedulerTenure?: () => Promise<string | undefined>;
   /** @default Date.now */
