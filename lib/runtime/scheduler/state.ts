@@ -268,8 +268,13 @@ export class PlacementState {
     return this.owners;
   }
 
+  /** Reservations made before this time have expired. */
+  private reservationCutoff(): number {
+    return this.now() - this.ttl;
+  }
+
   private expireReservations(): void {
-    const cutoff = this.now() - this.ttl;
+    const cutoff = this.reservationCutoff();
     for (const [uid, r] of this.reserved) {
       if (r.at >= cutoff) continue;
       this.reserved.delete(uid);
@@ -318,7 +323,7 @@ export class PlacementState {
   isBinding(uid: string): boolean {
     const r = this.reserved.get(uid);
     // An expired reservation counts as gone before the next call sweeps it (expireReservations).
-    return r?.binding === true && r.at >= this.now() - this.ttl;
+    return r?.binding === true && r.at >= this.reservationCutoff();
   }
 
   choose(request: AllocationRequest, nodes: readonly string[]): Choice {
