@@ -18,6 +18,7 @@ import { nodeReconciler } from './gpu-node';
 import { ControllerKey, ControllerKind, encodeKey, parseKey } from './keys';
 import { poolReconciler } from './pool-status';
 import { TopOwners } from './top-owner';
+import { StatusPacer } from './status-pacer';
 import { primaryKeys, wireWatches } from './watches';
 import { workloadReconciler } from './workload';
 
@@ -44,6 +45,12 @@ export interface ControllerOptions {
    * @default 1000
    */
   podStatusDelayMs?: number;
+  /**
+   * While an object's pods keep changing, the shortest time between two of those status writes of it
+   * (see status-pacer.ts): the status shown lags a burst by at most this long.
+   * @default 5000
+   */
+  podStatusIntervalMs?: number;
 }
 
 /** The reconcilers, by the kind of key each takes; their watches are wired in this order. */
@@ -75,7 +82,8 @@ export class Controller {
     ({ nodes: this.nodes, pods: this.pods, pools: this.pools, gpuNodes: this.gpuNodes, gpus: this.gpus, workloads: this.workloads, profiles: this.profiles } = this.caches);
     this.queue = new WorkQueue({ clock, ...opts.queue });
     this.ctx = this.context(clock);
-    wireWatches(this.caches, DECLARED, this.queue, opts.podStatusDelayMs ?? 1_000);
+    const pacer = new StatusPacer(clock, opts.podStatusDelayMs ?? 1_000, opts.podStatusIntervalMs ?? 5_000);
+    wireWatches(this.caches, DECLARED, this.queue, (key) => pacer.delay(key));
   }
 
   private context(clock: Clock): ReconcileContext {

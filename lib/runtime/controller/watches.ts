@@ -64,28 +64,46 @@ export function primaryKeys(caches: ReadCaches, declared: readonly Watches<Contr
 export type EventSources = { readonly [C in CacheName]: ReadCaches[C] & Pick<Informer<CachedObject<C>>, 'on'> };
 
 /**
- * Registers one handler set per watched cache; each event adds the keys of every watch on that
- * cache to `queue`, in declaration order (after `delayMs` for delayed watches).
+ * An update that changed nothing but the status: most often the echo of a status write of our own,
+ * read back by a watch that maps it to the reconciler that wrote it or to one that sums it up.
  */
-export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, delayMs: number): void {
+export function statusOnlyUpdate(old: K8sObject, cur: K8sObject): boolean {
+  return withoutStatus(old) === withoutStatus(cur);
+}
+
+/** The object without its status and the metadata every write changes, as JSON. */
+function withoutStatus(o: K8sObject): string {
+  return JSON.stringify({ ...o, status: undefined, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined, generation: undefined } });
+}
+
+/**
+ * Registers one handler set per watched cache; each event adds the keys of every watch on that
+ * cache to `queue`, in declaration order: after `delay(key)` ms for delayed watches and for
+ * status-only updates, at once otherwise. A status write is thus never answered at once by another
+ * reconcile of its writer (which would write again whenever pods changed meanwhile, as often as the
+ * round trip allows during a burst), nor by one of the pool that sums it up.
+ */
+export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, delay: (key: string) => number): void {
   const watches = allWatches(declared);
-  const enqueue = (w: AnyWatch, obj: K8sObject) => {
+  const enqueue = (w: AnyWatch, obj: K8sObject, paced: boolean) => {
     for (const k of w.keys(obj, caches)) {
-      if (w.delayed) queue.addAfter(encodeKey(k), delayMs);
-      else queue.add(encodeKey(k));
+      const key = encodeKey(k);
+      if (w.delayed || paced) queue.addAfter(key, delay(key));
+      else queue.add(key);
     }
   };
   for (const name of CACHE_NAMES) {
     const on = watches.filter((w) => w.cache === name);
     if (on.length === 0) continue;
-    const every = (obj: K8sObject) => on.forEach((w) => enqueue(w, obj));
+    const every = (obj: K8sObject) => on.forEach((w) => enqueue(w, obj, false));
     (caches[name] as Pick<Informer<K8sObject>, 'on'>).on({
       add: every,
       delete: every,
       update: (old, cur) => {
         const passing = on.filter((w) => !w.changed || w.changed(old, cur));
-        passing.filter((w) => w.old).forEach((w) => enqueue(w, old));
-        passing.forEach((w) => enqueue(w, cur));
+        const paced = passing.some((w) => !w.delayed) && statusOnlyUpdate(old, cur);
+        passing.filter((w) => w.old).forEach((w) => enqueue(w, old, paced));
+        passing.forEach((w) => enqueue(w, cur, paced));
       },
     });
   }

@@ -40,7 +40,7 @@ function wired(objects: Partial<Record<CacheName, K8sObject[]>> = {}) {
   const { caches, handlers } = sources(objects);
   const added: string[] = [];
   const later: string[] = [];
-  wireWatches(caches, DECLARED, { add: (k) => added.push(k), addAfter: (k, ms) => later.push(`${k}@${ms}`) }, DELAY);
+  wireWatches(caches, DECLARED, { add: (k) => added.push(k), addAfter: (k, ms) => later.push(`${k}@${ms}`) }, () => DELAY);
   const emit = (c: CacheName, fn: (h: InformerHandlers<K8sObject>) => void) => {
     expect(handlers[c]).toHaveLength(1);
     handlers[c].forEach(fn);
@@ -78,11 +78,11 @@ describe('declared watches', () => {
     expect(added).toEqual(['pool/a', 'node/n1', 'node/n2', 'workload/ml/g']);
   });
 
-  test('a status-only pool update reaches the pool alone; a spec or annotation change reaches the rest', () => {
-    const { added, emit } = wired({ nodes, workloads: [generated] });
+  test('a status-only pool update reaches the pool alone, after the delay; a spec or annotation change reaches the rest at once', () => {
+    const { added, later, emit } = wired({ nodes, workloads: [generated] });
     emit('pools', (h) => h.update?.(obj('a', { spec: { x: 1 } }), obj('a', { spec: { x: 1 }, status: { phase: 'Running' } })));
-    expect(added).toEqual(['pool/a']);
-    added.length = 0;
+    expect(added).toEqual([]);
+    expect(later).toEqual([`pool/a@${DELAY}`]);
     emit('pools', (h) => h.update?.(obj('a', { spec: { x: 1 } }), obj('a', { spec: { x: 2 } })));
     expect(added).toEqual(['pool/a', 'node/n1', 'node/n2', 'workload/ml/g']);
     added.length = 0;
@@ -122,7 +122,20 @@ describe('declared watches', () => {
   test('a node or workload event reaches its own key', () => {
     const { added, emit } = wired();
     emit('nodes', (h) => h.delete?.(obj('n1')));
-    emit('workloads', (h) => h.update?.(handMade, handMade));
+    emit('workloads', (h) => h.update?.(handMade, { ...handMade, spec: { replicas: 2 } }));
     expect(added).toEqual(['node/n1', 'workload/ml/h']);
+  });
+
+  test('a status-only update (the echo of a status write) reaches its keys after the delay; any other change at once', () => {
+    const { added, later, emit } = wired({ gpuNodes: [obj('n1', { labels: { [MANAGED_BY_LABEL]: 'a' } })] });
+    const gpu = (status: unknown, labels: Record<string, string> = { [MANAGED_BY_LABEL]: 'n1' }) => obj('n1-gpu-0', { labels, status });
+    emit('gpus', (h) => h.update?.(gpu({ available: { tflops: '312' } }), { ...gpu({ available: { tflops: '302' } }), metadata: { ...gpu(undefined).metadata, resourceVersion: '7' } }));
+    emit('workloads', (h) => h.update?.(handMade, { ...handMade, status: { workerCount: 2 } }));
+    expect(added).toEqual([]);
+    expect(later).toEqual([`node/n1@${DELAY}`, `pool/a@${DELAY}`, `workload/ml/h@${DELAY}`]);
+    later.length = 0;
+    emit('gpus', (h) => h.update?.(gpu({ available: { tflops: '312' } }), gpu({ available: { tflops: '302' } }, { [MANAGED_BY_LABEL]: 'n1', extra: 'x' })));
+    expect(added).toEqual(['node/n1', 'pool/a']);
+    expect(later).toEqual([]);
   });
 });
