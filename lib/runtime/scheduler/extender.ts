@@ -52,6 +52,16 @@ export interface ExtenderOptions {
   now?: () => number;
 }
 
+/**
+ * A refusal's list waits at least this many times as long as the last list and rebuild took, and at
+ * least REFUSAL_LIST_MIN_MS: pods left waiting for room are retried on cluster events, each one a
+ * refusal, and in a cluster of 10,000 GPU pods a list is some 57 MB that takes seconds to serve and
+ * parse; listing at most a twentieth of the time bounds what waiting pods cost, and backs off by
+ * itself when the API server is slow.
+ */
+const REFUSAL_LIST_SPACING = 20;
+const REFUSAL_LIST_MIN_MS = 1_000;
+
 function result(nodes: string[], unresolvable: Record<string, string> = {}): ExtenderFilterResult {
   return { Nodes: null, NodeNames: nodes, FailedNodes: {}, FailedAndUnresolvableNodes: unresolvable, Error: '' };
 }
@@ -60,6 +70,8 @@ export class Extender {
   private lastCall = -Infinity;
   private readonly turnedAway = new TurnedAway();
   private lastResync = -Infinity;
+  /** How long the last list and rebuild took, ms. */
+  private resyncMs = 0;
   private resyncing?: Promise<void>;
   /** The scheduler's tenure read at the last call after a pause, if this replica held the Lease then. */
   private tenure?: string;
@@ -117,8 +129,11 @@ export class Extender {
   private async resync(): Promise<void> {
     this.resyncing ??= (async () => {
       const listedAt = this.now();
+      // Its cost, as time taken on this machine (not the injectable clock, which decides the rest).
+      const started = performance.now();
       const pods = await this.opts.cluster.list(RESOURCES.pods, { labelSelector: `${ENABLED_LABEL}=true` });
       this.opts.state.resetFromPods(pods.items, listedAt);
+      this.resyncMs = performance.now() - started;
       this.lastResync = this.now();
       this.opts.logger?.debug({ pods: pods.items.length, ...this.opts.state.stats() }, 'placement state rebuilt from pods');
     })().finally(() => { this.resyncing = undefined; });
@@ -127,11 +142,12 @@ export class Extender {
 
   /**
    * Before saying no room: the scheduler retries a pod on the event of another pod leaving, which
-   * may reach it before it reaches our cache; a refusal then would leave the pod waiting for the
-   * next event. So a refusal is made on a fresh list (at most one a second).
+   * may reach it before it reaches our cache, or never while our pod watch is stalled; a refusal then
+   * would leave the pod waiting (RetrySignal covers the first case once the event arrives). So a
+   * refusal is made on a fresh list, spaced by REFUSAL_LIST_SPACING times what the last one cost.
    */
   private async freshBeforeRefusal(): Promise<boolean> {
-    if (this.now() - this.lastResync < 1_000) return false;
+    if (this.now() - this.lastResync < Math.max(REFUSAL_LIST_MIN_MS, REFUSAL_LIST_SPACING * this.resyncMs)) return false;
     await this.resync();
     return true;
   }

@@ -342,6 +342,41 @@ describe('what releases a share', () => {
   });
 });
 
+describe('the list before a refusal', () => {
+  test('is spaced by twenty times what the last list took, and by a second at least', async () => {
+    await place('a');
+    await place('b');
+    const cluster = clusterFor(api);
+    let lists = 0;
+    let listMs = 0;
+    const slow = {
+      ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster),
+      list: (async (...a: Parameters<typeof cluster.list>) => {
+        lists++;
+        await new Promise((r) => setTimeout(r, listMs));
+        return cluster.list(...a);
+      }) as typeof cluster.list,
+    };
+    // Both GPUs are full for 60 GiB, so every call is a refusal; no call comes after a pause.
+    let t = 0;
+    const refusing = new Extender({ state, cluster: slow, pods: informers[3], now: () => t, resyncAfterIdleMs: Infinity });
+    const refuse = async (at: number) => {
+      t = at;
+      expect((await refusing.filter(args(put(podObj(`big-${at}`))))).NodeNames).toEqual([]);
+      return lists;
+    };
+    // However fast the list, the next one is a second later at the soonest.
+    expect(await refuse(0)).toBe(1);
+    expect(await refuse(900)).toBe(1);
+    expect(await refuse(5_000)).toBe(2);
+    // A list of 150 ms or more: none for 3 s or more after it.
+    listMs = 150;
+    expect(await refuse(10_000)).toBe(3);
+    expect(await refuse(12_900)).toBe(3);
+    expect(await refuse(60_000)).toBe(4);
+  });
+});
+
 describe('releases found by a fresh list', () => {
   test('are announced: the pod\'s delete event, when it comes, finds nothing left to release', async () => {
     const released: string[] = [];
