@@ -8,6 +8,7 @@ import type { WorkQueue } from '../kube/workqueue';
 import type { Informer } from '../kube/informer';
 import { CACHE_NAMES, CacheName, CachedObject, ReadCaches } from './caches';
 import { ControllerKey, encodeKey } from './keys';
+import type { StatusPacer } from './status-pacer';
 
 /** One watched cache and how an event on it maps to keys of one reconciler. */
 export interface WatchOn<K, C extends CacheName> {
@@ -20,6 +21,11 @@ export interface WatchOn<K, C extends CacheName> {
   readonly changed?: (old: CachedObject<C>, cur: CachedObject<C>) => boolean;
   /** Enqueue after the pod-status delay instead of at once (folds bursts into one write). @default false */
   readonly delayed?: boolean;
+  /**
+   * With `delayed`: also space the key's reconciles by the pacing interval while events keep coming
+   * (status-pacer.ts), for a reconciler whose writes are many and costly. @default false
+   */
+  readonly paced?: boolean;
 }
 
 export type Watch<K> = { [C in CacheName]: WatchOn<K, C> }[CacheName];
@@ -38,6 +44,20 @@ export function specOrAnnotationsChanged(old: K8sObject, cur: K8sObject): boolea
   return JSON.stringify(old.spec) !== JSON.stringify(cur.spec) || JSON.stringify(old.metadata.annotations) !== JSON.stringify(cur.metadata.annotations);
 }
 
+/**
+ * An update that changed nothing but the status (stricter than the predicate above: labels,
+ * finalizers, owners and deletion count as changes too). Most often the echo of a status write of
+ * our own, read back by a watch that maps it to the reconciler that wrote it or to one that sums it up.
+ */
+export function statusOnlyUpdate(old: K8sObject, cur: K8sObject): boolean {
+  return withoutStatus(old) === withoutStatus(cur);
+}
+
+/** The object without its status and the metadata every write changes, as JSON. */
+function withoutStatus(o: K8sObject): string {
+  return JSON.stringify({ ...o, status: undefined, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined, generation: undefined } });
+}
+
 /** A watch with its cache's object type erased, for the wiring that serves every cache. */
 interface AnyWatch {
   readonly cache: CacheName;
@@ -45,6 +65,7 @@ interface AnyWatch {
   readonly old?: boolean;
   readonly changed?: (old: K8sObject, cur: K8sObject) => boolean;
   readonly delayed?: boolean;
+  readonly paced?: boolean;
 }
 
 /** Every watch of every reconciler, primary ones first. */
@@ -64,31 +85,19 @@ export function primaryKeys(caches: ReadCaches, declared: readonly Watches<Contr
 export type EventSources = { readonly [C in CacheName]: ReadCaches[C] & Pick<Informer<CachedObject<C>>, 'on'> };
 
 /**
- * An update that changed nothing but the status: most often the echo of a status write of our own,
- * read back by a watch that maps it to the reconciler that wrote it or to one that sums it up.
- */
-export function statusOnlyUpdate(old: K8sObject, cur: K8sObject): boolean {
-  return withoutStatus(old) === withoutStatus(cur);
-}
-
-/** The object without its status and the metadata every write changes, as JSON. */
-function withoutStatus(o: K8sObject): string {
-  return JSON.stringify({ ...o, status: undefined, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined, generation: undefined } });
-}
-
-/**
  * Registers one handler set per watched cache; each event adds the keys of every watch on that
- * cache to `queue`, in declaration order: after `delay(key)` ms for delayed watches and for
- * status-only updates, at once otherwise. A status write is thus never answered at once by another
- * reconcile of its writer (which would write again whenever pods changed meanwhile, as often as the
- * round trip allows during a burst), nor by one of the pool that sums it up.
+ * cache to `queue`, in declaration order: at once, or after the pod-status delay for delayed watches
+ * (booked with the pacer for paced ones). A status-only update waits for the key's next slot, not
+ * booked: it is most often the echo of a status write, and answered at once, its writer's reconcile
+ * would write again whenever pods changed meanwhile, as often as the round trip allows in a burst.
  */
-export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, delay: (key: string) => number): void {
+export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, pacer: Pick<StatusPacer, 'delay' | 'peek' | 'delayMs'>): void {
   const watches = allWatches(declared);
-  const enqueue = (w: AnyWatch, obj: K8sObject, paced: boolean) => {
+  const enqueue = (w: AnyWatch, obj: K8sObject, statusOnly: boolean) => {
     for (const k of w.keys(obj, caches)) {
       const key = encodeKey(k);
-      if (w.delayed || paced) queue.addAfter(key, delay(key));
+      if (w.delayed) queue.addAfter(key, w.paced ? pacer.delay(key) : pacer.delayMs);
+      else if (statusOnly) queue.addAfter(key, pacer.peek(key));
       else queue.add(key);
     }
   };
@@ -101,9 +110,9 @@ export function wireWatches(caches: EventSources, declared: readonly Watches<Con
       delete: every,
       update: (old, cur) => {
         const passing = on.filter((w) => !w.changed || w.changed(old, cur));
-        const paced = passing.some((w) => !w.delayed) && statusOnlyUpdate(old, cur);
-        passing.filter((w) => w.old).forEach((w) => enqueue(w, old, paced));
-        passing.forEach((w) => enqueue(w, cur, paced));
+        const statusOnly = passing.some((w) => !w.delayed) && statusOnlyUpdate(old, cur);
+        passing.filter((w) => w.old).forEach((w) => enqueue(w, old, statusOnly));
+        passing.forEach((w) => enqueue(w, cur, statusOnly));
       },
     });
   }

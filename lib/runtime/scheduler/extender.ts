@@ -53,14 +53,16 @@ export interface ExtenderOptions {
 }
 
 /**
- * A refusal's list waits at least this many times as long as the last list and rebuild took, and at
- * least REFUSAL_LIST_MIN_MS: pods left waiting for room are retried on cluster events, each one a
- * refusal, and in a cluster of 10,000 GPU pods a list is some 57 MB that takes seconds to serve and
- * parse; listing at most a twentieth of the time bounds what waiting pods cost, and backs off by
- * itself when the API server is slow.
+ * How long after a list (and rebuild) that took `lastMs` a refusal may list again: twenty times as
+ * long, at least a second and at most a minute. Pods left waiting for room are retried on cluster
+ * events, each one a refusal, and in a cluster of 10,000 GPU pods a list is some 57 MB that takes
+ * seconds to serve and parse; listing a twentieth of the time at most bounds what waiting pods cost,
+ * and backs off by itself when the API server is slow. The minute keeps one very slow list (the API
+ * server restarting) from leaving a stalled watch's pods unrecovered for long.
  */
-const REFUSAL_LIST_SPACING = 20;
-const REFUSAL_LIST_MIN_MS = 1_000;
+export function refusalListSpacingMs(lastMs: number): number {
+  return Math.min(60_000, Math.max(1_000, 20 * lastMs));
+}
 
 function result(nodes: string[], unresolvable: Record<string, string> = {}): ExtenderFilterResult {
   return { Nodes: null, NodeNames: nodes, FailedNodes: {}, FailedAndUnresolvableNodes: unresolvable, Error: '' };
@@ -131,11 +133,15 @@ export class Extender {
       const listedAt = this.now();
       // Its cost, as time taken on this machine (not the injectable clock, which decides the rest).
       const started = performance.now();
-      const pods = await this.opts.cluster.list(RESOURCES.pods, { labelSelector: `${ENABLED_LABEL}=true` });
-      this.opts.state.resetFromPods(pods.items, listedAt);
-      this.resyncMs = performance.now() - started;
-      this.lastResync = this.now();
-      this.opts.logger?.debug({ pods: pods.items.length, ...this.opts.state.stats() }, 'placement state rebuilt from pods');
+      try {
+        const pods = await this.opts.cluster.list(RESOURCES.pods, { labelSelector: `${ENABLED_LABEL}=true` });
+        this.opts.state.resetFromPods(pods.items, listedAt);
+        this.opts.logger?.debug({ pods: pods.items.length, ...this.opts.state.stats() }, 'placement state rebuilt from pods');
+      } finally {
+        // A failed list counts too: refusals while the API server fails them must not list each time.
+        this.resyncMs = performance.now() - started;
+        this.lastResync = this.now();
+      }
     })().finally(() => { this.resyncing = undefined; });
     await this.resyncing;
   }
@@ -144,10 +150,10 @@ export class Extender {
    * Before saying no room: the scheduler retries a pod on the event of another pod leaving, which
    * may reach it before it reaches our cache, or never while our pod watch is stalled; a refusal then
    * would leave the pod waiting (RetrySignal covers the first case once the event arrives). So a
-   * refusal is made on a fresh list, spaced by REFUSAL_LIST_SPACING times what the last one cost.
+   * refusal is made on a fresh list, spaced by what the last one cost (refusalListSpacingMs).
    */
   private async freshBeforeRefusal(): Promise<boolean> {
-    if (this.now() - this.lastResync < Math.max(REFUSAL_LIST_MIN_MS, REFUSAL_LIST_SPACING * this.resyncMs)) return false;
+    if (this.now() - this.lastResync < refusalListSpacingMs(this.resyncMs)) return false;
     await this.resync();
     return true;
   }

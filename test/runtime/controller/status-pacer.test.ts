@@ -52,14 +52,32 @@ describe('StatusPacer', () => {
     expect(p.delay('node/b')).toBe(1_000);
   });
 
-  test('keys whose last reconcile is an interval old are forgotten once many are kept', () => {
+  test('peek answers the next slot without booking it: an echo of a write does not push the next event back', () => {
     const { clock, pacer: p } = pacer();
-    for (let i = 0; i < 1_024; i++) p.delay(`node/${i}`);
+    p.delay('node/a');
+    // The reconcile at 1 s writes; its echo comes back at once.
+    clock.t = 1_010;
+    expect(p.peek('node/a')).toBe(4_990);
+    // A pod event long after: the short delay, as for a quiet key (booked, the echo would have made it 3,500 ms).
+    clock.t = 7_500;
+    expect(p.delay('node/a')).toBe(1_000);
+    // While that is pending, peek answers its time; a key never booked gets the short delay.
+    clock.t = 8_000;
+    expect(p.peek('node/a')).toBe(500);
+    expect(p.peek('node/b')).toBe(1_000);
+    expect(p.size).toBe(1);
+  });
+
+  test('once many keys are kept, those whose last reconcile is an interval old are forgotten, and only those', () => {
+    const { clock, pacer: p } = pacer();
+    for (let i = 0; i < 1_023; i++) p.delay(`node/${i}`);
+    clock.t = 2_000;
+    p.delay('node/recent');
     expect(p.size).toBe(1_024);
     clock.t = 1_000 + INTERVAL;
     p.delay('node/new');
-    expect(p.size).toBe(1);
-    // The forgotten keys are quiet keys again.
-    expect(p.delay('node/7')).toBe(1_000);
+    expect(p.size).toBe(2);
+    // The recent key is still paced from its reconcile at 3 s.
+    expect(p.delay('node/recent')).toBe(3_000 + INTERVAL - clock.t);
   });
 });

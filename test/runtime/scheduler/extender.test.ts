@@ -7,7 +7,7 @@
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
-import { Extender } from '../../../lib/runtime/scheduler/extender';
+import { Extender, refusalListSpacingMs } from '../../../lib/runtime/scheduler/extender';
 import type { ExtenderArgs } from '../../../lib/runtime/scheduler/protocol';
 import { PlacementState } from '../../../lib/runtime/scheduler/state';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/share';
@@ -369,12 +369,38 @@ describe('the list before a refusal', () => {
     expect(await refuse(0)).toBe(1);
     expect(await refuse(900)).toBe(1);
     expect(await refuse(5_000)).toBe(2);
-    // A list of 150 ms or more: none for 3 s or more after it.
-    listMs = 150;
+    // A list of 200 ms or more: none for 4 s or more after it.
+    listMs = 200;
     expect(await refuse(10_000)).toBe(3);
-    expect(await refuse(12_900)).toBe(3);
+    expect(await refuse(13_500)).toBe(3);
     expect(await refuse(60_000)).toBe(4);
   });
+
+  test('a failed list spaces the next one too', async () => {
+    await place('a');
+    await place('b');
+    const cluster = clusterFor(api);
+    let lists = 0;
+    const failing = {
+      ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster),
+      list: (async () => {
+        lists++;
+        throw new Error('the server is currently unable to handle the request');
+      }) as typeof cluster.list,
+    };
+    let t = 0;
+    const refusing = new Extender({ state, cluster: failing, pods: informers[3], now: () => t, resyncAfterIdleMs: Infinity });
+    await expect(refusing.filter(args(put(podObj('big-0'))))).rejects.toThrow('unable to handle');
+    t = 500;
+    expect((await refusing.filter(args(put(podObj('big-1'))))).NodeNames).toEqual([]);
+    expect(lists).toBe(1);
+  });
+
+  test.each([[0, 1_000], [10, 1_000], [50, 1_000], [200, 4_000], [2_500, 50_000], [3_000, 60_000], [30_000, 60_000]])(
+    'after a list of %i ms, the next waits %i ms', (lastMs, spacing) => {
+      expect(refusalListSpacingMs(lastMs)).toBe(spacing);
+    },
+  );
 });
 
 describe('releases found by a fresh list', () => {
