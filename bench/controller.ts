@@ -44,7 +44,7 @@ async function waitIdle(ctl: Controller, metrics: RuntimeMetrics): Promise<numbe
     await new Promise((r) => setTimeout(r, 200));
     const total = (await metrics.reconciles.get()).values.reduce((a, v) => a + v.value, 0);
     const s = ctl.queue.stats();
-    // Delayed keys too: the echoes of the status writes come back paced (status-pacer.ts).
+    // Delayed keys too: a pod event asks for its status reconcile after podStatusDelayMs.
     if (total === last && s.depth === 0 && s.processing === 0 && s.delayed === 0) return total;
     last = total;
   }

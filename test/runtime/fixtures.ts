@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { GFD, GPU_IDS_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/keys';
 import { T9K } from '../../lib/t9k/keys';
-import { Controller, ControllerOptions } from '../../lib/runtime/controller/controller';
+import { Controller } from '../../lib/runtime/controller/controller';
 import { ApiServerDouble, Obj, clusterFor } from '../support/api-server';
 
 export const silent = pino({ level: 'silent' });
@@ -55,13 +55,12 @@ export function workloadObj(name: string, replicas: number): Obj {
 }
 
 /** A controller with short timings, reading and writing through its own client. */
-export function testController(api: ApiServerDouble, name = 'ctl', opts: Partial<ControllerOptions> = {}): Controller {
+export function testController(api: ApiServerDouble, name = 'ctl'): Controller {
   return new Controller({
     cluster: clusterFor(api, name),
     logger: silent,
     informer: { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500, backoffInitialMs: 20, backoffMaxMs: 200, unhealthyAfterMs: 2000 },
     queue: { baseDelayMs: 5, maxDelayMs: 200, qps: 1000, burst: 1000 },
-    ...opts,
   });
 }
 

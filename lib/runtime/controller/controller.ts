@@ -18,7 +18,6 @@ import { nodeReconciler } from './gpu-node';
 import { ControllerKey, ControllerKind, encodeKey, parseKey } from './keys';
 import { poolReconciler } from './pool-status';
 import { TopOwners } from './top-owner';
-import { StatusPacer } from './status-pacer';
 import { primaryKeys, wireWatches } from './watches';
 import { workloadReconciler } from './workload';
 
@@ -40,19 +39,11 @@ export interface ControllerOptions {
    * How long a pod event waits before its node's and workload's status are written. Pods arrive in
    * bursts (a Deployment scaled up, a scheduler draining its queue): every event in the window is
    * folded into one write per object, instead of a write of the GPU, GPUNode, pool and workload
-   * status per pod that competes with the placements themselves. Placement reads of these statuses
-   * only the GPUs' phase and capacity, which follow the node, not its pods (the extender counts the
-   * pods' own records), so only the usage shown lags.
+   * status per pod that competes with the placements themselves. Placement never reads these
+   * statuses (the extender counts the pods' own records), so only the status shown lags.
    * @default 1000
    */
   podStatusDelayMs?: number;
-  /**
-   * While a node's pods keep changing, the shortest time between two reconciles of its GPU and
-   * GPUNode status (status-pacer.ts): their usage, and the pool's summed from them, lags a burst by
-   * about this long. Workloads are not paced: their reconcile also generates workloads from pods.
-   * @default 5000
-   */
-  podStatusIntervalMs?: number;
 }
 
 /** The reconcilers, by the kind of key each takes; their watches are wired in this order. */
@@ -84,7 +75,7 @@ export class Controller {
     ({ nodes: this.nodes, pods: this.pods, pools: this.pools, gpuNodes: this.gpuNodes, gpus: this.gpus, workloads: this.workloads, profiles: this.profiles } = this.caches);
     this.queue = new WorkQueue({ clock, ...opts.queue });
     this.ctx = this.context(clock);
-    wireWatches(this.caches, DECLARED, this.queue, new StatusPacer(clock, opts.podStatusDelayMs ?? 1_000, opts.podStatusIntervalMs ?? 5_000));
+    wireWatches(this.caches, DECLARED, this.queue, opts.podStatusDelayMs ?? 1_000);
   }
 
   private context(clock: Clock): ReconcileContext {

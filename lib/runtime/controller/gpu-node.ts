@@ -30,7 +30,7 @@ export const nodeWatches: Watches<NodeKey> = {
     { cache: 'pools', keys: (_p, caches) => caches.nodes.list().map((n) => nodeKey(n.metadata.name!)), changed: specOrAnnotationsChanged },
     // The GPU shares held on a node are its GPUs' usage.
     {
-      cache: 'pods', old: true, delayed: true, paced: true,
+      cache: 'pods', old: true, delayed: true,
       keys: (p) => (p.spec?.nodeName && p.metadata.annotations?.[GPU_IDS_ANNOTATION] ? [nodeKey(p.spec.nodeName)] : []),
     },
   ],

@@ -8,7 +8,6 @@ import type { WorkQueue } from '../kube/workqueue';
 import type { Informer } from '../kube/informer';
 import { CACHE_NAMES, CacheName, CachedObject, ReadCaches } from './caches';
 import { ControllerKey, encodeKey } from './keys';
-import type { StatusPacer } from './status-pacer';
 
 /** One watched cache and how an event on it maps to keys of one reconciler. */
 export interface WatchOn<K, C extends CacheName> {
@@ -21,11 +20,6 @@ export interface WatchOn<K, C extends CacheName> {
   readonly changed?: (old: CachedObject<C>, cur: CachedObject<C>) => boolean;
   /** Enqueue after the pod-status delay instead of at once (folds bursts into one write). @default false */
   readonly delayed?: boolean;
-  /**
-   * With `delayed`: also space the key's reconciles by the pacing interval while events keep coming
-   * (status-pacer.ts), for a reconciler whose writes are many and costly. @default false
-   */
-  readonly paced?: boolean;
 }
 
 export type Watch<K> = { [C in CacheName]: WatchOn<K, C> }[CacheName];
@@ -44,20 +38,6 @@ export function specOrAnnotationsChanged(old: K8sObject, cur: K8sObject): boolea
   return JSON.stringify(old.spec) !== JSON.stringify(cur.spec) || JSON.stringify(old.metadata.annotations) !== JSON.stringify(cur.metadata.annotations);
 }
 
-/**
- * An update that changed nothing but the status (stricter than the predicate above: labels,
- * finalizers, owners and deletion count as changes too). Most often the echo of a status write of
- * our own, read back by a watch that maps it to the reconciler that wrote it or to one that sums it up.
- */
-export function statusOnlyUpdate(old: K8sObject, cur: K8sObject): boolean {
-  return withoutStatus(old) === withoutStatus(cur);
-}
-
-/** The object without its status and the metadata every write changes, as JSON. */
-function withoutStatus(o: K8sObject): string {
-  return JSON.stringify({ ...o, status: undefined, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined, generation: undefined } });
-}
-
 /** A watch with its cache's object type erased, for the wiring that serves every cache. */
 interface AnyWatch {
   readonly cache: CacheName;
@@ -65,7 +45,6 @@ interface AnyWatch {
   readonly old?: boolean;
   readonly changed?: (old: K8sObject, cur: K8sObject) => boolean;
   readonly delayed?: boolean;
-  readonly paced?: boolean;
 }
 
 /** Every watch of every reconciler, primary ones first. */
@@ -86,33 +65,27 @@ export type EventSources = { readonly [C in CacheName]: ReadCaches[C] & Pick<Inf
 
 /**
  * Registers one handler set per watched cache; each event adds the keys of every watch on that
- * cache to `queue`, in declaration order: at once, or after the pod-status delay for delayed watches
- * (booked with the pacer for paced ones). A status-only update waits for the key's next slot, not
- * booked: it is most often the echo of a status write, and answered at once, its writer's reconcile
- * would write again whenever pods changed meanwhile, as often as the round trip allows in a burst.
+ * cache to `queue`, in declaration order (after `delayMs` for delayed watches).
  */
-export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, pacer: Pick<StatusPacer, 'delay' | 'peek' | 'delayMs'>): void {
+export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, delayMs: number): void {
   const watches = allWatches(declared);
-  const enqueue = (w: AnyWatch, obj: K8sObject, statusOnly: boolean) => {
+  const enqueue = (w: AnyWatch, obj: K8sObject) => {
     for (const k of w.keys(obj, caches)) {
-      const key = encodeKey(k);
-      if (w.delayed) queue.addAfter(key, w.paced ? pacer.delay(key) : pacer.delayMs);
-      else if (statusOnly) queue.addAfter(key, pacer.peek(key));
-      else queue.add(key);
+      if (w.delayed) queue.addAfter(encodeKey(k), delayMs);
+      else queue.add(encodeKey(k));
     }
   };
   for (const name of CACHE_NAMES) {
     const on = watches.filter((w) => w.cache === name);
     if (on.length === 0) continue;
-    const every = (obj: K8sObject) => on.forEach((w) => enqueue(w, obj, false));
+    const every = (obj: K8sObject) => on.forEach((w) => enqueue(w, obj));
     (caches[name] as Pick<Informer<K8sObject>, 'on'>).on({
       add: every,
       delete: every,
       update: (old, cur) => {
         const passing = on.filter((w) => !w.changed || w.changed(old, cur));
-        const statusOnly = passing.some((w) => !w.delayed) && statusOnlyUpdate(old, cur);
-        passing.filter((w) => w.old).forEach((w) => enqueue(w, old, statusOnly));
-        passing.forEach((w) => enqueue(w, cur, statusOnly));
+        passing.filter((w) => w.old).forEach((w) => enqueue(w, old));
+        passing.forEach((w) => enqueue(w, cur));
       },
     });
   }

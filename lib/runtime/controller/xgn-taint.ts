@@ -48,6 +48,6 @@ export function planXgnTaint(node: NodeLike): JsonPatchOp[] | undefined {
 export async function applyXgnTaint(ctx: ReconcileContext, node: NodeLike): Promise<void> {
   const ops = planXgnTaint(node);
   if (!ops) return;
-  // A failed `test` (422) or a conflict is retried by the queue with backoff, until its cache has the newer node.
+  // A failed `test` (422) or a conflict is retried by the queue once the cache has the newer node.
   await ctx.writer.jsonPatch(RESOURCES.nodes, { name: node.metadata.name! }, ops);
 }

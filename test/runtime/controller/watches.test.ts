@@ -10,14 +10,11 @@ import { CACHE_NAMES, CacheName } from '../../../lib/runtime/controller/caches';
 import { nodeWatches } from '../../../lib/runtime/controller/gpu-node';
 import { encodeKey, parseKey, nodeKey, poolKey, workloadKey } from '../../../lib/runtime/controller/keys';
 import { poolWatches } from '../../../lib/runtime/controller/pool-status';
-import { EventSources, primaryKeys, statusOnlyUpdate, wireWatches } from '../../../lib/runtime/controller/watches';
+import { EventSources, primaryKeys, wireWatches } from '../../../lib/runtime/controller/watches';
 import { workloadWatches } from '../../../lib/runtime/controller/workload';
 
 const DECLARED = [nodeWatches, poolWatches, workloadWatches];
-/** What the stub pacer answers: the plain delay, a booked paced slot, and the next slot not booked. */
 const DELAY = 1000;
-const PACED = 3000;
-const NEXT_SLOT = 5000;
 
 const obj = (name: string, extra: { namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; spec?: unknown; status?: unknown } = {}): K8sObject => ({
   metadata: { name, namespace: extra.namespace, labels: extra.labels, annotations: extra.annotations }, spec: extra.spec, status: extra.status,
@@ -43,7 +40,7 @@ function wired(objects: Partial<Record<CacheName, K8sObject[]>> = {}) {
   const { caches, handlers } = sources(objects);
   const added: string[] = [];
   const later: string[] = [];
-  wireWatches(caches, DECLARED, { add: (k) => added.push(k), addAfter: (k, ms) => later.push(`${k}@${ms}`) }, { delayMs: DELAY, delay: () => PACED, peek: () => NEXT_SLOT });
+  wireWatches(caches, DECLARED, { add: (k) => added.push(k), addAfter: (k, ms) => later.push(`${k}@${ms}`) }, DELAY);
   const emit = (c: CacheName, fn: (h: InformerHandlers<K8sObject>) => void) => {
     expect(handlers[c]).toHaveLength(1);
     handlers[c].forEach(fn);
@@ -81,11 +78,11 @@ describe('declared watches', () => {
     expect(added).toEqual(['pool/a', 'node/n1', 'node/n2', 'workload/ml/g']);
   });
 
-  test('a status-only pool update reaches the pool alone, in its next slot; a spec or annotation change reaches the rest at once', () => {
-    const { added, later, emit } = wired({ nodes, workloads: [generated] });
+  test('a status-only pool update reaches the pool alone; a spec or annotation change reaches the rest', () => {
+    const { added, emit } = wired({ nodes, workloads: [generated] });
     emit('pools', (h) => h.update?.(obj('a', { spec: { x: 1 } }), obj('a', { spec: { x: 1 }, status: { phase: 'Running' } })));
-    expect(added).toEqual([]);
-    expect(later).toEqual([`pool/a@${NEXT_SLOT}`]);
+    expect(added).toEqual(['pool/a']);
+    added.length = 0;
     emit('pools', (h) => h.update?.(obj('a', { spec: { x: 1 } }), obj('a', { spec: { x: 2 } })));
     expect(added).toEqual(['pool/a', 'node/n1', 'node/n2', 'workload/ml/g']);
     added.length = 0;
@@ -106,13 +103,13 @@ describe('declared watches', () => {
     expect(added).toEqual(['node/n1', 'pool/a']);
   });
 
-  test('a pod reaches its node (when it holds GPUs) in a paced slot and its workload after the delay, before and after an update', () => {
+  test('a pod reaches its node (when it holds GPUs) and its workload after the delay, before and after an update', () => {
     const { added, later, emit } = wired();
     const waiting = obj('p', { namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'w1' } });
     const bound = { ...obj('p', { namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'w2' }, annotations: { [GPU_IDS_ANNOTATION]: 'n1-gpu-0' } }), spec: { nodeName: 'n1' } } as K8sObject;
     emit('pods', (h) => h.update?.(waiting, bound));
     expect(added).toEqual([]);
-    expect(later).toEqual([`workload/ml/w1@${DELAY}`, `node/n1@${PACED}`, `workload/ml/w2@${DELAY}`]);
+    expect(later).toEqual(['workload/ml/w1@1000', 'node/n1@1000', 'workload/ml/w2@1000']);
   });
 
   test('a profile reaches the workloads of the pods in its namespace that name it', () => {
@@ -125,43 +122,7 @@ describe('declared watches', () => {
   test('a node or workload event reaches its own key', () => {
     const { added, emit } = wired();
     emit('nodes', (h) => h.delete?.(obj('n1')));
-    emit('workloads', (h) => h.update?.(handMade, { ...handMade, spec: { replicas: 2 } }));
+    emit('workloads', (h) => h.update?.(handMade, handMade));
     expect(added).toEqual(['node/n1', 'workload/ml/h']);
-  });
-
-  test('a status-only update (the echo of a status write) reaches its keys in their next slot, not booked; any other change at once', () => {
-    const { added, later, emit } = wired({ gpuNodes: [obj('n1', { labels: { [MANAGED_BY_LABEL]: 'a' } })] });
-    const gpu = (status: unknown, labels: Record<string, string> = { [MANAGED_BY_LABEL]: 'n1' }) => obj('n1-gpu-0', { labels, status });
-    emit('gpus', (h) => h.update?.(gpu({ available: { tflops: '312' } }), { ...gpu({ available: { tflops: '302' } }), metadata: { ...gpu(undefined).metadata, resourceVersion: '7' } }));
-    emit('workloads', (h) => h.update?.(handMade, { ...handMade, status: { workerCount: 2 } }));
-    expect(added).toEqual([]);
-    expect(later).toEqual([`node/n1@${NEXT_SLOT}`, `pool/a@${NEXT_SLOT}`, `workload/ml/h@${NEXT_SLOT}`]);
-    later.length = 0;
-    emit('gpus', (h) => h.update?.(gpu({ available: { tflops: '312' } }), gpu({ available: { tflops: '302' } }, { [MANAGED_BY_LABEL]: 'n1', extra: 'x' })));
-    expect(added).toEqual(['node/n1', 'pool/a']);
-    expect(later).toEqual([]);
-  });
-});
-
-describe('statusOnlyUpdate', () => {
-  const base = { ...obj('g', { labels: { a: '1' }, annotations: { b: '2' }, spec: { x: 1 }, status: { phase: 'Running' } }) } as K8sObject;
-  const meta = (m: Record<string, unknown>) => ({ ...base, metadata: { ...base.metadata, ...m } }) as K8sObject;
-
-  test.each([
-    ['the status', { ...base, status: { phase: 'Unknown' } } as K8sObject],
-    ['the resourceVersion, managedFields and generation', meta({ resourceVersion: '9', managedFields: [{ manager: 'm' }], generation: 4 })],
-  ])('a change of %s alone is status-only', (_what, cur) => {
-    expect(statusOnlyUpdate(base, cur)).toBe(true);
-  });
-
-  test.each([
-    ['the spec', { ...base, spec: { x: 2 } } as K8sObject],
-    ['a label', meta({ labels: { a: '2' } })],
-    ['an annotation', meta({ annotations: {} })],
-    ['the finalizers', meta({ finalizers: ['f'] })],
-    ['the owners', meta({ ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'u' }] })],
-    ['the deletion timestamp', meta({ deletionTimestamp: '2026-01-01T00:00:00Z' })],
-  ])('a change of %s is not', (_what, cur) => {
-    expect(statusOnlyUpdate(base, cur)).toBe(false);
   });
 });
