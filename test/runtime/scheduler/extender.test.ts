@@ -343,57 +343,57 @@ describe('what releases a share', () => {
 });
 
 describe('the list before a refusal', () => {
-  test('is spaced by twenty times what the last list took, and by a second at least', async () => {
+  /**
+   * Both GPUs full for the 60 GiB of SHARE, and an extender whose lists go through `list`, on a clock
+   * each `refuse(at)` sets: every call is a refusal, and none comes after a pause.
+   */
+  async function refusing(list: <T>(next: () => Promise<T>) => Promise<T>) {
     await place('a');
     await place('b');
     const cluster = clusterFor(api);
     let lists = 0;
-    let listMs = 0;
-    const slow = {
+    let t = 0;
+    const counted = {
       ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster),
-      list: (async (...a: Parameters<typeof cluster.list>) => {
+      list: ((...a: Parameters<typeof cluster.list>) => {
         lists++;
-        await new Promise((r) => setTimeout(r, listMs));
-        return cluster.list(...a);
+        return list(() => cluster.list(...a));
       }) as typeof cluster.list,
     };
-    // Both GPUs are full for 60 GiB, so every call is a refusal; no call comes after a pause.
-    let t = 0;
-    const refusing = new Extender({ state, cluster: slow, pods: informers[3], now: () => t, resyncAfterIdleMs: Infinity });
-    const refuse = async (at: number) => {
-      t = at;
-      expect((await refusing.filter(args(put(podObj(`big-${at}`))))).NodeNames).toEqual([]);
-      return lists;
+    const ext = new Extender({ state, cluster: counted, pods: informers[3], now: () => t, resyncAfterIdleMs: Infinity });
+    return {
+      /** A pod that does not fit, filtered at `at` ms: its nodes and the lists so far. */
+      refuse: async (at: number) => {
+        t = at;
+        const f = await ext.filter(args(put(podObj(`big-${at}`))));
+        return { nodes: f.NodeNames, lists };
+      },
     };
+  }
+
+  test('is spaced by twenty times what the last list took, and by a second at least', async () => {
+    let listMs = 0;
+    const { refuse } = await refusing(async (next) => {
+      await new Promise((r) => setTimeout(r, listMs));
+      return next();
+    });
     // However fast the list, the next one is a second later at the soonest.
-    expect(await refuse(0)).toBe(1);
-    expect(await refuse(900)).toBe(1);
-    expect(await refuse(5_000)).toBe(2);
+    expect(await refuse(0)).toEqual({ nodes: [], lists: 1 });
+    expect(await refuse(900)).toEqual({ nodes: [], lists: 1 });
+    expect(await refuse(5_000)).toEqual({ nodes: [], lists: 2 });
     // A list of 200 ms or more: none for 4 s or more after it.
     listMs = 200;
-    expect(await refuse(10_000)).toBe(3);
-    expect(await refuse(13_500)).toBe(3);
-    expect(await refuse(60_000)).toBe(4);
+    expect(await refuse(10_000)).toEqual({ nodes: [], lists: 3 });
+    expect(await refuse(13_500)).toEqual({ nodes: [], lists: 3 });
+    expect(await refuse(60_000)).toEqual({ nodes: [], lists: 4 });
   });
 
   test('a failed list spaces the next one too', async () => {
-    await place('a');
-    await place('b');
-    const cluster = clusterFor(api);
-    let lists = 0;
-    const failing = {
-      ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster),
-      list: (async () => {
-        lists++;
-        throw new Error('the server is currently unable to handle the request');
-      }) as typeof cluster.list,
-    };
-    let t = 0;
-    const refusing = new Extender({ state, cluster: failing, pods: informers[3], now: () => t, resyncAfterIdleMs: Infinity });
-    await expect(refusing.filter(args(put(podObj('big-0'))))).rejects.toThrow('unable to handle');
-    t = 500;
-    expect((await refusing.filter(args(put(podObj('big-1'))))).NodeNames).toEqual([]);
-    expect(lists).toBe(1);
+    const { refuse } = await refusing(async () => {
+      throw new Error('the server is currently unable to handle the request');
+    });
+    await expect(refuse(0)).rejects.toThrow('unable to handle');
+    expect(await refuse(500)).toEqual({ nodes: [], lists: 1 });
   });
 
   test.each([[0, 1_000], [10, 1_000], [50, 1_000], [200, 4_000], [2_500, 50_000], [3_000, 60_000], [30_000, 60_000]])(
