@@ -42,6 +42,20 @@ function args(pod: K8sObject, nodes = NODES): ExtenderArgs {
   return { Pod: pod, NodeNames: nodes, Nodes: null };
 }
 
+/** A client of the double whose lists go through `through` (straight on by default), counted in `counter.lists`. */
+function countingLists(through: <T>(next: () => Promise<T>) => Promise<T> = (next) => next()) {
+  const cluster = clusterFor(api);
+  const counter = { lists: 0 };
+  const client = {
+    ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster),
+    list: ((...a: Parameters<typeof cluster.list>) => {
+      counter.lists++;
+      return through(() => cluster.list(...a));
+    }) as typeof cluster.list,
+  };
+  return { client, counter };
+}
+
 async function place(name: string, share?: ShareRequest, nodes = NODES): Promise<{ pod: K8sObject; node?: string }> {
   const pod = put(podObj(name, share));
   const f = await extender.filter(args(pod, nodes));
@@ -296,9 +310,7 @@ describe('what releases a share', () => {
   });
 
   test('after a pause the pods are listed again unless this replica\'s scheduler has held the Lease since the last list', async () => {
-    const cluster = clusterFor(api);
-    let lists = 0;
-    const counting = { ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster), list: ((...a: Parameters<typeof cluster.list>) => { lists++; return cluster.list(...a); }) as typeof cluster.list };
+    const { client: counting, counter } = countingLists();
     let tenure: () => Promise<string | undefined> = async () => 'ctl-0_a/3/t1';
     // Every call comes after a pause: the clock moves 10 s at each reading.
     let t = Date.now();
@@ -321,7 +333,7 @@ describe('what releases a share', () => {
     for (const [i, [step, next, expected]] of steps.entries()) {
       tenure = next;
       await call(`burst-${i}`);
-      expect({ step, lists }).toEqual({ step, lists: expected });
+      expect({ step, lists: counter.lists }).toEqual({ step, lists: expected });
     }
   });
 
@@ -350,23 +362,15 @@ describe('the list before a refusal', () => {
   async function refusing(list: <T>(next: () => Promise<T>) => Promise<T>) {
     await place('a');
     await place('b');
-    const cluster = clusterFor(api);
-    let lists = 0;
+    const { client, counter } = countingLists(list);
     let t = 0;
-    const counted = {
-      ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster),
-      list: ((...a: Parameters<typeof cluster.list>) => {
-        lists++;
-        return list(() => cluster.list(...a));
-      }) as typeof cluster.list,
-    };
-    const ext = new Extender({ state, cluster: counted, pods: informers[3], now: () => t, resyncAfterIdleMs: Infinity });
+    const ext = new Extender({ state, cluster: client, pods: informers[3], now: () => t, resyncAfterIdleMs: Infinity });
     return {
       /** A pod that does not fit, filtered at `at` ms: its nodes and the lists so far. */
       refuse: async (at: number) => {
         t = at;
         const f = await ext.filter(args(put(podObj(`big-${at}`))));
-        return { nodes: f.NodeNames, lists };
+        return { nodes: f.NodeNames, lists: counter.lists };
       },
     };
   }
