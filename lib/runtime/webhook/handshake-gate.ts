@@ -24,6 +24,8 @@ const ignore = (): void => undefined;
 
 export class HandshakeGate {
   private readonly held: Socket[] = [];
+  /** Every connection accepted and not closed yet, held or let in, whatever its TLS or HTTP state. */
+  private readonly open = new Set<Socket>();
   private readonly startTls: ConnectionListener[];
   private scheduled = false;
 
@@ -33,6 +35,8 @@ export class HandshakeGate {
     server.on('connection', (socket: Socket) => {
       // A reset while held must not throw; TLS adds its own handling when the socket is let in.
       socket.on('error', ignore);
+      this.open.add(socket);
+      socket.once('close', () => this.open.delete(socket));
       this.held.push(socket);
       this.schedule();
     });
@@ -46,6 +50,16 @@ export class HandshakeGate {
   /** Drops the held connections (closing): none has sent a request yet. */
   destroyHeld(): void {
     for (const socket of this.held.splice(0)) socket.destroy();
+  }
+
+  /**
+   * Closes every connection (closing, once the drain is over). The server's `closeAllConnections`
+   * sees only connections whose TLS handshake is done; one still in its handshake would finish it
+   * later, idle, and keep `server.close()` waiting until the client hung up.
+   */
+  destroyAll(): void {
+    this.held.length = 0;
+    for (const socket of this.open) socket.destroy();
   }
 
   private schedule(): void {

@@ -32,11 +32,6 @@ export interface AdmissionServerOptions {
   observe?: (outcome: 'allowed' | 'denied' | 'error' | 'bad-request', seconds: number) => void;
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': typeof body === 'string' ? 'text/plain' : 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 export class AdmissionServer {
   private server?: https.Server;
@@ -75,7 +70,8 @@ export class AdmissionServer {
 
   /**
    * Stops accepting connections, lets in-flight reviews finish (at most `graceMs`), then closes
-   * every socket. Keep-alive sockets get `Connection: close` on their next answer.
+   * every socket, those still in their TLS handshake included. Keep-alive sockets get
+   * `Connection: close` on their next answer.
    */
   async close(graceMs = 10_000): Promise<void> {
     const server = this.server;
@@ -90,7 +86,7 @@ export class AdmissionServer {
         new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref()),
       ]);
     }
-    server.closeAllConnections();
+    this.gate?.destroyAll();
     await closed;
     this.server = undefined;
   }
@@ -98,15 +94,14 @@ export class AdmissionServer {
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
     const observe = (o: Parameters<NonNullable<AdmissionServerOptions['observe']>>[0]) => this.opts.observe?.(o, (performance.now() - started) / 1000);
-    if (this.draining) res.setHeader('Connection', 'close');
     const url = req.url ?? '';
     const path = url.split('?')[0];
-    if (path !== this.opts.path) return void send(res, 404, 'not found');
-    if (req.method !== 'POST') return void send(res, 405, 'POST only');
+    if (path !== this.opts.path) return void this.send(res, 404, 'not found');
+    if (req.method !== 'POST') return void this.send(res, 405, 'POST only');
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > MAX_BODY_BYTES) {
       observe('bad-request');
-      return void send(res, 413, `body larger than ${MAX_BODY_BYTES} bytes`);
+      return void this.send(res, 413, `body larger than ${MAX_BODY_BYTES} bytes`);
     }
     this.inFlight++;
     const chunks: Buffer[] = [];
@@ -126,29 +121,39 @@ export class AdmissionServer {
   private async answer(res: ServerResponse, text: string | undefined, observe: (o: 'allowed' | 'denied' | 'error' | 'bad-request') => void): Promise<void> {
     if (text === undefined) {
       observe('bad-request');
-      return send(res, 413, `body larger than ${MAX_BODY_BYTES} bytes`);
+      return this.send(res, 413, `body larger than ${MAX_BODY_BYTES} bytes`);
     }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
       observe('bad-request');
-      return send(res, 400, 'body: expected JSON');
+      return this.send(res, 400, 'body: expected JSON');
     }
     const review = parseReview(body);
     if (typeof review === 'string') {
       observe('bad-request');
-      return send(res, 400, review);
+      return this.send(res, 400, review);
     }
     try {
       const out = await this.opts.handle(review);
       observe(out.response?.allowed ? 'allowed' : 'denied');
-      send(res, 200, out);
+      this.send(res, 200, out);
     } catch (err) {
       this.opts.logger?.error({ err: String(err), uid: review.request?.uid }, 'admission failed');
       observe('error');
-      send(res, 200, toReview(review, deny(`internal error: ${err instanceof Error ? err.message : String(err)}`, 500)));
+      this.send(res, 200, toReview(review, deny(`internal error: ${err instanceof Error ? err.message : String(err)}`, 500)));
     }
+  }
+
+  /** While draining, every answer says `Connection: close`, those to reviews that arrived before it too. */
+  private send(res: ServerResponse, status: number, body: unknown): void {
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    res.writeHead(status, {
+      'Content-Type': typeof body === 'string' ? 'text/plain' : 'application/json', 'Content-Length': Buffer.byteLength(text),
+      ...(this.draining ? { Connection: 'close' } : {}),
+    });
+    res.end(text);
   }
 
   private done(): void {
