@@ -2,21 +2,24 @@
  * Admission webhook benchmark, over HTTPS against (1) a trivial HTTPS handler that answers a fixed
  * AdmissionReview (a plain node:https server, without the webhook's handshake gate) and (2) the
  * webhook admitting local-GPU pods (decode, resolve, mark: share annotation, scheduler, priority
- * class, downward-API env), both in one child process (one core, plain node from an esbuild
- * bundle). Throughput: autocannon keeping 200 connections busy. Latency: an open-loop client at a
- * fixed rate (see {@link PacedClient}). Pods come two ways: as the replicas of one template (a
- * ReplicaSet or Job scaling up: one object, which the webhook decides once, see
- * webhook/decision-cache.ts) and all different (a label unique to each: every one decided). The
- * API-server double runs in a second child only to fill the webhook's caches; it counts the
- * requests it gets during the runs, which must be none but watch upkeep (no I/O on the admission
- * path). The load generators run in this process. Prints figures and ends with one JSON line.
+ * class, downward-API env), both in one child process (plain node from an esbuild bundle), alone
+ * on one CPU with every thread of it, and this process and the API double on the others (see
+ * affinity.ts; unpinned, and saying so, on a single CPU or without taskset). Throughput:
+ * autocannon keeping 200 connections busy. Latency: an open-loop client at a fixed rate (see
+ * {@link PacedClient}). Pods come two ways: as the replicas of one template (a ReplicaSet or Job
+ * scaling up: one object, which the webhook decides once, see webhook/decision-cache.ts) and all
+ * different (a label unique to each: every one decided). The API-server double runs in a second
+ * child only to fill the webhook's caches; it counts the requests it gets during the runs, which
+ * must be none but watch upkeep (no I/O on the admission path). The load generators run in this
+ * process. Prints figures and ends with one JSON line. `BENCH_SERVER_FLAGS` passes Node or V8 flags
+ * to the server process (`--max-semi-space-size=32`, `--single-threaded-gc`: GC experiments).
  */
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { connect as tlsConnect, createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
 import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
@@ -29,6 +32,7 @@ import { API_VERSION } from '../lib/model/group';
 import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../lib/model/keys';
 import { HOSTNAME_LABEL } from '../lib/k8s/labels';
 import { startApiServer } from '../test/support/api-server';
+import { isolate } from './affinity';
 import { percentile } from './stats';
 
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
@@ -93,11 +97,15 @@ async function child(): Promise<void> {
   trivial.keepAliveTimeout = 120_000;
   await new Promise<void>((r) => trivial.listen(0, '127.0.0.1', r));
   let cpuStart = process.cpuUsage();
+  const pauses = new ServerPauseMeter();
   process.on('message', (m) => {
-    if (m === 'reset-cpu') cpuStart = process.cpuUsage();
+    if (m === 'reset-cpu') {
+      cpuStart = process.cpuUsage();
+      pauses.reset();
+    }
     if (m === 'cpu') {
       const cpu = process.cpuUsage(cpuStart);
-      process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000 });
+      process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000, pauses: pauses.read() });
     }
     if (m === 'handler') void handlerOnly(webhook.handle, false).then((r) => process.send?.(r));
     if (m === 'handler-distinct') void handlerOnly(webhook.handle, true).then((r) => process.send?.(r));
@@ -157,6 +165,43 @@ interface Run {
    * late, and that wait counts in the latency: this says how much of a tail may be the client's own.
    */
   clientStallMs?: number;
+  /** Paced runs: what held up the server's loop over the run. */
+  server?: ServerPauses;
+}
+
+/** The longest the server's event loop was held up over a run, and its garbage collections. */
+interface ServerPauses { stallMs: number; minorGcs: number; majorGcs: number; gcMaxMs: number }
+
+/**
+ * In the server process: its event loop's longest delay and its GC pauses since the last reset. A
+ * stall longer than the 25 idle connections last at the target rate (25 / 3,000 s, ~8 ms) sends the
+ * client dialling, so these say whether a run's tail began in the server.
+ */
+class ServerPauseMeter {
+  private readonly loop = monitorEventLoopDelay({ resolution: 1 });
+  private gc = { minor: 0, major: 0, maxMs: 0 };
+
+  constructor() {
+    this.loop.enable();
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+        if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) this.gc.minor++;
+        if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) this.gc.major++;
+        this.gc.maxMs = Math.max(this.gc.maxMs, e.duration);
+      }
+    }).observe({ entryTypes: ['gc'] });
+  }
+
+  reset(): void {
+    this.loop.reset();
+    this.gc = { minor: 0, major: 0, maxMs: 0 };
+  }
+
+  read(): ServerPauses {
+    const round = (ms: number) => Math.round(ms * 10) / 10;
+    return { stallMs: round(this.loop.max / 1e6), minorGcs: this.gc.minor, majorGcs: this.gc.major, gcMaxMs: round(this.gc.maxMs) };
+  }
 }
 
 /** A closed-loop run: autocannon keeps every connection busy. */
@@ -273,7 +318,9 @@ class PacedClient {
     });
   }
 
+  /** Closes every connection; the dials still owed are dropped (one started later would stay open). */
   close(): void {
+    this.dials = 0;
     for (const c of this.all) c.socket.destroy();
   }
 
@@ -297,6 +344,7 @@ class PacedClient {
    * the requests, where `tls.connect` here takes ~0.1 ms of the loop at once.
    */
   private dialOne(): void {
+    if (this.dials === 0) return;
     const opened: Conn = this.connect(() => this.free(opened));
     if (--this.dials > 0) setImmediate(() => this.dialOne());
   }
@@ -401,8 +449,12 @@ async function parent(): Promise<void> {
   buildSync({ entryPoints: [__filename], bundle: true, platform: 'node', target: 'node20', outfile: bundle, logLevel: 'error' });
   const apiProc = fork(bundle, ['--api']);
   const { url } = await new Promise<{ url: string }>((r) => apiProc.once('message', (m) => r(m as never)));
-  const proc = fork(bundle, ['--child'], { env: { ...process.env, BENCH_API: url }, execArgv: process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : [] });
+  const proc = fork(bundle, ['--child'], { env: { ...process.env, BENCH_API: url }, execArgv: [
+    ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : []),
+    ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean),
+  ] });
   const ready = await new Promise<{ port: number; baselinePort: number; ca: string }>((r) => proc.once('message', (m) => r(m as never)));
+  const affinity = isolate(proc.pid!, [process.pid, apiProc.pid!]);
 
   const ask = <T>(m: string) => new Promise<T>((r) => {
     proc.once('message', (x) => r(x as T));
@@ -413,14 +465,17 @@ async function parent(): Promise<void> {
   proc.send('reset-cpu');
   const baseline = await saturate(ready.baselinePort, ready.ca);
   const baselineCpuMs = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
-  /** A paced run with the server process's CPU time over it. */
+  /** A paced run with the server process's CPU time and pauses over it. */
   const pacedWithCpu = async (client: PacedClient, rate: number, distinct = false) => {
-    const before = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
+    proc.send('reset-cpu');
     const run = await client.paced(rate, distinct);
-    return { ...run, cpuMsPerRequest: ((await ask<{ cpuMs: number }>('cpu')).cpuMs - before) / (rate * DURATION_S) };
+    const { cpuMs, pauses } = await ask<{ cpuMs: number; pauses: ServerPauses }>('cpu');
+    return { ...run, cpuMsPerRequest: cpuMs / (rate * DURATION_S), server: pauses };
   };
   // The trivial handler at the target rate too: what this machine's TLS, HTTP and scheduling alone cost.
   const baselineClient = await PacedClient.open(ready.baselinePort, ready.ca);
+  // A run at the light rate first, as for the webhook below, so neither side's paced run is this client's first.
+  const baselineLight = await pacedWithCpu(baselineClient, LIGHT_RPS);
   const baselinePaced = await pacedWithCpu(baselineClient, TARGET_RPS);
   baselineClient.close();
   const apiBefore = await apiCounts(apiProc);
@@ -430,7 +485,7 @@ async function parent(): Promise<void> {
   // Little's law: 200 busy connections at N/s wait 200/N s each, so latency is measured again at the
   // target rate, where it shows the time an admission takes rather than the queue in front of it.
   const client = await PacedClient.open(ready.port, ready.ca);
-  const light = await client.paced(LIGHT_RPS);
+  const light = await pacedWithCpu(client, LIGHT_RPS);
   const atTarget = await pacedWithCpu(client, TARGET_RPS);
   client.close();
   // Every pod decided: a client of its own, so it starts with the same idle connections.
@@ -444,11 +499,13 @@ async function parent(): Promise<void> {
   fs.rmSync(bundle, { force: true });
 
   const line = (name: string, r: Run) =>
-    `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}${r.opened !== undefined ? `  connections opened ${r.opened}` : ''}${r.clientStallMs !== undefined ? `  client stalled up to ${r.clientStallMs} ms` : ''}`;
-  console.log(`${CONNECTIONS} connections, ${DURATION_S} s each, server on one core (child process), API double in another (caches only); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
+    `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}${r.opened !== undefined ? `  connections opened ${r.opened}` : ''}${r.clientStallMs !== undefined ? `  client stalled up to ${r.clientStallMs} ms` : ''}`
+    + (r.server ? `  server stalled up to ${r.server.stallMs} ms (GC: ${r.server.minorGcs} minor, ${r.server.majorGcs} major, longest pause ${r.server.gcMaxMs} ms)` : '');
+  console.log(`${CONNECTIONS} connections, ${DURATION_S} s each, server in a child process (${affinity.says}), API double in another (caches only); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
   const handlerLine = (h: HandlerFigures) => `p50 ${h.p50Us} µs  p99 ${h.p99Us} µs  ${h.perSec} admissions/s`;
   console.log(`handler alone (no TLS, no HTTP): replicas of one template ${handlerLine(handler)}; every pod different ${handlerLine(handlerDistinct)}`);
   console.log(line('baseline', baseline));
+  console.log(line(`  at ${LIGHT_RPS}/s`, baselineLight));
   console.log(line(`  at ${TARGET_RPS}/s`, baselinePaced));
   console.log(line('webhook', hook));
   console.log(line(`at ${LIGHT_RPS}/s`, light));
@@ -475,8 +532,9 @@ async function parent(): Promise<void> {
     p50MsAtLight: light.steady.p50, p99MsAtLight: light.steady.p99, lightRps: LIGHT_RPS,
     saturatedP50Ms: hook.result.latency.p50, saturatedP99Ms: hook.result.latency.p99, rps,
     baselineRps: Math.round(baseline.result.requests.average), baselineP99Ms: baseline.result.latency.p99,
-    baselinePacedP50Ms: baselinePaced.steady.p50, baselinePacedP99Ms: baselinePaced.steady.p99,
+    baselinePacedP50Ms: baselinePaced.steady.p50, baselinePacedP99Ms: baselinePaced.steady.p99, baselineP99MsAtLight: baselineLight.steady.p99,
     clientStallMs: atTarget.clientStallMs, baselineClientStallMs: baselinePaced.clientStallMs, distinctClientStallMs: distinct.clientStallMs,
+    serverStallMs: atTarget.server.stallMs, serverMajorGcs: atTarget.server.majorGcs, serverGcMaxMs: atTarget.server.gcMaxMs, baselineServerStallMs: baselinePaced.server.stallMs,
     ratio: Number(ratio.toFixed(3)), errors: [hook, light, atTarget, distinct].reduce((n, r) => n + r.errors + r.non2xx, 0), denied: outcomes.denied ?? 0, cpuMsPerAdmission: Number(cpuPerAdmission.toFixed(3)),
     apiRequests, apiWrites, meetsGoals,
     distinctP50Ms: distinct.steady.p50, distinctP99Ms: distinct.steady.p99, distinctPacedCpuMsPerAdmission: Number(distinct.cpuMsPerRequest.toFixed(3)),
@@ -485,6 +543,7 @@ async function parent(): Promise<void> {
     handlerDistinctP50Us: handlerDistinct.p50Us, handlerDistinctP99Us: handlerDistinct.p99Us, handlerDistinctPerSec: handlerDistinct.perSec,
     baselineCpuMsPerRequest: Number(cpuPerBaseline.toFixed(3)), cpuCapacityPerSec: capacity,
     pacedCpuMsPerAdmission: Number(atTarget.cpuMsPerRequest.toFixed(3)), baselinePacedCpuMsPerRequest: Number(baselinePaced.cpuMsPerRequest.toFixed(3)), connectionsOpened: atTarget.opened,
+    pinned: affinity.pinned,
   }));
 }
 
