@@ -32,7 +32,6 @@ export interface AdmissionServerOptions {
   observe?: (outcome: 'allowed' | 'denied' | 'error' | 'bad-request', seconds: number) => void;
 }
 
-
 export class AdmissionServer {
   private server?: https.Server;
   private gate?: HandshakeGate;
@@ -70,8 +69,8 @@ export class AdmissionServer {
 
   /**
    * Stops accepting connections, lets in-flight reviews finish (at most `graceMs`), then closes
-   * every socket, those still in their TLS handshake included. Keep-alive sockets get
-   * `Connection: close` on their next answer.
+   * every socket, those still in their TLS handshake included. From the start, every answer says
+   * `Connection: close` (see send).
    */
   async close(graceMs = 10_000): Promise<void> {
     const server = this.server;
