@@ -38,5 +38,5 @@ export function isolate(underTest: number, others: number[]): { pinned: boolean;
   if (cpus.length < 2) return { pinned: false, says: `not pinned: ${cpus.length} CPU allowed` };
   const failed = pinToCpus(underTest, cpus.slice(0, 1)) ?? others.map((pid) => pinToCpus(pid, cpus.slice(1))).find(Boolean);
   if (failed) return { pinned: false, says: `not pinned: ${failed}` };
-  return { pinned: true, says: `server alone on CPU ${cpus[0]}, the load generators and the API double on CPU ${cpus.slice(1).join(',')}` };
+  return { pinned: true, says: `alone on CPU ${cpus[0]}, the other processes on CPU ${cpus.slice(1).join(',')}` };
 }

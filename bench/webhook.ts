@@ -99,7 +99,7 @@ async function child(): Promise<void> {
   let cpuStart = process.cpuUsage();
   const pauses = new ServerPauseMeter();
   process.on('message', (m) => {
-    if (m === 'reset-cpu') {
+    if (m === 'reset') {
       cpuStart = process.cpuUsage();
       pauses.reset();
     }
@@ -462,14 +462,15 @@ async function parent(): Promise<void> {
   });
   const handler = await ask<HandlerFigures>('handler');
   const handlerDistinct = await ask<HandlerFigures>('handler-distinct');
-  proc.send('reset-cpu');
-  const baseline = await saturate(ready.baselinePort, ready.ca);
-  const baselineCpuMs = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
-  /** A paced run with the server process's CPU time and pauses over it. */
+  /** `run`, and the server process's CPU time and pauses over it. */
+  const onServer = async <T>(run: () => Promise<T>) => {
+    proc.send('reset');
+    const result = await run();
+    return { result, ...await ask<{ cpuMs: number; pauses: ServerPauses }>('cpu') };
+  };
+  const { result: baseline, cpuMs: baselineCpuMs } = await onServer(() => saturate(ready.baselinePort, ready.ca));
   const pacedWithCpu = async (client: PacedClient, rate: number, distinct = false) => {
-    proc.send('reset-cpu');
-    const run = await client.paced(rate, distinct);
-    const { cpuMs, pauses } = await ask<{ cpuMs: number; pauses: ServerPauses }>('cpu');
+    const { result: run, cpuMs, pauses } = await onServer(() => client.paced(rate, distinct));
     return { ...run, cpuMsPerRequest: cpuMs / (rate * DURATION_S), server: pauses };
   };
   // The trivial handler at the target rate too: what this machine's TLS, HTTP and scheduling alone cost.
@@ -479,9 +480,7 @@ async function parent(): Promise<void> {
   const baselinePaced = await pacedWithCpu(baselineClient, TARGET_RPS);
   baselineClient.close();
   const apiBefore = await apiCounts(apiProc);
-  proc.send('reset-cpu');
-  const hook = await saturate(ready.port, ready.ca);
-  const hookCpuMs = (await ask<{ cpuMs: number }>('cpu')).cpuMs;
+  const { result: hook, cpuMs: hookCpuMs } = await onServer(() => saturate(ready.port, ready.ca));
   // Little's law: 200 busy connections at N/s wait 200/N s each, so latency is measured again at the
   // target rate, where it shows the time an admission takes rather than the queue in front of it.
   const client = await PacedClient.open(ready.port, ready.ca);
