@@ -9,12 +9,15 @@
  * unless --all asks for the rest (kube-scheduler, kube-controller-manager, kwok); the suites that need
  * those skip and say so.
  *
- * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok limits the builds; --all (see above).
+ * It also makes the real node's container images (test/envtest/images.ts), cached by content.
+ *
+ * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok,images limits the builds; --all (see above).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { buildNodeImages } from '../test/envtest/images';
 import {
   ENVTEST_DIR, GO_BUILDS, GoBuild, KUBEBUILDER_BINARIES, buildDir, cacheRoot, goModVersion, kwokStagesDir,
 } from '../test/envtest/assets';
@@ -76,14 +79,17 @@ function setup(build: GoBuild): void {
   const stampFile = path.join(dir, 'stamp.json');
   const print = fingerprint(build);
   const stamp = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) as { fingerprint?: string } : {};
-  const have = wanted.every((b) => existsSync(path.join(binDir, b)));
-  if (!force && have && stamp.fingerprint === print) {
+  const fresh = !force && stamp.fingerprint === print;
+  const cached = fresh ? wanted.filter((b) => existsSync(path.join(binDir, b))) : [];
+  if (cached.length === wanted.length) {
     console.log(`  ${build.name} ${version}: cached in ${binDir} (${wanted.join(', ')})`);
     return;
   }
+  // Same module and Go: only the binaries missing from the cache are built (a binary added to the list).
+  if (cached.length) console.log(`  ${build.name} ${version}: cached ${cached.join(', ')}`);
   mkdirSync(binDir, { recursive: true });
   const ldflags = ['-s', '-w', build.name === 'kubernetes' ? kubernetesLdflags(version) : ''].join(' ').trim();
-  for (const bin of wanted) {
+  for (const bin of wanted.filter((b) => !cached.includes(b))) {
     const started = Date.now();
     const tmp = path.join(binDir, `.${bin}.tmp`);
     go(build, ['build', '-trimpath', '-ldflags', ldflags, '-o', tmp, build.binaries[bin]]);
@@ -99,6 +105,16 @@ function setup(build: GoBuild): void {
     console.log(`  copied ${KWOK_STAGES.length} KWOK stages to ${stages}`);
   }
   writeFileSync(stampFile, JSON.stringify({ version, fingerprint: print, builtAt: new Date().toISOString() }, null, 2));
+}
+
+/** The real node's images (test/envtest/images.ts); a machine without busybox-static says what to install. */
+function setupImages(): void {
+  try {
+    buildNodeImages((line) => console.log(line));
+  } catch (err) {
+    if (process.env.CI) throw err;
+    console.log(`  node images: not made (${(err as Error).message}); the real-node suites will skip`);
+  }
 }
 
 function main(): void {
@@ -122,6 +138,7 @@ function main(): void {
   console.log(`envtest:setup: cache ${cacheRoot()}`);
   const started = Date.now();
   for (const build of GO_BUILDS) if (!only || only.includes(build.name)) setup(build);
+  if (!only || only.includes('images')) setupImages();
   console.log(`envtest:setup: done in ${seconds(Date.now() - started)}`);
 }
 

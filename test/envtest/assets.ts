@@ -25,6 +25,9 @@ export const GO_BUILDS: readonly GoBuild[] = [
       'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
       'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
       kubectl: 'k8s.io/kubernetes/cmd/kubectl',
+      // The real node's agent (test/support/node): same release as the control plane.
+      kubelet: 'k8s.io/kubernetes/cmd/kubelet',
+      'kube-proxy': 'k8s.io/kubernetes/cmd/kube-proxy',
     },
   },
   { name: 'etcd', module: 'go.etcd.io/etcd/server/v3', binaries: { etcd: 'go.etcd.io/etcd/server/v3' } },
@@ -32,7 +35,7 @@ export const GO_BUILDS: readonly GoBuild[] = [
 ];
 
 /** Every binary the harness can run. */
-export type Binary = 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kubectl' | 'etcd' | 'kwok';
+export type Binary = 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kubectl' | 'kubelet' | 'kube-proxy' | 'etcd' | 'kwok';
 
 /** What setup-envtest puts in KUBEBUILDER_ASSETS; the rest come from our own cache. */
 export const KUBEBUILDER_BINARIES: readonly Binary[] = ['kube-apiserver', 'etcd', 'kubectl'];

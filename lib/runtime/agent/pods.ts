@@ -1,6 +1,6 @@
 /**
  * Names pods of this node by UID, from a LIST of the node's pods (field selector spec.nodeName) that
- * is refreshed when an unknown UID shows up (at most every `minRefreshMs`). A LIST per refresh rather
+ * is refreshed when an unknown UID or container id shows up (at most every `minRefreshMs`). A LIST per refresh rather
  * than an informer: the agent only needs names, and a GPU process of a new pod is rare.
  */
 import type { Cluster, K8sObject } from '../kube/cluster';
@@ -46,8 +46,12 @@ export class NodePodResolver implements PodResolver {
 
   resolve(podUid: string, containerId?: string): { namespace: string; pod: string; container?: string } | undefined {
     const hit = this.index.get(podUid);
-    if (!hit && Date.now() - this.lastRefresh > this.minRefreshMs) void this.refresh().catch(() => undefined);
+    const container = hit && containerId ? hit.containers.get(containerId) : undefined;
+    // A container unknown to a known pod: listed before the kubelet reported its id, or restarted
+    // since (a new id). Both are seen on a real node; the next list names it.
+    const stale = !hit || (containerId !== undefined && container === undefined);
+    if (stale && Date.now() - this.lastRefresh >= this.minRefreshMs) void this.refresh().catch(() => undefined);
     if (!hit) return undefined;
-    return { namespace: hit.namespace, pod: hit.pod, container: containerId ? hit.containers.get(containerId) : undefined };
+    return { namespace: hit.namespace, pod: hit.pod, container };
   }
 }

@@ -3,7 +3,8 @@ import { parseCgroup } from '../../../lib/runtime/agent/cgroup';
 import { AGENT_METRICS } from '../../../lib/runtime/agent/contract';
 import { readAgentEnv, startAgent, Agent } from '../../../lib/runtime/agent/server';
 import { parseComputeApps, parseGpus, parsePmon } from '../../../lib/runtime/agent/nvidia-smi';
-import { containerIdOf, indexPods } from '../../../lib/runtime/agent/pods';
+import { containerIdOf, indexPods, NodePodResolver } from '../../../lib/runtime/agent/pods';
+import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import { fakeNode, FakeNode, POD_A, POD_B, TRACE } from './fixtures';
 
 const MIB = 2 ** 20;
@@ -106,5 +107,38 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
     } finally {
       node.breakSmi(false);
     }
+  });
+});
+
+describe('NodePodResolver', () => {
+  /** A cluster whose LIST of pods returns each of `answers` in turn (the last one repeats). */
+  const listing = (answers: K8sObject[][]) => {
+    let calls = 0;
+    const cluster = { list: async () => ({ items: answers[Math.min(calls++, answers.length - 1)], metadata: {} }) } as unknown as Cluster;
+    return { cluster, calls: () => calls };
+  };
+  const pod = (containerID?: string): K8sObject => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: POD_A.pod, namespace: POD_A.namespace, uid: POD_A.uid },
+    status: { containerStatuses: [{ name: POD_A.container, ...(containerID ? { containerID } : {}) }] },
+  });
+
+  it('lists again when a known pod shows a container id it has not seen (listed before the kubelet reported it, or restarted)', async () => {
+    const api = listing([[pod()], [pod(`containerd://${POD_A.containerId}`)]]);
+    const resolver = new NodePodResolver(api.cluster, 'gpu-1', 0);
+    await resolver.refresh();
+    expect(resolver.resolve(POD_A.uid, POD_A.containerId)).toEqual({ namespace: 'ml', pod: 'train-0', container: undefined });
+    await new Promise((r) => setImmediate(r));
+    expect(api.calls()).toBe(2);
+    expect(resolver.resolve(POD_A.uid, POD_A.containerId)).toEqual({ namespace: 'ml', pod: 'train-0', container: 'python' });
+    // Known pod and container: no more lists.
+    expect(api.calls()).toBe(2);
+  });
+
+  it('lists at most every minRefreshMs', async () => {
+    const api = listing([[]]);
+    const resolver = new NodePodResolver(api.cluster, 'gpu-1', 60_000);
+    await resolver.refresh();
+    for (let i = 0; i < 5; i++) expect(resolver.resolve(POD_B.uid, POD_B.containerId)).toBeUndefined();
+    expect(api.calls()).toBe(1);
   });
 });

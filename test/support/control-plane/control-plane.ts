@@ -18,6 +18,7 @@ import { stringify } from 'yaml';
 import { HttpCluster, Connection, keepAliveAgent } from '../../../lib/runtime/kube/http-cluster';
 import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/webhook/certificates';
 import { Binary, binaryPath, kwokStagesDir } from '../../envtest/assets';
+import { NODE_NET } from '../node/net';
 import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from './process';
 
 /** A user the API server knows by a static bearer token. */
@@ -39,7 +40,17 @@ export interface ControlPlaneOptions {
   audit?: boolean;
   /** Extra kube-apiserver flags (`--name=value`). */
   apiServerFlags?: string[];
+  /**
+   * Ready the control plane for a real node (test/support/node): kube-apiserver also listens on the
+   * node's address (inside the test network namespace) and advertises it, reaches kubelets by their
+   * InternalIP, and knows the kubelet's user {@link NODE_USER}.
+   */
+  node?: boolean;
 }
+
+/** The real node's name and its kubelet's user (in system:nodes, and system:masters as a test node's kubelet may be). */
+export const NODE_NAME = 'tf-node-0';
+export const NODE_USER: User = { name: `system:node:${NODE_NAME}`, groups: ['system:nodes', 'system:masters'] };
 
 /** The parts of a KubeSchedulerConfiguration a test sets (v1). */
 export interface SchedulerConfig {
@@ -48,6 +59,10 @@ export interface SchedulerConfig {
   leaderElection?: Record<string, unknown>;
   percentageOfNodesToScore?: number;
 }
+
+/** The Services' ClusterIP range, and the `kubernetes` Service's address in it. */
+const SERVICE_CIDR = '10.0.0.0/24';
+const KUBERNETES_SERVICE_IP = '10.0.0.1';
 
 /** Nodes with this annotation are run by KWOK. */
 export const KWOK_NODE_ANNOTATION = { key: 'kwok.x-k8s.io/node', value: 'fake' } as const;
@@ -119,9 +134,11 @@ export class ControlPlane {
     this.apiPort = apiPort;
     this.server = `https://127.0.0.1:${apiPort}`;
     this.ca = createCa('envtest-ca');
-    this.serving = issueServingCert(this.ca, ['127.0.0.1', 'localhost', 'kubernetes.default.svc']);
+    // As a cluster's: the `kubernetes` Service's ClusterIP (the first of the range) and names, which a
+    // pod's in-cluster client dials through kube-proxy, and the node's address where it is advertised.
+    this.serving = issueServingCert(this.ca, ['127.0.0.1', 'localhost', 'kubernetes.default.svc', KUBERNETES_SERVICE_IP, ...(opts.node ? [NODE_NET.nodeIp] : [])]);
     this.agent = keepAliveAgent(this.server, { ca: this.ca.cert }) as https.Agent;
-    for (const u of [{ name: 'admin', groups: ['system:masters'] }, ...(opts.users ?? [])]) this.tokens.set(u.name, token());
+    for (const u of this.users()) this.tokens.set(u.name, token());
     this.kubeconfig = this.writeKubeconfig('admin');
     const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
     this.file('sa.pub', sa.publicKey.export({ type: 'spki', format: 'pem' }).toString());
@@ -161,6 +178,10 @@ export class ControlPlane {
     return cp;
   }
 
+  private users(): User[] {
+    return [{ name: 'admin', groups: ['system:masters'] }, ...(this.opts.node ? [NODE_USER] : []), ...(this.opts.users ?? [])];
+  }
+
   private file(name: string, content: string): string {
     const p = path.join(this.dir, name);
     writeFileSync(p, content, { mode: 0o600 });
@@ -171,7 +192,14 @@ export class ControlPlane {
     return path.join(this.dir, `${name}.log`);
   }
 
-  /** A kubeconfig for a known user (the admin, or one of `opts.users`). */
+  /** The token of a known user. */
+  tokenOf(user: string): string {
+    const tok = this.tokens.get(user);
+    if (!tok) throw new Error(`control plane: no user ${user}`);
+    return tok;
+  }
+
+  /** A kubeconfig for a known user (the admin, one of `opts.users`, or the node's). */
   writeKubeconfig(user: string): string {
     const tok = this.tokens.get(user);
     if (!tok) throw new Error(`control plane: no user ${user}`);
@@ -235,13 +263,17 @@ export class ControlPlane {
     const certDir = path.join(this.dir, 'apiserver');
     const cert = this.file('apiserver.crt', this.serving.cert);
     const key = this.file('apiserver.key', this.serving.key);
-    const users = [{ name: 'admin', groups: ['system:masters'] }, ...(this.opts.users ?? [])];
-    const tokenFile = this.file('tokens.csv', users.map((u, i) => `${this.tokens.get(u.name)},${u.name},uid-${i}${u.groups?.length ? `,"${u.groups.join(',')}"` : ''}`).join('\n') + '\n');
+    const tokenFile = this.file('tokens.csv', this.users().map((u, i) => `${this.tokens.get(u.name)},${u.name},uid-${i}${u.groups?.length ? `,"${u.groups.join(',')}"` : ''}`).join('\n') + '\n');
     this.apiServer = startProcess('kube-apiserver', binaryPath('kube-apiserver'), [
       `--etcd-servers=${this.etcdUrl}`,
       `--cert-dir=${certDir}`, `--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`,
-      `--secure-port=${this.apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
-      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+      `--secure-port=${this.apiPort}`,
+      // With a real node: also on the node's address (only loopback and it exist in the test network
+      // namespace), advertised there so the kubernetes Service's endpoint is one a pod can reach.
+      ...(this.opts.node
+        ? ['--bind-address=0.0.0.0', `--advertise-address=${NODE_NET.nodeIp}`, '--kubelet-preferred-address-types=InternalIP']
+        : ['--bind-address=127.0.0.1', '--advertise-address=127.0.0.1']),
+      `--service-cluster-ip-range=${SERVICE_CIDR}`, '--allow-privileged=true',
       '--authorization-mode=RBAC', `--token-auth-file=${tokenFile}`,
       `--service-account-issuer=${this.server}/`,
       `--service-account-key-file=${path.join(this.dir, 'sa.pub')}`,
@@ -249,7 +281,9 @@ export class ControlPlane {
       // As envtest: pods need no ServiceAccount object, so tests need not wait for the SA controller.
       // TaintNodesByCondition would give every new node a not-ready taint that only the node lifecycle
       // controller removes; KWOK nodes are Ready at once, and tests want exactly the taints they set.
-      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
+      // With a real node the ServiceAccount plugin stays on: pods that call the API (the node agent, the
+      // controller) need their projected token, as in a cluster.
+      `--disable-admission-plugins=${this.opts.node ? '' : 'ServiceAccount,'}TaintNodesByCondition`,
       ...(this.opts.audit ? this.auditFlags() : []),
       ...(this.opts.apiServerFlags ?? []),
     ], this.log('kube-apiserver'));
@@ -289,7 +323,9 @@ export class ControlPlane {
     const p = startProcess('kube-controller-manager', binaryPath('kube-controller-manager'), [
       `--kubeconfig=${this.kubeconfig}`, `--authentication-kubeconfig=${this.kubeconfig}`, `--authorization-kubeconfig=${this.kubeconfig}`,
       '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${port}`,
-      '--controllers=deployment-controller,replicaset-controller,daemonset-controller,statefulset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller',
+      `--controllers=deployment-controller,replicaset-controller,daemonset-controller,statefulset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller${
+        // A projected ServiceAccount token volume also mounts kube-root-ca.crt, which this controller publishes.
+        this.opts.node ? ',root-ca-certificate-publisher-controller,endpointslice-controller' : ''}`,
       `--service-account-private-key-file=${path.join(this.dir, 'sa.key')}`, `--root-ca-file=${this.file('ca.crt', this.ca.cert)}`,
       '--kube-api-qps=1000', '--kube-api-burst=2000', '--concurrent-deployment-syncs=10', '--concurrent-replicaset-syncs=10',
     ], this.log('kube-controller-manager'));

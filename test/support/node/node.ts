@@ -1,0 +1,329 @@
+/**
+ * A real Kubernetes node for integration tests: containerd (Debian's, with its own root, state and
+ * socket; runc; a bridge CNI) and the kubelet built by `npm run envtest:setup`, registered with a
+ * harness control plane started with `node: true`. The facts it relies on were probed on this machine
+ * kind (../shared/research/real-node.md) and are checked again here:
+ *
+ *  - containerd needs `restrict_oom_score_adj` (the sandbox lacks CAP_SYS_RESOURCE; runc fails to
+ *    set the pause container's oom_score_adj otherwise) and keeps pod network namespaces under its
+ *    state dir;
+ *  - the kubelet runs on cgroup v1 only with `failCgroupV1: false`, and refuses a loopback node IP:
+ *    it takes the address of the namespace's own interface ({@link NODE_NET}), where kube-apiserver reaches it;
+ *  - images come from tarballs made on the machine (test/envtest/images.ts), never from a registry:
+ *    pods use `imagePullPolicy: Never`, image garbage collection is off.
+ *
+ * Some paths are fixed whatever the flags say (the device-plugin socket under /var/lib/kubelet,
+ * shim sockets under /run/containerd, the CNI cache under /var/lib/cni, /var/log/containers): each
+ * gets a bind mount from the node's directory, made inside the test run's private mount namespace,
+ * so the host's own paths are never written. Hence one node per machine at a time: a node holds a
+ * lock file for its life, so suites in several jest workers take turns (see {@link describeRealNode}).
+ *
+ * {@link RealNode.stop} stops both daemons and undoes every change (test/support/node/host.ts);
+ * the test runner repeats that after jest exits, however it exits.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { binaryPath } from '../../envtest/assets';
+import { IMAGE_REFS, NodeImage, cachedNodeImages } from '../../envtest/images';
+import { ControlPlane, NODE_NAME, NODE_USER } from '../control-plane/control-plane';
+import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from '../control-plane/process';
+import { globalSysctls, recordHost, removeNodeCgroups, undoHost, unmountUnder } from './host';
+import { NODE_NET } from './net';
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Debian's packages the node runs on (installed by .ci/run; `apt-get install` them on a developer machine). */
+export const NODE_PACKAGES = { containerd: 'containerd', runc: 'runc', cni: 'containernetworking-plugins', busybox: 'busybox-static' } as const;
+const CONTAINERD = '/usr/bin/containerd';
+const CTR = '/usr/bin/ctr';
+const CNI_BIN = '/usr/lib/cni';
+
+/** Paths the kubelet, containerd or the CNI plugins use whatever their flags say: bind-mounted from the node's dir. */
+const FIXED_PATHS = ['/var/lib/kubelet', '/run/containerd', '/var/lib/cni', '/var/log/containers', '/var/log/pods'] as const;
+
+const LOCK = path.join(tmpdir(), 'tf-real-node.lock');
+const START_TIMEOUT_MS = 120_000;
+
+export interface RealNodeOptions {
+  /** Labels the Node gets at registration (`--node-labels`), e.g. what GpuNode would apply. */
+  labels?: Record<string, string>;
+}
+
+/** Why a real node cannot run here, or undefined when it can. */
+export function realNodeUnavailable(): string | undefined {
+  const netns = process.env[NODE_NET.reasonEnv];
+  if (netns) return `no test network namespace (${netns}); run through \`npm test\` as root`;
+  if (!process.env[NODE_NET.stateEnv]) return 'not inside the test network namespace: run through `npm test` (scripts/in-netns.ts)';
+  const missing: string[] = [];
+  for (const b of ['kubelet', 'kube-proxy'] as const) if (!existsSync(binaryPath(b))) missing.push(`${b} (\`npm run envtest:setup\`)`);
+  if (!existsSync(CONTAINERD) || !existsSync(CTR)) missing.push(`containerd (apt-get install ${NODE_PACKAGES.containerd})`);
+  if (!existsSync('/usr/sbin/runc') && !existsSync('/usr/bin/runc')) missing.push(`runc (apt-get install ${NODE_PACKAGES.runc})`);
+  if (!existsSync(path.join(CNI_BIN, 'bridge'))) missing.push(`CNI plugins (apt-get install ${NODE_PACKAGES.cni})`);
+  if (!cachedNodeImages()) missing.push(`node images (apt-get install ${NODE_PACKAGES.busybox}, then \`npm run envtest:setup\`)`);
+  return missing.length ? `missing ${missing.join(', ')}` : undefined;
+}
+
+function run(cmd: string, args: readonly string[], timeoutMs = 120_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits for the machine's one node slot (a lock file holding our pid; a dead holder's lock is taken over). */
+async function lock(timeoutMs: number): Promise<() => void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const fd = openSync(LOCK, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(LOCK, { force: true });
+    } catch {
+      const holder = Number(readFileSync(LOCK, 'utf8') || 0);
+      if (!holder || !pidAlive(holder)) {
+        rmSync(LOCK, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`real node: ${LOCK} held by pid ${holder} for ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+export class RealNode {
+  readonly name = NODE_NAME;
+  readonly ip = NODE_NET.nodeIp;
+  /** containerd's socket. */
+  readonly socket: string;
+  /** Wall time of {@link start} in ms. */
+  startMs = 0;
+  private containerd?: ManagedProcess;
+  private kubelet?: ManagedProcess;
+  private kubeProxy?: ManagedProcess;
+  private kubeletArgs: string[] = [];
+  private readonly state: string;
+
+  private constructor(private readonly cp: ControlPlane, readonly dir: string, private readonly images: NodeImage[], private readonly unlock: () => void) {
+    this.socket = path.join(dir, 'containerd', 'containerd.sock');
+    this.state = process.env[NODE_NET.stateEnv]!;
+  }
+
+  /** Starts containerd and the kubelet, loads the images, and waits for the Node to be Ready. */
+  static async start(cp: ControlPlane, opts: RealNodeOptions = {}): Promise<RealNode> {
+    const why = realNodeUnavailable();
+    if (why) throw new Error(`real node: ${why}`);
+    const started = Date.now();
+    const unlock = await lock(30 * 60_000);
+    const node = new RealNode(cp, mkdtempSync(path.join(tmpdir(), 'tf-node-')), cachedNodeImages()!, unlock);
+    try {
+      // A run killed earlier may have left containers and cgroups behind.
+      await undoHost(node.state);
+      recordHost(node.state, { sysctls: globalSysctls(), markers: [node.socket] });
+      node.bindFixedPaths();
+      await node.startContainerd();
+      await node.loadImages();
+      node.writeCni();
+      await node.startKubelet(opts);
+      await node.startKubeProxy();
+    } catch (err) {
+      await node.stop();
+      throw err;
+    }
+    node.startMs = Date.now() - started;
+    return node;
+  }
+
+  private sub(...parts: string[]): string {
+    const p = path.join(this.dir, ...parts);
+    mkdirSync(p, { recursive: true });
+    return p;
+  }
+
+  private bindFixedPaths(): void {
+    for (const target of FIXED_PATHS) {
+      if (!existsSync(target)) {
+        // Record the topmost directory made, so undoHost removes exactly what did not exist before.
+        let top: string = target;
+        while (!existsSync(path.dirname(top))) top = path.dirname(top);
+        recordHost(this.state, { madeDirs: [top] });
+        mkdirSync(target, { recursive: true });
+      }
+      const source = this.sub('fixed', target.replace(/\//g, '_'));
+      execFileSync('mount', ['--bind', source, target], { stdio: ['ignore', 'ignore', 'pipe'] });
+    }
+  }
+
+  private async startContainerd(): Promise<void> {
+    const c = (...p: string[]) => this.sub('containerd', ...p);
+    const config = path.join(this.dir, 'containerd.toml');
+    // containerd 1.6's config format (version 2).
+    writeFileSync(config, [
+      'version = 2',
+      `root = "${c('root')}"`,
+      `state = "${c('state')}"`,
+      'disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]',
+      '[grpc]', `  address = "${this.socket}"`,
+      '[ttrpc]', `  address = "${this.socket}.ttrpc"`,
+      '[plugins."io.containerd.internal.v1.opt"]', `  path = "${c('opt')}"`,
+      '[plugins."io.containerd.grpc.v1.cri"]',
+      `  sandbox_image = "${IMAGE_REFS.pause}"`,
+      '  restrict_oom_score_adj = true',
+      '  netns_mounts_under_state_dir = true',
+      '  enable_unprivileged_ports = false',
+      '  [plugins."io.containerd.grpc.v1.cri".containerd]',
+      '    snapshotter = "overlayfs"',
+      '    default_runtime_name = "runc"',
+      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+      '      runtime_type = "io.containerd.runc.v2"',
+      '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+      '        SystemdCgroup = false',
+      '  [plugins."io.containerd.grpc.v1.cri".cni]',
+      `    bin_dir = "${CNI_BIN}"`,
+      `    conf_dir = "${this.sub('cni', 'net.d')}"`,
+      '',
+    ].join('\n'));
+    this.containerd = startProcess('containerd', CONTAINERD, [`--config=${config}`, '--log-level=info'], path.join(this.dir, 'containerd.log'));
+    await waitFor('containerd', async () => existsSync(this.socket) && (await this.ctr(['version']).then(() => true, () => false)), START_TIMEOUT_MS, 100, this.containerd);
+  }
+
+  /** Runs `ctr` against this node's containerd in the kubelet's namespace (k8s.io). */
+  ctr(args: readonly string[], timeoutMs?: number): Promise<string> {
+    return run(CTR, ['--address', this.socket, '--namespace', 'k8s.io', ...args], timeoutMs);
+  }
+
+  private async loadImages(): Promise<void> {
+    for (const img of this.images) await this.ctr(['images', 'import', '--platform', 'linux/amd64', img.file], 300_000);
+  }
+
+  private writeCni(): void {
+    // Bridge with the node's side as the pods' gateway; no masquerade: nothing is routed out anyway.
+    writeFileSync(path.join(this.sub('cni', 'net.d'), '10-tf-bridge.conflist'), JSON.stringify({
+      cniVersion: '0.4.0', name: 'tf-test',
+      plugins: [
+        {
+          type: 'bridge', bridge: NODE_NET.bridge, isGateway: true, ipMasq: false, hairpinMode: true,
+          ipam: { type: 'host-local', ranges: [[{ subnet: NODE_NET.podSubnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: this.sub('cni', 'ipam') },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    }, null, 2));
+  }
+
+  private async startKubelet(opts: RealNodeOptions): Promise<void> {
+    const port = await freePort();
+    const healthz = await freePort();
+    const config = path.join(this.dir, 'kubelet.yaml');
+    writeFileSync(config, stringify({
+      apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration',
+      address: this.ip, port, readOnlyPort: 0, healthzBindAddress: '127.0.0.1', healthzPort: healthz,
+      // kube-apiserver calls the kubelet (logs, exec) without client certificates in the harness.
+      authentication: { anonymous: { enabled: true }, webhook: { enabled: false }, x509: {} },
+      authorization: { mode: 'AlwaysAllow' },
+      cgroupDriver: 'cgroupfs', failCgroupV1: false, failSwapOn: false,
+      containerRuntimeEndpoint: `unix://${this.socket}`,
+      volumePluginDir: this.sub('volume-plugins'),
+      resolvConf: '',
+      // The images exist only as loaded tarballs: never collect them.
+      imageGCHighThresholdPercent: 100, imageGCLowThresholdPercent: 99,
+      evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+      serializeImagePulls: false,
+      nodeStatusUpdateFrequency: '2s', syncFrequency: '10s',
+      shutdownGracePeriod: '0s',
+      maxPods: 110,
+      kubeAPIQPS: 100, kubeAPIBurst: 200,
+    }));
+    this.kubeletArgs = [
+      `--config=${config}`, `--kubeconfig=${this.cp.writeKubeconfig(NODE_USER.name)}`, '--root-dir=/var/lib/kubelet',
+      `--hostname-override=${this.name}`, `--node-ip=${this.ip}`, '--v=2',
+      ...(opts.labels && Object.keys(opts.labels).length ? [`--node-labels=${Object.entries(opts.labels).map(([k, v]) => `${k}=${v}`).join(',')}`] : []),
+    ];
+    await this.runKubelet();
+  }
+
+  private async runKubelet(): Promise<void> {
+    this.kubelet = startProcess('kubelet', binaryPath('kubelet'), this.kubeletArgs, path.join(this.dir, 'kubelet.log'));
+    await waitFor(`node ${this.name} Ready`, () => this.ready(), START_TIMEOUT_MS, 250, this.kubelet);
+  }
+
+  /**
+   * kube-proxy (iptables mode, inside the test network namespace): Services work as in a cluster, so a
+   * pod reaches kube-apiserver through the `kubernetes` Service and kube-apiserver reaches a webhook
+   * through its Service, with no URL rewriting.
+   */
+  private async startKubeProxy(): Promise<void> {
+    const healthz = await freePort();
+    const metrics = await freePort();
+    const config = path.join(this.dir, 'kube-proxy.yaml');
+    writeFileSync(config, stringify({
+      apiVersion: 'kubeproxy.config.k8s.io/v1alpha1', kind: 'KubeProxyConfiguration',
+      clientConnection: { kubeconfig: this.cp.writeKubeconfig(NODE_USER.name) },
+      hostnameOverride: this.name, mode: 'iptables', clusterCIDR: NODE_NET.podSubnet,
+      healthzBindAddress: `127.0.0.1:${healthz}`, metricsBindAddress: `127.0.0.1:${metrics}`,
+      // Zeros leave the conntrack table size and timeouts as they are: the table size is global to the machine.
+      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+      iptables: { syncPeriod: '30s', minSyncPeriod: '0s' },
+    }));
+    this.kubeProxy = startProcess('kube-proxy', binaryPath('kube-proxy'), [`--config=${config}`, '--v=2'], path.join(this.dir, 'kube-proxy.log'));
+    await waitFor('kube-proxy /healthz', async () => (await httpGet(`http://127.0.0.1:${healthz}/healthz`)).status === 200, START_TIMEOUT_MS, 250, this.kubeProxy);
+  }
+
+  /** The Node's Ready condition is True and its heartbeat is newer than `since`. */
+  async ready(since = 0): Promise<boolean> {
+    const r = await this.cp.kubectl(['get', 'node', this.name, '-o', 'json']);
+    if (r.code !== 0) return false;
+    const ready = ((JSON.parse(r.stdout) as Obj).status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+    return ready?.status === 'True' && Date.parse(ready.lastHeartbeatTime) >= since;
+  }
+
+  /** Stops the kubelet (SIGTERM) and starts it again with the same flags; resolves once the node is Ready again. */
+  async restartKubelet(): Promise<void> {
+    await this.kubelet?.stop();
+    const since = Date.now() - 1_000;
+    this.kubelet = startProcess('kubelet', binaryPath('kubelet'), this.kubeletArgs, path.join(this.dir, 'kubelet.log'));
+    await waitFor(`node ${this.name} Ready after a kubelet restart`, () => this.ready(since), START_TIMEOUT_MS, 250, this.kubelet);
+  }
+
+  /** Stops containerd (SIGTERM; shims and containers keep running, as on a real node) and starts it again. */
+  async restartContainerd(): Promise<void> {
+    const config = path.join(this.dir, 'containerd.toml');
+    await this.containerd?.stop();
+    this.containerd = startProcess('containerd', CONTAINERD, [`--config=${config}`, '--log-level=info'], path.join(this.dir, 'containerd.log'));
+    await waitFor('containerd after a restart', async () => existsSync(this.socket) && (await this.ctr(['version']).then(() => true, () => false)), START_TIMEOUT_MS, 100, this.containerd);
+  }
+
+  /** The tail of the kubelet's or containerd's log, for failure messages. */
+  logTail(which: 'kubelet' | 'containerd' | 'kube-proxy', lines = 40): string {
+    return { kubelet: this.kubelet, containerd: this.containerd, 'kube-proxy': this.kubeProxy }[which]?.tail(lines) ?? '';
+  }
+
+  /** Stops the kubelet and containerd, kills every container, undoes every host change, frees the node slot. */
+  async stop(): Promise<void> {
+    try {
+      await this.kubeProxy?.stop();
+      await this.kubelet?.stop();
+      await removeNodeCgroups();
+      await this.containerd?.stop();
+      unmountUnder([this.dir, ...FIXED_PATHS]);
+      const left = await undoHost(this.state);
+      if (left.length) console.warn(`real node: could not undo ${left.join('; ')}`);
+      if (!process.env.TF_ENVTEST_KEEP) rmSync(this.dir, { recursive: true, force: true });
+    } finally {
+      this.unlock();
+    }
+  }
+}
