@@ -5,8 +5,9 @@
  * vanishes with the run.
  *
  * The network namespace has loopback and one veth pair, one end carrying the node's address
- * ({@link NODE_NET}.nodeIp, from the benchmarking range 198.18.0.0/15, which no network routes), and
- * no default route: a dial to any other address fails at once with ENETUNREACH. The node's bridge and
+ * ({@link NODE_NET}.nodeIp, from the benchmarking range 198.18.0.0/15, which no network routes), a
+ * route for the Services' range to it (for kube-proxy), and no default route: a dial to any other
+ * address fails at once with ENETUNREACH. The node's bridge and
  * pod veths (test/support/node) are made inside it. When the command has ended, however it ended, what the
  * node changed outside the namespaces (cgroups, kernel sysctls, daemonized shims) is undone from the
  * state file the harness keeps (test/support/node/host.ts).
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     `ip addr add ${NODE_NET.nodeIp}/32 dev ${NODE_NET.nodeLink}`,
     `ip link set ${NODE_NET.nodeLink} up`,
     `ip link set ${NODE_NET.nodeLinkPeer} up`,
+    `ip route add ${NODE_NET.serviceCidr} dev ${NODE_NET.nodeLink}`,
     'exec "$@"',
   ].join(' && ');
   const child = spawn('unshare', ['--net', '--mount', '--propagation', 'private', '--', 'sh', '-c', setup, 'sh', command, ...args], {

@@ -51,7 +51,7 @@ export interface Shipping {
   readonly objects: KubeObject[];
   readonly image: string;
   readonly command?: string[];
-  readonly initContainers: { name: string; image: string; command: string[]; volumeMounts: object[] }[];
+  readonly initContainers: { name: string; image: string; command: string[]; terminationMessagePolicy?: string; volumeMounts: object[] }[];
   readonly volumes: object[];
   readonly volumeMounts: object[];
   readonly podAnnotations?: Record<string, string>;
@@ -80,6 +80,8 @@ export function renderShipping(props: ResolvedControllerProps, labels: Record<st
       name: 'unpack',
       image: props.nodeImage,
       command: ['node', '-e', unpackScript(bundle.sha256)],
+      // A digest mismatch's message then shows in the pod's status and `kubectl describe pod`.
+      terminationMessagePolicy: 'FallbackToLogsOnError',
       volumeMounts: [{ name: 'bundle', mountPath: BUNDLE_DIR, readOnly: true }, app],
     }],
     volumes: [

@@ -60,10 +60,6 @@ export interface SchedulerConfig {
   percentageOfNodesToScore?: number;
 }
 
-/** The Services' ClusterIP range, and the `kubernetes` Service's address in it. */
-const SERVICE_CIDR = '10.0.0.0/24';
-const KUBERNETES_SERVICE_IP = '10.0.0.1';
-
 /** Nodes with this annotation are run by KWOK. */
 export const KWOK_NODE_ANNOTATION = { key: 'kwok.x-k8s.io/node', value: 'fake' } as const;
 
@@ -136,7 +132,7 @@ export class ControlPlane {
     this.ca = createCa('envtest-ca');
     // As a cluster's: the `kubernetes` Service's ClusterIP (the first of the range) and names, which a
     // pod's in-cluster client dials through kube-proxy, and the node's address where it is advertised.
-    this.serving = issueServingCert(this.ca, ['127.0.0.1', 'localhost', 'kubernetes.default.svc', KUBERNETES_SERVICE_IP, ...(opts.node ? [NODE_NET.nodeIp] : [])]);
+    this.serving = issueServingCert(this.ca, ['127.0.0.1', 'localhost', 'kubernetes.default.svc', NODE_NET.kubernetesServiceIp, ...(opts.node ? [NODE_NET.nodeIp] : [])]);
     this.agent = keepAliveAgent(this.server, { ca: this.ca.cert }) as https.Agent;
     for (const u of this.users()) this.tokens.set(u.name, token());
     this.kubeconfig = this.writeKubeconfig('admin');
@@ -273,7 +269,7 @@ export class ControlPlane {
       ...(this.opts.node
         ? ['--bind-address=0.0.0.0', `--advertise-address=${NODE_NET.nodeIp}`, '--kubelet-preferred-address-types=InternalIP']
         : ['--bind-address=127.0.0.1', '--advertise-address=127.0.0.1']),
-      `--service-cluster-ip-range=${SERVICE_CIDR}`, '--allow-privileged=true',
+      `--service-cluster-ip-range=${NODE_NET.serviceCidr}`, '--allow-privileged=true',
       '--authorization-mode=RBAC', `--token-auth-file=${tokenFile}`,
       `--service-account-issuer=${this.server}/`,
       `--service-account-key-file=${path.join(this.dir, 'sa.pub')}`,

@@ -16,6 +16,13 @@ export const NODE_NET = {
   /** The bridge the CNI plugin makes, and the pods' subnet behind it. */
   bridge: 'tf-cni0',
   podSubnet: '198.19.0.0/24',
+  /**
+   * The Services' ClusterIP range (kube-apiserver's --service-cluster-ip-range) and the `kubernetes`
+   * Service's address, its first. The namespace routes the range to the node's interface, as a node's
+   * default route would: kube-proxy's DNAT needs a route before it rewrites the destination.
+   */
+  serviceCidr: '10.0.0.0/24',
+  kubernetesServiceIp: '10.0.0.1',
   /** Set by the runner inside the namespace: the file where the node harness records host changes. */
   stateEnv: 'TF_NODE_HOST_STATE',
   /** Set by the runner when it could not make the namespace: why. */
