@@ -1,0 +1,57 @@
+/**
+ * The node harness itself: a node with a running pod changes the host (a kernel sysctl, the
+ * /kubepods cgroups, containerd's daemonized shims, bind mounts over fixed paths), and stopping it
+ * undoes every change, so no run leaves anything behind.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { IMAGE_REFS } from '../../envtest/images';
+import { ControlPlane, controlPlaneAvailable } from '../../support/control-plane';
+import { defaultServiceAccount, RealNode, realNodeAvailable } from '../../support/node';
+import { globalSysctls, mountsUnder, nodeCgroupDirs } from '../../support/node/host';
+import { eventually } from '../../runtime/fixtures';
+
+jest.setTimeout(180_000);
+
+const FILE = 'test/e2e/node/harness.test.ts';
+const OPTS = { node: true, controllerManager: true };
+
+/** Processes whose command line names `marker`. */
+function processesNaming(marker: string): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
+    try {
+      return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+(controlPlaneAvailable(FILE, OPTS) && realNodeAvailable(FILE) ? describe : describe.skip)('the real-node harness', () => {
+  test('a node with a running pod changes the host; stopping it puts everything back', async () => {
+    const before = globalSysctls();
+    const cp = await ControlPlane.start(OPTS);
+    let node: RealNode | undefined;
+    try {
+      node = await RealNode.start(cp);
+      await defaultServiceAccount(cp, 'default');
+      await cp.kubectlOk(['create', '-f', '-'], { input: JSON.stringify({
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: 'default' },
+        spec: { nodeName: node.name, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: IMAGE_REFS.busybox, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] },
+      }) });
+      await eventually(async () => expect(JSON.parse(await cp.kubectlOk(['get', 'pod', 'probe', '-o', 'json'])).status.phase).toBe('Running'), 60_000, 500);
+      // While it runs: the kubelet's sysctl, its cgroups, the pod's shim, the bind mounts.
+      expect(globalSysctls()['vm/overcommit_memory']).toBe('1');
+      expect(nodeCgroupDirs().some((d) => d.includes('/kubepods/'))).toBe(true);
+      expect(processesNaming(node.socket).length).toBeGreaterThan(0);
+      expect(mountsUnder(['/var/lib/kubelet']).length).toBeGreaterThan(1);
+    } finally {
+      await node?.stop();
+      await cp.stop();
+    }
+    expect(globalSysctls()).toEqual(before);
+    expect(nodeCgroupDirs()).toEqual([]);
+    expect(processesNaming(node!.socket)).toEqual([]);
+    expect(mountsUnder(['/var/lib/kubelet', '/run/containerd', '/var/lib/cni', '/var/log/pods', '/var/log/containers', node!.dir])).toEqual([]);
+    if (!process.env.TF_ENVTEST_KEEP) expect(existsSync(node!.dir)).toBe(false);
+  });
+});
