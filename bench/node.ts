@@ -18,14 +18,13 @@
  * Prints figures and ends with one JSON line
  * `{"gpuPodsRunningS":...,"plainPodsRunningS":...,"nodeStartS":...}` (goal: GPU within 1.2x of plain).
  */
-import { IMAGE_REFS } from '../test/envtest/images';
 import { ENABLED_LABEL } from '../lib/model/keys';
 import { renderGpuNode } from '../lib/render/gpu-node';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane/control-plane';
 import { waitFor } from '../test/support/control-plane/process';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../test/support/control-plane/install';
-import { NODE_NAME, RealNode } from '../test/support/node';
+import { busyboxContainer, NODE_NAME, RealNode } from '../test/support/node';
 import { realNodeUnavailable } from '../test/support/node/node';
 import { intFlag } from './flags';
 
@@ -46,7 +45,7 @@ function pods(kind: 'gpu' | 'plain', round: number): Obj[] {
     },
     spec: {
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'main', image: IMAGE_REFS.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', 'trap "exit 0" TERM; sleep 3600 & wait'] }],
+      containers: [busyboxContainer('main')],
     },
   }));
 }

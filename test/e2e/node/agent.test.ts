@@ -16,7 +16,7 @@ import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
 import { AGENT_METRICS } from '../../../lib/runtime/agent/contract';
 import { podOfPid } from '../../../lib/runtime/agent/cgroup';
 import { writeYaml } from '../../support/control-plane/install';
-import { defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
+import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
 import { prometheusAvailable, RunningPrometheus, startPrometheus } from '../../support/prometheus';
 import { eventually } from '../../runtime/fixtures';
 
@@ -88,7 +88,7 @@ if (prometheusAvailable('test/e2e/node/agent.test.ts')) describeRealNode('the no
       apiVersion: 'v1', kind: 'Pod', metadata: { name: 'trainer', namespace: NS },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: ['main', 'side'].map((name) => ({ name, image: IMAGE_REFS.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', 'trap "exit 0" TERM; sleep 3600 & wait'] })),
+        containers: ['main', 'side'].map((name) => busyboxContainer(name)),
       },
     }) });
     let trainer: Obj = {};

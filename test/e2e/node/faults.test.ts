@@ -4,14 +4,13 @@
  * restarted by the kubelet and keeps its share, and a pod deleted with a grace period holds its share
  * until its containers are gone, so the next pod waits for them.
  */
-import { IMAGE_REFS } from '../../envtest/images';
 import { parseQuantity } from '../../../lib/k8s/quantity';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/keys';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { renderGpuPool } from '../../../lib/render/gpu-pool';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
 import { waitFor } from '../../support/control-plane';
-import { defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
+import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME, SLEEP_SCRIPT } from '../../support/node';
 import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(300_000);
@@ -25,14 +24,14 @@ const POOL = 'faults';
 const GiB = 2 ** 30;
 
 /** An opted-in pod of `vram` on the node's one 80 GiB GPU, running `script` in busybox. */
-function gpuPod(name: string, vram: string, script = 'trap "exit 0" TERM; sleep 3600 & wait', grace = 1): Obj {
+function gpuPod(name: string, vram: string, script = SLEEP_SCRIPT, grace = 1): Obj {
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
       name, namespace: NS, labels: { [ENABLED_LABEL]: 'true', app: name },
       annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': vram },
     },
-    spec: { containers: [{ name: 'main', image: IMAGE_REFS.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', script] }], terminationGracePeriodSeconds: grace },
+    spec: { containers: [busyboxContainer('main', script)], terminationGracePeriodSeconds: grace },
   };
 }
 

@@ -13,7 +13,7 @@ import { renderGpuPool } from '../../../lib/render/gpu-pool';
 import { LIMITS_MOUNT_PATH } from '../../../lib/runtime/webhook/limits-volume';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
 import { waitFor } from '../../support/control-plane';
-import { defaultServiceAccount, describeRealNode, NODE_NAME, OUTSIDE_ADDRESS } from '../../support/node';
+import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME, OUTSIDE_ADDRESS } from '../../support/node';
 import { SEED_002_ANNOTATIONS } from '../../support/seed';
 import { eventually } from '../../runtime/fixtures';
 
@@ -26,8 +26,6 @@ type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 const NS = 'ml';
 const RESTRICTED = 'restricted-apps';
 const GPU_NODE = renderGpuNode({ nodeName: NODE_NAME, pools: ['default-pool'], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 2, memory: '80Gi' } });
-/** A container that stays up and stops at once on SIGTERM. */
-const SLEEPER = { image: IMAGE_REFS.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', 'trap "exit 0" TERM; sleep 3600 & wait'] };
 /** What Pod Security "restricted" asks of every container. */
 const RESTRICTED_CONTAINER = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
 const RESTRICTED_POD = { runAsNonRoot: true, runAsUser: 65534, seccompProfile: { type: 'RuntimeDefault' } };
@@ -36,7 +34,7 @@ const RESTRICTED_POD = { runAsNonRoot: true, runAsUser: 65534, seccompProfile: {
 function seedDeployment(): Obj {
   const d = synth.platform.find((o) => o.kind === 'Deployment' && o.metadata.name === 'pytorch-example')!;
   const out = structuredClone(d);
-  out.spec.template.spec.containers = [{ name: 'python', ...SLEEPER }];
+  out.spec.template.spec.containers = [busyboxContainer('python')];
   return out;
 }
 
@@ -83,7 +81,7 @@ describeRealNode('GPU pods on a real node', { controllerManager: true, scheduler
 
     await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify({
       apiVersion: 'v1', kind: 'Pod', metadata: { name: 'dialer', namespace: NS, labels: { app: 'dialer' } },
-      spec: { containers: [{ name: 'c', ...SLEEPER }], terminationGracePeriodSeconds: 1 },
+      spec: { containers: [busyboxContainer('c')], terminationGracePeriodSeconds: 1 },
     }) });
     const pod = await running(NS, 'app=dialer');
     expect(pod.status.podIP).toMatch(/^198\.19\.0\./);
@@ -138,7 +136,7 @@ describeRealNode('GPU pods on a real node', { controllerManager: true, scheduler
           'tensor-fusion.ai/auto-requests': 'true', 'tensor-fusion.ai/auto-limits': 'true',
         },
       },
-      spec: { containers: [{ name: 'main', ...SLEEPER }], terminationGracePeriodSeconds: 1 },
+      spec: { containers: [busyboxContainer('main')], terminationGracePeriodSeconds: 1 },
     }) });
     const pod = await running(NS, 'app=resizable');
     expect(pod.metadata.annotations[PLACEMENT_ANNOTATIONS.mpsMemoryLimit]).toBe('0=4096M');
@@ -151,7 +149,7 @@ describeRealNode('GPU pods on a real node', { controllerManager: true, scheduler
     await eventually(async () => {
       await cp().kubectl(['create', '-f', '-'], { input: JSON.stringify({
         apiVersion: 'v1', kind: 'Pod', metadata: { name: `poke-${pokes++}`, namespace: NS, labels: { app: 'poke' } },
-        spec: { schedulerName: 'tensor-fusion-scheduler', containers: [{ name: 'c', ...SLEEPER }], nodeSelector: { none: 'none' } },
+        spec: { schedulerName: 'tensor-fusion-scheduler', containers: [busyboxContainer('c')], nodeSelector: { none: 'none' } },
       }) });
       const p = await get(['pod', '-n', NS, 'resizable']);
       expect(p.metadata.annotations[PLACEMENT_ANNOTATIONS.mpsMemoryLimit]).toBe('0=6144M');
@@ -180,7 +178,7 @@ describeRealNode('GPU pods on a real node', { controllerManager: true, scheduler
         name: 'no-standalone', namespace: RESTRICTED, labels: { [ENABLED_LABEL]: 'true', app: 'no-standalone' },
         annotations: { 'tensor-fusion.ai/gpupool': 'default-pool', 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '1Gi', 'tensor-fusion.ai/no-standalone-worker-mode': 'true' },
       },
-      spec: { securityContext: RESTRICTED_POD, containers: [{ name: 'app', ...SLEEPER, securityContext: RESTRICTED_CONTAINER }], terminationGracePeriodSeconds: 1 },
+      spec: { securityContext: RESTRICTED_POD, containers: [{ ...busyboxContainer('app'), securityContext: RESTRICTED_CONTAINER }], terminationGracePeriodSeconds: 1 },
     };
     const created = await cp().kubectl(['create', '-f', '-'], { input: JSON.stringify(pod) });
     expect(created.stderr).not.toMatch(/violate PodSecurity/);
@@ -197,7 +195,7 @@ describeRealNode('GPU pods on a real node', { controllerManager: true, scheduler
     await cp().kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', writeYaml(synth.dir, 'workers.yaml', [
       renderGpuPool('default-pool', {
         isDefault: true, defaultQos: 'medium', placement: 'MinFragmentation', tflopsOversellRatio: 500,
-        workerImage: IMAGE_REFS.busybox, workerPodTemplate: { spec: { containers: [{ name: 'worker', imagePullPolicy: 'Never', command: SLEEPER.command }], terminationGracePeriodSeconds: 1 } },
+        workerImage: IMAGE_REFS.busybox, workerPodTemplate: { spec: { containers: [{ name: 'worker', imagePullPolicy: 'Never', command: busyboxContainer('worker').command }], terminationGracePeriodSeconds: 1 } },
       }),
     ])]);
     await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify({
@@ -206,7 +204,7 @@ describeRealNode('GPU pods on a real node', { controllerManager: true, scheduler
         name: 'remote-client', namespace: NS, labels: { [ENABLED_LABEL]: 'true', app: 'remote-client' },
         annotations: { 'tensor-fusion.ai/gpupool': 'default-pool', 'tensor-fusion.ai/is-local-gpu': 'false', 'tensor-fusion.ai/workload': 'remote', 'tensor-fusion.ai/replicas': '2', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '1Gi' },
       },
-      spec: { containers: [{ name: 'app', ...SLEEPER }], terminationGracePeriodSeconds: 1 },
+      spec: { containers: [busyboxContainer('app')], terminationGracePeriodSeconds: 1 },
     }) });
     const client = await running(NS, 'app=remote-client');
     expect(client.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeUndefined();

@@ -4,9 +4,8 @@
  * undoes every change, so no run leaves anything behind.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { IMAGE_REFS } from '../../envtest/images';
 import { ControlPlane, controlPlaneAvailable } from '../../support/control-plane';
-import { defaultServiceAccount, RealNode, realNodeAvailable } from '../../support/node';
+import { busyboxContainer, defaultServiceAccount, RealNode, realNodeAvailable } from '../../support/node';
 import { globalSysctls, mountsUnder, nodeCgroupDirs } from '../../support/node/host';
 import { eventually } from '../../runtime/fixtures';
 
@@ -36,7 +35,7 @@ function processesNaming(marker: string): number[] {
       await defaultServiceAccount(cp, 'default');
       await cp.kubectlOk(['create', '-f', '-'], { input: JSON.stringify({
         apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: 'default' },
-        spec: { nodeName: node.name, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: IMAGE_REFS.busybox, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] },
+        spec: { nodeName: node.name, terminationGracePeriodSeconds: 0, containers: [busyboxContainer('c')] },
       }) });
       await eventually(async () => expect(JSON.parse(await cp.kubectlOk(['get', 'pod', 'probe', '-o', 'json'])).status.phase).toBe('Running'), 60_000, 500);
       // While it runs: the kubelet's sysctl, its cgroups, the pod's shim, the bind mounts.

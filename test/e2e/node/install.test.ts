@@ -22,7 +22,7 @@ import { renderGpuPool } from '../../../lib/render/gpu-pool';
 import { BUNDLE_KEY } from '../../../lib/render/controller';
 import { IMAGE_REFS } from '../../envtest/images';
 import { writeYaml } from '../../support/control-plane/install';
-import { defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
+import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
 import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(300_000);
@@ -86,7 +86,7 @@ describeRealNode('the controller install as pods on a real node', { controllerMa
         name: 'trainer', namespace: NS, labels: { [ENABLED_LABEL]: 'true' },
         annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '2Gi' },
       },
-      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: IMAGE_REFS.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', 'trap "exit 0" TERM; sleep 3600 & wait'] }] },
+      spec: { terminationGracePeriodSeconds: 1, containers: [busyboxContainer('main')] },
     }) });
     let pod: Obj = {};
     await eventually(async () => {

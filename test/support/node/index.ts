@@ -7,6 +7,7 @@
  * files in several jest workers take turns, each with a fresh node on its own control plane.
  */
 import { ControlPlane, ControlPlaneOptions, controlPlaneAvailable, waitFor } from '../control-plane';
+import { IMAGE_REFS } from '../../envtest/images';
 import { RealNode, RealNodeOptions, realNodeUnavailable } from './node';
 
 export { RealNode } from './node';
@@ -22,6 +23,14 @@ export function realNodeAvailable(file: string): boolean {
   // eslint-disable-next-line no-console
   console.log(`skipped ${msg}`);
   return false;
+}
+
+/** What a busybox script runs by default: stays up, and stops at once on SIGTERM (sh as pid 1 ignores it otherwise). */
+export const SLEEP_SCRIPT = 'trap "exit 0" TERM; sleep 3600 & wait';
+
+/** A container of the node's busybox image (never pulled) running `script`. */
+export function busyboxContainer(name: string, script = SLEEP_SCRIPT): Record<string, unknown> {
+  return { name, image: IMAGE_REFS.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', script] };
 }
 
 export interface NodeHarness {
