@@ -17,7 +17,7 @@
  */
 import type { AutoScalingConfig, GPUPoolSpec, NodeAffinity, WorkloadProfileSpec } from '../api';
 import { FieldIssue, fieldIssue } from '../model/errors';
-import { lookupGpuTflops } from '../model/gpu-catalog';
+import { exactModelName, GpuTflops, lookupGpuTflops, tflopsVariants } from '../model/gpu-catalog';
 import { DEFAULT_QOS, QosLevel } from '../model/rules';
 import { checkCrossRules, showQuantity } from './check';
 import { ANNOTATION, AnnotationValueKind } from './keys';
@@ -186,10 +186,13 @@ function resolvePlacement(m: Merge, profile: WorkloadProfileSpec | undefined, po
 function resolveResources(m: Merge, profile: WorkloadProfileSpec | undefined, pool: PoolDefaults | undefined): void {
   const res = profile?.resources;
   const a = m.annotations;
-  const modelTflops = m.out.gpuModel === undefined ? undefined : lookupGpuTflops(m.out.gpuModel as string, pool?.capacityConfig?.gpuTflops ?? {})?.tflops;
-  const dedicated = shareOfGpu(m, modelTflops, 'dedicatedGpu', a.dedicatedGpu ? 100 : undefined, 'true');
+  const overrides = pool?.capacityConfig?.gpuTflops ?? {};
+  const model = m.out.gpuModel as string | undefined;
+  const modelTflops = model === undefined ? undefined : lookupGpuTflops(model, overrides)?.tflops;
+  const variants = model === undefined ? [] : tflopsVariants(model, overrides);
+  const dedicated = shareOfGpu(m, modelTflops, variants, 'dedicatedGpu', a.dedicatedGpu ? 100 : undefined, 'true');
   const percent = (option: 'computePercentRequest' | 'computePercentLimit') =>
-    shareOfGpu(m, modelTflops, option, a[option], a[option] === undefined ? undefined : String(a[option]));
+    shareOfGpu(m, modelTflops, variants, option, a[option], a[option] === undefined ? undefined : String(a[option]));
   resolve(m, 'tflopsRequest', fromAnnotation(m, 'tflopsRequest'), percent('computePercentRequest'), dedicated, fromProfile(m, 'tflops', 'resources.requests.tflops', res?.requests?.tflops));
   resolve(m, 'tflopsLimit', fromAnnotation(m, 'tflopsLimit'), percent('computePercentLimit'), dedicated, fromProfile(m, 'tflops', 'resources.limits.tflops', res?.limits?.tflops));
   if (a.gpuIndices !== undefined) [m.out.gpuIndices, m.sources.gpuIndices, m.fields.gpuIndices] = [a.gpuIndices, 'annotation', ANNOTATION.gpuIndices];
@@ -199,10 +202,12 @@ function resolveResources(m: Merge, profile: WorkloadProfileSpec | undefined, po
 
 /**
  * compute-percent and dedicated-gpu are TFLOPS written as a share of one GPU of the resolved model:
- * `percent` of `modelTflops`, or an issue when the model's TFLOPS are unknown.
+ * `percent` of `modelTflops`; an issue when the model's TFLOPS are unknown, or when the model name
+ * selects models of different TFLOPS (`H100`: SXM, PCIe, NVL), since the share would be sized for one
+ * and could land on another (a whole SXM GPU never fits a PCIe one; 50 % of an SXM is 65 % of a PCIe).
  */
 function shareOfGpu(
-  m: Merge, modelTflops: number | undefined,
+  m: Merge, modelTflops: number | undefined, variants: readonly GpuTflops[],
   option: 'computePercentRequest' | 'computePercentLimit' | 'dedicatedGpu', percent: number | undefined, shown: unknown,
 ): Candidate {
   if (percent === undefined) return [undefined, 'annotation', ANNOTATION[option]];
@@ -210,6 +215,13 @@ function shareOfGpu(
     const model = m.out.gpuModel === undefined ? '' : `; ${m.fields.gpuModel} ${JSON.stringify(m.out.gpuModel)} is in neither`;
     m.issues.push(fieldIssue(ANNOTATION[option], shown,
       `a value together with a ${ANNOTATION.gpuModel} whose TFLOPS are known (the GPU catalog or ${POOL}capacityConfig.gpuTflops)${model}`));
+    return [undefined, 'annotation', ANNOTATION[option]];
+  }
+  if (variants.length > 0) {
+    const names = variants.map((v) => exactModelName(v.model)).filter((n): n is string => n !== undefined);
+    m.issues.push(fieldIssue(ANNOTATION[option], shown,
+      `a value together with a ${ANNOTATION.gpuModel} that selects GPUs of one TFLOPS figure; ${m.fields.gpuModel} ${JSON.stringify(m.out.gpuModel)} selects `
+      + `${variants.map((v) => `${v.model} (${v.tflops})`).join(', ')}, so the share would be sized for one and could land on another: name one model${names.length ? ` (${names.join(', ')})` : ''}`));
     return [undefined, 'annotation', ANNOTATION[option]];
   }
   return [Number(((modelTflops * percent) / 100).toPrecision(12)), 'annotation', ANNOTATION[option]];

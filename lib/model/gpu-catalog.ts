@@ -151,3 +151,26 @@ export class GpuModelFilter implements Iterable<string> {
     return this.wanted[Symbol.iterator]();
   }
 }
+
+/**
+ * The catalog models a requested model name selects ({@link gpuModelMatches}) whose TFLOPS (with the
+ * pool's overrides) differ from each other: empty when the name selects models of one figure, so a
+ * share written as a percent of "that model" means the same TFLOPS wherever it lands.
+ * @example tflopsVariants('H100') // H100 (989), H100-PCIe (756), H100-NVL (835)
+ */
+export function tflopsVariants(wanted: string, overrides: Record<string, string | number> = {}): GpuTflops[] {
+  const selected = GPU_CATALOG.filter((c) => gpuModelMatches(wanted, c.model))
+    .map((c) => lookupGpuTflops(c.model, overrides)!)
+    .sort((a, b) => b.tflops - a.tflops);
+  return new Set(selected.map((t) => t.tflops)).size > 1 ? selected : [];
+}
+
+/**
+ * A name that selects exactly `model` among the catalog's models, for messages: the model's own
+ * name, or its SXM alias when that name is also a family's (`H100` selects the PCIe and NVL cards too).
+ */
+export function exactModelName(model: string): string | undefined {
+  const only = (name: string) => GPU_CATALOG.every((c) => gpuModelMatches(name, c.model) === (c.model === model));
+  return [model, `${model}_SXM`].find(only);
+}
+

@@ -189,6 +189,7 @@ describe('gpuWorkload rules', () => {
     ],
     ['noStandaloneWorkerMode without isLocalGpu', { noStandaloneWorkerMode: true }, `${ctx}noStandaloneWorkerMode: got true, expected false or nothing, unless isLocalGpu is true`],
     ['inject-container not in the template', { injectContainers: ['pythn'] }, `${ctx}injectContainers: got "pythn", expected a container of the pod template: one of python`],
+    ['inject-container naming a container twice', { injectContainers: ['python', 'python'] }, `${ctx}injectContainers: got ["python","python"], expected each container named once ("python" is named 2 times)`],
     [
       'inject-container missing with two containers',
       { tflopsRequest: 10 },

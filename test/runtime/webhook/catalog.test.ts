@@ -91,6 +91,7 @@ const CASES: Case[] = [
   { name: 'inject-container not in the pod', annotations: { 'inject-container': 'java' }, message: `${t('inject-container')}: got "java", expected a container of the pod template: one of python` },
   { name: 'inject-container not a DNS label', annotations: { 'inject-container': 'Py_thon' }, message: `${t('inject-container')}: got "Py_thon", expected a container name: a DNS-1123 label (${LABEL_RULE})` },
   { name: 'inject-container empty', annotations: { 'inject-container': '' }, message: `${t('inject-container')}: got "", expected at least one container name` },
+  { name: 'inject-container naming a container twice', annotations: { 'inject-container': 'python,python' }, message: `${t('inject-container')}: got "python,python", expected each container named once ("python" is named 2 times)` },
   {
     name: 'two containers and no inject-container', annotations: {}, containers: ['python', 'sidecar'],
     message: `${t('inject-container')}: got nothing, expected a comma-separated list of container names, required because the pod template has 2 containers (python, sidecar)`,

@@ -50,6 +50,17 @@ describe('compute-percent-request and -limit', () => {
       'tensor-fusion.ai/compute-percent-request: got "25", expected a value together with a tensor-fusion.ai/gpu-model whose TFLOPS are known (the GPU catalog or GPUPool.spec.capacityConfig.gpuTflops); tensor-fusion.ai/gpu-model "Z9" is in neither');
   });
 
+  it('are refused with a model name that selects GPUs of different TFLOPS, where the share could land on another model than it was sized for', async () => {
+    expect(denial(await admit({ ...LOCAL, 'gpu-model': 'H100', 'compute-percent-request': '50' }))).toBe(
+      'tensor-fusion.ai/compute-percent-request: got "50", expected a value together with a tensor-fusion.ai/gpu-model that selects GPUs of one TFLOPS figure; '
+      + 'tensor-fusion.ai/gpu-model "H100" selects H100 (989), H100-NVL (835), H100-PCIe (756), so the share would be sized for one and could land on another: '
+      + 'name one model (H100_SXM, H100-NVL, H100-PCIe)');
+    // One exact model: 50 % of the PCIe card's 756 TFLOPS, and the share only lands on that model.
+    const pcie = await admit({ ...LOCAL, 'gpu-model': 'H100-PCIe', 'compute-percent-request': '50' });
+    expect(shareOf(pcie)).toMatchObject({ tflopsRequest: 378, gpuModel: 'H100-PCIe' });
+    expect(shareOf(await admit({ ...LOCAL, 'gpu-model': 'H100_SXM', 'compute-percent-request': '50' }))).toMatchObject({ tflopsRequest: 494.5, gpuModel: 'H100_SXM' });
+  });
+
   it('are refused beside TFLOPS, above 100 or below the request', async () => {
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'A100', 'tflops-request': '10', 'compute-percent-limit': '50' }))).toBe(
       'tensor-fusion.ai/compute-percent-limit: got "50", expected nothing, since tensor-fusion.ai/tflops-request is set: a share is written in TFLOPS or in percent of a GPU, not both');
@@ -64,6 +75,13 @@ describe('dedicated-gpu', () => {
   it("reserves all of the model's TFLOPS, so no other share fits on the GPU", async () => {
     const a = await admit({ ...LOCAL, 'gpu-model': 'A100', 'dedicated-gpu': 'true' });
     expect(shareOf(a)).toMatchObject({ tflopsRequest: 312, tflopsLimit: 312 });
+  });
+
+  it('is refused with a family name whose models differ in TFLOPS: a whole H100 SXM would never fit an H100 PCIe', async () => {
+    expect(denial(await admit({ ...LOCAL, 'gpu-model': 'V100', 'dedicated-gpu': 'true' }))).toBe(
+      'tensor-fusion.ai/dedicated-gpu: got "true", expected a value together with a tensor-fusion.ai/gpu-model that selects GPUs of one TFLOPS figure; '
+      + 'tensor-fusion.ai/gpu-model "V100" selects V100 (125), V100-PCIe (112), so the share would be sized for one and could land on another: name one model (V100_SXM, V100-PCIe)');
+    expect(shareOf(await admit({ ...LOCAL, 'gpu-model': 'V100-PCIe', 'dedicated-gpu': 'true' }))).toMatchObject({ tflopsRequest: 112, tflopsLimit: 112 });
   });
 
   it('needs a known model and takes no amount of compute beside it', async () => {
