@@ -98,6 +98,8 @@ export class ResourceRecommender {
   private firstS: number | undefined;
   private lastS = 0;
   private samples = 0;
+  /** Samples with TFLOPS above zero: without one, nothing says the TFLOPS in force are too many. */
+  private tflopsEvidence = 0;
   private stepS = 60;
   private windowStartS: number | undefined;
   private windowPeak = 0;
@@ -117,17 +119,23 @@ export class ResourceRecommender {
     this.recentVram = new RecentMax(settings.limits.evaluationS);
   }
 
-  /** Records the usage of one worker at `tS`: TFLOPS in use and VRAM bytes in use. */
-  observe(tS: number, tflops: number, vramBytes: number): void {
+  /**
+   * Records the usage of one worker at `tS`: TFLOPS in use (undefined when nothing measured them, as
+   * for an MPS client) and VRAM bytes in use.
+   */
+  observe(tS: number, tflops: number | undefined, vramBytes: number): void {
     if (this.firstS === undefined) this.firstS = tS;
     else if (tS > this.lastS) this.stepS = Math.min(this.stepS, tS - this.lastS);
     this.lastS = Math.max(this.lastS, tS);
     this.samples++;
-    // VPA weighs CPU samples by the request in force (min 0.1) so that big pods dominate the estimate.
-    this.tflops.add(tflops, Math.max(this.current.tflopsRequest, 0.1), tS);
-    this.tflopsSeries.add(tS, tflops);
+    if (tflops !== undefined) {
+      // VPA weighs CPU samples by the request in force (min 0.1) so that big pods dominate the estimate.
+      this.tflops.add(tflops, Math.max(this.current.tflopsRequest, 0.1), tS);
+      this.tflopsSeries.add(tS, tflops);
+      this.recentTflops.add(tS, tflops);
+      if (tflops > 0) this.tflopsEvidence++;
+    }
     this.vramSeries.add(tS, vramBytes);
-    this.recentTflops.add(tS, tflops);
     this.recentVram.add(tS, vramBytes);
     const windowS = this.settings.requests.aggregationS;
     this.windowStartS ??= tS;
@@ -185,8 +193,11 @@ export class ResourceRecommender {
     const limForecast = this.forecast(limits.prediction, nowS, 'peak');
 
     const cur = this.current;
-    const tunesReq = (r: 'tflops' | 'vram') => requests.enable && (requests.target === 'all' || requests.target === r);
-    const tunesLim = (r: 'tflops' | 'vram') => limits.enable && (limits.target === 'all' || limits.target === r);
+    // No TFLOPS sample above zero (all missing, as for MPS clients, or all zero, as a broken probe
+    // reads): the TFLOPS in force stay, never lowered on the absence of data. VRAM is still tuned.
+    const measured = (r: 'tflops' | 'vram') => r === 'vram' || this.tflopsEvidence > 0;
+    const tunesReq = (r: 'tflops' | 'vram') => requests.enable && (requests.target === 'all' || requests.target === r) && measured(r);
+    const tunesLim = (r: 'tflops' | 'vram') => limits.enable && (limits.target === 'all' || limits.target === r) && measured(r);
 
     const tflopsRequest = tunesReq('tflops') ? Math.max(tflops.target, (reqForecast?.tflops ?? 0) * margin) : cur.tflopsRequest;
     const vramRequest = tunesReq('vram') ? Math.max(vram.target, (reqForecast?.vram ?? 0) * margin) : cur.vramRequest;

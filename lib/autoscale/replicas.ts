@@ -2,7 +2,8 @@
  * Replica recommendations, HPA-like: desired = ceil(current * usage / (targetTFlopsOfLimits * limits)),
  * with HPA's 10 % tolerance, per-step bounds from scaleUpStep / scaleDownStep (at least one replica per
  * step), cooldowns after each change, and a scale-down stabilisation window (the highest desire over
- * the last scaleDownCoolDownTime wins, so a short dip never removes replicas). Pure: time is passed in.
+ * the last scaleDownCoolDownTime wins, so a short dip never removes replicas). Missing or zero usage
+ * holds the count. Pure: time is passed in.
  */
 import type { ReplicaSettings } from './settings';
 
@@ -13,8 +14,8 @@ export const REPLICA_TOLERANCE = 0.1;
 export interface ReplicaInput {
   readonly nowS: number;
   readonly current: number;
-  /** TFLOPS in use by all replicas, averaged over evaluationPeriod. */
-  readonly usageTflops: number;
+  /** TFLOPS in use by all replicas, averaged over evaluationPeriod; undefined when nothing measured them. */
+  readonly usageTflops: number | undefined;
   /** TFLOPS limit of one replica (all its GPUs). */
   readonly limitPerReplica: number;
   /** Bounds (see README: which fields give them). */
@@ -25,7 +26,7 @@ export interface ReplicaInput {
 export interface ReplicaDecision {
   readonly replicas: number;
   /** Why `replicas` differs from the raw desire, or why nothing changed. */
-  readonly reason: 'scale-up' | 'scale-down' | 'within-tolerance' | 'cooldown' | 'stabilising' | 'at-bound' | 'steady';
+  readonly reason: 'scale-up' | 'scale-down' | 'within-tolerance' | 'cooldown' | 'stabilising' | 'at-bound' | 'steady' | 'no-compute-data';
   /** The unbounded desire, for status. */
   readonly desired: number;
 }
@@ -41,6 +42,11 @@ export class ReplicaRecommender {
   decide(input: ReplicaInput): ReplicaDecision {
     const s = this.settings;
     const { current, nowS } = input;
+    // Missing or zero usage (MPS clients have no measured compute; a broken probe reads 0) is no
+    // evidence of idleness: the count stays, within the bounds, and the window learns nothing.
+    if (input.usageTflops === undefined || input.usageTflops <= 0) {
+      return { replicas: clamp(current, input.min, input.max), reason: 'no-compute-data', desired: current };
+    }
     const capacity = current * input.limitPerReplica * s.targetOfLimits;
     const ratio = capacity > 0 ? input.usageTflops / capacity : 1;
     const raw = Math.abs(ratio - 1) <= REPLICA_TOLERANCE ? current : Math.ceil(current * ratio);

@@ -96,6 +96,20 @@ describe('ResourceRecommender', () => {
     expect(rec.resources.tflopsLimit).toBe(40);
     expect(rec.resources.vramRequest).toBeLessThan(10 * GIB);
   });
+  it('never lowers TFLOPS on missing or zero compute data (an MPS client, a broken probe); VRAM is still tuned', () => {
+    for (const tflops of [undefined, 0]) {
+      const r = new ResourceRecommender(settingsOf(config), start);
+      for (let t = 0; t < 6 * HOUR; t += 60) r.observe(t, tflops, 4 * GIB);
+      const rec = r.recommend(6 * HOUR);
+      expect([tflops, rec.resources.tflopsRequest, rec.resources.tflopsLimit]).toEqual([tflops, 20, 40]);
+      expect(rec.resources.vramRequest).toBeLessThan(10 * GIB);
+      expect(rec.resources.vramRequest).toBeGreaterThanOrEqual(4 * GIB * 1.1);
+    }
+    // One measured sample above zero is evidence: low usage then lowers the request.
+    const r = new ResourceRecommender(settingsOf(config), start);
+    for (let t = 0; t < 6 * HOUR; t += 60) r.observe(t, t === 0 ? 1 : 0, 4 * GIB);
+    expect(r.recommend(6 * HOUR).resources.tflopsRequest).toBeLessThan(20);
+  });
   it('grows a TFLOPS limit by scaleUpStep while usage presses on it', () => {
     const r = new ResourceRecommender(settingsOf({ ...config, autoSetLimits: { enable: true, scaleUpStep: '0.5', maxRatioToRequests: '10.0' } }), { ...start, tflopsLimit: 10 });
     for (let t = 0; t < HOUR; t += 60) r.observe(t, 9.8, 4 * GIB);
@@ -122,6 +136,15 @@ describe('ReplicaRecommender', () => {
     expect(r.decide({ ...input, nowS: 0, usageTflops: 300 })).toEqual({ replicas: 3, reason: 'scale-up', desired: 6 });
     expect(r.decide({ ...input, current: 3, nowS: 60, usageTflops: 300 }).reason).toBe('cooldown');
     expect(r.decide({ ...input, current: 3, nowS: 120, usageTflops: 300 })).toEqual({ replicas: 5, reason: 'scale-up', desired: 6 });
+  });
+  it('holds the count on missing or zero usage, within the bounds, and learns nothing from it', () => {
+    const r = new ReplicaRecommender(replicas);
+    for (const usageTflops of [undefined, 0]) {
+      expect(r.decide({ ...input, current: 4, nowS: 900, usageTflops })).toEqual({ replicas: 4, reason: 'no-compute-data', desired: 4 });
+      expect(r.decide({ ...input, current: 8, nowS: 900, usageTflops }).replicas).toBe(6);
+    }
+    // The held decisions left no desire in the window: a later measured dip is judged on its own.
+    expect(r.decide({ ...input, current: 4, nowS: 1_000, usageTflops: 10 })).toMatchObject({ replicas: 2, reason: 'scale-down' });
   });
   it('stays within the 10 % tolerance', () => {
     const r = new ReplicaRecommender(replicas);

@@ -5,7 +5,9 @@
  *   --query-gpu=index,uuid,name --format=csv,noheader
  *   --query-compute-apps=pid,used_memory,gpu_uuid --format=csv,noheader,nounits
  *   pmon -c 1 -s u
- * Trace: { gpus: [{ index, uuid, name }], steps: [{ apps: [{ pid, gpu (index), mib, sm (percent or null) }] }] }.
+ * Trace: { gpus: [{ index, uuid, name }], steps: [{ apps: [{ pid, gpu (index), mib, sm (percent or null), mps }] }] }.
+ * `mps: "server"` prints the app as the real MPS server (`nvidia-cuda-mps`, type C, its SM %), `mps:
+ * "client"` as an MPS client (type M+C, `-` for SM and memory %), as ../shared/gpu/h100-driver-580 shows.
  * The step shown is read from $FAKE_SMI_STEP_FILE when set (tests that drive it), else it advances every
  * $FAKE_SMI_STEP_MS since $FAKE_SMI_START_MS (tests that let Prometheus scrape); the last step repeats.
  */
@@ -30,7 +32,12 @@ if (args[0] === '--query-gpu=index,uuid,name') {
   for (const g of trace.gpus) {
     const apps = step.apps.filter((a) => a.gpu === g.index);
     if (apps.length === 0) out.push(`    ${g.index}          -     -      -      -      -      -      -      -    -`);
-    for (const a of apps) out.push(`    ${g.index}    ${String(a.pid).padStart(7)}     C  ${a.sm == null ? '     -' : String(a.sm).padStart(5)}      3      -      -      -      -    python`);
+    for (const a of apps) {
+      const client = a.mps === 'client';
+      const sm = client || a.sm == null ? '     -' : String(a.sm).padStart(5);
+      const command = a.mps === 'server' ? 'nvidia-cuda-mps' : 'python3';
+      out.push(`    ${g.index}    ${String(a.pid).padStart(7)}   ${client ? 'M+C' : '  C'}  ${sm}      ${client ? '-' : '3'}      -      -      -      -    ${command}`);
+    }
   }
 } else {
   process.stderr.write(`fake nvidia-smi: unsupported arguments ${args.join(' ')}\n`);

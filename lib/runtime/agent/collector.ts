@@ -5,18 +5,29 @@
  * numbers are as fresh as Prometheus asks and nothing runs when nobody scrapes.
  */
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { lookupGpuTflops } from '../../model/gpu-catalog';
 import { podOfPid } from './cgroup';
 import { AGENT_METRICS, GPU_LABELS, POD_GPU_LABELS } from './contract';
-import { parseComputeApps, parseGpus, parsePmon, SmiGpu } from './nvidia-smi';
+import { isMpsClient, isMpsServer, MPS_SERVER_COMMAND, parseComputeApps, parseGpus, parsePmon, SmiGpu, SmiPmon } from './nvidia-smi';
 
 const run = promisify(execFile);
 
+/** What a pod UID and container id resolve to. */
+export interface ResolvedPod {
+  namespace: string;
+  pod: string;
+  container?: string;
+  /** The pod's MPS thread percentage (its compute cap on each of its GPUs), when it holds a share. */
+  threadPercentage?: number;
+}
+
 /** Names a pod UID and container id; undefined when the pod is not (yet) known. */
 export interface PodResolver {
-  resolve(podUid: string, containerId?: string): { namespace: string; pod: string; container?: string } | undefined;
+  resolve(podUid: string, containerId?: string): ResolvedPod | undefined;
 }
 
 export interface CollectorOptions {
@@ -41,7 +52,10 @@ export class GpuCollector {
   private readonly vram: Gauge<(typeof POD_GPU_LABELS)[number]>;
   private readonly compute: Gauge<(typeof POD_GPU_LABELS)[number]>;
   private readonly sm: Gauge<(typeof POD_GPU_LABELS)[number]>;
+  private readonly estimated: Gauge<(typeof POD_GPU_LABELS)[number]>;
+  private readonly cap: Gauge<(typeof POD_GPU_LABELS)[number]>;
   private readonly capacity: Gauge<(typeof GPU_LABELS)[number]>;
+  private readonly mpsServers: Gauge<(typeof GPU_LABELS)[number]>;
   private readonly unattributed: Gauge;
   private readonly errors: Counter<'query'>;
   private inFlight: Promise<void> | undefined;
@@ -63,7 +77,10 @@ export class GpuCollector {
     this.vram = new Gauge({ name: M.vramUsed, help: 'Device memory used by the container on the GPU, bytes.', labelNames, registers });
     this.compute = new Gauge({ name: M.computeUsed, help: "SM utilisation of the container on the GPU times the GPU's FP16 TFLOPS.", labelNames, registers });
     this.sm = new Gauge({ name: M.smUtilization, help: 'SM utilisation of the container on the GPU, 0 to 1.', labelNames, registers });
+    this.estimated = new Gauge({ name: M.computeEstimated, help: "ESTIMATE for MPS clients: the GPU's MPS server activity times its TFLOPS, split by the clients' caps.", labelNames, registers });
+    this.cap = new Gauge({ name: M.computeCap, help: "The container's compute cap on the GPU: its pod's MPS thread percentage times the GPU's TFLOPS.", labelNames, registers });
     this.capacity = new Gauge({ name: M.gpuCapacity, help: 'FP16 TFLOPS of the GPU (0 when its model is not in the catalog).', labelNames: GPU_LABELS, registers });
+    this.mpsServers = new Gauge({ name: M.mpsServers, help: 'MPS server processes on the GPU.', labelNames: GPU_LABELS, registers });
     this.unattributed = new Gauge({ name: M.unattributed, help: 'GPU processes that belong to no known pod.', registers });
     this.errors = new Counter({ name: M.collectErrors, help: 'Failed nvidia-smi runs by query.', labelNames: ['query'] as const, registers });
   }
@@ -95,18 +112,25 @@ export class GpuCollector {
     const gpus = parseGpus(gpuText);
     const byUuid = new Map(gpus.map((g) => [g.uuid, { gpu: g, ...gpuModel(g) }]));
     const byIndex = new Map(gpus.map((g) => [g.index, g.uuid]));
-    const smOf = new Map<string, number>(); // `${uuid}/${pid}` -> 0..1
+    // pid on a GPU -> its pmon rows (a process may show once per GPU); none at all when pmon failed.
+    const pmonOf = new Map<string, SmiPmon[]>();
     for (const p of pmonText === undefined ? [] : parsePmon(pmonText)) {
       const uuid = byIndex.get(p.gpuIndex);
-      if (uuid) smOf.set(`${uuid}/${p.pid}`, (smOf.get(`${uuid}/${p.pid}`) ?? 0) + p.sm);
+      if (uuid) pmonOf.set(`${uuid}/${p.pid}`, [...(pmonOf.get(`${uuid}/${p.pid}`) ?? []), p]);
     }
     // Sum per container and GPU: a container may run several processes on one GPU.
-    const rows = new Map<string, { labels: Record<(typeof POD_GPU_LABELS)[number], string>; bytes: number; sm: number; tflops: number }>();
+    const rows = new Map<string, Row>();
+    const serverSm = new Map<string, number>(); // gpu uuid -> SM ratio of its MPS servers
+    const servers = new Map<string, number>();
     let unattributed = 0;
-    const pids = new Set<string>();
     for (const app of parseComputeApps(appText)) {
-      pids.add(`${app.gpuUuid}/${app.pid}`);
       const gpu = byUuid.get(app.gpuUuid);
+      const samples = pmonOf.get(`${app.gpuUuid}/${app.pid}`);
+      if (samples?.some(isMpsServer) || await this.isMpsServer(app.pid)) {
+        servers.set(app.gpuUuid, (servers.get(app.gpuUuid) ?? 0) + 1);
+        serverSm.set(app.gpuUuid, (serverSm.get(app.gpuUuid) ?? 0) + sum(samples ?? [], (x) => x.sm));
+        continue;
+      }
       const owner = await podOfPid(this.opts.procRoot, app.pid);
       const named = owner && this.opts.resolver.resolve(owner.podUid, owner.containerId);
       if (!gpu || !owner || !named) { unattributed++; continue; }
@@ -115,22 +139,79 @@ export class GpuCollector {
         pod_uid: owner.podUid, gpu_uuid: app.gpuUuid, gpu_model: gpu.model,
       };
       const key = JSON.stringify(labels);
-      const row = rows.get(key) ?? { labels, bytes: 0, sm: 0, tflops: gpu.tflops };
+      const row = rows.get(key) ?? { labels, bytes: 0, sm: 0, tflops: gpu.tflops, measured: pmonText !== undefined, mps: false, capRatio: named.threadPercentage === undefined ? undefined : named.threadPercentage / 100 };
       row.bytes += app.usedBytes;
-      row.sm += smOf.get(`${app.gpuUuid}/${app.pid}`) ?? 0;
+      row.sm += sum(samples ?? [], (x) => x.sm);
+      // pmon shows `-` for an MPS client: its work is on the server's line, so it measured nothing here.
+      if (samples?.some(isMpsClient)) [row.mps, row.measured] = [true, false];
       rows.set(key, row);
     }
     // Series of containers that stopped using a GPU disappear (reset, then set what is current).
-    this.vram.reset(); this.compute.reset(); this.sm.reset(); this.capacity.reset();
-    for (const { gpu, model, tflops } of byUuid.values()) this.capacity.set({ gpu_uuid: gpu.uuid, gpu_model: model }, tflops);
+    for (const g of [this.vram, this.compute, this.sm, this.estimated, this.cap, this.capacity, this.mpsServers]) g.reset();
+    for (const { gpu, model, tflops } of byUuid.values()) {
+      this.capacity.set({ gpu_uuid: gpu.uuid, gpu_model: model }, tflops);
+      this.mpsServers.set({ gpu_uuid: gpu.uuid, gpu_model: model }, servers.get(gpu.uuid) ?? 0);
+    }
     for (const r of rows.values()) {
-      const sm = Math.min(r.sm, 1);
       this.vram.set(r.labels, r.bytes);
+      if (r.capRatio !== undefined) this.cap.set(r.labels, r.capRatio * r.tflops);
+      if (!r.measured) continue;
+      const sm = Math.min(r.sm, 1);
       this.sm.set(r.labels, sm);
       this.compute.set(r.labels, sm * r.tflops);
     }
+    for (const [row, estimate] of mpsEstimates([...rows.values()], serverSm)) this.estimated.set(row.labels, estimate);
     this.unattributed.set(unattributed);
     this.lastCollectS = Date.now() / 1000;
   }
 
+  /** /proc/<pid>/comm names the MPS server even when pmon did not list it (pmon failed, or no sample). */
+  private async isMpsServer(pid: number): Promise<boolean> {
+    try {
+      return (await readFile(join(this.opts.procRoot, String(pid), 'comm'), 'utf8')).startsWith(MPS_SERVER_COMMAND);
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** One container on one GPU, summed over its processes. */
+interface Row {
+  labels: Record<(typeof POD_GPU_LABELS)[number], string>;
+  bytes: number;
+  /** pmon SM ratio, summed (not capped yet). */
+  sm: number;
+  /** The GPU's TFLOPS. */
+  tflops: number;
+  /** pmon sampled it: false for MPS clients and when pmon failed. */
+  measured: boolean;
+  /** An MPS client. */
+  mps: boolean;
+  /** Its compute cap as a ratio of the GPU (the pod's MPS thread percentage / 100), when known. */
+  capRatio?: number;
+}
+
+function sum<T>(xs: readonly T[], f: (x: T) => number): number {
+  return xs.reduce((a, x) => a + f(x), 0);
+}
+
+/**
+ * The compute estimate of each MPS client row: its GPU's server activity (SM ratio, at most 1) × the
+ * GPU's TFLOPS, split between the GPU's client rows in proportion to their caps (equal shares where
+ * a cap is unknown), each at most its cap. Exported for tests.
+ */
+export function mpsEstimates(rows: readonly Row[], serverSm: ReadonlyMap<string, number>): [Row, number][] {
+  const out: [Row, number][] = [];
+  const byGpu = new Map<string, Row[]>();
+  for (const r of rows) if (r.mps) byGpu.set(r.labels.gpu_uuid, [...(byGpu.get(r.labels.gpu_uuid) ?? []), r]);
+  for (const [uuid, clients] of byGpu) {
+    const active = Math.min(serverSm.get(uuid) ?? 0, 1);
+    const weight = (r: Row) => r.capRatio ?? 1 / clients.length;
+    const total = sum(clients, weight);
+    for (const r of clients) {
+      const share = total > 0 ? (active * weight(r)) / total : 0;
+      out.push([r, Math.min(share, r.capRatio ?? 1) * r.tflops]);
+    }
+  }
+  return out;
 }

@@ -34,13 +34,27 @@ export const GPU_LABELS = ['gpu_uuid', 'gpu_model'] as const;
 export const AGENT_METRICS = {
   /** Gauge, bytes: device memory used by the container's processes on the GPU (nvidia-smi --query-compute-apps). */
   vramUsed: 'tf_agent_pod_gpu_vram_used_bytes',
-  /** Gauge, TFLOPS: SM utilisation of the container's processes (pmon, 0..1) × the GPU's FP16 TFLOPS (lib/model/gpu-catalog.ts). */
+  /**
+   * Gauge, TFLOPS: SM utilisation of the container's processes (pmon, 0..1) × the GPU's FP16 TFLOPS
+   * (lib/model/gpu-catalog.ts). Measured: absent for MPS clients (pmon credits their work to the MPS
+   * server) and when pmon failed, never a 0 standing for "unknown".
+   */
   computeUsed: 'tf_agent_pod_gpu_compute_tflops',
-  /** Gauge, 0..1: SM utilisation of the container's processes on the GPU (pmon `sm` / 100). */
+  /** Gauge, 0..1: SM utilisation of the container's processes on the GPU (pmon `sm` / 100); absent as computeUsed is. */
   smUtilization: 'tf_agent_pod_gpu_sm_utilization_ratio',
+  /**
+   * Gauge, TFLOPS, MPS clients only, an ESTIMATE: the GPU's MPS server activity (pmon `sm` of the
+   * server) × the GPU's TFLOPS, split between the server's clients in proportion to their caps, each
+   * at most its cap. NVML and DCGM credit all MPS work to the server, so no per-client figure exists.
+   */
+  computeEstimated: 'tf_agent_pod_gpu_compute_estimated_tflops',
+  /** Gauge, TFLOPS: the container's compute cap on the GPU, its pod's MPS thread percentage × the GPU's TFLOPS. */
+  computeCap: 'tf_agent_pod_gpu_compute_cap_tflops',
+  /** Gauge: MPS server processes on each GPU (gpu_uuid, gpu_model); they belong to no pod and are not unattributed. */
+  mpsServers: 'tf_agent_gpu_mps_servers',
   /** Gauge, TFLOPS: FP16 TFLOPS of each GPU of the node (0 when the model is not in the catalog). */
   gpuCapacity: 'tf_agent_gpu_capacity_tflops',
-  /** Gauge: GPU processes whose pid belongs to no pod (host processes, or pods already gone). */
+  /** Gauge: GPU processes whose pid belongs to no pod (host processes, or pods already gone); MPS servers excluded. */
   unattributed: 'tf_agent_unattributed_processes',
   /** Gauge, seconds: Unix time of the last collection (each scrape collects). */
   lastCollect: 'tf_agent_last_collect_timestamp_seconds',

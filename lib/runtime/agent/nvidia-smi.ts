@@ -23,8 +23,25 @@ export interface SmiApp {
 export interface SmiPmon {
   readonly gpuIndex: number;
   readonly pid: number;
-  /** 0..1; 0 when pmon prints `-` (no sample in the last interval). */
+  /** 0..1; 0 when pmon prints `-` (no sample in the last interval, and always for an MPS client). */
   readonly sm: number;
+  /** `C` (compute), `G`, `C+G`; `M+C` for an MPS client, whose work pmon credits to its MPS server. */
+  readonly type: string;
+  /** The process name, cut to pmon's column (`nvidia-cuda-mps` for the MPS server). */
+  readonly command: string;
+}
+
+/** The MPS server's name as pmon and /proc/<pid>/comm show it: `nvidia-cuda-mps-server`, cut to 15 characters. */
+export const MPS_SERVER_COMMAND = 'nvidia-cuda-mps';
+
+/** Whether a pmon row is an MPS client: pmon shows `-` for its SM and credits its work to the server. */
+export function isMpsClient(row: SmiPmon): boolean {
+  return row.type.split('+').includes('M');
+}
+
+/** Whether a pmon row is an MPS server: the process that runs every client's work on the GPU. */
+export function isMpsServer(row: Pick<SmiPmon, 'command'>): boolean {
+  return row.command.startsWith(MPS_SERVER_COMMAND);
 }
 
 const MIB = 2 ** 20;
@@ -53,7 +70,7 @@ export function parsePmon(text: string): SmiPmon[] {
   const header = lines.find((l) => l.startsWith('#') && /\bpid\b/.test(l));
   const cols = header ? header.replace(/^#\s*/, '').trim().split(/\s+/) : ['gpu', 'pid', 'type', 'sm'];
   const at = (name: string) => cols.indexOf(name);
-  const [gi, pi, si] = [at('gpu'), at('pid'), at('sm')];
+  const [gi, pi, si, ti, ci] = [at('gpu'), at('pid'), at('sm'), at('type'), at('command')];
   const out: SmiPmon[] = [];
   for (const line of lines) {
     if (line.startsWith('#') || line.trim() === '') continue;
@@ -61,7 +78,10 @@ export function parsePmon(text: string): SmiPmon[] {
     const pid = Number(f[pi]);
     if (!Number.isInteger(pid)) continue; // `-` rows: a GPU with no process
     const sm = Number(f[si]);
-    out.push({ gpuIndex: Number(f[gi]), pid, sm: Number.isFinite(sm) ? Math.min(sm, 100) / 100 : 0 });
+    out.push({
+      gpuIndex: Number(f[gi]), pid, sm: Number.isFinite(sm) ? Math.min(sm, 100) / 100 : 0,
+      type: ti >= 0 ? f[ti] ?? '' : '', command: ci >= 0 ? f.slice(ci).join(' ') : '',
+    });
   }
   return out;
 }

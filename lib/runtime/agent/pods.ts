@@ -5,9 +5,16 @@
  */
 import type { Cluster, K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
-import type { PodResolver } from './collector';
+import { PLACEMENT_ANNOTATIONS } from '../../model/keys';
+import type { PodResolver, ResolvedPod } from './collector';
 
-interface Named { namespace: string; pod: string; containers: Map<string, string> }
+interface Named {
+  namespace: string;
+  pod: string;
+  containers: Map<string, string>;
+  /** The pod's `tensor-fusion.ai/mps-thread-percentage` (its compute cap per GPU), when it holds a share. */
+  threadPercentage?: number;
+}
 
 /** The id part of a containerStatuses[].containerID (`containerd://<id>` -> `<id>`). */
 export function containerIdOf(containerID: string | undefined): string | undefined {
@@ -24,7 +31,13 @@ export function indexPods(pods: K8sObject[]): Map<string, Named> {
       const id = containerIdOf(c.containerID);
       if (id) containers.set(id, c.name);
     }
-    if (p.metadata.uid) out.set(p.metadata.uid, { namespace: p.metadata.namespace ?? '', pod: p.metadata.name ?? '', containers });
+    const percent = Number(p.metadata.annotations?.[PLACEMENT_ANNOTATIONS.mpsThreadPercentage]);
+    if (p.metadata.uid) {
+      out.set(p.metadata.uid, {
+        namespace: p.metadata.namespace ?? '', pod: p.metadata.name ?? '', containers,
+        ...(percent > 0 && percent <= 100 ? { threadPercentage: percent } : {}),
+      });
+    }
   }
   return out;
 }
@@ -44,7 +57,7 @@ export class NodePodResolver implements PodResolver {
     return this.refreshing;
   }
 
-  resolve(podUid: string, containerId?: string): { namespace: string; pod: string; container?: string } | undefined {
+  resolve(podUid: string, containerId?: string): ResolvedPod | undefined {
     const hit = this.index.get(podUid);
     const container = hit && containerId ? hit.containers.get(containerId) : undefined;
     // A container unknown to a known pod: listed before the kubelet reported its id, or restarted
@@ -52,6 +65,6 @@ export class NodePodResolver implements PodResolver {
     const stale = !hit || (containerId !== undefined && container === undefined);
     if (stale && Date.now() - this.lastRefresh >= this.minRefreshMs) void this.refresh().catch(() => undefined);
     if (!hit) return undefined;
-    return { namespace: hit.namespace, pod: hit.pod, container };
+    return { namespace: hit.namespace, pod: hit.pod, container, ...(hit.threadPercentage ? { threadPercentage: hit.threadPercentage } : {}) };
   }
 }

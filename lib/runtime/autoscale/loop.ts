@@ -226,11 +226,18 @@ export class AutoscaleLoop {
       prom.queryRange(`${AGENT_METRICS.vramUsed}{${selector}}`, from, now, this.opts.stepS ?? SAMPLE_STEP_S),
     ]);
     const seriesKey = (m: Record<string, string>) => `${m.pod}/${m.container}/${m.gpu_uuid}`;
-    const vramAt = new Map<string, number>();
-    for (const s of vram) for (const [t, v] of s.values) vramAt.set(`${seriesKey(s.metric)}@${t}`, v);
-    const points: Array<[number, number, number]> = [];
-    const add = (s: RangeSeries) => { for (const [t, v] of s.values) points.push([t, v, vramAt.get(`${seriesKey(s.metric)}@${t}`) ?? 0]); };
-    tflops.forEach(add);
+    // One point per container, GPU and time of either series: an MPS client has VRAM but no measured
+    // TFLOPS (undefined, which the recommender never reads as zero).
+    const at = new Map<string, { t: number; tflops?: number; vram: number }>();
+    const point = (s: RangeSeries, t: number) => {
+      const key = `${seriesKey(s.metric)}@${t}`;
+      const p = at.get(key) ?? { t, vram: 0 };
+      at.set(key, p);
+      return p;
+    };
+    for (const s of vram) for (const [t, v] of s.values) point(s, t).vram = v;
+    for (const s of tflops) for (const [t, v] of s.values) point(s, t).tflops = v;
+    const points = [...at.values()].map((p): [number, number | undefined, number] => [p.t, p.tflops, p.vram]);
     points.sort((a, b) => a[0] - b[0]);
     for (const [t, tf, vr] of points) state.resources.observe(t, tf, vr);
     if (points.length) state.lastSampleS = points[points.length - 1][0];
@@ -278,7 +285,7 @@ export class AutoscaleLoop {
     const [usage] = await this.opts.prometheus!.query(`sum(avg_over_time(${AGENT_METRICS.computeUsed}{${selector}}[${s.evaluationS}s]))`, now);
     const gpuCount = wl.spec?.gpuCount ?? 1;
     const decision = state.replicas.decide({
-      nowS: now, current: replicas, usageTflops: usage?.value ?? 0, limitPerReplica: current.tflopsLimit * gpuCount,
+      nowS: now, current: replicas, usageTflops: usage?.value, limitPerReplica: current.tflopsLimit * gpuCount,
       min: 1, max: Math.max(1, this.opts.maxReplicas(wl, replicas)),
     });
     autoscaling.desiredReplicas = decision.replicas;

@@ -2,10 +2,16 @@
 import { parseCgroup } from '../../../lib/runtime/agent/cgroup';
 import { AGENT_METRICS } from '../../../lib/runtime/agent/contract';
 import { readAgentEnv, startAgent, Agent } from '../../../lib/runtime/agent/server';
-import { parseComputeApps, parseGpus, parsePmon } from '../../../lib/runtime/agent/nvidia-smi';
+import { mpsEstimates } from '../../../lib/runtime/agent/collector';
+import { isMpsClient, isMpsServer, parseComputeApps, parseGpus, parsePmon } from '../../../lib/runtime/agent/nvidia-smi';
 import { containerIdOf, indexPods, NodePodResolver } from '../../../lib/runtime/agent/pods';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
-import { fakeNode, FakeNode, POD_A, POD_B, TRACE } from './fixtures';
+import { fakeNode, FakeNode, MPS_TRACE, POD_A, POD_B, TRACE } from './fixtures';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Real nvidia-smi output of an H100 (driver 580), read from the shared fixtures beside the checkout. */
+const H100_FIXTURES = join(__dirname, '../../../../shared/gpu/h100-driver-580');
 
 const MIB = 2 ** 20;
 
@@ -21,7 +27,20 @@ describe('parsers', () => {
   });
   it('reads pmon by its header, `-` as no sample and idle GPUs skipped', () => {
     const text = '# gpu pid type sm mem enc dec command\n# Idx # C/G % % % % name\n 0 101 C 45 3 - - python\n 1 - - - - - - -\n 0 102 C - - - - python\n';
-    expect(parsePmon(text)).toEqual([{ gpuIndex: 0, pid: 101, sm: 0.45 }, { gpuIndex: 0, pid: 102, sm: 0 }]);
+    expect(parsePmon(text)).toEqual([
+      { gpuIndex: 0, pid: 101, sm: 0.45, type: 'C', command: 'python' },
+      { gpuIndex: 0, pid: 102, sm: 0, type: 'C', command: 'python' },
+    ]);
+  });
+  it("reads a real H100's output (driver 580) with and without MPS: the server by name, its clients by type M+C", () => {
+    const real = (f: string) => readFileSync(join(H100_FIXTURES, f), 'utf8');
+    const gpu = parseGpus(real('query-gpu.txt'));
+    expect(gpu).toEqual([{ index: 0, uuid: 'GPU-b452f3e7-0de2-2394-680b-5428231b7179', name: 'NVIDIA H100 80GB HBM3' }]);
+    const plain = parsePmon(real('pmon-no-mps.txt'));
+    expect(plain.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([[505, 0.55, false, false], [506, 0.44, false, false]]);
+    const mps = parsePmon(real('pmon-mps.txt'));
+    expect(mps.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([[782, 0.99, false, true], [869, 0, true, false], [870, 0, true, false]]);
+    expect(parseComputeApps(real('query-compute-apps-mps.txt')).map((a) => [a.pid, a.usedBytes / MIB])).toEqual([[782, 66], [869, 2806], [870, 3830]]);
   });
   it('attributes cgroup v1 and v2 paths to the pod UID and container id; others to nothing', () => {
     expect(parseCgroup(`0::/kubepods.slice/kubepods-pod${POD_A.uid.replace(/-/g, '_')}.slice/cri-containerd-${POD_A.containerId}.scope`))
@@ -107,6 +126,43 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
     } finally {
       node.breakSmi(false);
     }
+  });
+});
+
+describe('agent on an MPS GPU', () => {
+  let node: FakeNode;
+  let agent: Agent;
+  beforeAll(async () => {
+    node = fakeNode(undefined, MPS_TRACE);
+    agent = await startAgent({ nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' }, node.resolver, '127.0.0.1');
+  });
+  afterAll(async () => {
+    await agent.stop();
+    node.cleanup();
+  });
+
+  it('reports each client\'s VRAM exactly, no measured compute for clients, an estimate split by caps, and the server as a server', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${agent.server.port}/metrics`)).text();
+    const value = (name: string, pod: string) => text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(`pod="${pod}"`))?.split(' ')[1];
+    expect([value(AGENT_METRICS.vramUsed, 'train-0'), value(AGENT_METRICS.vramUsed, 'infer-0')].map(Number)).toEqual([2806 * MIB, 3830 * MIB]);
+    // pmon credits the clients' work to the server: no measured per-client figure, and no 0 in its place.
+    expect(text).not.toMatch(new RegExp(`^${AGENT_METRICS.computeUsed}\\{`, 'm'));
+    expect(text).not.toMatch(new RegExp(`^${AGENT_METRICS.smUtilization}\\{`, 'm'));
+    // The server's 60 % of 312 TFLOPS split 25:50 by the caps (78 and 156 TFLOPS): 62.4 and 124.8.
+    expect(Number(value(AGENT_METRICS.computeEstimated, 'train-0'))).toBeCloseTo(62.4, 6);
+    expect(Number(value(AGENT_METRICS.computeEstimated, 'infer-0'))).toBeCloseTo(124.8, 6);
+    expect([value(AGENT_METRICS.computeCap, 'train-0'), value(AGENT_METRICS.computeCap, 'infer-0')].map(Number)).toEqual([78, 156]);
+    expect(text).toContain(`${AGENT_METRICS.mpsServers}{gpu_uuid="${TRACE.gpus[0].uuid}",gpu_model="A100"} 1`);
+    expect(text).toContain(`${AGENT_METRICS.unattributed} 0`);
+  });
+
+  it('caps each estimate at its pod\'s cap, and splits evenly where caps are unknown', () => {
+    const row = (pod: string, capRatio?: number) => ({ labels: { namespace: 'n', pod, container: 'c', pod_uid: pod, gpu_uuid: 'g', gpu_model: 'A100' }, bytes: 0, sm: 0, tflops: 100, measured: false, mps: true, capRatio });
+    const capped = mpsEstimates([row('a', 0.1), row('b', 0.9)], new Map([['g', 1]]));
+    expect(capped.map(([r, v]) => [r.labels.pod, v])).toEqual([['a', 10], ['b', 90]]);
+    const low = mpsEstimates([row('a', 0.1), row('b', 0.1)], new Map([['g', 0.8]]));
+    expect(low.map(([, v]) => v)).toEqual([10, 10]);
+    expect(mpsEstimates([row('a'), row('b')], new Map([['g', 0.5]])).map(([, v]) => v)).toEqual([25, 25]);
   });
 });
 

@@ -6,11 +6,18 @@ import type { PodResolver } from '../../../lib/runtime/agent/collector';
 
 export const FAKE_SMI = join(__dirname, '..', '..', 'support', 'fake-nvidia-smi.js');
 
-export const POD_A = { uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427', namespace: 'ml', pod: 'train-0', container: 'python', containerId: 'a'.repeat(64) };
-export const POD_B = { uid: '6fa459ea-ee8a-3ca4-894e-db77e160355e', namespace: 'ml', pod: 'infer-0', container: 'server', containerId: 'b'.repeat(64) };
+/** Two pods with their MPS thread percentages (compute caps): 25 % and 50 % of a GPU. */
+export const POD_A = { uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427', namespace: 'ml', pod: 'train-0', container: 'python', containerId: 'a'.repeat(64), threadPercentage: 25 };
+export const POD_B = { uid: '6fa459ea-ee8a-3ca4-894e-db77e160355e', namespace: 'ml', pod: 'infer-0', container: 'server', containerId: 'b'.repeat(64), threadPercentage: 50 };
+
+/** What the fake nvidia-smi replays (test/support/fake-nvidia-smi.js). */
+export interface Trace {
+  gpus: { index: number; uuid: string; name: string }[];
+  steps: { apps: { pid: number; gpu: number; mib: number; sm: number | null; mps?: 'server' | 'client' }[] }[];
+}
 
 /** Two A100s; pod A runs two processes on GPU 0, pod B one on GPU 1, pid 999 is a host process. */
-export const TRACE = {
+export const TRACE: Trace = {
   gpus: [
     { index: 0, uuid: 'GPU-11111111-2222-3333-4444-555555555555', name: 'NVIDIA A100-SXM4-80GB' },
     { index: 1, uuid: 'GPU-66666666-7777-8888-9999-000000000000', name: 'NVIDIA A100-SXM4-80GB' },
@@ -20,6 +27,15 @@ export const TRACE = {
     { apps: [{ pid: 101, gpu: 0, mib: 2048, sm: 40 }, { pid: 201, gpu: 1, mib: 4096, sm: null }] },
     { apps: [] },
   ],
+};
+
+/**
+ * GPU 0 under MPS, as ../shared/gpu/h100-driver-580 shows it: pid 900 is the MPS server (a host
+ * process; pmon puts all SM % on it, 60 %), pods A and B are its clients (M+C, `-` for SM).
+ */
+export const MPS_TRACE: Trace = {
+  gpus: TRACE.gpus,
+  steps: [{ apps: [{ pid: 900, gpu: 0, mib: 66, sm: 60, mps: 'server' }, { pid: 101, gpu: 0, mib: 2806, sm: null, mps: 'client' }, { pid: 201, gpu: 0, mib: 3830, sm: null, mps: 'client' }] }],
 };
 
 export interface FakeNode {
@@ -37,7 +53,7 @@ export interface FakeNode {
 }
 
 /** `stepMs`: the trace advances with time (for a scraping Prometheus) instead of by the step file. */
-export function fakeNode(stepMs?: number, trace: typeof TRACE = TRACE): FakeNode {
+export function fakeNode(stepMs?: number, trace: Trace = TRACE): FakeNode {
   const dir = mkdtempSync(join(tmpdir(), 'tf-agent-'));
   const procRoot = join(dir, 'proc');
   const cgroup = (pid: number, text: string) => {
@@ -50,6 +66,8 @@ export function fakeNode(stepMs?: number, trace: typeof TRACE = TRACE): FakeNode
   cgroup(102, v2(POD_A));
   cgroup(201, `12:memory:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n11:cpu:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n`);
   cgroup(999, '0::/system.slice/some-daemon.service\n');
+  cgroup(900, '0::/system.slice/nvidia-mps.service\n');
+  writeFileSync(join(procRoot, '900', 'comm'), 'nvidia-cuda-mps\n');
   const traceFile = join(dir, 'trace.json');
   writeFileSync(traceFile, JSON.stringify(trace));
   const stepFile = join(dir, 'step');
@@ -67,7 +85,7 @@ export function fakeNode(stepMs?: number, trace: typeof TRACE = TRACE): FakeNode
     resolver: {
       resolve(uid, containerId) {
         const p = pods.get(uid);
-        return p && { namespace: p.namespace, pod: p.pod, container: containerId === p.containerId ? p.container : undefined };
+        return p && { namespace: p.namespace, pod: p.pod, container: containerId === p.containerId ? p.container : undefined, threadPercentage: p.threadPercentage };
       },
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),

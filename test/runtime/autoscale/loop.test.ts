@@ -2,6 +2,9 @@
 import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
 import { fakeCluster } from './fake-cluster';
 import { workloadStatus } from '../../../lib/runtime/controller/workload-status';
+import { AGENT_METRICS } from '../../../lib/runtime/agent/contract';
+import { parseQuantity } from '../../../lib/k8s/quantity';
+import type { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
 
 const workload = (name: string, autoScalingConfig: unknown): Workload => ({
   apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload',
@@ -32,6 +35,39 @@ describe('AutoscaleLoop', () => {
     expect(f.workload('bad').status!.conditions![0]).toMatchObject({
       reason: 'InvalidConfig', message: 'spec.autoScalingConfig.autoSetReplicas.scaleUpStep: got "0", expected a ratio above 0 such as 0.5 or 50%',
     });
+  });
+
+  it('on MPS clients (VRAM measured, compute not): tunes VRAM, holds TFLOPS and replicas, and says why', async () => {
+    const now = 1_800_000_000;
+    const wl = workload('mps', { autoSetRequests: { enable: true }, autoSetLimits: { enable: true }, autoSetReplicas: { enable: true } });
+    wl.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'mps', uid: 'u' }];
+    const f = fakeCluster([wl]);
+    const queries: string[] = [];
+    // What Prometheus answers for pods on an MPS GPU: the agent exports VRAM and no measured compute.
+    const prometheus = {
+      async queryRange(q: string, from: number, to: number, step: number) {
+        queries.push(q);
+        if (!q.startsWith(AGENT_METRICS.vramUsed)) return [];
+        const values: [number, number][] = [];
+        for (let t = from; t <= to; t += step) values.push([t, 2 * 2 ** 30]);
+        return [{ metric: { pod: 'mps-0', container: 'main', gpu_uuid: 'GPU-1' }, values }];
+      },
+      async query(q: string) {
+        queries.push(q);
+        return [];
+      },
+    } as unknown as PrometheusClient;
+    const loop = new AutoscaleLoop({ cluster: f.cluster, scale: f.scale, prometheus, workloads: () => [wl], podNames: () => ['mps-0'], maxReplicas: () => 5, nowS: () => now });
+    await loop.tick();
+    const status = f.workload('mps').status!;
+    expect(status.autoscaling!.recommendation!.requests.tflops).toBe('10');
+    expect(status.autoscaling!.recommendation!.limits.tflops).toBe('20');
+    // VRAM from the 2 GiB the clients use, with the default margin: the VRAM samples were read without compute ones.
+    const vram = parseQuantity(status.autoscaling!.recommendation!.requests.vram)!;
+    expect(vram).toBeGreaterThan(2 * 2 ** 30);
+    expect(vram).toBeLessThan(2.5 * 2 ** 30);
+    expect(status.conditions!.find((c) => c.type === 'ReplicaScaling')!.message).toMatch(/\(no-compute-data\)$/);
+    expect(queries.some((q) => q.startsWith(AGENT_METRICS.computeUsed))).toBe(true);
   });
 
   it('survives the workload status reconciler, which carries status.autoscaling over', () => {
