@@ -75,27 +75,30 @@ function run(cmd: string, args: readonly string[], timeoutMs = 120_000): Promise
   });
 }
 
-function pidAlive(pid: number): boolean {
+/** A process's identity that survives pid reuse: its pid and its start time (field 22 of /proc/<pid>/stat). */
+function processIdentity(pid: number): string | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return `${pid} ${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-/** Waits for the machine's one node slot (a lock file holding our pid; a dead holder's lock is taken over). */
+/** Waits for the machine's one node slot (a lock file naming its holder; a dead holder's lock is taken over). */
 async function lock(timeoutMs: number): Promise<() => void> {
   const deadline = Date.now() + timeoutMs;
+  const me = processIdentity(process.pid) ?? String(process.pid);
   for (;;) {
     try {
       const fd = openSync(LOCK, 'wx');
-      writeSync(fd, String(process.pid));
+      writeSync(fd, me);
       closeSync(fd);
       return () => rmSync(LOCK, { force: true });
     } catch {
-      const holder = Number(readFileSync(LOCK, 'utf8') || 0);
-      if (!holder || !pidAlive(holder)) {
+      const holder = readFileSync(LOCK, 'utf8').trim();
+      if (!holder || processIdentity(Number(holder.split(' ')[0])) !== holder) {
         rmSync(LOCK, { force: true });
         continue;
       }
