@@ -17,10 +17,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { NODE_NET } from '../test/support/node/net';
-import { undoHost } from '../test/support/node/host';
+import { HOST_STATE_FILE, nodeSlotHolder, undoHost } from '../test/support/node/host';
 
 function usable(): string | undefined {
   if (process.getuid?.() !== 0) return 'not root';
@@ -39,7 +38,6 @@ async function main(): Promise<void> {
     const r = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, [NODE_NET.reasonEnv]: why } });
     process.exit(r.status ?? 1);
   }
-  const state = path.join(tmpdir(), `tf-node-host-${process.pid}.json`);
   const setup = [
     'ip link set lo up',
     `ip link add ${NODE_NET.nodeLink} type veth peer name ${NODE_NET.nodeLinkPeer}`,
@@ -50,14 +48,17 @@ async function main(): Promise<void> {
     'exec "$@"',
   ].join(' && ');
   const child = spawn('unshare', ['--net', '--mount', '--propagation', 'private', '--', 'sh', '-c', setup, 'sh', command, ...args], {
-    stdio: 'inherit', env: { ...process.env, [NODE_NET.stateEnv]: state },
+    stdio: 'inherit', env: { ...process.env, [NODE_NET.stateEnv]: HOST_STATE_FILE },
   });
   // Ctrl-C reaches the command through the terminal; a SIGTERM to this runner is passed on.
   for (const sig of ['SIGTERM', 'SIGHUP'] as const) process.on(sig, () => child.kill(sig));
   const code = await new Promise<number>((resolve) => child.on('exit', (c, s) => resolve(c ?? (s ? 128 + 15 : 1))));
-  const left = await undoHost(state);
-  rmSync(state, { force: true });
-  if (left.length) console.error(`in-netns: could not undo on the host:\n  ${left.join('\n  ')}`);
+  // A node of another run on this machine (it holds the slot) is left alone: its run undoes it.
+  if (!nodeSlotHolder()) {
+    const left = await undoHost(HOST_STATE_FILE);
+    if (left.length) console.error(`in-netns: could not undo on the host:\n  ${left.join('\n  ')}`);
+    else rmSync(HOST_STATE_FILE, { force: true });
+  }
   process.exit(code);
 }
 

@@ -1,12 +1,13 @@
 /**
  * The node harness itself: a node with a running pod changes the host (a kernel sysctl, the
  * /kubepods cgroups, containerd's daemonized shims, bind mounts over fixed paths), and stopping it
- * undoes every change, so no run leaves anything behind.
+ * undoes every change, so no run leaves anything behind. (What a killed run left is undone by the next
+ * node's start: seen by SIGKILLing a run of faults.test.ts mid-suite, then running this file.)
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { ControlPlane, controlPlaneAvailable } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, RealNode, realNodeAvailable } from '../../support/node';
-import { globalSysctls, mountsUnder, nodeCgroupDirs } from '../../support/node/host';
+import { globalSysctls, HOST_STATE_FILE, mountsUnder, nodeCgroupDirs, readHostState } from '../../support/node/host';
 import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(180_000);
@@ -27,7 +28,8 @@ function processesNaming(marker: string): number[] {
 
 (controlPlaneAvailable(FILE, OPTS) && realNodeAvailable(FILE) ? describe : describe.skip)('the real-node harness', () => {
   test('a node with a running pod changes the host; stopping it puts everything back', async () => {
-    const before = globalSysctls();
+    // What the host had before any node: recorded by an earlier run that was killed, else as it is now.
+    const before = { ...globalSysctls(), ...readHostState(HOST_STATE_FILE).sysctls };
     const cp = await ControlPlane.start(OPTS);
     let node: RealNode | undefined;
     try {

@@ -10,15 +10,24 @@
  *    their processes killed, the groups removed deepest first;
  *  - containerd's shims, which daemonize out of the harness's process groups: killed by the socket
  *    path on their command line;
- *  - mount points made for bind mounts over fixed host paths: removed when they were made here.
+ *  - mount points made for bind mounts over fixed host paths: removed when they were made here;
+ *  - the nodes' own directories (containerd's root, the kubelet's files, logs).
  *
- * The node harness records each change in a state file before making it; the harness's stop, the
- * test wrapper after jest ends (however it ended) and the next node's start all call {@link undoHost},
- * so a killed run is cleaned up by the next one at the latest.
+ * The node harness records each change in the machine's one state file ({@link HOST_STATE_FILE})
+ * before making it; the harness's stop, the test runner after its command ends (however it ended)
+ * and the next node's start all call {@link undoHost}, so a killed run is cleaned up by the next one
+ * at the latest. One node runs per machine ({@link takeNodeSlot}): the device-plugin socket path is
+ * fixed and the cgroups are the machine's.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+
+/** What the nodes of every run changed and what it was before: fixed, so a killed run's record is found by the next. */
+export const HOST_STATE_FILE = path.join(tmpdir(), 'tf-node-host.json');
+/** The machine's one node slot: a file naming its holder. */
+export const NODE_LOCK_FILE = path.join(tmpdir(), 'tf-real-node.lock');
 
 /** Sysctls the kubelet writes (pkg/kubelet/cm/container_manager_linux.go) that no namespace scopes. */
 export const GLOBAL_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes'] as const;
@@ -36,19 +45,23 @@ export interface HostState {
   madeDirs: string[];
   /** Strings that identify our daemons' command lines (containerd's socket path). */
   markers: string[];
+  /** The nodes' own directories, removed (unless TF_ENVTEST_KEEP is set) once their mounts are gone. */
+  workDirs: string[];
 }
 
-function readState(file: string): HostState {
-  if (!existsSync(file)) return { sysctls: {}, madeDirs: [], markers: [] };
-  return JSON.parse(readFileSync(file, 'utf8')) as HostState;
+/** What the state file records (nothing when there is none). */
+export function readHostState(file: string): HostState {
+  const empty: HostState = { sysctls: {}, madeDirs: [], markers: [], workDirs: [] };
+  return existsSync(file) ? { ...empty, ...JSON.parse(readFileSync(file, 'utf8')) as Partial<HostState> } : empty;
 }
 
 /** Adds to the state file (first record of a sysctl wins: it is the value before any kubelet ran). */
 export function recordHost(file: string, add: Partial<HostState>): void {
-  const s = readState(file);
+  const s = readHostState(file);
   for (const [k, v] of Object.entries(add.sysctls ?? {})) if (!(k in s.sysctls)) s.sysctls[k] = v;
   for (const d of add.madeDirs ?? []) if (!s.madeDirs.includes(d)) s.madeDirs.push(d);
   for (const m of add.markers ?? []) if (!s.markers.includes(m)) s.markers.push(m);
+  for (const d of add.workDirs ?? []) if (!s.workDirs.includes(d)) s.workDirs.push(d);
   writeFileSync(file, JSON.stringify(s, null, 2));
 }
 
@@ -155,7 +168,7 @@ export function unmountUnder(prefixes: readonly string[]): void {
  * nothing ran. Returns what it could not undo, for a message.
  */
 export async function undoHost(file: string): Promise<string[]> {
-  const s = readState(file);
+  const s = readHostState(file);
   const problems: string[] = [];
   killMarked(s.markers);
   problems.push(...(await removeNodeCgroups()).map((d) => `cgroup ${d} not removed`));
@@ -166,6 +179,9 @@ export async function undoHost(file: string): Promise<string[]> {
       problems.push(`sysctl ${k}=${v}: ${(err as Error).message}`);
     }
   }
+  for (const d of s.workDirs) {
+    if (!process.env.TF_ENVTEST_KEEP && mountsUnder([d]).length === 0) rmSync(d, { recursive: true, force: true });
+  }
   for (const d of [...s.madeDirs].sort((a, b) => b.length - a.length)) {
     try {
       if (existsSync(d) && mountsUnder([d]).length === 0) rmdirSync(d);
@@ -175,3 +191,48 @@ export async function undoHost(file: string): Promise<string[]> {
   }
   return problems;
 }
+
+/** A process's identity that survives pid reuse: its pid and its start time (field 22 of /proc/<pid>/stat). */
+function processIdentity(pid: number): string | undefined {
+  try {
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return `${pid} ${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The live process holding the node slot, if any (a holder that died, or a reused pid, is none). */
+export function nodeSlotHolder(): string | undefined {
+  let holder: string;
+  try {
+    holder = readFileSync(NODE_LOCK_FILE, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  return holder && processIdentity(Number(holder.split(' ')[0])) === holder ? holder : undefined;
+}
+
+/** Waits for the machine's one node slot and takes it; resolves with its release. A dead holder's slot is taken over. */
+export async function takeNodeSlot(timeoutMs: number): Promise<() => void> {
+  const deadline = Date.now() + timeoutMs;
+  const me = processIdentity(process.pid) ?? String(process.pid);
+  for (;;) {
+    try {
+      const fd = openSync(NODE_LOCK_FILE, 'wx');
+      writeSync(fd, me);
+      closeSync(fd);
+      return () => rmSync(NODE_LOCK_FILE, { force: true });
+    } catch {
+      const holder = nodeSlotHolder();
+      if (!holder) {
+        rmSync(NODE_LOCK_FILE, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`real node: ${NODE_LOCK_FILE} held by pid ${holder.split(' ')[0]} for ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+

@@ -22,7 +22,7 @@
  * the test runner repeats that after jest exits, however it exits.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
@@ -30,7 +30,7 @@ import { binaryPath } from '../../envtest/assets';
 import { IMAGE_REFS, NodeImage, cachedNodeImages } from '../../envtest/images';
 import { ControlPlane, NODE_NAME, NODE_USER } from '../control-plane/control-plane';
 import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from '../control-plane/process';
-import { globalSysctls, recordHost, removeNodeCgroups, undoHost, unmountUnder } from './host';
+import { globalSysctls, recordHost, removeNodeCgroups, takeNodeSlot, undoHost, unmountUnder } from './host';
 import { NODE_NET } from './net';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -44,7 +44,6 @@ const CNI_BIN = '/usr/lib/cni';
 /** Paths the kubelet, containerd or the CNI plugins use whatever their flags say: bind-mounted from the node's dir. */
 const FIXED_PATHS = ['/var/lib/kubelet', '/run/containerd', '/var/lib/cni', '/var/log/containers', '/var/log/pods'] as const;
 
-const LOCK = path.join(tmpdir(), 'tf-real-node.lock');
 const START_TIMEOUT_MS = 120_000;
 
 export interface RealNodeOptions {
@@ -75,39 +74,6 @@ function run(cmd: string, args: readonly string[], timeoutMs = 120_000): Promise
   });
 }
 
-/** A process's identity that survives pid reuse: its pid and its start time (field 22 of /proc/<pid>/stat). */
-function processIdentity(pid: number): string | undefined {
-  try {
-    // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return `${pid} ${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Waits for the machine's one node slot (a lock file naming its holder; a dead holder's lock is taken over). */
-async function lock(timeoutMs: number): Promise<() => void> {
-  const deadline = Date.now() + timeoutMs;
-  const me = processIdentity(process.pid) ?? String(process.pid);
-  for (;;) {
-    try {
-      const fd = openSync(LOCK, 'wx');
-      writeSync(fd, me);
-      closeSync(fd);
-      return () => rmSync(LOCK, { force: true });
-    } catch {
-      const holder = readFileSync(LOCK, 'utf8').trim();
-      if (!holder || processIdentity(Number(holder.split(' ')[0])) !== holder) {
-        rmSync(LOCK, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`real node: ${LOCK} held by pid ${holder} for ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
-
 export class RealNode {
   readonly name = NODE_NAME;
   readonly ip = NODE_NET.nodeIp;
@@ -131,12 +97,12 @@ export class RealNode {
     const why = realNodeUnavailable();
     if (why) throw new Error(`real node: ${why}`);
     const started = Date.now();
-    const unlock = await lock(30 * 60_000);
+    const unlock = await takeNodeSlot(30 * 60_000);
     const node = new RealNode(cp, mkdtempSync(path.join(tmpdir(), 'tf-node-')), cachedNodeImages()!, unlock);
     try {
       // A run killed earlier may have left containers and cgroups behind.
       await undoHost(node.state);
-      recordHost(node.state, { sysctls: globalSysctls(), markers: [node.socket] });
+      recordHost(node.state, { sysctls: globalSysctls(), markers: [node.socket], workDirs: [node.dir] });
       node.bindFixedPaths();
       await node.startContainerd();
       await node.loadImages();
@@ -324,7 +290,6 @@ export class RealNode {
       unmountUnder([this.dir, ...FIXED_PATHS]);
       const left = await undoHost(this.state);
       if (left.length) console.warn(`real node: could not undo ${left.join('; ')}`);
-      if (!process.env.TF_ENVTEST_KEEP) rmSync(this.dir, { recursive: true, force: true });
     } finally {
       this.unlock();
     }
