@@ -188,13 +188,6 @@ export class ControlPlane {
     return path.join(this.dir, `${name}.log`);
   }
 
-  /** The token of a known user. */
-  tokenOf(user: string): string {
-    const tok = this.tokens.get(user);
-    if (!tok) throw new Error(`control plane: no user ${user}`);
-    return tok;
-  }
-
   /** A kubeconfig for a known user (the admin, one of `opts.users`, or the node's). */
   writeKubeconfig(user: string): string {
     const tok = this.tokens.get(user);

@@ -1,8 +1,8 @@
 /**
  * A real Kubernetes node for integration tests: containerd (Debian's, with its own root, state and
  * socket; runc; a bridge CNI), and the kubelet and kube-proxy built by `npm run envtest:setup`,
- * registered with a harness control plane started with `node: true`. The facts it relies on were probed on this machine
- * kind (../shared/research/real-node.md) and are checked again here:
+ * registered with a harness control plane started with `node: true`. The facts it relies on were
+ * probed on this machine kind (../shared/research/real-node.md) and are checked again here:
  *
  *  - containerd needs `restrict_oom_score_adj` (the sandbox lacks CAP_SYS_RESOURCE; runc fails to
  *    set the pause container's oom_score_adj otherwise) and keeps pod network namespaces under its
