@@ -6,7 +6,7 @@
  * in the format of the H100 driver 580 output, the host pids of real processes in real test
  * containers; the real Prometheus scrapes the agent's pod IP.
  */
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { IMAGE_REFS } from '../../envtest/images';
@@ -64,7 +64,7 @@ if (prometheusAvailable('test/e2e/node/agent.test.ts')) describeRealNode('the no
     }
     // The install without the controller Deployment and its webhook: this suite is about the agent alone.
     const install = docs.filter((d) => d.kind !== 'MutatingWebhookConfiguration' && d.kind !== 'Deployment');
-    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(mkdtempSync(path.join(tmpdir(), 'tf-agent-')), 'controller.yaml', install)]);
+    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(smiDir, 'controller.yaml', install)]);
     await cp().kubectlOk(['label', 'node', NODE_NAME, 'nvidia.com/gpu.present=true']);
     await cp().kubectlOk(['create', 'namespace', NS]);
     await defaultServiceAccount(cp(), NS);
@@ -72,6 +72,7 @@ if (prometheusAvailable('test/e2e/node/agent.test.ts')) describeRealNode('the no
 
   afterAll(async () => {
     await prometheus?.stop();
+    rmSync(smiDir, { recursive: true, force: true });
   });
 
   test('the agent attributes the pids nvidia-smi reports to the right namespace, pod and container; Prometheus scrapes it', async () => {

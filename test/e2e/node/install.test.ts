@@ -7,7 +7,7 @@
  * pod, with no URL rewriting: kube-proxy routes the Services. A tampered bundle keeps a pod from
  * starting, and its status says why.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -48,6 +48,7 @@ describeRealNode('the controller install as pods on a real node', { controllerMa
   const synth = synthController();
   const deployment = synth.docs.find((d) => d.kind === 'Deployment' && d.metadata.name === CONTROLLER_NAMES.controller)!;
   const ns = deployment.metadata.namespace as string;
+  afterAll(() => rmSync(path.dirname(synth.file), { recursive: true, force: true }));
   const controllerPods = async (): Promise<Obj[]> => (await get(['pods', '-n', ns, '-l', Object.entries(deployment.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(',')])).items;
 
   test('kubectl apply of the synthesized YAML: the bundle digest checks, both replicas become Ready and hold the Leases', async () => {
