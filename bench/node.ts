@@ -24,7 +24,7 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane/control-plane';
 import { waitFor } from '../test/support/control-plane/process';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../test/support/control-plane/install';
-import { busyboxContainer, NODE_NAME, RealNode } from '../test/support/node';
+import { busyboxContainer, defaultServiceAccount, NODE_NAME, RealNode } from '../test/support/node';
 import { realNodeUnavailable } from '../test/support/node/node';
 import { intFlag } from './flags';
 
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
     ])]);
     await waitFor('controller ready', () => ctl!.replicas[0].ready(), 60_000, 200);
-    await waitFor('default ServiceAccount', async () => (await cp.kubectl(['get', 'sa', '-n', NS, 'default'])).code === 0, 30_000, 200);
+    await defaultServiceAccount(cp, NS);
     await waitFor('GPU pool counted', async () => {
       const r = await cp.kubectl(['get', 'gpupool', POOL, '-o', 'jsonpath={.status.totalGPUs}']);
       return r.stdout.trim() === '8';

@@ -126,7 +126,8 @@ export class GpuCollector {
     for (const app of parseComputeApps(appText)) {
       const gpu = byUuid.get(app.gpuUuid);
       const samples = pmonOf.get(`${app.gpuUuid}/${app.pid}`);
-      if (samples?.some(isMpsServer) || await this.isMpsServer(app.pid)) {
+      // pmon's command column names the server; /proc/<pid>/comm only where pmon did not list the pid.
+      if (samples ? samples.some(isMpsServer) : await this.isMpsServer(app.pid)) {
         servers.set(app.gpuUuid, (servers.get(app.gpuUuid) ?? 0) + 1);
         serverSm.set(app.gpuUuid, (serverSm.get(app.gpuUuid) ?? 0) + sum(samples ?? [], (x) => x.sm));
         continue;
@@ -165,7 +166,7 @@ export class GpuCollector {
     this.lastCollectS = Date.now() / 1000;
   }
 
-  /** /proc/<pid>/comm names the MPS server even when pmon did not list it (pmon failed, or no sample). */
+  /** /proc/<pid>/comm names the MPS server where pmon did not list it (pmon failed, or no sample). */
   private async isMpsServer(pid: number): Promise<boolean> {
     try {
       return (await readFile(join(this.opts.procRoot, String(pid), 'comm'), 'utf8')).startsWith(MPS_SERVER_COMMAND);

@@ -1,7 +1,8 @@
 /**
  * Names pods of this node by UID, from a LIST of the node's pods (field selector spec.nodeName) that
- * is refreshed when an unknown UID or container id shows up (at most every `minRefreshMs`). A LIST per refresh rather
- * than an informer: the agent only needs names, and a GPU process of a new pod is rare.
+ * is refreshed when an unknown UID or container id shows up (at most every `minRefreshMs`). A LIST
+ * per refresh rather than an informer: the agent only needs names, and a GPU process of a new pod is
+ * rare.
  */
 import type { Cluster, K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';

@@ -1,12 +1,13 @@
 /**
  * Entry of the real-node harness for test files: {@link describeRealNode} starts a control plane
  * (with `node: true`) and one real node per test file, and always stops both; or skips the file with
- * one line when the node cannot run here. Under CI=true it fails instead: the suites must run.
+ * one line when the node or the control plane cannot run here. Under CI=true it fails instead: the
+ * suites must run.
  *
  * One node per machine: a node holds a lock file for its life (test/support/node/node.ts), so test
  * files in several jest workers take turns, each with a fresh node on its own control plane.
  */
-import { ControlPlane, ControlPlaneOptions, controlPlaneAvailable, waitFor } from '../control-plane';
+import { ControlPlane, ControlPlaneOptions, describeControlPlane, waitFor } from '../control-plane';
 import { IMAGE_REFS } from '../../envtest/images';
 import { RealNode, RealNodeOptions, realNodeUnavailable } from './node';
 
@@ -39,30 +40,30 @@ export interface NodeHarness {
 }
 
 /**
- * `describe` with a control plane and a real node registered with it: `get()` returns both inside
- * tests. Start times are printed once so reports can quote them. The wait for the node slot is part
- * of `beforeAll`'s time, hence its long timeout.
+ * `describe` with a control plane (describeControlPlane, with `node: true`) and a real node registered
+ * with it: `get()` returns both inside tests. The node starts after the control plane and stops after
+ * the body's own afterAll hooks, before the control plane does. The wait for the node slot is part of
+ * its `beforeAll`'s time, hence the long timeout.
  */
 export function describeRealNode(name: string, opts: ControlPlaneOptions, nodeOpts: RealNodeOptions, body: (get: () => NodeHarness) => void): void {
   const file = (expect.getState().testPath ?? name).replace(/^.*\/test\//, 'test/');
-  const cpOpts = { ...opts, node: true };
-  const enabled = controlPlaneAvailable(file, cpOpts) && realNodeAvailable(file);
-  (enabled ? describe : describe.skip)(name, () => {
-    let h: Partial<NodeHarness> = {};
+  if (!realNodeAvailable(file)) {
+    describe.skip(name, () => body(() => { throw new Error('skipped'); }));
+    return;
+  }
+  describeControlPlane(name, { ...opts, node: true }, (cp) => {
+    let node: RealNode | undefined;
     beforeAll(async () => {
-      const cp = await ControlPlane.start(cpOpts);
-      h = { cp };
-      h.node = await RealNode.start(cp, nodeOpts);
+      node = await RealNode.start(cp(), nodeOpts);
       // eslint-disable-next-line no-console
-      console.log(`${name}: control plane started in ${cp.startMs} ms, node in ${h.node.startMs} ms`);
+      console.log(`${name}: node started in ${node.startMs} ms`);
     }, 30 * 60_000);
     body(() => {
-      if (!h.cp || !h.node) throw new Error('control plane or node did not start');
-      return h as NodeHarness;
+      if (!node) throw new Error('node did not start');
+      return { cp: cp(), node };
     });
     afterAll(async () => {
-      await h.node?.stop();
-      await h.cp?.stop();
+      await node?.stop();
     }, 120_000);
   });
 }

@@ -166,8 +166,14 @@ export class RealNode {
       `    conf_dir = "${this.sub('cni', 'net.d')}"`,
       '',
     ].join('\n'));
+    await this.runContainerd('containerd');
+  }
+
+  /** Starts containerd with the written config; resolves once it answers on its socket. */
+  private async runContainerd(what: string): Promise<void> {
+    const config = path.join(this.dir, 'containerd.toml');
     this.containerd = startProcess('containerd', CONTAINERD, [`--config=${config}`, '--log-level=info'], path.join(this.dir, 'containerd.log'));
-    await waitFor('containerd', async () => existsSync(this.socket) && (await this.ctr(['version']).then(() => true, () => false)), START_TIMEOUT_MS, 100, this.containerd);
+    await waitFor(what, async () => existsSync(this.socket) && (await this.ctr(['version']).then(() => true, () => false)), START_TIMEOUT_MS, 100, this.containerd);
   }
 
   /** Runs `ctr` against this node's containerd in the kubelet's namespace (k8s.io). */
@@ -221,12 +227,13 @@ export class RealNode {
       `--hostname-override=${this.name}`, `--node-ip=${this.ip}`, '--v=2',
       ...(opts.labels && Object.keys(opts.labels).length ? [`--node-labels=${Object.entries(opts.labels).map(([k, v]) => `${k}=${v}`).join(',')}`] : []),
     ];
-    await this.runKubelet();
+    await this.runKubelet(`node ${this.name} Ready`, 0);
   }
 
-  private async runKubelet(): Promise<void> {
+  /** Starts the kubelet with its flags; resolves once the Node is Ready with a heartbeat newer than `since`. */
+  private async runKubelet(what: string, since: number): Promise<void> {
     this.kubelet = startProcess('kubelet', binaryPath('kubelet'), this.kubeletArgs, path.join(this.dir, 'kubelet.log'));
-    await waitFor(`node ${this.name} Ready`, () => this.ready(), START_TIMEOUT_MS, 250, this.kubelet);
+    await waitFor(what, () => this.ready(since), START_TIMEOUT_MS, 250, this.kubelet);
   }
 
   /**
@@ -262,22 +269,13 @@ export class RealNode {
   /** Stops the kubelet (SIGTERM) and starts it again with the same flags; resolves once the node is Ready again. */
   async restartKubelet(): Promise<void> {
     await this.kubelet?.stop();
-    const since = Date.now() - 1_000;
-    this.kubelet = startProcess('kubelet', binaryPath('kubelet'), this.kubeletArgs, path.join(this.dir, 'kubelet.log'));
-    await waitFor(`node ${this.name} Ready after a kubelet restart`, () => this.ready(since), START_TIMEOUT_MS, 250, this.kubelet);
+    await this.runKubelet(`node ${this.name} Ready after a kubelet restart`, Date.now() - 1_000);
   }
 
   /** Stops containerd (SIGTERM; shims and containers keep running, as on a real node) and starts it again. */
   async restartContainerd(): Promise<void> {
-    const config = path.join(this.dir, 'containerd.toml');
     await this.containerd?.stop();
-    this.containerd = startProcess('containerd', CONTAINERD, [`--config=${config}`, '--log-level=info'], path.join(this.dir, 'containerd.log'));
-    await waitFor('containerd after a restart', async () => existsSync(this.socket) && (await this.ctr(['version']).then(() => true, () => false)), START_TIMEOUT_MS, 100, this.containerd);
-  }
-
-  /** The tail of the kubelet's or containerd's log, for failure messages. */
-  logTail(which: 'kubelet' | 'containerd' | 'kube-proxy', lines = 40): string {
-    return { kubelet: this.kubelet, containerd: this.containerd, 'kube-proxy': this.kubeProxy }[which]?.tail(lines) ?? '';
+    await this.runContainerd('containerd after a restart');
   }
 
   /** Stops the kubelet and containerd, kills every container, undoes every host change, frees the node slot. */
