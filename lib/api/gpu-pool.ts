@@ -4,7 +4,7 @@
  * the `DEFAULT_POOL_ANNOTATION` from lib/model/keys.ts (an annotation, as upstream, not a spec field).
  */
 import { Static, Type } from '@sinclair/typebox';
-import { DEFAULT_PLACEMENT_MODE, PLACEMENT_MODES, QOS_LEVELS } from '../model/rules';
+import { DEFAULT_ISOLATION_MODE, DEFAULT_PLACEMENT_MODE, ISOLATION_MODES, PLACEMENT_MODES, QOS_LEVELS } from '../model/rules';
 import { Bytes, Conditions, Cpu, Embedded, Int32, MapOf, NodeSelector, StringEnum, Tflops } from './common';
 import type { GPUPoolSpecFields, GPUPoolStatusFields } from './props';
 
@@ -34,8 +34,13 @@ export const GPUPoolSpec = Type.Object(
     nodeManagerConfig: Type.Object(
       {
         nodeSelector: Type.Optional(NodeSelector),
+        defaultIsolationMode: Type.Optional(StringEnum(ISOLATION_MODES, {
+          description: 'How nodes hold shares to their limits: hard (an MPS control daemon per share holds its VRAM and compute limits; the kubelet delivers the GPU and the daemon) '
+            + 'or shared (no isolation: limits are advisory variables, and every admitted pod is warned). Upstream\'s soft and partitioned are not provided.',
+          default: DEFAULT_ISOLATION_MODE,
+        })),
       },
-      { description: 'Which nodes belong to the pool.' },
+      { description: 'Which nodes belong to the pool, and how they isolate shares.' },
     ),
     capacityConfig: Type.Optional(
       Type.Object(

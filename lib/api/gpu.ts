@@ -3,7 +3,7 @@
  * the allocator as shares are assigned.
  */
 import { Static, Type } from '@sinclair/typebox';
-import { GpuAmounts, Int32, MapOf, StringEnum } from './common';
+import { Conditions, GpuAmounts, Int32, MapOf, StringEnum } from './common';
 import type { GPUStatusFields } from './props';
 
 /** Lifecycle of a GPU, as upstream. */
@@ -39,6 +39,7 @@ export const GPUStatus = Type.Object(
       ),
     ),
     message: Type.String({ description: 'Human-readable detail about the phase.' }),
+    conditions: Type.Optional(Conditions),
   },
   { description: 'Observed state of the device.' },
 );

@@ -412,7 +412,7 @@ export type GpuResourcesFields = {
  */
 export type GPUPoolSpecFields = {
   /**
-   * Which nodes belong to the pool.
+   * Which nodes belong to the pool, and how they isolate shares.
    */
   nodeManagerConfig: {
     /**
@@ -420,6 +420,11 @@ export type GPUPoolSpecFields = {
      * @default unset
      */
     nodeSelector?: NodeSelectorProps;
+    /**
+     * How nodes hold shares to their limits: hard (an MPS control daemon per share holds its VRAM and compute limits; the kubelet delivers the GPU and the daemon) or shared (no isolation: limits are advisory variables, and every admitted pod is warned). Upstream's soft and partitioned are not provided.
+     * @default unset
+     */
+    defaultIsolationMode?: "hard" | "shared";
   };
   /**
    * Capacity bounds and oversubscription.
@@ -882,6 +887,11 @@ export type GPUStatusFields = {
    * Human-readable detail about the phase.
    */
   message: string;
+  /**
+   * Latest observations of the object state.
+   * @default unset
+   */
+  conditions?: ConditionFields[];
 };
 
 /**

@@ -81,6 +81,22 @@ export const SHARE_ANNOTATION = `${GROUP}/share`;
  * Pod annotations written at bind time (in the Binding, atomically with `spec.nodeName`) that the
  * webhook's downward-API env variables read: their values depend on the placement.
  */
+/**
+ * Extended resource the node agent serves as a kubelet device plugin: each inject-container of a pod
+ * in a `hard`-isolation pool requests one, and the kubelet asks the agent for the container's GPU
+ * devices, MPS pipe directory and limits when it creates the container. kube-scheduler ignores it
+ * (the extender places shares); the kubelet admits a pod only where the agent serves it.
+ */
+export const SHARE_RESOURCE = `${GROUP}/share`;
+
+/**
+ * Condition type on a GPU's status that the node agent writes: True when the GPU's MPS isolation
+ * works (control daemons start and answer), False with a reason (MpsControlMissing,
+ * MpsDaemonNotAnswering, MpsProbeFailed) when not. The extender gives no `hard`-isolation share on a
+ * GPU whose condition is False.
+ */
+export const GPU_ISOLATION_CONDITION = 'IsolationReady';
+
 export const PLACEMENT_ANNOTATIONS = {
   allocationId: `${GROUP}/allocation-id`,
   visibleDevices: `${GROUP}/visible-devices`,

@@ -31,6 +31,25 @@ export type PlacementMode = (typeof PLACEMENT_MODES)[number];
 /** Placement mode when the pool sets none. */
 export const DEFAULT_PLACEMENT_MODE: PlacementMode = 'MinFragmentation';
 
+/**
+ * How a pool's nodes hold GPU shares to their limits (`spec.nodeManagerConfig.defaultIsolationMode`,
+ * upstream's field and values): `hard`, one MPS control daemon per share holding its VRAM and thread
+ * limits, with the GPU, the daemon and the limits delivered by the kubelet (device plugin); `shared`,
+ * no isolation: the limits reach the pod as variables only and are advisory. Upstream's `soft` (an
+ * LD_PRELOAD limiter) and `partitioned` (MIG) are not provided by this runtime.
+ */
+export const ISOLATION_MODES = ['hard', 'shared'] as const;
+/** An isolation mode. */
+export type IsolationMode = (typeof ISOLATION_MODES)[number];
+/** Isolation of a pool that sets none: limits that hold. */
+export const DEFAULT_ISOLATION_MODE: IsolationMode = 'hard';
+
+/** A pool's isolation mode (its CRD admits only ISOLATION_MODES). */
+export function poolIsolation(pool: { spec?: { nodeManagerConfig?: { defaultIsolationMode?: string } } } | undefined): IsolationMode {
+  const mode = pool?.spec?.nodeManagerConfig?.defaultIsolationMode;
+  return ISOLATION_MODES.includes(mode as IsolationMode) ? (mode as IsolationMode) : DEFAULT_ISOLATION_MODE;
+}
+
 /** Fewest GPUs per worker. */
 export const GPU_COUNT_MIN = 1;
 /** Most GPUs per worker. */
@@ -44,6 +63,16 @@ export function oneOf(values: readonly string[]): string {
 /** An issue for `field` when `value` is not one of `allowed`. */
 export function checkEnum<T extends string>(field: string, value: unknown, allowed: readonly T[]): FieldIssue | undefined {
   return allowed.includes(value as T) ? undefined : fieldIssue(field, value, oneOf(allowed));
+}
+
+/** Upstream isolation modes this runtime does not provide, and what they are there. */
+const UPSTREAM_ONLY_ISOLATION: Readonly<Record<string, string>> = { soft: 'an LD_PRELOAD limiter', partitioned: 'MIG partitions' };
+
+/** An issue for `field` when `value` is not an isolation mode this runtime provides. */
+export function checkIsolation(field: string, value: unknown): FieldIssue | undefined {
+  if (ISOLATION_MODES.includes(value as IsolationMode)) return undefined;
+  const upstream = typeof value === 'string' ? UPSTREAM_ONLY_ISOLATION[value] : undefined;
+  return fieldIssue(field, value, `${oneOf(ISOLATION_MODES)}${upstream ? ` (upstream's ${JSON.stringify(value)}, ${upstream}, is not provided by this runtime; "hard" holds limits with MPS)` : ''}`);
 }
 
 /** An issue for `field` when `value` is not a QoS level. */

@@ -6,7 +6,7 @@ import { KubeObject } from '../k8s/object';
 import { API_VERSION } from '../model/group';
 import { DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../model/keys';
 import { checkPoolName } from '../model/name-checks';
-import { checkEnum, checkQos, PLACEMENT_MODES, PlacementMode, QosLevel } from '../model/rules';
+import { checkEnum, checkIsolation, checkQos, IsolationMode, PLACEMENT_MODES, PlacementMode, QosLevel } from '../model/rules';
 import { checkMeta, ObjectMetaProps, RenderContext, renderMeta } from './metadata';
 
 /** GPU resources of a pool bound. */
@@ -37,6 +37,15 @@ export interface GpuPoolProps extends ObjectMetaProps {
   readonly defaultQos?: QosLevel;
   /** How the allocator places GPU shares. @default 'MinFragmentation' */
   readonly placement?: PlacementMode;
+  /**
+   * How the pool's nodes hold shares to their limits (`spec.nodeManagerConfig.defaultIsolationMode`):
+   * `hard`, an MPS control daemon per share holds its VRAM and compute limits and the kubelet
+   * delivers the GPU and the daemon (needs `TensorFusionController`'s `nodeAgent`); `shared`, for
+   * clusters that cannot run MPS: limits are advisory and every admitted pod is warned.
+   * @default 'hard'
+   * @example 'shared'
+   */
+  readonly isolation?: IsolationMode;
   /**
    * Whether pods run on the GPU server itself unless they say otherwise (`is-local-gpu`).
    * Always written out, because upstream reads an unset value as true.
@@ -90,7 +99,7 @@ export function gpuPoolSpec(name: string, props: GpuPoolProps): GPUPoolSpec {
   });
   const worker = defined({ image: props.workerImage, podTemplate: props.workerPodTemplate });
   return {
-    nodeManagerConfig: { nodeSelector },
+    nodeManagerConfig: { nodeSelector, ...(props.isolation ? { defaultIsolationMode: props.isolation } : {}) },
     ...(capacityConfig ? { capacityConfig } : {}),
     ...(props.defaultQos ? { qosConfig: { defaultQoS: props.defaultQos } } : {}),
     defaultUsingLocalGPU: props.defaultUsingLocalGpu ?? false,
@@ -111,6 +120,7 @@ export function checkGpuPoolProps(name: string, props: GpuPoolProps, nameFromId 
   const more = [
     props.defaultQos === undefined ? undefined : checkQos('defaultQos', props.defaultQos),
     props.placement === undefined ? undefined : checkEnum('placement', props.placement, PLACEMENT_MODES),
+    props.isolation === undefined ? undefined : checkIsolation('isolation', props.isolation),
     checkPercent('tflopsOversellRatio', props.tflopsOversellRatio, 100, 100000),
     checkPercent('vramExpandToHostMem', props.vramExpandToHostMem, 0, 100),
     checkPercent('vramExpandToHostDisk', props.vramExpandToHostDisk, 0, 100),

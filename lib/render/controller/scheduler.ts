@@ -9,6 +9,7 @@ import { stringify } from 'yaml';
 import { KubeObject } from '../../k8s/object';
 import { CONTROLLER_ENV_DEFAULTS, CONTROLLER_PATHS, EXTENDER_HTTP_TIMEOUT_SECONDS, EXTENDER_VERBS } from '../../contract/env';
 import { CONTROLLER_NAMES, KUBE_SCHEDULER_IMAGE, PORT_NAMES, SCHEDULER_NAME } from '../../contract/names';
+import { SHARE_RESOURCE } from '../../model/keys';
 import { ResolvedControllerProps } from './props';
 
 /** kube-scheduler's HTTPS port for /healthz, /readyz and /metrics (its default, passed explicitly). */
@@ -64,6 +65,8 @@ export type KubeSchedulerConfiguration = {
   profiles: {
     /** The schedulerName pods set to be placed by this profile. */
     schedulerName: string;
+    /** Plugin arguments: NodeResourcesFit ignores the share resource. */
+    pluginConfig: { name: string; args: Record<string, unknown> }[];
   }[];
   /** The extenders asked: the controller's. */
   extenders: SchedulerExtender[];
@@ -82,7 +85,12 @@ export function renderSchedulerConfiguration(namespace: string, extenderPort: nu
     // stops looking after a sample of a large cluster, and the pool's placement mode (e.g.
     // MinFragmentation) would only ever compare the nodes in that sample.
     percentageOfNodesToScore: 100,
-    profiles: [{ schedulerName: SCHEDULER_NAME }],
+    profiles: [{
+      schedulerName: SCHEDULER_NAME,
+      // The extender places shares; the share resource only carries a container's GPU, MPS daemon and
+      // limits from the agent to the kubelet, which admits the pod only where the agent serves it.
+      pluginConfig: [{ name: 'NodeResourcesFit', args: { ignoredResources: [SHARE_RESOURCE] } }],
+    }],
     extenders: [{
       urlPrefix: `http://127.0.0.1:${extenderPort}${CONTROLLER_PATHS.extender}`,
       filterVerb: EXTENDER_VERBS.filter,

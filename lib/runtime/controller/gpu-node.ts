@@ -59,7 +59,8 @@ export async function reconcileNode(ctx: ReconcileContext, { name }: NodeKey): P
     const gpu = await ensureGpu(ctx, name, names[i], gpuNode);
     const status = gpuStatus(node, inv, i, usage.get(names[i]));
     statuses.push(status);
-    await writeStatus(ctx.writer, RESOURCES.gpus, gpu, status);
+    // The node agent writes each GPU's isolation readiness into its conditions.
+    await writeStatus(ctx.writer, RESOURCES.gpus, gpu, status, ['conditions']);
   }
   await removeGpuObjects(ctx, name, existing, names);
   const prev = (gpuNode as GPUNode).status;

@@ -13,6 +13,7 @@ import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolC
 import type { K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
 import { MANAGED_BY_LABEL } from '../../model/keys';
+import { poolIsolation } from '../../model/rules';
 import { parseQuantity } from '../../k8s/quantity';
 import { podRequests } from '../pod-requests';
 import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
@@ -237,18 +238,23 @@ export class PlacementState {
     const allocator = new Allocator({ pools: Object.fromEntries(pools.map((p) => [p.metadata.name as string, poolConfig(p)])) });
     const owners = this.nodePool();
     const infos = this.gpus();
+    const placed = new Set<string>();
     for (const p of pools) {
-      for (const spec of poolNodeSpecs(p.metadata.name as string, infos.values(), owners)) {
+      for (const spec of poolNodeSpecs(p.metadata.name as string, infos.values(), owners, poolIsolation(p))) {
         const node = s.nodes.get(spec.name);
         allocator.addNode(node ? { ...spec, ...allocatable(node) } : spec);
+        placed.add(spec.name);
       }
     }
-    // GPU nodes with no usable GPU: refusals name why (NotReady) rather than "no nodes".
-    const usable = new Set([...infos.values()].map((g) => g.node));
+    // GPU nodes with no usable GPU: refusals name why (NotReady, isolation) rather than "no nodes".
+    const notIsolated = new Map<string, Set<string>>();
+    for (const g of infos.values()) if (g.isolationNotReady) notIsolated.set(g.node, (notIsolated.get(g.node) ?? new Set()).add(g.isolationNotReady));
     for (const [name, pool] of owners) {
-      if (usable.has(name)) continue;
+      if (placed.has(name)) continue;
       const node = s.nodes.get(name);
-      allocator.setUnavailable(name, pool, !node ? 'gone' : !isNodeReady(node as never) ? 'NotReady' : 'without a Running GPU');
+      const isolation = notIsolated.get(name);
+      allocator.setUnavailable(name, pool, !node ? 'gone' : !isNodeReady(node as never) ? 'NotReady'
+        : isolation ? `GPU isolation not ready (${[...isolation].sort().join(', ')})` : 'without a Running GPU');
     }
     // Background usage is recomputed from the pods: node membership may have changed with the topology.
     this.background.clear();

@@ -11,7 +11,8 @@ import { ANNOTATION } from '../../annotations';
 import { ignoredKeyWarnings } from '../../annotations/upstream';
 import type { TensorFusionWorkload } from '../../api';
 import { FieldIssue, fieldIssue } from '../../model/errors';
-import { RECORD_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
+import { RECORD_ANNOTATIONS, SHARE_ANNOTATION, SHARE_RESOURCE, WORKLOAD_LABEL } from '../../model/keys';
+import { poolIsolation } from '../../model/rules';
 import { SCHEDULER_NAME } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
 import { isGenerated } from '../controller/generated-workload';
@@ -224,10 +225,14 @@ function presentKeys(pod: K8sObject, keys: readonly string[]): string[] {
 /** A local-GPU pod: sent to our scheduler with its share request, priority, env and MPS limits. */
 function admitLocal({ pod, workload, resolved, injectInto, warnings }: Admission): Decision {
   const settings = resolved.settings;
-  const vars = localGpuEnv({ ...resolved.share, workload });
+  const isolation = poolIsolation(resolved.poolObject);
+  const vars = localGpuEnv({ ...resolved.share, workload }, isolation);
   const priority = priorityFor(pod, settings.qos);
   if (priority.warning) warnings.push(priority.warning);
   warnings.push(...localPatchWarnings(pod, injectInto));
+  if (isolation === 'shared') {
+    warnings.push(`GPUPool ${JSON.stringify(resolved.pool)} has spec.nodeManagerConfig.defaultIsolationMode "shared": the share's VRAM and compute limits reach the containers as variables only and nothing on the node enforces them`);
+  }
   const patch = podPatch(pod, {
     removeAnnotations: COPIED_RECORD_KEYS,
     annotations: { [SHARE_ANNOTATION]: encodeShare(shareRequest(resolved, injectInto.length)) },
@@ -236,12 +241,15 @@ function admitLocal({ pod, workload, resolved, injectInto, warnings }: Admission
     priority: priority.priority,
     nodeNameToAffinity: true,
     env: envFor(injectInto, vars),
+    // Hard isolation: the kubelet gets each container's GPU, MPS daemon and limits from the agent.
+    limits: isolation === 'hard' ? new Map(injectInto.map((c) => [c, { [SHARE_RESOURCE]: '1' }])) : undefined,
     initContainers: settings.noStandaloneWorkerMode
       ? [{ name: WORKER_INIT_CONTAINER, image: resolved.poolObject.spec.componentConfig?.worker?.image, env: vars, securityContext: WORKER_SECURITY_CONTEXT }]
       : undefined,
   });
-  // The MPS limits as files the kubelet refreshes (an in-place resize changes them; the env does not).
-  return allow([...patch, ...limitsVolumeOps(pod, injectInto)], warnings);
+  // Shared isolation: the MPS limits as files the kubelet refreshes (an in-place resize changes them;
+  // the env does not). Under hard isolation the share's daemon holds them.
+  return allow([...patch, ...(isolation === 'shared' ? limitsVolumeOps(pod, injectInto) : [])], warnings);
 }
 
 /** Warnings about what the local patch changes that the pod did not ask for. */

@@ -8,7 +8,7 @@
  * the kubelet resolves them when the containers start, which is after the bind.
  */
 import { PLACEMENT_ANNOTATIONS } from '../../model/keys';
-import type { QosLevel } from '../../model/rules';
+import type { IsolationMode, QosLevel } from '../../model/rules';
 
 /** Variables set in every inject-container of a GPU pod. */
 export const TF_ENV = {
@@ -114,9 +114,15 @@ export function shareEnv(s: ShareSettings, mode: 'local' | 'remote'): EnvVar[] {
   ];
 }
 
-/** Local mode: the share variables, then the placement-dependent ones read from the bind's annotations. */
-export function localGpuEnv(s: ShareSettings): EnvVar[] {
-  return [...shareEnv(s, 'local'), ...PLACEMENT_ENV.map(([name, annotation]) => annotationRef(name, annotation))];
+/**
+ * Local mode: the share variables, then the placement-dependent ones read from the bind's
+ * annotations. Under `hard` isolation the device plugin sets the device and MPS variables when the
+ * kubelet creates the container, so only the allocation id comes from here (one source per variable:
+ * a name set twice is read differently by different programs).
+ */
+export function localGpuEnv(s: ShareSettings, isolation: IsolationMode = 'shared'): EnvVar[] {
+  const placement = isolation === 'hard' ? PLACEMENT_ENV.filter(([name]) => name === TF_ENV.allocation) : PLACEMENT_ENV;
+  return [...shareEnv(s, 'local'), ...placement.map(([name, annotation]) => annotationRef(name, annotation))];
 }
 
 /** Remote mode: the share variables plus where the workload's workers are. */

@@ -38,6 +38,8 @@ export interface PodMutation {
    * webhook added to it stays.
    */
   readonly initContainers?: readonly { name: string; image?: string; env: readonly EnvVar[]; securityContext?: Readonly<Json> }[];
+  /** Resource limits to set per container name (extended resources: the request defaults to the limit). */
+  readonly limits?: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
 
 type Json = Record<string, unknown>;
@@ -142,6 +144,12 @@ function pinnedAffinity(affinity: unknown, node: string): Json {
   return { ...a, nodeAffinity: { ...na, requiredDuringSchedulingIgnoredDuringExecution: { ...required, nodeSelectorTerms: pinned } } };
 }
 
+function setLimits(ops: JsonPatchOp[], path: string, resources: unknown, limits: Readonly<Record<string, string>>): void {
+  const have = isObject(resources) ? resources : undefined;
+  if (!have) return void ops.push({ op: 'add', path, value: { limits: { ...limits } } });
+  setMap(ops, `${path}/limits`, have.limits, limits);
+}
+
 /** The RFC 6902 operations that apply `m` to `pod`; empty when the pod already has it all. */
 export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
@@ -156,7 +164,7 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
   setMap(ops, '/metadata/annotations', meta.annotations, m.annotations);
   setMap(ops, '/metadata/labels', meta.labels, m.labels);
 
-  const touchesSpec = m.schedulerName !== undefined || m.priority !== undefined || m.env !== undefined || m.initContainers !== undefined;
+  const touchesSpec = m.schedulerName !== undefined || m.priority !== undefined || m.env !== undefined || m.initContainers !== undefined || m.limits !== undefined;
   if (!isObject(pod.spec) && touchesSpec) ops.push({ op: 'add', path: '/spec', value: {} });
   const spec = isObject(pod.spec) ? pod.spec : {};
   if (m.schedulerName !== undefined && spec.schedulerName !== m.schedulerName) ops.push({ op: 'add', path: '/spec/schedulerName', value: m.schedulerName });
@@ -174,6 +182,10 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
   for (const [name, vars] of m.env ?? []) {
     const i = containers.findIndex((c) => isObject(c) && c.name === name);
     if (i >= 0) setEnv(ops, `/spec/containers/${i}/env`, (containers[i] as Json).env, vars);
+  }
+  for (const [name, limits] of m.limits ?? []) {
+    const i = containers.findIndex((c) => isObject(c) && c.name === name);
+    if (i >= 0) setLimits(ops, `/spec/containers/${i}/resources`, (containers[i] as Json).resources, limits);
   }
   ensureInitContainers(ops, spec.initContainers, m.initContainers);
   return ops;

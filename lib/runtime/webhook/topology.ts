@@ -5,8 +5,9 @@
  */
 import type { GPU, GPUNode } from '../../api';
 import { HOSTNAME_LABEL } from '../../k8s/labels';
-import { MANAGED_BY_LABEL } from '../../model/keys';
+import { GPU_ISOLATION_CONDITION, MANAGED_BY_LABEL } from '../../model/keys';
 import { parseQuantity } from '../../k8s/quantity';
+import type { IsolationMode } from '../../model/rules';
 import type { NodeSpec } from '../../scheduler';
 
 /** One usable GPU, keyed by its object name (the id the allocator and the runtime use). */
@@ -21,6 +22,8 @@ export interface GpuInfo {
   readonly device: string;
   /** Labels that pin a pod to the GPU's node. */
   readonly nodeSelector: Readonly<Record<string, string>>;
+  /** The reason of the agent's IsolationReady condition when it is False (no hard-isolation share here). */
+  readonly isolationNotReady?: string;
 }
 
 const DEVICE_UUID = /^(GPU|MIG)-/;
@@ -35,7 +38,9 @@ export function gpuInfo(gpu: GPU): GpuInfo | undefined {
   const vram = parseQuantity(s.capacity?.vram as string | number);
   if (!tflops || tflops <= 0 || !vram || vram <= 0) return undefined;
   const index = typeof s.index === 'number' ? s.index : 0;
+  const isolation = s.conditions?.find((c) => c.type === GPU_ISOLATION_CONDITION);
   return {
+    ...(isolation?.status === 'False' ? { isolationNotReady: isolation.reason } : {}),
     name, node, index, model: s.gpuModel ?? '', tflops, vram: Math.floor(vram),
     device: typeof s.uuid === 'string' && DEVICE_UUID.test(s.uuid) ? s.uuid : String(index),
     nodeSelector: s.nodeSelector && Object.keys(s.nodeSelector).length > 0 ? s.nodeSelector : { [HOSTNAME_LABEL]: node },
@@ -52,11 +57,14 @@ export function nodePools(gpuNodes: Iterable<GPUNode>): Map<string, string> {
   return out;
 }
 
-/** The allocator's nodes of one pool, sorted by name, GPUs by index. */
-export function poolNodeSpecs(pool: string, gpus: Iterable<GpuInfo>, pools: ReadonlyMap<string, string>): NodeSpec[] {
+/**
+ * The allocator's nodes of one pool, sorted by name, GPUs by index. A pool of `hard` isolation gets
+ * no GPU whose isolation the agent reports not ready.
+ */
+export function poolNodeSpecs(pool: string, gpus: Iterable<GpuInfo>, pools: ReadonlyMap<string, string>, isolation: IsolationMode = 'shared'): NodeSpec[] {
   const byNode = new Map<string, GpuInfo[]>();
   for (const g of gpus) {
-    if (pools.get(g.node) !== pool) continue;
+    if (pools.get(g.node) !== pool || (isolation === 'hard' && g.isolationNotReady)) continue;
     const list = byNode.get(g.node) ?? [];
     list.push(g);
     byNode.set(g.node, list);
