@@ -95,6 +95,13 @@ export class GpuCollector {
     }
   }
 
+  /** The node's GPUs, from nvidia-smi; rejects when it fails. */
+  async inventory(): Promise<SmiGpu[]> {
+    const text = await this.smi('gpus', ['--query-gpu=index,uuid,name', '--format=csv,noheader']);
+    if (text === undefined) throw new Error(`${this.opts.nvidiaSmi} --query-gpu failed`);
+    return parseGpus(text);
+  }
+
   /** Collects once; concurrent scrapes share one run. */
   collect(): Promise<void> {
     this.inFlight ??= this.collectOnce().finally(() => { this.inFlight = undefined; });

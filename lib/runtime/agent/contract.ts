@@ -18,12 +18,33 @@ export const AGENT_ENV = {
   /** Root of /proc where nvidia-smi's pids can be looked up: the DaemonSet shares the host PID namespace. */
   procRoot: 'PROC_ROOT',
   logLevel: 'LOG_LEVEL',
+  /** `on` (default): run MPS daemons and serve the share resource to the kubelet; `off`: metrics only. */
+  isolation: 'NODE_ISOLATION',
+  /** Path of nvidia-cuda-mps-control. */
+  mpsControl: 'MPS_CONTROL',
+  /** Host folder of the shares' MPS folders, mounted at the same path in the agent. */
+  mpsDir: 'MPS_DIR',
+  /** `true` (default): each daemon gets its share's own /dev/shm (needs mount rights: the agent is privileged). */
+  mpsShmIsolation: 'MPS_SHM_ISOLATION',
+  /** The kubelet's device-plugin folder. */
+  pluginDir: 'DEVICE_PLUGIN_DIR',
+  /** Where the GPU device nodes are (the host's /dev). */
+  devRoot: 'DEV_ROOT',
 } as const;
 
 export const AGENT_DEFAULTS = {
   port: 9410,
   nvidiaSmi: 'nvidia-smi',
   procRoot: '/proc',
+  isolation: 'on',
+  mpsControl: 'nvidia-cuda-mps-control',
+  mpsDir: '/run/tensor-fusion/mps',
+  pluginDir: '/var/lib/kubelet/device-plugins',
+  devRoot: '/dev',
+  /** Devices advertised per GPU: how many containers may hold a share of one GPU at once. */
+  slotsPerGpu: 64,
+  /** Supervision round: daemons checked, shares of gone pods ended, GPU readiness written. */
+  intervalMs: 5_000,
 } as const;
 
 /** Labels of every per-pod series. `container` is the container name, or the runtime's id when unknown. */
@@ -58,6 +79,12 @@ export const AGENT_METRICS = {
   unattributed: 'tf_agent_unattributed_processes',
   /** Gauge, seconds: Unix time of the last collection (each scrape collects). */
   lastCollect: 'tf_agent_last_collect_timestamp_seconds',
+  /** Gauge, 0 or 1: whether the GPU's MPS isolation is ready (gpu_uuid, gpu_model, reason: the IsolationReady condition's). */
+  isolationReady: 'tf_agent_gpu_isolation_ready',
+  /** Gauge: shares with an MPS control daemon on the node. */
+  mpsShares: 'tf_agent_mps_shares',
+  /** Counter: share daemons replaced after they died or stopped answering. */
+  mpsRestarts: 'tf_agent_mps_daemon_restarts_total',
   /** Counter: failed nvidia-smi runs by query (`gpus`, `apps`, `pmon`). */
   collectErrors: 'tf_agent_collect_errors_total',
 } as const;

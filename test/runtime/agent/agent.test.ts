@@ -58,10 +58,15 @@ describe('parsers', () => {
 
 describe('agent environment', () => {
   it('names every bad variable', () => {
-    expect(() => readAgentEnv({ AGENT_PORT: '70000' })).toThrow(
-      'agent environment: NODE_NAME: got nothing, expected the node name (downward API spec.nodeName)\nAGENT_PORT: got "70000", expected a port number from 0 to 65535',
+    expect(() => readAgentEnv({ AGENT_PORT: '70000', NODE_ISOLATION: 'yes', MPS_SHM_ISOLATION: '0' })).toThrow(
+      'agent environment: NODE_NAME: got nothing, expected the node name (downward API spec.nodeName)\nAGENT_PORT: got "70000", expected a port number from 0 to 65535'
+      + '\nNODE_ISOLATION: got "yes", expected "on" or "off"\nMPS_SHM_ISOLATION: got "0", expected "true" or "false"',
     );
-    expect(readAgentEnv({ NODE_NAME: 'gpu-1' })).toEqual({ nodeName: 'gpu-1', port: 9410, nvidiaSmi: 'nvidia-smi', procRoot: '/proc', logLevel: 'info' });
+    expect(readAgentEnv({ NODE_NAME: 'gpu-1' })).toEqual({
+      nodeName: 'gpu-1', port: 9410, nvidiaSmi: 'nvidia-smi', procRoot: '/proc', logLevel: 'info', isolation: true, mpsShmIsolation: true,
+      mpsControl: 'nvidia-cuda-mps-control', mpsDir: '/run/tensor-fusion/mps', pluginDir: '/var/lib/kubelet/device-plugins', devRoot: '/dev',
+    });
+    expect(readAgentEnv({ NODE_NAME: 'gpu-1', NODE_ISOLATION: 'off', MPS_SHM_ISOLATION: 'false' })).toMatchObject({ isolation: false, mpsShmIsolation: false });
   });
 });
 

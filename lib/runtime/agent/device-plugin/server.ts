@@ -1,0 +1,130 @@
+/**
+ * A kubelet device plugin over gRPC (@grpc/grpc-js, the maintained gRPC library for Node.js): serves
+ * the DevicePlugin service on a socket in the kubelet's device-plugin folder, registers it with the
+ * kubelet, streams the devices to ListAndWatch, and answers Allocate through its handler. When the
+ * kubelet restarts it removes every plugin socket and forgets its plugins; the plugin notices its
+ * socket gone (or the kubelet's replaced) and serves and registers again.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { existsSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ContainerAllocateResponse, Device, DEVICE_PLUGIN_VERSION, deviceApi, KUBELET_SOCKET } from './api';
+
+export interface DevicePluginOptions {
+  /** The kubelet's device-plugin folder (`/var/lib/kubelet/device-plugins`). */
+  readonly pluginDir: string;
+  /** Extended resource name, e.g. tensor-fusion.ai/share. */
+  readonly resourceName: string;
+  /** Our socket's file name in pluginDir. */
+  readonly socketName: string;
+  /** The devices to advertise now. */
+  readonly devices: () => Device[];
+  /** What one container gets for the device ids the kubelet chose; rejects to fail the container's admission. */
+  readonly allocate: (deviceIds: string[]) => Promise<ContainerAllocateResponse>;
+  /** How often the kubelet's and our socket are checked. @default 2000 */
+  readonly watchMs?: number;
+  readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+type Stream = grpc.ServerWritableStream<unknown, { devices: Device[] }>;
+
+export class DevicePluginServer {
+  private server: grpc.Server | undefined;
+  private readonly streams = new Set<Stream>();
+  private timer: NodeJS.Timeout | undefined;
+  private kubeletIno: number | undefined;
+  private registered = false;
+
+  constructor(private readonly opts: DevicePluginOptions) {}
+
+  private get socket(): string {
+    return join(this.opts.pluginDir, this.opts.socketName);
+  }
+
+  /** Serves and registers (retried on the watch interval until the kubelet accepts). */
+  async start(): Promise<void> {
+    await this.serveAndRegister().catch((err) => this.opts.log?.('device plugin registration failed; retrying', { err: String(err) }));
+    this.timer = setInterval(() => void this.watch(), this.opts.watchMs ?? 2_000);
+    this.timer.unref();
+  }
+
+  /** Sends the current devices to every ListAndWatch stream (health changed). */
+  update(): void {
+    const devices = this.opts.devices();
+    for (const s of this.streams) s.write({ devices });
+  }
+
+  /** Whether the kubelet has accepted the registration. */
+  isRegistered(): boolean {
+    return this.registered;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.close();
+  }
+
+  private async watch(): Promise<void> {
+    const kubelet = inode(join(this.opts.pluginDir, KUBELET_SOCKET));
+    if (this.registered && existsSync(this.socket) && kubelet === this.kubeletIno) return;
+    if (this.registered) this.opts.log?.('kubelet restarted or removed the plugin socket; registering again');
+    await this.serveAndRegister().catch((err) => this.opts.log?.('device plugin registration failed; retrying', { err: String(err) }));
+  }
+
+  private async serveAndRegister(): Promise<void> {
+    await this.close();
+    rmSync(this.socket, { force: true });
+    const server = new grpc.Server();
+    server.addService(deviceApi().DevicePlugin.service, {
+      GetDevicePluginOptions: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { pre_start_required: false, get_preferred_allocation_available: false }),
+      ListAndWatch: (call: Stream) => {
+        this.streams.add(call);
+        call.on('cancelled', () => this.streams.delete(call));
+        call.on('close', () => this.streams.delete(call));
+        call.write({ devices: this.opts.devices() });
+      },
+      GetPreferredAllocation: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { container_responses: [] }),
+      Allocate: (call: grpc.ServerUnaryCall<{ container_requests: { devices_ids: string[] }[] }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+        Promise.all(call.request.container_requests.map((r) => this.opts.allocate(r.devices_ids)))
+          .then((container_responses) => cb(null, { container_responses }))
+          .catch((err: Error) => cb({ code: grpc.status.FAILED_PRECONDITION, details: err.message }));
+      },
+      PreStartContainer: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, {}),
+    });
+    await new Promise<void>((res, rej) => server.bindAsync(`unix://${this.socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? rej(err) : res())));
+    this.server = server;
+    this.kubeletIno = inode(join(this.opts.pluginDir, KUBELET_SOCKET));
+    const Registration = deviceApi().Registration;
+    const client = new Registration(`unix://${join(this.opts.pluginDir, KUBELET_SOCKET)}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      Register(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void;
+    };
+    try {
+      await new Promise<void>((res, rej) => client.Register(
+        { version: DEVICE_PLUGIN_VERSION, endpoint: this.opts.socketName, resource_name: this.opts.resourceName, options: { pre_start_required: false, get_preferred_allocation_available: false } },
+        { deadline: Date.now() + 5_000 },
+        (err) => (err ? rej(err) : res()),
+      ));
+    } finally {
+      client.close();
+    }
+    this.registered = true;
+    this.opts.log?.('device plugin registered with the kubelet', { resource: this.opts.resourceName, socket: this.socket });
+  }
+
+  private async close(): Promise<void> {
+    this.registered = false;
+    for (const s of this.streams) s.end();
+    this.streams.clear();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((res) => server.tryShutdown(() => res()));
+  }
+}
+
+function inode(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
+}

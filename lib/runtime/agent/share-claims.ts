@@ -1,0 +1,90 @@
+/**
+ * Which pod a device-plugin Allocate is for, and what its container gets. The kubelet's Allocate
+ * names device ids only, not the pod; it admits one pod at a time, oldest first, and allocates for
+ * each of its containers that requests the share resource. So the pod is the one bound to this
+ * node, holding a share, not yet running, with containers left to allocate: of several, the one
+ * scheduled first (then created first), the order the kubelet receives and admits them in.
+ */
+import { PLACEMENT_ANNOTATIONS, SHARE_RESOURCE } from '../../model/keys';
+import type { K8sObject } from '../kube/cluster';
+import { allocationOf } from '../scheduler/record';
+import { NVIDIA_ENV } from '../webhook/env';
+import type { ContainerAllocateResponse } from './device-plugin/api';
+import type { MpsShare, ShareDirs } from './mps/supervisor';
+import type { SmiGpu } from './nvidia-smi';
+
+type PodLike = K8sObject & {
+  spec?: { containers?: ContainerLike[]; initContainers?: ContainerLike[] };
+  status?: { phase?: string; conditions?: { type: string; lastTransitionTime?: string }[] };
+};
+interface ContainerLike { name: string; resources?: { limits?: Record<string, unknown> } }
+
+/** How many of the pod's containers (init ones included) request the share resource. */
+export function shareContainers(pod: PodLike): number {
+  const all = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+  return all.filter((c) => c.resources?.limits?.[SHARE_RESOURCE] !== undefined).length;
+}
+
+/** The pod the kubelet is allocating for, given how many containers of each pod (by uid) were served. */
+export function nextClaim(pods: readonly PodLike[], served: ReadonlyMap<string, number>): PodLike | undefined {
+  const scheduledAt = (p: PodLike) => p.status?.conditions?.find((c) => c.type === 'PodScheduled')?.lastTransitionTime ?? '';
+  const key = (p: PodLike) => [scheduledAt(p), p.metadata.creationTimestamp ?? '', `${p.metadata.namespace}/${p.metadata.name}`];
+  return pods
+    .filter((p) => p.metadata.uid && !p.metadata.deletionTimestamp && (p.status?.phase ?? 'Pending') === 'Pending'
+      && allocationOf(p) && (served.get(p.metadata.uid) ?? 0) < shareContainers(p))
+    .sort((a, b) => { const [x, y] = [key(a), key(b)]; return x < y ? -1 : x > y ? 1 : 0; })[0];
+}
+
+/** The GPU object name's device index (`<node>-gpu-<index>`, lib/runtime/controller/capacity.ts). */
+const GPU_INDEX = /-gpu-(\d+)$/;
+
+/**
+ * The MPS share of a pod: its GPUs' UUIDs from the node's nvidia-smi inventory, and the per-container
+ * limits the bind wrote (`tensor-fusion.ai/mps-memory-limit`, `.../mps-thread-percentage`).
+ * @throws Error naming what is missing or unknown
+ */
+export function mpsShareOf(pod: PodLike, gpus: readonly SmiGpu[]): MpsShare {
+  const a = allocationOf(pod);
+  const name = `${pod.metadata.namespace}/${pod.metadata.name}`;
+  if (!a) throw new Error(`pod ${name} holds no GPU share record`);
+  const uuids = a.gpuIds.map((id) => {
+    const index = Number(GPU_INDEX.exec(id)?.[1]);
+    const gpu = gpus.find((g) => g.index === index);
+    if (!gpu) throw new Error(`pod ${name}: GPU ${id} is not on this node (nvidia-smi lists indexes ${gpus.map((g) => g.index).join(', ') || 'none'})`);
+    return gpu.uuid;
+  });
+  const annotations = pod.metadata.annotations ?? {};
+  const mem = /^\d+=(\d+)M/.exec(annotations[PLACEMENT_ANNOTATIONS.mpsMemoryLimit] ?? '');
+  const pct = Number(annotations[PLACEMENT_ANNOTATIONS.mpsThreadPercentage]);
+  if (!mem || !(pct >= 1 && pct <= 100)) throw new Error(`pod ${name}: no MPS limits in ${PLACEMENT_ANNOTATIONS.mpsMemoryLimit} and ${PLACEMENT_ANNOTATIONS.mpsThreadPercentage}`);
+  return { id: a.id, pod: name, gpuUuids: uuids, vramLimitBytes: Number(mem[1]) * 2 ** 20, threadPercentage: pct };
+}
+
+/** The device nodes a CUDA process needs besides its GPUs'; nvidia-uvm-tools is absent on some hosts. */
+export const CONTROL_DEVICES = ['nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools'] as const;
+
+/**
+ * What the kubelet adds to the container: the share's GPU device nodes (of those `exists` finds
+ * under `devRoot`), its daemon's pipe folder at the same path and its shm folder as /dev/shm, and
+ * the variables that point CUDA at them. NVIDIA_VISIBLE_DEVICES lets the NVIDIA container toolkit,
+ * where installed, add the driver's libraries for those GPUs. The MPS limit variables are
+ * informational: the daemon holds the limits whatever they say.
+ */
+export function containerResponse(share: MpsShare, dirs: ShareDirs, gpus: readonly SmiGpu[], devRoot: string, exists: (path: string) => boolean): ContainerAllocateResponse {
+  const indexes = share.gpuUuids.map((u) => gpus.find((g) => g.uuid === u)!.index);
+  // The device minor number is the driver's index on every host seen; NVML would say for sure.
+  const names = [...CONTROL_DEVICES, ...indexes.map((i) => `nvidia${i}`)];
+  return {
+    envs: {
+      CUDA_MPS_PIPE_DIRECTORY: dirs.pipeDir,
+      [NVIDIA_ENV.visibleDevices]: share.gpuUuids.join(','),
+      [NVIDIA_ENV.mpsMemLimit]: share.gpuUuids.map((_, i) => `${i}=${Math.floor(share.vramLimitBytes / 2 ** 20)}M`).join(','),
+      [NVIDIA_ENV.mpsThreads]: String(share.threadPercentage),
+    },
+    mounts: [
+      { container_path: dirs.pipeDir, host_path: dirs.pipeDir, read_only: false },
+      { container_path: '/dev/shm', host_path: dirs.shmDir, read_only: false },
+    ],
+    devices: names.map((n) => `${devRoot}/${n}`).filter(exists).map((host) => ({ container_path: `/dev/${host.split('/').pop()}`, host_path: host, permissions: 'rw' })),
+  };
+}
