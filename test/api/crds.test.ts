@@ -118,6 +118,7 @@ describe('structural schemas', () => {
     addFormats(ajv);
     const defaults = allNodes().filter(([, , node]) => node.default !== undefined);
     expect(defaults.map(([kind, path]) => `${kind} ${path}`)).toEqual([
+      'GPUPool spec.nodeManagerConfig.defaultIsolationMode',
       'GPUPool spec.capacityConfig.oversubscription.tflopsOversellRatio',
       'GPUPool spec.placement.mode',
       'GPUNode spec.manageMode',

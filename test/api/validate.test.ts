@@ -177,7 +177,7 @@ describe('GPUPool spec rules', () => {
 
   it('requires nodeManagerConfig', () => {
     expect(messages(validateSpec('GPUPool', {}))).toEqual([
-      'spec.nodeManagerConfig: got nothing, expected an object with fields nodeSelector (required in spec)',
+      'spec.nodeManagerConfig: got nothing, expected an object with fields nodeSelector, defaultIsolationMode (required in spec)',
     ]);
   });
 

@@ -55,7 +55,8 @@ describeControlPlane('in-place resize of GPU shares', { controllerManager: true,
   beforeAll(async () => {
     ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
     await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'resize.yaml', [
-      renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+      // Shared isolation: this suite checks the limit files the kubelet refreshes after a resize.
+      renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
       kwokNode({ name: 'gpu-r', cpu: '8', labels: { [GFD.present]: 'true', [GFD.product]: 'NVIDIA-A100-SXM4-80GB', [GFD.count]: '1', [GFD.memory]: '81920', [`tensor-fusion.ai/pool-${POOL}`]: 'true' } }),
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
     ])]);

@@ -99,8 +99,10 @@ describeControlPlane('example install on a real control plane', { controllerMana
       const alloc = JSON.parse(pods[0].metadata.annotations[ALLOCATION_ANNOTATION]);
       expect(alloc.pool).toBe('default-pool');
       expect(pods[0].status.phase).toBe('Running');
-      const env = pods[0].spec.containers.find((c: Obj) => c.name === 'python').env.map((e: Obj) => e.name);
-      expect(env).toContain('NVIDIA_VISIBLE_DEVICES');
+      const python = pods[0].spec.containers.find((c: Obj) => c.name === 'python');
+      expect(python.env.map((e: Obj) => e.name)).toContain('TENSOR_FUSION_ALLOCATION_ID');
+      // Hard isolation: the kubelet gets the GPU and the share's MPS daemon from the node agent.
+      expect(python.resources.limits['tensor-fusion.ai/share']).toBe('1');
       const workload = await get(['tensorfusionworkload', '-n', 'ml', 'pytorch-example']);
       expect(workload.apiVersion).toBe(API_VERSION);
       expect(workload.status).toMatchObject({ workerCount: 1, readyWorkers: 1, phase: 'Running' });

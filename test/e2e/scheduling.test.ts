@@ -123,8 +123,9 @@ describeControlPlane('placement by kube-scheduler and the extender', { controlle
     const a = allocation(p);
     expect(a.id).toBe(p.metadata.uid);
     expect(a.node).toBe(p.spec.nodeName);
-    const env = p.spec.containers[0].env as Obj[];
-    expect(env.find((e) => e.name === 'NVIDIA_VISIBLE_DEVICES')?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.annotations['tensor-fusion.ai/visible-devices']");
+    // Hard isolation: kube-scheduler ignores the share resource (the extender placed the pod); the
+    // kubelet gets the devices of the GPUs the bind recorded from the node agent.
+    expect(p.spec.containers[0].resources.limits['tensor-fusion.ai/share']).toBe('1');
     expect(p.metadata.annotations['tensor-fusion.ai/visible-devices']).toBeTruthy();
     // One review per pod: the webhook writes the priority its class gives, so the Priority plugin,
     // re-run after webhooks, changes nothing and the API server has no reason to reinvoke us.

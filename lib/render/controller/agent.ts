@@ -1,13 +1,17 @@
 /**
- * The node agent (lib/runtime/agent/): a DaemonSet on GPU nodes that exports per-pod GPU usage for the
- * recommender. It runs in a namespace of its own because it needs the host PID namespace (to read
- * /proc/<pid>/cgroup of the pids nvidia-smi reports), which the controller namespace's "restricted"
- * Pod Security level forbids; that namespace enforces "privileged" and holds nothing else. The agent
- * travels in the controller bundle (a copy of the bundle ConfigMap in its namespace) and runs with the
- * `agent` argument.
+ * The node agent (lib/runtime/agent/): a DaemonSet on GPU nodes that runs the node side of `hard`
+ * isolation (an MPS control daemon per share, and the device plugin through which the kubelet gives
+ * containers their GPUs, daemon and limits) and exports per-pod GPU usage for the recommender. It runs
+ * in a namespace of its own because it is privileged (it starts the daemons, which switch to the
+ * pods' users and mount each share's /dev/shm) and shares the host PID namespace (nvidia-smi and MPS
+ * report host pids), which the controller namespace's "restricted" Pod Security level forbids; that
+ * namespace enforces "privileged" and holds nothing else. Pods that use shares need nothing of that:
+ * the kubelet adds their devices and mounts. The agent travels in the controller bundle (a copy of
+ * the bundle ConfigMap in its namespace) and runs with the `agent` argument.
  */
 import { KubeObject } from '../../k8s/object';
 import { APP_LABELS, POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
+import { GROUP } from '../../model/group';
 import { GFD } from '../../model/keys';
 import { AGENT_COMMAND, AGENT_DEFAULTS, AGENT_ENV } from '../../runtime/agent/contract';
 import { ResolvedControllerProps } from './props';
@@ -50,22 +54,30 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       { name: AGENT_ENV.nodeName, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } },
       { name: AGENT_ENV.port, value: String(AGENT_DEFAULTS.port) },
       { name: AGENT_ENV.logLevel, value: props.logLevel },
-      // The NVIDIA container toolkit mounts nvidia-smi and the driver's utility libraries, no device.
+      // The NVIDIA container toolkit mounts nvidia-smi, nvidia-cuda-mps-control and the driver's libraries.
       { name: 'NVIDIA_VISIBLE_DEVICES', value: 'all' },
-      { name: 'NVIDIA_DRIVER_CAPABILITIES', value: 'utility' },
+      { name: 'NVIDIA_DRIVER_CAPABILITIES', value: 'compute,utility' },
+      { name: AGENT_ENV.mpsDir, value: AGENT_DEFAULTS.mpsDir },
+      { name: AGENT_ENV.pluginDir, value: AGENT_DEFAULTS.pluginDir },
     ],
     ports: [{ name: AGENT_NAMES.port, containerPort: AGENT_DEFAULTS.port, protocol: 'TCP' }],
     livenessProbe: { httpGet: { path: '/healthz', port: AGENT_NAMES.port }, periodSeconds: 20, timeoutSeconds: 2, failureThreshold: 3 },
     resources: AGENT_RESOURCES,
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      runAsUser: 1000,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
-    volumeMounts: shipping.volumeMounts,
+    securityContext: { privileged: true, readOnlyRootFilesystem: true },
+    volumeMounts: [
+      ...shipping.volumeMounts,
+      // Same paths inside and out: the device plugin hands the kubelet host paths it made here.
+      { name: 'mps', mountPath: AGENT_DEFAULTS.mpsDir },
+      { name: 'device-plugins', mountPath: AGENT_DEFAULTS.pluginDir },
+    ],
+  };
+  const hostVolumes = [
+    { name: 'mps', hostPath: { path: AGENT_DEFAULTS.mpsDir, type: 'DirectoryOrCreate' } },
+    { name: 'device-plugins', hostPath: { path: AGENT_DEFAULTS.pluginDir, type: 'Directory' } },
+  ];
+  const initSecurity = {
+    allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 1000,
+    capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
   };
   const daemonSet: KubeObject = {
     apiVersion: 'apps/v1',
@@ -73,7 +85,9 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
     metadata: { name, namespace, labels: agentLabels },
     spec: {
       selector: { matchLabels: AGENT_SELECTOR },
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+      // A new agent replaces the share daemons, which ends every running pod's GPU clients on the node:
+      // agents are replaced when their node is drained (delete the agent pod), not by a rollout.
+      updateStrategy: { type: 'OnDelete' },
       template: {
         metadata: { labels: agentLabels, ...(shipping.podAnnotations ? { annotations: shipping.podAnnotations } : {}) },
         spec: {
@@ -85,10 +99,10 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
           tolerations: [{ operator: 'Exists' }],
           priorityClassName: 'system-node-critical',
           ...(shipping.initContainers.length
-            ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: AGENT_RESOURCES, securityContext: container.securityContext })) }
+            ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: AGENT_RESOURCES, securityContext: initSecurity })) }
             : {}),
           containers: [container],
-          volumes: shipping.volumes,
+          volumes: [...shipping.volumes, ...hostVolumes],
         },
       },
     },
@@ -99,8 +113,13 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels },
-      // Only names: the agent lists the pods of its node to label series with namespace, pod and container.
-      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }],
+      // The pods of its node: to label series, and to find the pod a device-plugin Allocate is for.
+      // Its GPUs' status: the IsolationReady condition (a node's agent can write any GPU's status;
+      // RBAC cannot scope by node, as the kubelet's NodeRestriction does for Nodes).
+      rules: [
+        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+        { apiGroups: [GROUP], resources: ['gpus/status'], verbs: ['patch'] },
+      ],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name, labels },

@@ -69,7 +69,8 @@ describeRealNode('faults on a real node', { controllerManager: true, users: [use
     ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
     await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'faults.yaml', [
       renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 1, memory: '80Gi' } }),
-      renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+      // Shared isolation: hard isolation's node side (the agent's device plugin) is test/e2e/node/isolation.test.ts.
+      renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
     ])]);
     await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);

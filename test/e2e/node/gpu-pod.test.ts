@@ -1,6 +1,7 @@
 /**
- * GPU pods on a real node (kubelet, containerd, runc, bridge CNI): what the README promises a
- * container is read inside the running container with `kubectl exec`: the downward-API variables
+ * GPU pods on a real node (kubelet, containerd, runc, bridge CNI), in a pool of `shared` isolation
+ * (hard isolation's delivery through the node agent is test/e2e/node/isolation.test.ts): what the
+ * README promises a container is read inside the running container with `kubectl exec`: the downward-API variables
  * filled from the Binding's annotations, the MPS limit files, refreshed in place by a resize; the
  * worker init container under Pod Security "restricted"; a remote workload's worker pods; and no
  * packet leaving the test network namespace, from the test process or from a pod.
@@ -58,7 +59,8 @@ describeRealNode('GPU pods on a real node', { controllerManager: true, scheduler
   beforeAll(async () => {
     ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
     // The node as GpuNode labels it, applied server-side the way the example is.
-    const docs = synth.platform.filter((o) => ['Namespace', 'GPUPool', 'WorkloadProfile'].includes(o.kind));
+    const docs = synth.platform.filter((o) => ['Namespace', 'GPUPool', 'WorkloadProfile'].includes(o.kind)).map((o) => structuredClone(o));
+    for (const pool of docs.filter((o) => o.kind === 'GPUPool')) pool.spec.nodeManagerConfig.defaultIsolationMode = 'shared';
     await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'real-node.yaml', [GPU_NODE, ...docs])]);
     await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
     await eventually(async () => expect((await get(['gpupool', 'default-pool'])).status).toMatchObject({ totalNodes: 1, totalGPUs: 2 }), 60_000, 500);

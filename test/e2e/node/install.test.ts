@@ -71,7 +71,8 @@ describeRealNode('the controller install as pods on a real node', { controllerMa
   test('a GPU pod is admitted through the webhook Service and placed by the in-pod kube-scheduler and extender, on the real node', async () => {
     await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(path.dirname(synth.file), 'platform.yaml', [
       renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 1, memory: '80Gi' } }),
-      renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+      // Shared isolation: hard isolation's node side (the agent's device plugin) is test/e2e/node/isolation.test.ts.
+      renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
     ])]);
     await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 1, totalGPUs: 1 }), 120_000, 1_000);

@@ -29,7 +29,16 @@ describe('node agent', () => {
     expect(maps).toEqual(['tensor-fusion-system', 'tensor-fusion-system-agent']);
     const ns = of(objects, 'Namespace').find((n) => n.metadata.name === 'tensor-fusion-system-agent');
     expect(ns.metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged');
-    expect(of(objects, 'ClusterRole').find((r) => r.metadata.name === 'tensor-fusion-node-agent').rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }]);
+    expect(of(objects, 'ClusterRole').find((r) => r.metadata.name === 'tensor-fusion-node-agent').rules).toEqual([
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpus/status'], verbs: ['patch'] },
+    ]);
+    // The node side of hard isolation: the kubelet's plugin folder and the shares' MPS folders, at the same paths.
+    expect(pod.volumes).toEqual(expect.arrayContaining([
+      { name: 'mps', hostPath: { path: '/run/tensor-fusion/mps', type: 'DirectoryOrCreate' } },
+      { name: 'device-plugins', hostPath: { path: '/var/lib/kubelet/device-plugins', type: 'Directory' } },
+    ]));
+    expect(ds.spec.updateStrategy).toEqual({ type: 'OnDelete' });
     expect(of(objects, 'Service').find((s) => s.metadata.namespace === 'tensor-fusion-system-agent').spec.clusterIP).toBe('None');
   });
 

@@ -17,7 +17,7 @@ describe('scheduler configuration', () => {
       kind: 'KubeSchedulerConfiguration',
       leaderElection: { leaderElect: true, resourceLock: 'leases', resourceNamespace: 'gpu-system', resourceName: 'tensor-fusion-scheduler' },
       percentageOfNodesToScore: 100,
-      profiles: [{ schedulerName: SCHEDULER_NAME }],
+      profiles: [{ schedulerName: SCHEDULER_NAME, pluginConfig: [{ name: 'NodeResourcesFit', args: { ignoredResources: ['tensor-fusion.ai/share'] } }] }],
       extenders: [{
         urlPrefix: 'http://127.0.0.1:18888/scheduler',
         filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 1, bindVerb: 'bind',

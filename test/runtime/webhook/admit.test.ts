@@ -27,16 +27,22 @@ const TRAIN_ENV = [
   { name: 'TENSOR_FUSION_GPU_COUNT', value: '2' },
   { name: 'TENSOR_FUSION_WORKLOAD', value: 'existing' },
   { name: 'TENSOR_FUSION_ALLOCATION_ID', ...fromAnnotation('tensor-fusion.ai/allocation-id') },
+];
+/** Under shared isolation the device and MPS variables come from the bind's annotations too; under hard, the device plugin sets them. */
+const SHARED_ENV = [
+  ...TRAIN_ENV.map((e) => (e.name === 'TENSOR_FUSION_POOL' ? { ...e, value: 'advisory' } : e)),
   { name: 'NVIDIA_VISIBLE_DEVICES', ...fromAnnotation('tensor-fusion.ai/visible-devices') },
   { name: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT', ...fromAnnotation('tensor-fusion.ai/mps-memory-limit') },
   { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', ...fromAnnotation('tensor-fusion.ai/mps-thread-percentage') },
 ];
+const SHARE_LIMIT = { op: 'add', path: '/spec/containers/0/resources', value: { limits: { 'tensor-fusion.ai/share': '1' } } };
 const TRAIN_SHARE = '{"pool":"pool-a","qos":"medium","gpuCount":2,"tflopsRequest":31.2,"tflopsLimit":62.4,"vramRequest":4294967296,"vramLimit":8589934592}';
 
 const suite = useWebhookSuite([
   { name: 'pool-a', nodes: 2, gpusPerNode: 2, tflops: 312, isDefault: true, taints: [{ key: 'tensor-fusion.ai/pool', value: 'pool-a', effect: 'NoSchedule' }] },
   { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } },
   { name: 'with-worker', nodes: 1, gpusPerNode: 1, spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } } },
+  { name: 'advisory', nodes: 1, gpusPerNode: 2, spec: { nodeManagerConfig: { defaultIsolationMode: 'shared' } } },
 ], (double) => {
   double.put('workloadprofiles', {
     apiVersion: API_VERSION, kind: 'WorkloadProfile', metadata: { name: 'small', namespace: 'default' },
@@ -69,14 +75,34 @@ describe('local GPU mode', () => {
       { op: 'add', path: '/spec/priority', value: 200 },
       { op: 'add', path: '/spec/preemptionPolicy', value: 'Never' },
       { op: 'add', path: '/spec/containers/0/env', value: TRAIN_ENV },
-      // The MPS limits as files the kubelet refreshes after an in-place resize (limits-volume.ts).
-      { op: 'add', path: '/spec/volumes', value: [limitsVolume()] },
-      { op: 'add', path: '/spec/containers/0/volumeMounts', value: [{ name: LIMITS_VOLUME, mountPath: LIMITS_MOUNT_PATH, readOnly: true }] },
+      // Hard isolation (the default): the kubelet gets the GPU, the share's MPS daemon and limits from the agent.
+      SHARE_LIMIT,
     ]);
     const out: any = patched(p, answer.body);
     expect(out.spec.nodeSelector).toBeUndefined();
     expect(out.spec.tolerations).toBeUndefined();
     expect(shareOf(out)).toEqual({ pool: 'pool-a', qos: 'medium', gpuCount: 2, tflopsRequest: 31.2, tflopsLimit: 62.4, vramRequest: 4 * GiB, vramLimit: 8 * GiB });
+  });
+
+  it('in a pool of shared isolation gives the device and MPS variables from the bind and the limits as files, with a warning that nothing enforces them', async () => {
+    const p = pod({ name: 'advisory-0', annotations: { ...annotations, 'tensor-fusion.ai/gpupool': 'advisory' } });
+    const answer = await post(suite.webhook.port(), suite.agent, review(p));
+    expect(answer.body.response.warnings).toEqual([
+      'GPUPool "advisory" has spec.nodeManagerConfig.defaultIsolationMode "shared": the share\'s VRAM and compute limits reach the containers as variables only and nothing on the node enforces them',
+    ]);
+    const ops = patchOps(answer.body);
+    expect(ops).toContainEqual({ op: 'add', path: '/spec/containers/0/env', value: SHARED_ENV });
+    // The MPS limits as files the kubelet refreshes after an in-place resize (limits-volume.ts).
+    expect(ops).toContainEqual({ op: 'add', path: '/spec/volumes', value: [limitsVolume()] });
+    expect(ops).toContainEqual({ op: 'add', path: '/spec/containers/0/volumeMounts', value: [{ name: LIMITS_VOLUME, mountPath: LIMITS_MOUNT_PATH, readOnly: true }] });
+    expect(JSON.stringify(ops)).not.toContain('tensor-fusion.ai/share"');
+  });
+
+  it('keeps the resources a container has, adding the share resource to its limits', async () => {
+    const p: any = pod({ name: 'sized', annotations });
+    p.spec.containers[0].resources = { limits: { memory: '1Gi' }, requests: { cpu: '1' } };
+    const ops = patchOps((await post(suite.webhook.port(), suite.agent, review(p))).body);
+    expect(ops.filter((o) => o.path.includes('/resources'))).toEqual([{ op: 'add', path: '/spec/containers/0/resources/limits/tensor-fusion.ai~1share', value: '1' }]);
   });
 
   it('writes the priority fields of the class, so the Priority admission plugin has nothing to change', async () => {
@@ -112,7 +138,7 @@ describe('local GPU mode', () => {
   });
 
   it('replaces every env entry with a name it owns, duplicates included, keeping the others in place', async () => {
-    const p: any = pod({ name: 'dups', annotations });
+    const p: any = pod({ name: 'dups', annotations: { ...annotations, 'tensor-fusion.ai/gpupool': 'advisory' } });
     p.spec.containers[0].env = [
       { name: 'A', value: '1' },
       { name: 'NVIDIA_VISIBLE_DEVICES', value: 'all' },
@@ -122,14 +148,14 @@ describe('local GPU mode', () => {
       { name: 'TENSOR_FUSION_POOL', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ];
     const answer = await post(suite.webhook.port(), suite.agent, review(p));
-    const byName = (n: string) => TRAIN_ENV.find((e) => e.name === n);
+    const byName = (n: string) => SHARED_ENV.find((e) => e.name === n);
     expect(patchOps(answer.body).filter((o) => o.path.includes('/env'))).toEqual([{
       op: 'replace', path: '/spec/containers/0/env', value: [
         { name: 'A', value: '1' },
         byName('NVIDIA_VISIBLE_DEVICES'),
         byName('TENSOR_FUSION_POOL'),
         { name: 'B', value: '$(NVIDIA_VISIBLE_DEVICES)' },
-        ...TRAIN_ENV.filter((e) => e.name !== 'NVIDIA_VISIBLE_DEVICES' && e.name !== 'TENSOR_FUSION_POOL'),
+        ...SHARED_ENV.filter((e) => e.name !== 'NVIDIA_VISIBLE_DEVICES' && e.name !== 'TENSOR_FUSION_POOL'),
       ],
     }]);
     const env = (patched(p, answer.body) as any).spec.containers[0].env;
@@ -224,7 +250,7 @@ describe('local GPU mode', () => {
     const p = pod({ name: 'nsw', annotations: ann({ gpupool: 'with-worker', 'is-local-gpu': 'true', 'no-standalone-worker-mode': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
     const out: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     expect(out.spec.initContainers).toEqual([{ name: 'tensor-fusion-worker', image: 'registry.example/worker:1', env: out.spec.containers[0].env, securityContext: WORKER_SECURITY_CONTEXT }]);
-    expect(envOf(out, 0).NVIDIA_VISIBLE_DEVICES).toEqual(fromAnnotation(PLACEMENT_ANNOTATIONS.visibleDevices).valueFrom);
+    expect(envOf(out, 0).TENSOR_FUSION_ALLOCATION_ID).toEqual(fromAnnotation(PLACEMENT_ANNOTATIONS.allocationId).valueFrom);
     const stored = JSON.parse(JSON.stringify(out));
     Object.assign(stored.spec.initContainers[0], { imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log' });
     expect((await post(suite.webhook.port(), suite.agent, review(stored))).body.response.patch).toBeUndefined();

@@ -13,7 +13,8 @@ import { LIMITS_MOUNT_PATH, LIMITS_VOLUME } from '../../../lib/runtime/webhook/l
 import { annotationKey as t } from '../../support/annotations';
 import { GiB, pod, review } from './fixtures';
 
-const POOL = { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUPool', metadata: { name: 'a' }, spec: {} } as unknown as GPUPool;
+// Shared isolation: the limits-volume tests below are of that mode (under hard isolation the share's daemon holds the limits).
+const POOL = { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUPool', metadata: { name: 'a' }, spec: { nodeManagerConfig: { defaultIsolationMode: 'shared' } } } as unknown as GPUPool;
 
 const recommended = (requests: { tflops: string; vram: string }, limits: { tflops: string; vram: string }): TensorFusionWorkload => ({
   apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload', metadata: { name: 'web', namespace: 'apps' },

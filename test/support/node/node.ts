@@ -42,7 +42,8 @@ const CTR = '/usr/bin/ctr';
 const CNI_BIN = '/usr/lib/cni';
 
 /** Paths the kubelet, containerd or the CNI plugins use whatever their flags say: bind-mounted from the node's dir. */
-const FIXED_PATHS = ['/var/lib/kubelet', '/run/containerd', '/var/lib/cni', '/var/log/containers', '/var/log/pods'] as const;
+// /run/tensor-fusion: the node agent's MPS folders (a hostPath of its DaemonSet).
+const FIXED_PATHS = ['/var/lib/kubelet', '/run/containerd', '/run/tensor-fusion', '/var/lib/cni', '/var/log/containers', '/var/log/pods'] as const;
 
 const START_TIMEOUT_MS = 120_000;
 

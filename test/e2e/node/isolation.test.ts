@@ -1,0 +1,190 @@
+/**
+ * Hard isolation on a real node: the node agent as the DaemonSet `TensorFusionController` renders,
+ * serving the share resource to the real kubelet (device-plugin API) and running a fake
+ * nvidia-cuda-mps-control (test/support/fake-mps-control.js, which answers as the real one does)
+ * per share. A pod in a Pod Security "baseline" namespace gets, through the kubelet alone, its GPU
+ * device nodes (fake character devices here), its share's MPS pipe folder and its limits; a pod
+ * without a share gets none of them; the agent restarted under a running pod takes its share over
+ * with the same limits; a deleted pod's daemon is ended; each GPU reports IsolationReady.
+ */
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { IMAGE_REFS } from '../../envtest/images';
+import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
+import { ENABLED_LABEL, GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../../lib/model/keys';
+import { agentNamespace, renderController } from '../../../lib/render/controller';
+import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
+import { renderGpuNode } from '../../../lib/render/gpu-node';
+import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
+import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
+import { waitFor } from '../../support/control-plane';
+import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
+import { eventually } from '../../runtime/fixtures';
+
+jest.setTimeout(240_000);
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const synth = synthToTemp();
+const { user } = controllerIdentity(synth.controller);
+const NS = 'baseline-apps';
+const FAKE_SMI = path.resolve(__dirname, '../../support/fake-nvidia-smi.js');
+const FAKE_MPS = path.resolve(__dirname, '../../support/fake-mps-control.js');
+const GPUS = [
+  { index: 0, uuid: 'GPU-0d1c5a7e-3b2f-4c6d-8e9a-1f2b3c4d5e6f', name: 'NVIDIA A100-SXM4-80GB' },
+  { index: 1, uuid: 'GPU-9e8d7c6b-5a4f-4e3d-2c1b-0a9f8e7d6c5b', name: 'NVIDIA A100-SXM4-80GB' },
+];
+const GPU_NODE = renderGpuNode({ nodeName: NODE_NAME, pools: ['default-pool'], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 2, memory: '80Gi' } });
+/** Seed 002's share: 20 TFLOPS of an A100's 312 (7 %), 4Gi. */
+const SHARE_ANNOTATIONS = {
+  'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/tflops-limit': '20',
+  'tensor-fusion.ai/vram-request': '4Gi', 'tensor-fusion.ai/vram-limit': '4Gi',
+};
+
+describeRealNode('hard isolation on a real node: devices, MPS daemon and limits through the kubelet', { controllerManager: true, scheduler: true, users: [user] }, {}, (h) => {
+  const cp = () => h().cp;
+  const get = async (args: string[]): Promise<Obj> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json']));
+  const exec = (pod: string, script: string) => cp().kubectlOk(['exec', '-n', NS, pod, '--', 'sh', '-c', script]);
+  // The agent's fakes and folders, at the same paths inside its container as on the host: the device
+  // plugin hands the kubelet host paths.
+  const dir = mkdtempSync(path.join(tmpdir(), 'tf-isolation-'));
+  const fakes = path.join(dir, 'bin');
+  const devRoot = path.join(dir, 'dev');
+  const mpsDir = path.join(dir, 'mps');
+  const agentNs = agentNamespace({ namespace: CONTROLLER_DEFAULTS.namespace });
+  let ctl: RunningController;
+
+  const agentPod = async (): Promise<Obj> => {
+    let pod: Obj = {};
+    await eventually(async () => {
+      const pods = ((await get(['pods', '-n', agentNs])).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
+      expect(pods.map((p) => [p.status.phase, p.status.containerStatuses?.[0]?.ready])).toEqual([['Running', true]]);
+      pod = pods[0];
+    }, 120_000, 500);
+    return pod;
+  };
+  const gpuPod = (name: string, extra: Obj = {}): Obj => ({
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, namespace: NS, labels: { [ENABLED_LABEL]: 'true' }, annotations: SHARE_ANNOTATIONS },
+    spec: { terminationGracePeriodSeconds: 1, containers: [busyboxContainer('main')], ...extra },
+  });
+  const running = async (name: string): Promise<Obj> => {
+    let pod: Obj = {};
+    await eventually(async () => {
+      pod = await get(['pod', '-n', NS, name]);
+      expect(pod.status.phase).toBe('Running');
+    }, 120_000, 500);
+    return pod;
+  };
+  const daemonOf = (uid: string) => ({ pipeDir: path.join(mpsDir, uid, 'pipe'), logDir: path.join(mpsDir, uid, 'log') });
+
+  beforeAll(async () => {
+    for (const d of [fakes, devRoot, mpsDir]) mkdirSync(d, { recursive: true });
+    // The fakes run on the agent image's Node.js.
+    for (const [name, src] of [['nvidia-smi', FAKE_SMI], ['nvidia-cuda-mps-control', FAKE_MPS]]) {
+      writeFileSync(path.join(fakes, name), readFileSync(src, 'utf8').replace(/^#!.*\n/, '#!/usr/local/bin/node\n'));
+      chmodSync(path.join(fakes, name), 0o755);
+    }
+    writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus: GPUS, steps: [{ apps: [] }] }));
+    writeFileSync(path.join(fakes, 'step'), '0');
+    // Character devices standing for the GPUs: /dev/null's numbers, so a container that opens one gets nothing.
+    for (const n of ['nvidiactl', 'nvidia-uvm', 'nvidia0', 'nvidia1']) execFileSync('mknod', ['-m', '666', path.join(devRoot, n), 'c', '1', '3']);
+    chmodSync(dir, 0o755);
+
+    ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
+    const docs = renderController({ nodeAgent: true, nodeImage: IMAGE_REFS.node, nodeAgentImage: IMAGE_REFS.node }, loadControllerBundle()) as Obj[];
+    for (const d of docs) {
+      if (d.kind !== 'DaemonSet') continue;
+      const spec = d.spec.template.spec;
+      spec.volumes = spec.volumes.map((v: Obj) => (v.name === 'mps' ? { name: 'mps', hostPath: { path: mpsDir, type: 'Directory' } } : v));
+      spec.volumes.push({ name: 'fakes', hostPath: { path: dir, type: 'Directory' } });
+      const c = spec.containers[0];
+      c.volumeMounts = [...c.volumeMounts.map((m: Obj) => (m.name === 'mps' ? { ...m, mountPath: mpsDir } : m)), { name: 'fakes', mountPath: dir }];
+      c.env = [
+        ...c.env.filter((e: Obj) => e.name !== 'MPS_DIR'),
+        { name: 'MPS_DIR', value: mpsDir }, { name: 'DEV_ROOT', value: devRoot },
+        { name: 'NVIDIA_SMI', value: path.join(fakes, 'nvidia-smi') }, { name: 'MPS_CONTROL', value: path.join(fakes, 'nvidia-cuda-mps-control') },
+        // The node image has no util-linux: each fake daemon shares the agent's /dev/shm.
+        { name: 'MPS_SHM_ISOLATION', value: 'false' },
+        { name: 'FAKE_SMI_TRACE', value: path.join(fakes, 'trace.json') }, { name: 'FAKE_SMI_STEP_FILE', value: path.join(fakes, 'step') },
+      ];
+    }
+    // Only the agent's objects: the controller runs as a process of the harness (installController).
+    const agentDocs = docs.filter((d) => d.metadata.namespace === agentNs || d.metadata.name === agentNs || d.metadata.name === 'tensor-fusion-node-agent');
+    const platform = synth.platform.filter((o) => ['GPUPool'].includes(o.kind));
+    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(dir, 'isolation.yaml', [...agentDocs, GPU_NODE, ...platform])]);
+    await cp().kubectlOk(['label', 'node', NODE_NAME, 'nvidia.com/gpu.present=true', '--overwrite']);
+    await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify({
+      apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } },
+    }) });
+    await defaultServiceAccount(cp(), NS);
+    await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
+    await agentPod();
+  }, 240_000);
+
+  afterAll(async () => {
+    await ctl?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('each GPU reports IsolationReady, and the kubelet offers the share resource the agent serves', async () => {
+    await eventually(async () => {
+      for (const i of [0, 1]) {
+        const gpu = await get(['gpu', `${NODE_NAME}-gpu-${i}`]);
+        expect(gpu.status.conditions).toEqual([expect.objectContaining({ type: GPU_ISOLATION_CONDITION, status: 'True', reason: 'MpsReady' })]);
+      }
+      const node = await get(['node', NODE_NAME]);
+      expect(node.status.allocatable[SHARE_RESOURCE]).toBe('128');
+    }, 90_000, 1_000);
+  });
+
+  test('a pod in a baseline namespace gets its GPU devices, its own MPS daemon with its limits and its variables from the kubelet; a pod without a share gets none', async () => {
+    await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(gpuPod('trainer')) });
+    await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify({ ...gpuPod('plain'), metadata: { name: 'plain', namespace: NS } }) });
+    const pod = await running('trainer');
+    // Nothing privileged in the pod as stored: the devices and folders came from the kubelet.
+    expect(JSON.stringify(pod.spec)).not.toMatch(/hostPath|hostIPC|privileged/);
+    expect(pod.spec.containers[0].resources.limits[SHARE_RESOURCE]).toBe('1');
+    const gpu = JSON.parse(pod.metadata.annotations['tensor-fusion.ai/allocation']).gpuIds[0] as string;
+    const uuid = GPUS[Number(gpu.split('-').pop())].uuid;
+    const pipe = daemonOf(pod.metadata.uid).pipeDir;
+
+    const seen = await exec('trainer', 'ls /dev | grep nvidia | sort | tr "\\n" " "; echo; env | grep -E "^(CUDA_MPS|NVIDIA_VISIBLE)" | sort; test -S "$CUDA_MPS_PIPE_DIRECTORY/control" && echo control-socket');
+    expect(seen.trim().split('\n')).toEqual([
+      `nvidia${gpu.split('-').pop()} nvidia-uvm nvidiactl`,
+      'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=7',
+      'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M',
+      `CUDA_MPS_PIPE_DIRECTORY=${pipe}`,
+      `NVIDIA_VISIBLE_DEVICES=${uuid}`,
+      'control-socket',
+    ]);
+    // The daemon holds the limits, whatever the container's variables say.
+    expect(await mpsCommand(FAKE_MPS, daemonOf(pod.metadata.uid), ['get_default_active_thread_percentage', 'get_default_device_pinned_mem_limit 0'], 3_000)).toBe('7.0\n4096M');
+
+    await running('plain');
+    expect(await exec('plain', 'ls /dev | grep -c nvidia; env | grep -c -E "^(CUDA_MPS|NVIDIA_)"; ls /run/tensor-fusion 2>&1 | head -1')).toMatch(/^0\n0\nls: \/run\/tensor-fusion: No such file or directory\n$/);
+  });
+
+  test('the agent restarted under a running pod takes its share over: the pod keeps running and its daemon answers with the same limits', async () => {
+    const pod = await running('trainer');
+    const old = await agentPod();
+    await cp().kubectlOk(['delete', 'pod', '-n', agentNs, old.metadata.name, '--wait=true']);
+    const fresh = await agentPod();
+    expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
+    await eventually(async () => {
+      expect(await mpsCommand(FAKE_MPS, daemonOf(pod.metadata.uid), ['get_default_active_thread_percentage'], 3_000)).toBe('7.0');
+    }, 60_000, 1_000);
+    const after = await get(['pod', '-n', NS, 'trainer']);
+    expect(after.status.phase).toBe('Running');
+    expect(after.status.containerStatuses[0].restartCount).toBe(0);
+    expect((await exec('trainer', 'test -S "$CUDA_MPS_PIPE_DIRECTORY/control" && echo ok')).trim()).toBe('ok');
+  });
+
+  test('a deleted pod\'s share is ended through its daemon and its folder removed', async () => {
+    const pod = await running('trainer');
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, 'trainer', 'plain', '--wait=true']);
+    await eventually(async () => expect(existsSync(path.join(mpsDir, pod.metadata.uid))).toBe(false), 60_000, 1_000);
+  });
+});
