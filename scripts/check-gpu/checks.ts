@@ -13,7 +13,7 @@ import { Client, ClientReport, Clients, containerEnv } from './clients';
 const GIB = 2 ** 30;
 /** The VRAM limit the memory sub-checks hold clients to. */
 const LIMIT_GIB = 4;
-/** Where an allocation loop stops when no limit stops it: past the limit, far below any card. */
+/** Where an allocation loop stops when no limit stops it: past the limit, well within the card. */
 const ALLOC_MAX_GIB = 8;
 /** Seconds of each matmul loop: long enough for a steady rate, short enough for a run of minutes. */
 const MATMUL_S = 3;

@@ -5,7 +5,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { MpsShare, ShareDirs } from '../../lib/runtime/agent/mps/supervisor';
-import { mpsMemoryLimit, NVIDIA_ENV } from '../../lib/runtime/webhook/env';
+import { containerResponse } from '../../lib/runtime/agent/share-claims';
 
 /** A line of client.py: its ready line or its result (the last line). */
 export interface ClientReport {
@@ -35,17 +35,14 @@ export interface Client {
 }
 
 /**
- * What the device plugin gives a share's container (lib/runtime/agent/share-claims.ts): the daemon's
- * pipe folder, the share's GPUs, and the limit variables, which are informational (the daemon holds
- * the limits whatever they say).
+ * The variables the agent's device plugin gives a share's container (its Allocate answer): the
+ * daemon's pipe folder, the share's GPUs, and the limit variables, which are informational (the
+ * daemon holds the limits whatever they say). Its device nodes and mounts are left out: the clients
+ * here are host processes, which see every device node and the host's /dev/shm.
  */
 export function containerEnv(share: MpsShare, dirs: ShareDirs): Record<string, string> {
-  return {
-    CUDA_MPS_PIPE_DIRECTORY: dirs.pipeDir,
-    [NVIDIA_ENV.visibleDevices]: share.gpuUuids.join(','),
-    [NVIDIA_ENV.mpsMemLimit]: mpsMemoryLimit(share.gpuUuids.length, share.vramLimitBytes),
-    [NVIDIA_ENV.mpsThreads]: String(share.threadPercentage),
-  };
+  const gpus = share.gpuUuids.map((uuid, index) => ({ index, uuid, name: '' }));
+  return containerResponse(share, dirs, gpus, '/dev', () => false).envs;
 }
 
 /** Starts clients and ends those still running at the end of the check. */
@@ -72,8 +69,14 @@ export class Clients {
     let onReady: (r: ClientReport) => void = () => undefined;
     const readyLine = new Promise<ClientReport>((res) => { onReady = res; });
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      // Libraries may print too; only the client's own lines are JSON objects.
       if (!line.startsWith('{')) return;
-      const r = JSON.parse(line) as ClientReport;
+      let r: ClientReport;
+      try {
+        r = JSON.parse(line) as ClientReport;
+      } catch {
+        return;
+      }
       lines.push(r);
       if (r.ready) onReady(r);
     });
