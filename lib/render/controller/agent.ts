@@ -119,6 +119,8 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       rules: [
         { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
         { apiGroups: [GROUP], resources: ['gpus/status'], verbs: ['patch'] },
+        // Warnings on pods whose processes the backstop stopped.
+        { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       ],
     },
     {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { lookupGpuTflops } from '../../model/gpu-catalog';
+import type { GpuProcess } from './backstop';
 import { podOfPid } from './cgroup';
 import { AGENT_METRICS, GPU_LABELS, POD_GPU_LABELS } from './contract';
 import { isMpsClient, isMpsServer, MPS_SERVER_COMMAND, parseComputeApps, parseGpus, parsePmon, SmiGpu, SmiPmon } from './nvidia-smi';
@@ -100,6 +101,27 @@ export class GpuCollector {
     const text = await this.smi('gpus', ['--query-gpu=index,uuid,name', '--format=csv,noheader']);
     if (text === undefined) throw new Error(`${this.opts.nvidiaSmi} --query-gpu failed`);
     return parseGpus(text);
+  }
+
+  /**
+   * The GPU processes with their pod (by cgroup) and whether pmon lists them as MPS clients; MPS
+   * servers left out. Undefined when nvidia-smi failed (nothing can be said then).
+   */
+  async processes(): Promise<GpuProcess[] | undefined> {
+    const [appText, pmonText] = await Promise.all([
+      this.smi('apps', ['--query-compute-apps=pid,used_memory,gpu_uuid', '--format=csv,noheader,nounits']),
+      this.smi('pmon', ['pmon', '-c', '1', '-s', 'u']),
+    ]);
+    if (appText === undefined || pmonText === undefined) return undefined;
+    const rows = parsePmon(pmonText);
+    const out: GpuProcess[] = [];
+    for (const app of parseComputeApps(appText)) {
+      const mine = rows.filter((r) => r.pid === app.pid);
+      if (mine.some(isMpsServer) || (mine.length === 0 && (await this.isMpsServer(app.pid)))) continue;
+      const owner = await podOfPid(this.opts.procRoot, app.pid);
+      out.push({ pid: app.pid, gpuUuid: app.gpuUuid, usedBytes: app.usedBytes, mpsClient: mine.some(isMpsClient), ...(owner ? { podUid: owner.podUid } : {}) });
+    }
+    return out;
   }
 
   /** Collects once; concurrent scrapes share one run. */

@@ -2,8 +2,9 @@
  * The node side of `hard` isolation: the MPS supervisor, the device plugin that hands each container
  * its GPU devices, its share's daemon and limits through the kubelet, and one supervision round on an
  * interval: shares of pods that are gone, finished or being deleted are ended through their daemon,
- * daemons that died are replaced, and each GPU's readiness goes to its IsolationReady condition, to
- * the plugin's device health and to a metric.
+ * daemons that died are replaced, processes that breach their share are stopped (backstop.ts), and
+ * each GPU's readiness goes to its IsolationReady condition, to the plugin's device health and to a
+ * metric.
  */
 import { existsSync } from 'node:fs';
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -12,6 +13,7 @@ import { lookupGpuTflops } from '../../model/gpu-catalog';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 import { gpuName } from '../controller/capacity';
+import { breaches, GpuProcess } from './backstop';
 import { AGENT_DEFAULTS, AGENT_METRICS } from './contract';
 import { Device, HEALTHY, UNHEALTHY } from './device-plugin/api';
 import { DevicePluginServer } from './device-plugin/server';
@@ -25,6 +27,10 @@ export interface NodeIsolationOptions {
   readonly supervisor: MpsSupervisor;
   /** The node's GPUs (nvidia-smi). */
   readonly inventory: () => Promise<SmiGpu[]>;
+  /** The GPU processes with their pods (nvidia-smi and cgroups); undefined when that failed. */
+  readonly processes: () => Promise<GpuProcess[] | undefined>;
+  /** Stops a host process (SIGKILL by default; the agent shares the host PID namespace). */
+  readonly kill?: (pid: number) => void;
   readonly pluginDir: string;
   readonly devRoot: string;
   readonly registry: Registry;
@@ -85,11 +91,26 @@ export class NodeIsolation {
       }
       for (const uid of this.served.keys()) if (!pods.some((p) => p.metadata.uid === uid)) this.served.delete(uid);
       await this.opts.supervisor.check();
+      await this.enforce(live);
       // Now and then the conditions are written again: a GPU object recreated by the controller lacks them.
       if (++this.rounds % 12 === 0) this.written.clear();
       await this.writeReadiness();
     } catch (err) {
       this.opts.log?.('supervision round failed', { err: String(err) });
+    }
+  }
+
+  /** The backstop: processes that bypass their share's daemon or take more VRAM than the share are stopped, with an Event. */
+  private async enforce(live: ReadonlyMap<string, K8sObject>): Promise<void> {
+    const procs = await this.opts.processes();
+    if (!procs) return;
+    const kill = this.opts.kill ?? ((pid: number) => process.kill(pid, 'SIGKILL'));
+    for (const b of breaches(procs, this.opts.supervisor.shares())) {
+      if (b.reason === 'VramLimitExceeded') await this.opts.supervisor.terminateClient(b.share.id, b.pid);
+      try { kill(b.pid); } catch { /* already gone */ }
+      this.opts.log?.(b.message, { pod: b.share.pod, reason: b.reason });
+      const pod = live.get(b.share.id);
+      if (pod) await this.opts.cluster.recordEvent(pod, { type: 'Warning', reason: b.reason, message: b.message });
     }
   }
 

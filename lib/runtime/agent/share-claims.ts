@@ -57,8 +57,11 @@ export function mpsShareOf(pod: PodLike, gpus: readonly SmiGpu[]): MpsShare {
   const mem = /^\d+=(\d+)M/.exec(annotations[PLACEMENT_ANNOTATIONS.mpsMemoryLimit] ?? '');
   const pct = Number(annotations[PLACEMENT_ANNOTATIONS.mpsThreadPercentage]);
   if (!mem || !(pct >= 1 && pct <= 100)) throw new Error(`pod ${name}: no MPS limits in ${PLACEMENT_ANNOTATIONS.mpsMemoryLimit} and ${PLACEMENT_ANNOTATIONS.mpsThreadPercentage}`);
-  return { id: a.id, pod: name, gpuUuids: uuids, vramLimitBytes: Number(mem[1]) * 2 ** 20, threadPercentage: pct };
+  return { id: a.id, pod: name, gpuUuids: uuids, vramLimitBytes: Number(mem[1]) * 2 ** 20, threadPercentage: pct, containers: Math.max(1, shareContainers(pod)) };
 }
+
+/** Where a CUDA process looks for an MPS daemon when CUDA_MPS_PIPE_DIRECTORY is unset. */
+export const DEFAULT_PIPE_DIRECTORY = '/tmp/nvidia-mps';
 
 /** The device nodes a CUDA process needs besides its GPUs'; nvidia-uvm-tools is absent on some hosts. */
 export const CONTROL_DEVICES = ['nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools'] as const;
@@ -83,6 +86,9 @@ export function containerResponse(share: MpsShare, dirs: ShareDirs, gpus: readon
     },
     mounts: [
       { container_path: dirs.pipeDir, host_path: dirs.pipeDir, read_only: false },
+      // Also at CUDA's default pipe folder: a process that unsets CUDA_MPS_PIPE_DIRECTORY still
+      // reaches its share's daemon and its limits.
+      { container_path: DEFAULT_PIPE_DIRECTORY, host_path: dirs.pipeDir, read_only: false },
       { container_path: '/dev/shm', host_path: dirs.shmDir, read_only: false },
     ],
     devices: names.map((n) => `${devRoot}/${n}`).filter(exists).map((host) => ({ container_path: `/dev/${host.split('/').pop()}`, host_path: host, permissions: 'rw' })),

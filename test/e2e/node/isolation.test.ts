@@ -5,9 +5,10 @@
  * per share. A pod in a Pod Security "baseline" namespace gets, through the kubelet alone, its GPU
  * device nodes (fake character devices here), its share's MPS pipe folder and its limits; a pod
  * without a share gets none of them; the agent restarted under a running pod takes its share over
- * with the same limits; a deleted pod's daemon is ended; each GPU reports IsolationReady.
+ * with the same limits; a process that bypasses its daemon is stopped by the backstop; a deleted
+ * pod's daemon is ended; each GPU reports IsolationReady.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -17,6 +18,7 @@ import { ENABLED_LABEL, GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../..
 import { agentNamespace, renderController } from '../../../lib/render/controller';
 import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
+import { podOfPid } from '../../../lib/runtime/agent/cgroup';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
 import { waitFor } from '../../support/control-plane';
@@ -122,6 +124,9 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
     await defaultServiceAccount(cp(), NS);
     await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
     await agentPod();
+    // The kubelet drops an extended resource no plugin ever registered (it may be an extender's), and
+    // would start a GPU pod without its devices: the tests start once the agent's plugin is registered.
+    await eventually(async () => expect((await get(['node', NODE_NAME])).status.allocatable[SHARE_RESOURCE]).toBe('128'), 90_000, 1_000);
   }, 240_000);
 
   afterAll(async () => {
@@ -129,14 +134,13 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('each GPU reports IsolationReady, and the kubelet offers the share resource the agent serves', async () => {
+  test('each GPU reports IsolationReady (its control daemon probe answered), kept by the controller\'s status writes', async () => {
     await eventually(async () => {
       for (const i of [0, 1]) {
         const gpu = await get(['gpu', `${NODE_NAME}-gpu-${i}`]);
         expect(gpu.status.conditions).toEqual([expect.objectContaining({ type: GPU_ISOLATION_CONDITION, status: 'True', reason: 'MpsReady' })]);
+        expect(gpu.status.phase).toBe('Running');
       }
-      const node = await get(['node', NODE_NAME]);
-      expect(node.status.allocatable[SHARE_RESOURCE]).toBe('128');
     }, 90_000, 1_000);
   });
 
@@ -151,20 +155,50 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
     const uuid = GPUS[Number(gpu.split('-').pop())].uuid;
     const pipe = daemonOf(pod.metadata.uid).pipeDir;
 
-    const seen = await exec('trainer', 'ls /dev | grep nvidia | sort | tr "\\n" " "; echo; env | grep -E "^(CUDA_MPS|NVIDIA_VISIBLE)" | sort; test -S "$CUDA_MPS_PIPE_DIRECTORY/control" && echo control-socket');
+    const seen = await exec('trainer', 'ls /dev | grep nvidia | LC_ALL=C sort | xargs; env | grep -E "^(CUDA_MPS|NVIDIA_VISIBLE)" | sort; test -S "$CUDA_MPS_PIPE_DIRECTORY/control" && echo control-socket; test -S /tmp/nvidia-mps/control && echo default-path-socket');
     expect(seen.trim().split('\n')).toEqual([
-      `nvidia${gpu.split('-').pop()} nvidia-uvm nvidiactl`,
+      `nvidia-uvm nvidia${gpu.split('-').pop()} nvidiactl`,
       'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=7',
       'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M',
       `CUDA_MPS_PIPE_DIRECTORY=${pipe}`,
       `NVIDIA_VISIBLE_DEVICES=${uuid}`,
       'control-socket',
+      // A process that unsets CUDA_MPS_PIPE_DIRECTORY finds the same daemon at CUDA's default folder.
+      'default-path-socket',
     ]);
     // The daemon holds the limits, whatever the container's variables say.
     expect(await mpsCommand(FAKE_MPS, daemonOf(pod.metadata.uid), ['get_default_active_thread_percentage', 'get_default_device_pinned_mem_limit 0'], 3_000)).toBe('7.0\n4096M');
 
     await running('plain');
     expect(await exec('plain', 'ls /dev | grep -c nvidia; env | grep -c -E "^(CUDA_MPS|NVIDIA_)"; ls /run/tensor-fusion 2>&1 | head -1')).toMatch(/^0\n0\nls: \/run\/tensor-fusion: No such file or directory\n$/);
+  });
+
+  test('the backstop: a process of the pod that runs outside its MPS daemon is stopped within a round, with an Event on the pod', async () => {
+    const pod = await running('trainer');
+    await exec('trainer', 'sleep 600 >/dev/null 2>&1 </dev/null & echo started');
+    const containerId = pod.status.containerStatuses[0].containerID.replace(/^containerd:\/\//, '');
+    let pid = 0;
+    await eventually(async () => {
+      for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+        const owner = await podOfPid('/proc', Number(d));
+        const cmd = existsSync(`/proc/${d}/cmdline`) ? readFileSync(`/proc/${d}/cmdline`, 'utf8') : '';
+        if (owner && owner.podUid === pod.metadata.uid && owner.containerId === containerId && cmd.startsWith('sleep\u0000600')) pid = Number(d);
+      }
+      expect(pid).toBeGreaterThan(0);
+    }, 10_000, 200);
+    const gpu = Number(JSON.parse(pod.metadata.annotations['tensor-fusion.ai/allocation']).gpuIds[0].split('-').pop());
+    // nvidia-smi shows it as a plain compute process (type C): it reached the GPU without MPS.
+    writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus: GPUS, steps: [{ apps: [{ pid, gpu, mib: 1024, sm: 20 }] }] }));
+    try {
+      await eventually(async () => {
+        expect(existsSync(`/proc/${pid}`)).toBe(false);
+        const events = (await get(['events', '-n', NS, '--field-selector', `involvedObject.name=trainer,reason=MpsBypassed`])).items as Obj[];
+        expect(events.map((e) => e.message)).toEqual([`process ${pid} of ${NS}/trainer uses GPU ${GPUS[gpu].uuid} outside its MPS daemon (CUDA_MPS_PIPE_DIRECTORY changed?), where no limit binds it; it was stopped`]);
+      }, 60_000, 1_000);
+    } finally {
+      writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus: GPUS, steps: [{ apps: [] }] }));
+    }
+    expect((await get(['pod', '-n', NS, 'trainer'])).status.containerStatuses[0].restartCount).toBe(0);
   });
 
   test('the agent restarted under a running pod takes its share over: the pod keeps running and its daemon answers with the same limits', async () => {

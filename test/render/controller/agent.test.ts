@@ -32,6 +32,7 @@ describe('node agent', () => {
     expect(of(objects, 'ClusterRole').find((r) => r.metadata.name === 'tensor-fusion-node-agent').rules).toEqual([
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpus/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
     // The node side of hard isolation: the kubelet's plugin folder and the shares' MPS folders, at the same paths.
     expect(pod.volumes).toEqual(expect.arrayContaining([

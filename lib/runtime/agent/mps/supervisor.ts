@@ -32,6 +32,8 @@ export interface MpsShare {
   readonly vramLimitBytes: number;
   /** Active thread percentage per client process, 1..100. */
   readonly threadPercentage: number;
+  /** Containers of the pod that hold the share (each gets the limits). @default 1 */
+  readonly containers?: number;
 }
 
 /** Where a share's files live on the host: mounted into the pod's containers by the device plugin. */
@@ -174,6 +176,22 @@ export class MpsSupervisor {
       out.set(uuid, probe);
     }
     return out;
+  }
+
+  /**
+   * Ends one client of a share through its daemon (`terminate_client`, after which the process may be
+   * killed without harm to the server); resolves false when the daemon does not list it.
+   */
+  async terminateClient(id: string, pid: number): Promise<boolean> {
+    const dirs = this.dirsOf(id);
+    const run = (cmds: string[]) => mpsCommand(this.opts.controlBin, dirs, cmds, this.timeoutMs).catch(() => '');
+    for (const server of (await run(['get_server_list'])).split(/\s+/).filter(Boolean)) {
+      if ((await run([`get_client_list ${server}`])).split(/\s+/).includes(String(pid))) {
+        await run([`terminate_client ${server} ${pid}`]);
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Quits every daemon (agent shutdown): their servers and clients end with them. */
