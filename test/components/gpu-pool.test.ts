@@ -56,6 +56,7 @@ describe('GpuPool', () => {
       nodeSelector,
       defaultQos: 'high',
       placement: 'CompactFirst',
+      isolation: 'shared',
       defaultUsingLocalGpu: true,
       tflopsOversellRatio: 300,
       vramExpandToHostMem: 50,
@@ -71,7 +72,7 @@ describe('GpuPool', () => {
       kind: 'GPUPool',
       metadata: { name: 'everything', labels: { tier: 'gold' }, annotations: { owner: 'platform', 'tensor-fusion.ai/is-default-pool': 'true' } },
       spec: {
-        nodeManagerConfig: { nodeSelector },
+        nodeManagerConfig: { nodeSelector, defaultIsolationMode: 'shared' },
         capacityConfig: {
           minResources: { tflops: '100', vram: '80Gi', cpu: '8', memory: '64Gi' },
           maxResources: { tflops: '1000', vram: '640Gi', cpu: '64', memory: '512Gi' },

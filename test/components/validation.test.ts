@@ -40,6 +40,12 @@ describe('GpuPool rules', () => {
       ['pool name too long for the node label', { name: 'a'.repeat(59) }, `${ctx}name: got "${'a'.repeat(59)}", expected ${POOL_NAME}`],
       ['bad defaultQos', { defaultQos: 'urgent' as never }, `${ctx}defaultQos: got "urgent", expected ${QOS}`],
       ['bad placement', { placement: 'Random' as never }, `${ctx}placement: got "Random", expected one of MinFragmentation, CompactFirst, LowLoadFirst, NodeCompactGPULowLoad`],
+      [
+        'upstream\'s soft isolation',
+        { isolation: 'soft' as never },
+        `${ctx}isolation: got "soft", expected one of hard, shared (upstream's "soft", an LD_PRELOAD limiter, is not provided by this runtime; "hard" holds limits with MPS)`,
+      ],
+      ['unknown isolation', { isolation: 'mps' as never }, `${ctx}isolation: got "mps", expected one of hard, shared`],
       ['tflopsOversellRatio below 100', { tflopsOversellRatio: 50 }, `${ctx}tflopsOversellRatio: got 50, expected an integer percentage from 100 to 100000`],
       ['tflopsOversellRatio above 100000', { tflopsOversellRatio: 100001 }, `${ctx}tflopsOversellRatio: got 100001, expected an integer percentage from 100 to 100000`],
       ['vramExpandToHostMem above 100', { vramExpandToHostMem: 101 }, `${ctx}vramExpandToHostMem: got 101, expected an integer percentage from 0 to 100`],

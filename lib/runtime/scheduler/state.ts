@@ -253,8 +253,9 @@ export class PlacementState {
       if (placed.has(name)) continue;
       const node = s.nodes.get(name);
       const isolation = notIsolated.get(name);
-      allocator.setUnavailable(name, pool, !node ? 'gone' : !isNodeReady(node as never) ? 'NotReady'
-        : isolation ? `GPU isolation not ready (${[...isolation].sort().join(', ')})` : 'without a Running GPU');
+      // Running GPUs left out only for their isolation: that is the reason, whatever else the node says.
+      allocator.setUnavailable(name, pool, !node ? 'gone' : isolation ? `isolation not ready (${[...isolation].sort().join(', ')})`
+        : !isNodeReady(node as never) ? 'NotReady' : 'without a Running GPU');
     }
     // Background usage is recomputed from the pods: node membership may have changed with the topology.
     this.background.clear();
