@@ -2,29 +2,36 @@
  * Pods to Running on a real node (test/support/node: kubelet, containerd, runc, bridge CNI, inside
  * the test network namespace), GPU pods against plain pods, in one run:
  *
- *  - GPU pods: opted-in pods of a small share (1 TFLOPS, 1 GiB) on a node GpuNode labels with eight
- *    A100s: admitted by the webhook, placed by kube-scheduler with our extender (the shipped bundle
- *    as one controller process beside its kube-scheduler, as test/e2e/install.test.ts runs it),
- *    started by the kubelet with the downward-API variables and the limits volume;
+ *  - hard GPU pods (`gpu`): opted-in pods of a small share (1 TFLOPS, 1 GiB) on a node GpuNode labels
+ *    with eight A100s: admitted by the webhook, placed by kube-scheduler with our extender (the
+ *    shipped bundle as one controller process beside its kube-scheduler, as test/e2e/install.test.ts
+ *    runs it), and started by the kubelet with the devices, MPS daemon and limits the node agent's
+ *    device plugin gives (test/support/node/gpu-agent.ts: the rendered DaemonSet with a fake
+ *    nvidia-cuda-mps-control, a Node.js script, so each share's daemon costs more here than the real
+ *    C binary would);
+ *  - shared GPU pods (`shared`): the same pods in the pool switched to `shared` isolation, started with
+ *    the downward-API variables and the limits volume: the delivery path before hard isolation;
  *  - plain pods: the same pods without the opt-in label and annotations, placed by the default
  *    kube-scheduler.
  *
- * Each round creates N pods with one `kubectl create -f` and times until every container runs, then
- * deletes them and waits until they are gone. Rounds run A B B A (plain, GPU, GPU, plain) so drift
- * falls on both sides alike; the figures are the means. Each round also notes when every pod was bound. Also the node's start time (containerd,
- * images loaded, kubelet Ready, kube-proxy).
+ * Each round creates N pods with one `kubectl create -f` and times until every pod is bound and until
+ * every container runs, then deletes them and waits until they are gone. Rounds run plain, shared,
+ * gpu, then gpu, shared, plain, so drift falls on all sides alike; the figures are the means. Also the
+ * node's start time (containerd, images loaded, kubelet Ready, kube-proxy).
  *
  * `npm run bench:node [-- --pods=50 --rounds=2]`: runs inside the namespaces (scripts/in-netns.ts).
  * Prints figures and ends with one JSON line
- * `{"gpuPodsRunningS":...,"plainPodsRunningS":...,"nodeStartS":...}` (goal: GPU within 1.2x of plain).
+ * `{"gpuPodsRunningS":...,"plainPodsRunningS":...,"nodeStartS":...}` (goal: GPU within 1.2x of plain),
+ * with `bindToRunningRatio`: bind-to-running of hard GPU pods over shared ones.
  */
-import { ENABLED_LABEL } from '../lib/model/keys';
+import { ENABLED_LABEL, SHARE_RESOURCE } from '../lib/model/keys';
 import { renderGpuNode } from '../lib/render/gpu-node';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane/control-plane';
 import { waitFor } from '../test/support/control-plane/process';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { busyboxContainer, defaultServiceAccount, NODE_NAME, RealNode } from '../test/support/node';
+import { FakeGpuAgent, installFakeGpuAgent } from '../test/support/node/gpu-agent';
 import { realNodeUnavailable } from '../test/support/node/node';
 import { intFlag } from './flags';
 
@@ -35,13 +42,16 @@ const POOL = 'bench';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-function pods(kind: 'gpu' | 'plain', round: number): Obj[] {
+type Kind = 'gpu' | 'shared' | 'plain';
+
+function pods(kind: Kind, round: number): Obj[] {
+  const opted = kind !== 'plain';
   return Array.from({ length: PODS }, (_, i) => ({
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
       name: `${kind}-${round}-${i}`, namespace: NS,
-      labels: { bench: kind, ...(kind === 'gpu' ? { [ENABLED_LABEL]: 'true' } : {}) },
-      ...(kind === 'gpu' ? { annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '1', 'tensor-fusion.ai/vram-request': '1Gi' } } : {}),
+      labels: { bench: kind, ...(opted ? { [ENABLED_LABEL]: 'true' } : {}) },
+      ...(opted ? { annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '1', 'tensor-fusion.ai/vram-request': '1Gi' } } : {}),
     },
     spec: {
       terminationGracePeriodSeconds: 0,
@@ -58,6 +68,7 @@ async function main(): Promise<void> {
   const cp = await ControlPlane.start({ node: true, controllerManager: true, scheduler: true, users: [user] });
   let node: RealNode | undefined;
   let ctl: RunningController | undefined;
+  let agent: FakeGpuAgent | undefined;
   try {
     node = await RealNode.start(cp);
     console.log(`control plane started in ${(cp.startMs / 1000).toFixed(1)} s, node in ${(node.startMs / 1000).toFixed(1)} s`);
@@ -69,6 +80,16 @@ async function main(): Promise<void> {
     ])]);
     await waitFor('controller ready', () => ctl!.replicas[0].ready(), 60_000, 200);
     await defaultServiceAccount(cp, NS);
+    const gpus = Array.from({ length: 8 }, (_, index) => ({ index, uuid: `GPU-bench-${index}`, name: 'NVIDIA A100-SXM4-80GB' }));
+    agent = await installFakeGpuAgent(cp, gpus, (what, check) => waitFor(what, check, 120_000, 500));
+    /** Switches the pool's isolation, and waits until the webhook admits a pod the new way (a server dry run). */
+    const isolation = async (mode: 'hard' | 'shared') => {
+      await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, `pool-${mode}.yaml`, [renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: mode })])]);
+      await waitFor(`webhook admits ${mode}`, async () => {
+        const probe = JSON.parse(await cp.kubectlOk(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify(pods('gpu', 99)[0]) }));
+        return (probe.spec.containers[0].resources?.limits?.[SHARE_RESOURCE] !== undefined) === (mode === 'hard');
+      }, 60_000, 500);
+    };
     await waitFor('GPU pool counted', async () => {
       const r = await cp.kubectl(['get', 'gpupool', POOL, '-o', 'jsonpath={.status.totalGPUs}']);
       return r.stdout.trim() === '8';
@@ -76,7 +97,8 @@ async function main(): Promise<void> {
 
     const list = async (kind: string): Promise<Obj[]> => JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', NS, '-l', `bench=${kind}`, '-o', 'json'])).items;
     /** Seconds from the start of `kubectl create` until it returns, until every pod is bound, and until every container runs. */
-    const round = async (kind: 'gpu' | 'plain', r: number): Promise<{ created: number; bound: number; running: number }> => {
+    const round = async (kind: Kind, r: number): Promise<{ created: number; bound: number; running: number }> => {
+      if (kind !== 'plain') await isolation(kind === 'gpu' ? 'hard' : 'shared');
       const file = writeYaml(synth.dir, `${kind}-${r}.yaml`, pods(kind, r));
       const started = Date.now();
       let bound = 0;
@@ -93,15 +115,20 @@ async function main(): Promise<void> {
       console.log(`  round ${r} ${kind}: ${PODS} pods created in ${created.toFixed(1)} s, bound in ${bound.toFixed(1)} s, running in ${running.toFixed(1)} s`);
       return { created, bound, running };
     };
-    const times: Record<'gpu' | 'plain', { created: number; bound: number; running: number }[]> = { gpu: [], plain: [] };
+    const times: Record<Kind, { created: number; bound: number; running: number }[]> = { gpu: [], shared: [], plain: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      for (const kind of r % 2 === 0 ? (['plain', 'gpu'] as const) : (['gpu', 'plain'] as const)) times[kind].push(await round(kind, r));
+      for (const kind of r % 2 === 0 ? (['plain', 'shared', 'gpu'] as const) : (['gpu', 'shared', 'plain'] as const)) times[kind].push(await round(kind, r));
     }
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const gpu = mean(times.gpu.map((t) => t.running));
     const plain = mean(times.plain.map((t) => t.running));
+    const bindToRunning = (k: Kind) => mean(times[k].map((t) => t.running - t.bound));
     console.log(`GPU pods ${gpu.toFixed(1)} s, plain pods ${plain.toFixed(1)} s (means of ${ROUNDS}): ratio ${(gpu / plain).toFixed(2)} (goal <= 1.2)`);
+    console.log(`bind to running: hard ${bindToRunning('gpu').toFixed(1)} s, shared (before) ${bindToRunning('shared').toFixed(1)} s: ratio ${(bindToRunning('gpu') / bindToRunning('shared')).toFixed(2)}`);
     console.log(JSON.stringify({
+      sharedPodsRunningS: Number(mean(times.shared.map((t) => t.running)).toFixed(2)),
+      bindToRunningS: { hard: Number(bindToRunning('gpu').toFixed(2)), shared: Number(bindToRunning('shared').toFixed(2)), plain: Number(bindToRunning('plain').toFixed(2)) },
+      bindToRunningRatio: Number((bindToRunning('gpu') / bindToRunning('shared')).toFixed(3)),
       gpuPodsRunningS: Number(gpu.toFixed(2)), plainPodsRunningS: Number(plain.toFixed(2)), nodeStartS: Number((node.startMs / 1000).toFixed(2)),
       ratio: Number((gpu / plain).toFixed(3)), pods: PODS, rounds: ROUNDS,
       gpuCreatedS: times.gpu.map((t) => t.created), plainCreatedS: times.plain.map((t) => t.created),
@@ -113,6 +140,7 @@ async function main(): Promise<void> {
     await ctl?.stop();
     await node?.stop();
     await cp.stop();
+    agent?.cleanUp();
   }
 }
 

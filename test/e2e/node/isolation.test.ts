@@ -8,21 +8,16 @@
  * with the same limits; a process that bypasses its daemon is stopped by the backstop; a deleted
  * pod's daemon is ended; each GPU reports IsolationReady.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { IMAGE_REFS } from '../../envtest/images';
-import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
 import { ENABLED_LABEL, GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../../lib/model/keys';
-import { agentNamespace, renderController } from '../../../lib/render/controller';
-import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { podOfPid } from '../../../lib/runtime/agent/cgroup';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
 import { waitFor } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
+import { FAKE_MPS_CONTROL, FakeGpuAgent, installFakeGpuAgent } from '../../support/node/gpu-agent';
 import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(240_000);
@@ -32,8 +27,6 @@ type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
 const NS = 'baseline-apps';
-const FAKE_SMI = path.resolve(__dirname, '../../support/fake-nvidia-smi.js');
-const FAKE_MPS = path.resolve(__dirname, '../../support/fake-mps-control.js');
 const GPUS = [
   { index: 0, uuid: 'GPU-0d1c5a7e-3b2f-4c6d-8e9a-1f2b3c4d5e6f', name: 'NVIDIA A100-SXM4-80GB' },
   { index: 1, uuid: 'GPU-9e8d7c6b-5a4f-4e3d-2c1b-0a9f8e7d6c5b', name: 'NVIDIA A100-SXM4-80GB' },
@@ -49,19 +42,13 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
   const cp = () => h().cp;
   const get = async (args: string[]): Promise<Obj> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json']));
   const exec = (pod: string, script: string) => cp().kubectlOk(['exec', '-n', NS, pod, '--', 'sh', '-c', script]);
-  // The agent's fakes and folders, at the same paths inside its container as on the host: the device
-  // plugin hands the kubelet host paths.
-  const dir = mkdtempSync(path.join(tmpdir(), 'tf-isolation-'));
-  const fakes = path.join(dir, 'bin');
-  const devRoot = path.join(dir, 'dev');
-  const mpsDir = path.join(dir, 'mps');
-  const agentNs = agentNamespace({ namespace: CONTROLLER_DEFAULTS.namespace });
+  let agent: FakeGpuAgent;
   let ctl: RunningController;
 
   const agentPod = async (): Promise<Obj> => {
     let pod: Obj = {};
     await eventually(async () => {
-      const pods = ((await get(['pods', '-n', agentNs])).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
+      const pods = ((await get(['pods', '-n', agent.namespace])).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
       expect(pods.map((p) => [p.status.phase, p.status.containerStatuses?.[0]?.ready])).toEqual([['Running', true]]);
       pod = pods[0];
     }, 120_000, 500);
@@ -80,58 +67,24 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
     }, 120_000, 500);
     return pod;
   };
-  const daemonOf = (uid: string) => ({ pipeDir: path.join(mpsDir, uid, 'pipe'), logDir: path.join(mpsDir, uid, 'log') });
+  const daemonOf = (uid: string) => ({ pipeDir: path.join(agent.mpsDir, uid, 'pipe'), logDir: path.join(agent.mpsDir, uid, 'log') });
 
   beforeAll(async () => {
-    for (const d of [fakes, devRoot, mpsDir]) mkdirSync(d, { recursive: true });
-    // The fakes run on the agent image's Node.js.
-    for (const [name, src] of [['nvidia-smi', FAKE_SMI], ['nvidia-cuda-mps-control', FAKE_MPS]]) {
-      writeFileSync(path.join(fakes, name), readFileSync(src, 'utf8').replace(/^#!.*\n/, '#!/usr/local/bin/node\n'));
-      chmodSync(path.join(fakes, name), 0o755);
-    }
-    writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus: GPUS, steps: [{ apps: [] }] }));
-    writeFileSync(path.join(fakes, 'step'), '0');
-    // Character devices standing for the GPUs: /dev/null's numbers, so a container that opens one gets nothing.
-    for (const n of ['nvidiactl', 'nvidia-uvm', 'nvidia0', 'nvidia1']) execFileSync('mknod', ['-m', '666', path.join(devRoot, n), 'c', '1', '3']);
-    chmodSync(dir, 0o755);
-
     ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    const docs = renderController({ nodeAgent: true, nodeImage: IMAGE_REFS.node, nodeAgentImage: IMAGE_REFS.node }, loadControllerBundle()) as Obj[];
-    for (const d of docs) {
-      if (d.kind !== 'DaemonSet') continue;
-      const spec = d.spec.template.spec;
-      spec.volumes = spec.volumes.map((v: Obj) => (v.name === 'mps' ? { name: 'mps', hostPath: { path: mpsDir, type: 'Directory' } } : v));
-      spec.volumes.push({ name: 'fakes', hostPath: { path: dir, type: 'Directory' } });
-      const c = spec.containers[0];
-      c.volumeMounts = [...c.volumeMounts.map((m: Obj) => (m.name === 'mps' ? { ...m, mountPath: mpsDir } : m)), { name: 'fakes', mountPath: dir }];
-      c.env = [
-        ...c.env.filter((e: Obj) => e.name !== 'MPS_DIR'),
-        { name: 'MPS_DIR', value: mpsDir }, { name: 'DEV_ROOT', value: devRoot },
-        { name: 'NVIDIA_SMI', value: path.join(fakes, 'nvidia-smi') }, { name: 'MPS_CONTROL', value: path.join(fakes, 'nvidia-cuda-mps-control') },
-        // The node image has no util-linux: each fake daemon shares the agent's /dev/shm.
-        { name: 'MPS_SHM_ISOLATION', value: 'false' },
-        { name: 'FAKE_SMI_TRACE', value: path.join(fakes, 'trace.json') }, { name: 'FAKE_SMI_STEP_FILE', value: path.join(fakes, 'step') },
-      ];
-    }
-    // Only the agent's objects: the controller runs as a process of the harness (installController).
-    const agentDocs = docs.filter((d) => d.metadata.namespace === agentNs || d.metadata.name === agentNs || d.metadata.name === 'tensor-fusion-node-agent');
-    const platform = synth.platform.filter((o) => ['GPUPool'].includes(o.kind));
-    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(dir, 'isolation.yaml', [...agentDocs, GPU_NODE, ...platform])]);
-    await cp().kubectlOk(['label', 'node', NODE_NAME, 'nvidia.com/gpu.present=true', '--overwrite']);
+    const platform = synth.platform.filter((o) => o.kind === 'GPUPool');
+    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'isolation.yaml', [GPU_NODE, ...platform])]);
     await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify({
       apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } },
     }) });
     await defaultServiceAccount(cp(), NS);
     await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
+    agent = await installFakeGpuAgent(cp(), GPUS, (what, check) => waitFor(what, check, 120_000, 500));
     await agentPod();
-    // The kubelet drops an extended resource no plugin ever registered (it may be an extender's), and
-    // would start a GPU pod without its devices: the tests start once the agent's plugin is registered.
-    await eventually(async () => expect((await get(['node', NODE_NAME])).status.allocatable[SHARE_RESOURCE]).toBe('128'), 90_000, 1_000);
   }, 240_000);
 
   afterAll(async () => {
     await ctl?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    agent?.cleanUp();
   });
 
   test('each GPU reports IsolationReady (its control daemon probe answered), kept by the controller\'s status writes', async () => {
@@ -167,7 +120,7 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
       'default-path-socket',
     ]);
     // The daemon holds the limits, whatever the container's variables say.
-    expect(await mpsCommand(FAKE_MPS, daemonOf(pod.metadata.uid), ['get_default_active_thread_percentage', 'get_default_device_pinned_mem_limit 0'], 3_000)).toBe('7.0\n4096M');
+    expect(await mpsCommand(FAKE_MPS_CONTROL, daemonOf(pod.metadata.uid), ['get_default_active_thread_percentage', 'get_default_device_pinned_mem_limit 0'], 3_000)).toBe('7.0\n4096M');
 
     await running('plain');
     expect(await exec('plain', 'ls /dev | grep -c nvidia; env | grep -c -E "^(CUDA_MPS|NVIDIA_)"; ls /run/tensor-fusion 2>&1 | head -1')).toMatch(/^0\n0\nls: \/run\/tensor-fusion: No such file or directory\n$/);
@@ -188,7 +141,7 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
     }, 10_000, 200);
     const gpu = Number(JSON.parse(pod.metadata.annotations['tensor-fusion.ai/allocation']).gpuIds[0].split('-').pop());
     // nvidia-smi shows it as a plain compute process (type C): it reached the GPU without MPS.
-    writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus: GPUS, steps: [{ apps: [{ pid, gpu, mib: 1024, sm: 20 }] }] }));
+    agent.trace([{ pid, gpu, mib: 1024, sm: 20 }]);
     try {
       await eventually(async () => {
         expect(existsSync(`/proc/${pid}`)).toBe(false);
@@ -196,7 +149,7 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
         expect(events.map((e) => e.message)).toEqual([`process ${pid} of ${NS}/trainer uses GPU ${GPUS[gpu].uuid} outside its MPS daemon (CUDA_MPS_PIPE_DIRECTORY changed?), where no limit binds it; it was stopped`]);
       }, 60_000, 1_000);
     } finally {
-      writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus: GPUS, steps: [{ apps: [] }] }));
+      agent.trace([]);
     }
     expect((await get(['pod', '-n', NS, 'trainer'])).status.containerStatuses[0].restartCount).toBe(0);
   });
@@ -204,11 +157,11 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
   test('the agent restarted under a running pod takes its share over: the pod keeps running and its daemon answers with the same limits', async () => {
     const pod = await running('trainer');
     const old = await agentPod();
-    await cp().kubectlOk(['delete', 'pod', '-n', agentNs, old.metadata.name, '--wait=true']);
+    await cp().kubectlOk(['delete', 'pod', '-n', agent.namespace, old.metadata.name, '--wait=true']);
     const fresh = await agentPod();
     expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
     await eventually(async () => {
-      expect(await mpsCommand(FAKE_MPS, daemonOf(pod.metadata.uid), ['get_default_active_thread_percentage'], 3_000)).toBe('7.0');
+      expect(await mpsCommand(FAKE_MPS_CONTROL, daemonOf(pod.metadata.uid), ['get_default_active_thread_percentage'], 3_000)).toBe('7.0');
     }, 60_000, 1_000);
     const after = await get(['pod', '-n', NS, 'trainer']);
     expect(after.status.phase).toBe('Running');
@@ -219,6 +172,6 @@ describeRealNode('hard isolation on a real node: devices, MPS daemon and limits 
   test('a deleted pod\'s share is ended through its daemon and its folder removed', async () => {
     const pod = await running('trainer');
     await cp().kubectlOk(['delete', 'pod', '-n', NS, 'trainer', 'plain', '--wait=true']);
-    await eventually(async () => expect(existsSync(path.join(mpsDir, pod.metadata.uid))).toBe(false), 60_000, 1_000);
+    await eventually(async () => expect(existsSync(path.join(agent.mpsDir, pod.metadata.uid))).toBe(false), 60_000, 1_000);
   });
 });
