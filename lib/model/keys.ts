@@ -78,14 +78,11 @@ export const SHARE_RELEASED_ANNOTATION = `${GROUP}/share-released-at`;
 export const SHARE_ANNOTATION = `${GROUP}/share`;
 
 /**
- * Pod annotations written at bind time (in the Binding, atomically with `spec.nodeName`) that the
- * webhook's downward-API env variables read: their values depend on the placement.
- */
-/**
  * Extended resource the node agent serves as a kubelet device plugin: each inject-container of a pod
  * in a `hard`-isolation pool requests one, and the kubelet asks the agent for the container's GPU
  * devices, MPS pipe directory and limits when it creates the container. kube-scheduler ignores it
- * (the extender places shares); the kubelet admits a pod only where the agent serves it.
+ * (the extender places shares). A kubelet with no plugin for it drops it from admission and starts
+ * the pod without GPU devices, so hard isolation needs the agent on every GPU node.
  */
 export const SHARE_RESOURCE = `${GROUP}/share`;
 
@@ -97,6 +94,10 @@ export const SHARE_RESOURCE = `${GROUP}/share`;
  */
 export const GPU_ISOLATION_CONDITION = 'IsolationReady';
 
+/**
+ * Pod annotations written at bind time (in the Binding, atomically with `spec.nodeName`) that the
+ * webhook's downward-API env variables read: their values depend on the placement.
+ */
 export const PLACEMENT_ANNOTATIONS = {
   allocationId: `${GROUP}/allocation-id`,
   visibleDevices: `${GROUP}/visible-devices`,

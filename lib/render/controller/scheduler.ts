@@ -66,7 +66,12 @@ export type KubeSchedulerConfiguration = {
     /** The schedulerName pods set to be placed by this profile. */
     schedulerName: string;
     /** Plugin arguments: NodeResourcesFit ignores the share resource. */
-    pluginConfig: { name: string; args: Record<string, unknown> }[];
+    pluginConfig: {
+      /** The plugin the arguments are for. */
+      name: string;
+      /** Its arguments (here NodeResourcesFitArgs). */
+      args: Record<string, unknown>;
+    }[];
   }[];
   /** The extenders asked: the controller's. */
   extenders: SchedulerExtender[];
