@@ -10,9 +10,9 @@ import { existsSync } from 'node:fs';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../model/keys';
 import { lookupGpuTflops } from '../../model/gpu-catalog';
+import { gpuName } from '../../model/gpu-object';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
-import { gpuName } from '../controller/capacity';
 import { breaches, GpuProcess } from './backstop';
 import { AGENT_DEFAULTS, AGENT_METRICS } from './contract';
 import { Device, HEALTHY, UNHEALTHY } from './device-plugin/api';
@@ -67,7 +67,7 @@ export class NodeIsolation {
 
   /** Takes over the shares left by a previous agent, computes readiness, serves the plugin, starts the rounds. */
   async start(): Promise<void> {
-    this.gpus = await this.opts.inventory();
+    await this.refreshInventory();
     const pods = await this.pods();
     const holding = new Set(pods.filter((p) => !ended(p)).map((p) => p.metadata.uid));
     await this.opts.supervisor.adopt((id) => holding.has(id));
@@ -82,6 +82,7 @@ export class NodeIsolation {
   /** One supervision round (exported for tests). */
   async tick(): Promise<void> {
     try {
+      if (this.gpus.length === 0) await this.refreshInventory();
       const pods = await this.pods();
       const live = new Map(pods.filter((p) => !ended(p)).map((p) => [p.metadata.uid!, p]));
       for (const share of this.opts.supervisor.shares()) {
@@ -124,6 +125,16 @@ export class NodeIsolation {
     return this.plugin.isRegistered();
   }
 
+  /** The node's GPUs; none while nvidia-smi fails (tried again each round), and the plugin offers nothing then. */
+  private async refreshInventory(): Promise<void> {
+    const before = this.gpus.length;
+    this.gpus = await this.opts.inventory().catch((err) => {
+      this.opts.log?.('listing the GPUs failed; trying again next round', { err: String(err) });
+      return [];
+    });
+    if (this.gpus.length !== before) this.plugin.update();
+  }
+
   private async pods(): Promise<K8sObject[]> {
     return (await this.opts.cluster.list(RESOURCES.pods, { fieldSelector: `spec.nodeName=${this.opts.nodeName}` })).items;
   }
@@ -137,7 +148,7 @@ export class NodeIsolation {
   private async allocate(ids: string[]) {
     const pod = nextClaim(await this.pods(), this.served);
     if (!pod) throw new Error(`no pod bound to node ${this.opts.nodeName} waits for ${SHARE_RESOURCE} (devices ${ids.join(', ')})`);
-    if (this.gpus.length === 0) this.gpus = await this.opts.inventory();
+    if (this.gpus.length === 0) await this.refreshInventory();
     const share = mpsShareOf(pod, this.gpus);
     const dirs = await this.opts.supervisor.ensure(share);
     this.served.set(share.id, (this.served.get(share.id) ?? 0) + 1);

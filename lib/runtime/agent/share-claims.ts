@@ -5,6 +5,7 @@
  * node, holding a share, not yet running, with containers left to allocate: of several, the one
  * scheduled first (then created first), the order the kubelet receives and admits them in.
  */
+import { gpuIndexOf } from '../../model/gpu-object';
 import { PLACEMENT_ANNOTATIONS, SHARE_RESOURCE } from '../../model/keys';
 import type { K8sObject } from '../kube/cluster';
 import { allocationOf } from '../scheduler/record';
@@ -35,9 +36,6 @@ export function nextClaim(pods: readonly PodLike[], served: ReadonlyMap<string, 
     .sort((a, b) => { const [x, y] = [key(a), key(b)]; return x < y ? -1 : x > y ? 1 : 0; })[0];
 }
 
-/** The GPU object name's device index (`<node>-gpu-<index>`, lib/runtime/controller/capacity.ts). */
-const GPU_INDEX = /-gpu-(\d+)$/;
-
 /**
  * The MPS share of a pod: its GPUs' UUIDs from the node's nvidia-smi inventory, and the per-container
  * limits the bind wrote (`tensor-fusion.ai/mps-memory-limit`, `.../mps-thread-percentage`).
@@ -48,7 +46,7 @@ export function mpsShareOf(pod: PodLike, gpus: readonly SmiGpu[]): MpsShare {
   const name = `${pod.metadata.namespace}/${pod.metadata.name}`;
   if (!a) throw new Error(`pod ${name} holds no GPU share record`);
   const uuids = a.gpuIds.map((id) => {
-    const index = Number(GPU_INDEX.exec(id)?.[1]);
+    const index = gpuIndexOf(id);
     const gpu = gpus.find((g) => g.index === index);
     if (!gpu) throw new Error(`pod ${name}: GPU ${id} is not on this node (nvidia-smi lists indexes ${gpus.map((g) => g.index).join(', ') || 'none'})`);
     return gpu.uuid;

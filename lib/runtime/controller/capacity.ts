@@ -3,6 +3,7 @@
  * GPUPool objects. The allocated amounts are an input (`GpuUsage`), so the allocator can supply them;
  * until it does, {@link usageFromPods} reads them from pod annotations.
  */
+import { gpuName } from '../../model/gpu-object';
 import type { Condition, GPUNodeStatus, GPUPoolStatus, GPUStatus, GPUPool } from '../../api';
 import { DEFAULT_OVERSELL_RATIO } from '../../model/limits';
 import { GFD, GPU_IDS_ANNOTATION, ANNOTATION_PREFIX } from '../../model/keys';
@@ -68,10 +69,7 @@ export function nodeInventory(labels: Record<string, string> | undefined, tflops
   };
 }
 
-/** Name of the GPU object for device `index` of a node (GFD labels carry no device UUIDs). */
-export function gpuName(nodeName: string, index: number): string {
-  return `${nodeName}-gpu-${index}`;
-}
+export { gpuName };
 
 /** True when the node's Ready condition is True. */
 export function isNodeReady(node: NodeLike): boolean {
