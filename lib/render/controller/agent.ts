@@ -31,8 +31,14 @@ export function agentNamespace(props: Pick<ResolvedControllerProps, 'namespace'>
 
 const AGENT_SELECTOR = { [APP_LABELS.name]: AGENT_NAMES.agent, [APP_LABELS.component]: 'node-agent' };
 
-/** Small and fixed: one nvidia-smi run per scrape. */
-const AGENT_RESOURCES = { requests: { cpu: '20m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } };
+/**
+ * The share daemons and the MPS servers they start run in the agent's container (and cgroup), one
+ * per GPU pod of the node: no CPU limit (a throttled server stalls its pod's GPU work), and memory
+ * room for a node full of them. The agent alone needs little: one nvidia-smi run per scrape.
+ */
+const AGENT_RESOURCES = { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '2Gi' } };
+/** The unpack init container only copies the bundle. */
+const INIT_RESOURCES = { requests: { cpu: '20m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } };
 
 /**
  * Every object of the node agent: namespace, bundle copy, RBAC to list the node's pods, the DaemonSet
@@ -99,7 +105,7 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
           tolerations: [{ operator: 'Exists' }],
           priorityClassName: 'system-node-critical',
           ...(shipping.initContainers.length
-            ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: AGENT_RESOURCES, securityContext: initSecurity })) }
+            ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: INIT_RESOURCES, securityContext: initSecurity })) }
             : {}),
           containers: [container],
           volumes: [...shipping.volumes, ...hostVolumes],

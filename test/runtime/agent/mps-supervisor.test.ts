@@ -94,6 +94,15 @@ test('a daemon that died is replaced at the next check, with the share\'s limits
   expect(sup.restarts()).toBe(1);
 });
 
+test('a check during a start leaves the starting daemon alone (its limits are not applied yet)', async () => {
+  const starting = sup.ensure(share('p1', { threadPercentage: 40 }));
+  await new Promise((r) => setTimeout(r, 150)); // the control socket is up, the limits not yet set
+  await sup.check();
+  await starting;
+  expect(sup.restarts()).toBe(0);
+  expect(await ask('p1', ['get_default_active_thread_percentage'])).toBe('40.0');
+});
+
 test('a stale control socket left by a dead daemon is removed before the next one starts', async () => {
   const dirs = sup.dirsOf('p1');
   await sup.ensure(share('p1'));

@@ -75,6 +75,8 @@ interface Daemon {
   /** Why the last start or check failed; undefined while the daemon answers. */
   failure?: string;
   restarts: number;
+  /** A start in flight: its limits are not applied yet, so a check would take it for a broken daemon. */
+  starting?: Promise<void>;
 }
 
 const SHARE_FILE = 'share.json';
@@ -152,7 +154,7 @@ export class MpsSupervisor {
   /** One supervision round: every daemon that died or stopped answering is replaced. */
   async check(): Promise<void> {
     await Promise.all([...this.daemons.values()].map(async (d) => {
-      if (await this.answers(d)) return;
+      if (d.starting || (await this.answers(d))) return;
       d.restarts++;
       this.opts.log?.('MPS daemon not answering; replacing it', { share: d.share.id, pod: d.share.pod, why: d.failure });
       await this.start(d).catch(() => undefined);
@@ -220,7 +222,12 @@ export class MpsSupervisor {
   }
 
   /** (Re)starts a share's daemon: old one killed, stale socket removed, limits applied before it is handed out. */
-  private async start(d: Daemon): Promise<void> {
+  private start(d: Daemon): Promise<void> {
+    d.starting ??= this.startNow(d).finally(() => { d.starting = undefined; });
+    return d.starting;
+  }
+
+  private async startNow(d: Daemon): Promise<void> {
     const { share, dirs } = d;
     kill(d.child);
     await this.prepare(dirs);
