@@ -40,6 +40,8 @@ export interface NodeIsolationOptions {
 }
 
 const SOCKET_NAME = 'tensor-fusion-share.sock';
+/** Daemons started ahead of the kubelet's Allocate, per Allocate. */
+const PRESTART = 4;
 
 export class NodeIsolation {
   private readonly plugin: DevicePluginServer;
@@ -146,14 +148,33 @@ export class NodeIsolation {
   }
 
   private async allocate(ids: string[]) {
-    const pod = nextClaim(await this.pods(), this.served);
+    const pods = await this.pods();
+    const pod = nextClaim(pods, this.served);
     if (!pod) throw new Error(`no pod bound to node ${this.opts.nodeName} waits for ${SHARE_RESOURCE} (devices ${ids.join(', ')})`);
     if (this.gpus.length === 0) await this.refreshInventory();
     const share = mpsShareOf(pod, this.gpus);
     const dirs = await this.opts.supervisor.ensure(share);
     this.served.set(share.id, (this.served.get(share.id) ?? 0) + 1);
+    this.prestart(pods);
     this.opts.log?.('share allocated', { pod: share.pod, gpus: share.gpuUuids, devices: ids });
     return containerResponse(share, dirs, this.gpus, this.opts.devRoot, existsSync);
+  }
+
+  /**
+   * Starts the daemons of the other pods waiting here, so that their Allocate finds them ready: the
+   * kubelet admits pods one at a time, and a daemon start is most of an Allocate. A few at a time.
+   */
+  private prestart(pods: readonly K8sObject[]): void {
+    const waiting = new Map(this.served);
+    for (let i = 0; i < PRESTART; i++) {
+      const next = nextClaim(pods, waiting);
+      if (!next) return;
+      waiting.set(next.metadata.uid!, Number.MAX_SAFE_INTEGER);
+      if (this.opts.supervisor.has(next.metadata.uid!)) continue;
+      try {
+        void this.opts.supervisor.ensure(mpsShareOf(next, this.gpus)).catch(() => undefined); // Allocate retries and reports
+      } catch { /* no share record yet: Allocate reports it */ }
+    }
   }
 
   /** Readiness of every GPU to the metric, the plugin's health and the GPU objects' condition (when it changed). */

@@ -117,7 +117,7 @@ test('a hung daemon makes its GPU not ready with the reason and the pod named, u
   const hanging = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 500 });
   process.env.FAKE_MPS_HANG = '1';
   try {
-    await expect(hanging.ensure(share('p9'))).rejects.toThrow('MPS daemon of ns/p9: set_default_active_thread_percentage 25; set_default_device_pinned_mem_limit 0 4096M: no answer within 500 ms');
+    await expect(hanging.ensure(share('p9'))).rejects.toThrow('MPS daemon of ns/p9: set_default_active_thread_percentage 25; set_default_device_pinned_mem_limit 0 4096M; get_default_active_thread_percentage: no answer within 500 ms');
     const r = await hanging.readiness(['GPU-a', 'GPU-b']);
     expect(r.get('GPU-a')).toEqual({ ready: false, reason: 'MpsDaemonNotAnswering', message: expect.stringContaining('ns/p9: ') });
   } finally {

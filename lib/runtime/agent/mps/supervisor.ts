@@ -97,6 +97,11 @@ export class MpsSupervisor {
     return { pipeDir: join(root, 'pipe'), logDir: join(root, 'log'), shmDir: join(root, 'shm') };
   }
 
+  /** Whether share `id` has a daemon (answering, starting or being replaced). */
+  has(id: string): boolean {
+    return this.daemons.has(id);
+  }
+
   /** Shares with a daemon (answering or being replaced), by id. */
   shares(): MpsShare[] {
     return [...this.daemons.values()].map((d) => d.share);
@@ -113,6 +118,10 @@ export class MpsSupervisor {
    */
   async ensure(share: MpsShare): Promise<ShareDirs> {
     const known = this.daemons.get(share.id);
+    if (known?.starting) {
+      await known.starting;
+      return known.dirs;
+    }
     if (known && !known.failure && (await this.answers(known))) return known.dirs;
     const d = known ?? { share, dirs: this.dirsOf(share.id), restarts: 0 };
     this.daemons.set(share.id, d);
@@ -235,8 +244,11 @@ export class MpsSupervisor {
     d.child = this.spawnDaemon(dirs, share.gpuUuids);
     try {
       await this.waitForControl(d);
-      await mpsCommand(this.opts.controlBin, dirs, limitCommands(share.gpuUuids.length, share.vramLimitBytes, share.threadPercentage), this.timeoutMs);
-      if (!(await this.answers(d))) throw new Error(d.failure);
+      // The limits and a read-back in one run of the front end (each run is a process start).
+      const answers = await mpsCommand(this.opts.controlBin, dirs, [...limitCommands(share.gpuUuids.length, share.vramLimitBytes, share.threadPercentage), 'get_default_active_thread_percentage'], this.timeoutMs);
+      const pct = answers.split('\n').pop();
+      if (Number(pct) !== share.threadPercentage) throw new Error(`daemon answers ${pct}% as its thread percentage, not ${share.threadPercentage}%`);
+      d.failure = undefined;
       this.opts.log?.('MPS daemon ready', { share: share.id, pod: share.pod, gpus: share.gpuUuids, pct: share.threadPercentage, vram: share.vramLimitBytes });
     } catch (err) {
       d.failure = (err as Error).message;
