@@ -9,13 +9,13 @@ import { containerResponse, mpsShareOf, nextClaim, shareContainers } from '../..
 const GPUS = [{ index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' }, { index: 1, uuid: 'GPU-b', name: 'NVIDIA A100-SXM4-80GB' }];
 const MIB = 2 ** 20;
 
-function pod(name: string, o: { scheduled?: string; created?: string; phase?: string; containers?: number; gpus?: string[]; deleting?: boolean } = {}) {
+function pod(name: string, o: { rv?: string; phase?: string; containers?: number; gpus?: string[]; deleting?: boolean } = {}) {
   const uid = `uid-${name}`;
   const share = { 'tensor-fusion.ai/share': '1' };
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
-      name, namespace: 'ml', uid, creationTimestamp: o.created ?? '2026-11-27T10:00:00Z', labels: { 'tensor-fusion.ai/enabled': 'true' },
+      name, namespace: 'ml', uid, resourceVersion: o.rv ?? '100', creationTimestamp: '2026-11-27T10:00:00Z', labels: { 'tensor-fusion.ai/enabled': 'true' },
       ...(o.deleting ? { deletionTimestamp: '2026-11-27T10:05:00Z' } : {}),
       annotations: {
         'tensor-fusion.ai/allocation': JSON.stringify({ id: uid, pool: 'p', node: 'n', gpuIds: o.gpus ?? ['n-gpu-1'], vramLimit: 8 * 2 ** 30, tflopsLimit: 20 }),
@@ -23,7 +23,7 @@ function pod(name: string, o: { scheduled?: string; created?: string; phase?: st
       },
     },
     spec: { containers: Array.from({ length: o.containers ?? 1 }, (_, i) => ({ name: `c${i}`, resources: { limits: share } })).concat([{ name: 'side', resources: { limits: {} } } as never]) },
-    status: { phase: o.phase ?? 'Pending', conditions: [{ type: 'PodScheduled', lastTransitionTime: o.scheduled ?? '2026-11-27T10:01:00Z' }] },
+    status: { phase: o.phase ?? 'Pending' },
   };
 }
 
@@ -32,9 +32,9 @@ describe('the pod an Allocate is for', () => {
     expect(shareContainers(pod('a', { containers: 2 }))).toBe(2);
   });
 
-  test('is the pending pod scheduled first (then created first) with containers left to serve', () => {
-    const a = pod('a', { scheduled: '2026-11-27T10:02:00Z' });
-    const b = pod('b', { scheduled: '2026-11-27T10:01:00Z', containers: 2 });
+  test('is the pending pod bound first (lowest resourceVersion, numerically: the binds\' order) with containers left to serve', () => {
+    const a = pod('a', { rv: '1000' });
+    const b = pod('b', { rv: '999', containers: 2 });
     expect(nextClaim([a, b], new Map())?.metadata.name).toBe('b');
     expect(nextClaim([a, b], new Map([['uid-b', 1]]))?.metadata.name).toBe('b');
     expect(nextClaim([a, b], new Map([['uid-b', 2]]))?.metadata.name).toBe('a');
