@@ -81,17 +81,16 @@ export class NodeIsolation {
     this.timer.unref();
   }
 
-  /** One supervision round (exported for tests). */
+  /** One supervision round. */
   async tick(): Promise<void> {
     try {
       if (this.gpus.length === 0) await this.refreshInventory();
       const pods = await this.pods();
       const live = new Map(pods.filter((p) => !ended(p)).map((p) => [p.metadata.uid!, p]));
-      for (const share of this.opts.supervisor.shares()) {
-        if (live.has(share.id)) continue;
+      await Promise.all(this.opts.supervisor.shares().filter((share) => !live.has(share.id)).map((share) => {
         this.opts.log?.('pod gone or ending: its MPS clients are ended through its daemon', { pod: share.pod });
-        await this.opts.supervisor.release(share.id);
-      }
+        return this.opts.supervisor.release(share.id);
+      }));
       for (const uid of this.served.keys()) if (!pods.some((p) => p.metadata.uid === uid)) this.served.delete(uid);
       await this.opts.supervisor.check();
       await this.enforce(live);
@@ -121,10 +120,6 @@ export class NodeIsolation {
     if (this.timer) clearInterval(this.timer);
     await this.round;
     await this.plugin.stop();
-  }
-
-  isRegistered(): boolean {
-    return this.plugin.isRegistered();
   }
 
   /** The node's GPUs; none while nvidia-smi fails (tried again each round), and the plugin offers nothing then. */

@@ -54,11 +54,6 @@ export class DevicePluginServer {
     for (const s of this.streams) s.write({ devices });
   }
 
-  /** Whether the kubelet has accepted the registration. */
-  isRegistered(): boolean {
-    return this.registered;
-  }
-
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.close();
