@@ -38,6 +38,8 @@ export const CONTROLLER_ENV = {
   tlsDir: 'TLS_DIR',
   /** Prometheus HTTP API the recommender reads (prop `prometheusUrl`); absent: autoscaling off. */
   prometheusUrl: 'PROMETHEUS_URL',
+  /** `true` or `false`: whether the install runs the node agent (prop `nodeAgent`), which hard isolation needs. */
+  nodeAgent: 'NODE_AGENT',
 } as const;
 
 /** How the webhook's serving certificate is obtained. */

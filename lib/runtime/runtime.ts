@@ -24,6 +24,8 @@ export interface RuntimeEnv {
   podName: string;
   /** POD_NAMESPACE (downward API); the Lease and the TLS Secret live here. @default 'default' */
   namespace: string;
+  /** NODE_AGENT: whether the install runs the node agent (hard isolation's node side). @default true */
+  nodeAgent: boolean;
   /** LOG_LEVEL. @default 'info' */
   logLevel: string;
   /** METRICS_PORT: /metrics, /healthz, /readyz. @default 8080 */
@@ -67,6 +69,8 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
   if (!ACCEPTED_LOG_LEVELS.includes(logLevel)) issues.push(fieldIssue(E.logLevel, logLevel, oneOf(ACCEPTED_LOG_LEVELS)));
   const certMode = (env[E.certMode] || D.certMode) as CertificateMode;
   if (!CERT_MODES.includes(certMode)) issues.push(fieldIssue(E.certMode, certMode, oneOf(CERT_MODES)));
+  const nodeAgent = env[E.nodeAgent];
+  if (nodeAgent && nodeAgent !== 'true' && nodeAgent !== 'false') issues.push(fieldIssue(E.nodeAgent, nodeAgent, '"true" or "false"'));
   const out: RuntimeEnv = {
     podName: env[E.podName] || hostname(),
     namespace: env[E.podNamespace] || 'default',
@@ -81,6 +85,8 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
     webhookExtraNames: (env[E.webhookExtraNames] ?? '').split(',').map((n) => n.trim()).filter(Boolean),
     certMode,
     tlsDir: env[E.tlsDir] || D.tlsDir,
+    // Unset (a controller run by hand): assumed present, so no pod is warned about it.
+    nodeAgent: nodeAgent !== 'false',
   };
   throwIfInvalid(issues, 'controller environment');
   return out;

@@ -34,6 +34,8 @@ export interface AdmissionView extends SettingsView {
   workload(namespace: string, name: string): Promise<TensorFusionWorkload | undefined>;
   /** The workload if cached (no API call): its autoscaling recommendation applies to new pods. */
   cachedWorkload?(namespace: string, name: string): TensorFusionWorkload | undefined;
+  /** False when the install runs no node agent, which hard isolation needs. @default true */
+  readonly nodeAgent?: boolean;
 }
 
 /** Name of the init container added in no-standalone-worker mode. */
@@ -158,7 +160,7 @@ export async function admitPod(req: AdmissionRequest, view: AdmissionView): Prom
   // Every choice made for the pod that it did not ask for is said: kubectl prints warnings.
   const warnings = [...ignoredKeyWarnings(annotations), ...resolvedWarnings(r, namespace, workload, local), ...wl.warnings];
   if (scaled.warning) warnings.push(scaled.warning);
-  const admission: Admission = { pod, namespace, workload, resolved, injectInto, warnings };
+  const admission: Admission = { pod, namespace, workload, resolved, injectInto, warnings, nodeAgent: view.nodeAgent ?? true };
   return local ? admitLocal(admission) : admitRemote(admission);
 }
 
@@ -197,6 +199,8 @@ interface Admission {
   /** The containers that get the env (and the limits volume). */
   readonly injectInto: string[];
   readonly warnings: string[];
+  /** Whether the install runs the node agent. */
+  readonly nodeAgent: boolean;
 }
 
 const workloadLabels = (workload: string | undefined) => (workload !== undefined ? { [WORKLOAD_LABEL]: workload } : undefined);
@@ -223,13 +227,16 @@ function presentKeys(pod: K8sObject, keys: readonly string[]): string[] {
 }
 
 /** A local-GPU pod: sent to our scheduler with its share request, priority, env and MPS limits. */
-function admitLocal({ pod, workload, resolved, injectInto, warnings }: Admission): Decision {
+function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }: Admission): Decision {
   const settings = resolved.settings;
   const isolation = poolIsolation(resolved.poolObject);
   const vars = localGpuEnv({ ...resolved.share, workload }, isolation);
   const priority = priorityFor(pod, settings.qos);
   if (priority.warning) warnings.push(priority.warning);
   warnings.push(...localPatchWarnings(pod, injectInto));
+  if (isolation === 'hard' && !nodeAgent) {
+    warnings.push(`GPUPool ${JSON.stringify(resolved.pool)} has hard isolation, but TensorFusionController runs no node agent (nodeAgent: false): no kubelet can give this pod its GPU devices, MPS daemon and limits, and a kubelet starts it without them; set nodeAgent: true, or the pool's isolation to shared`);
+  }
   if (isolation === 'shared') {
     warnings.push(`GPUPool ${JSON.stringify(resolved.pool)} has spec.nodeManagerConfig.defaultIsolationMode "shared": the share's VRAM and compute limits reach the containers as variables only and nothing on the node enforces them`);
   }

@@ -58,7 +58,7 @@ export function cachedSettingsView(caches: { pools: Cache<GPUPool>; profiles: Pi
 export class InformerView implements AdmissionView {
   private readonly cached: SettingsView;
 
-  constructor(private readonly cluster: Cluster, readonly informers: ViewInformers) {
+  constructor(private readonly cluster: Cluster, readonly informers: ViewInformers, readonly nodeAgent = true) {
     this.cached = cachedSettingsView(informers);
   }
 

@@ -24,7 +24,7 @@ import { planWorkers } from './workers';
 import { serviceDnsNames } from '../../k8s/names';
 
 /** The webhook's settings, as the runtime reads them from the environment (CONTROLLER_ENV). */
-export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'> & Partial<Pick<RuntimeEnv, 'webhookExtraNames'>>;
+export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'> & Partial<Pick<RuntimeEnv, 'webhookExtraNames' | 'nodeAgent'>>;
 
 export interface StartWebhookOptions {
   /** Unfenced client: reads on a cache miss, TLS, and (leader only) remote-mode worker pods. */
@@ -90,7 +90,7 @@ function webhookInformers(opts: StartWebhookOptions) {
   const created = createViewInformers(cluster, opts.informerOptions);
   const informers: ViewInformers = { ...created, ...opts.informers };
   const own = (Object.keys(created) as (keyof ViewInformers)[]).filter((k) => !opts.informers?.[k]).map((k) => created[k] as unknown as Informer<K8sObject>);
-  const view = new InformerView(cluster, { pools: informers.pools, profiles: informers.profiles, workloads: informers.workloads });
+  const view = new InformerView(cluster, { pools: informers.pools, profiles: informers.profiles, workloads: informers.workloads }, opts.env.nodeAgent ?? true);
   const ownPods = opts.informers?.pods
     ? undefined
     : new Informer<K8sObject>(cluster, RESOURCES.pods, { ...opts.informerOptions, labelSelector: `${ENABLED_LABEL}=true`, transform: slimPod });
