@@ -74,7 +74,6 @@ interface Daemon {
   child?: ChildProcess;
   /** Why the last start or check failed; undefined while the daemon answers. */
   failure?: string;
-  restarts: number;
   /** A start in flight: its limits are not applied yet, so a check would take it for a broken daemon. */
   starting?: Promise<void>;
 }
@@ -86,6 +85,7 @@ export class MpsSupervisor {
   private readonly daemons = new Map<string, Daemon>();
   private readonly probes = new Map<string, GpuReadiness>();
   private readonly timeoutMs: number;
+  private restartCount = 0;
 
   constructor(private readonly opts: SupervisorOptions) {
     this.timeoutMs = opts.answerTimeoutMs ?? 5_000;
@@ -107,9 +107,9 @@ export class MpsSupervisor {
     return [...this.daemons.values()].map((d) => d.share);
   }
 
-  /** Total restarts of share daemons since the agent started, for the metric. */
+  /** Share daemons replaced since the agent started, for the metric (a counter: ended shares' count stays). */
   restarts(): number {
-    return [...this.daemons.values()].reduce((n, d) => n + d.restarts, 0);
+    return this.restartCount;
   }
 
   /**
@@ -123,7 +123,7 @@ export class MpsSupervisor {
       return known.dirs;
     }
     if (known && !known.failure && (await this.answers(known))) return known.dirs;
-    const d = known ?? { share, dirs: this.dirsOf(share.id), restarts: 0 };
+    const d = known ?? { share, dirs: this.dirsOf(share.id)};
     this.daemons.set(share.id, d);
     await this.start(d);
     return d.dirs;
@@ -135,7 +135,7 @@ export class MpsSupervisor {
    * servers, and the share's folders are removed.
    */
   async release(id: string): Promise<void> {
-    const d = this.daemons.get(id) ?? { share: { id } as MpsShare, dirs: this.dirsOf(id), restarts: 0 };
+    const d = this.daemons.get(id) ?? { share: { id } as MpsShare, dirs: this.dirsOf(id)};
     this.daemons.delete(id);
     await this.quit(d);
     await rm(join(this.opts.baseDir, id), { recursive: true, force: true });
@@ -154,7 +154,7 @@ export class MpsSupervisor {
         await this.release(id);
         continue;
       }
-      const d: Daemon = { share: JSON.parse(text) as MpsShare, dirs: this.dirsOf(id), restarts: 0 };
+      const d: Daemon = { share: JSON.parse(text) as MpsShare, dirs: this.dirsOf(id)};
       this.daemons.set(id, d);
       if (!(await this.answers(d))) await this.start(d).catch(() => undefined);
     }
@@ -164,7 +164,7 @@ export class MpsSupervisor {
   async check(): Promise<void> {
     await Promise.all([...this.daemons.values()].map(async (d) => {
       if (d.starting || (await this.answers(d))) return;
-      d.restarts++;
+      this.restartCount++;
       this.opts.log?.('MPS daemon not answering; replacing it', { share: d.share.id, pod: d.share.pod, why: d.failure });
       await this.start(d).catch(() => undefined);
     }));
@@ -307,7 +307,7 @@ export class MpsSupervisor {
   /** Starts a daemon for one GPU alone, asks it a question, and quits it. */
   private async probe(uuid: string): Promise<GpuReadiness> {
     const id = `${PROBE_PREFIX}${uuid}`;
-    const d: Daemon = { share: { id, pod: `probe of ${uuid}`, gpuUuids: [uuid], vramLimitBytes: 0, threadPercentage: 100 }, dirs: this.dirsOf(id), restarts: 0 };
+    const d: Daemon = { share: { id, pod: `probe of ${uuid}`, gpuUuids: [uuid], vramLimitBytes: 0, threadPercentage: 100 }, dirs: this.dirsOf(id)};
     try {
       await mkdir(join(this.opts.baseDir, id), { recursive: true });
       await this.prepare(d.dirs);
