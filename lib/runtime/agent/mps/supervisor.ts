@@ -123,7 +123,7 @@ export class MpsSupervisor {
       return known.dirs;
     }
     if (known && !known.failure && (await this.answers(known))) return known.dirs;
-    const d = known ?? { share, dirs: this.dirsOf(share.id)};
+    const d = known ?? { share, dirs: this.dirsOf(share.id) };
     this.daemons.set(share.id, d);
     await this.start(d);
     return d.dirs;
@@ -135,7 +135,7 @@ export class MpsSupervisor {
    * servers, and the share's folders are removed.
    */
   async release(id: string): Promise<void> {
-    const d = this.daemons.get(id) ?? { share: { id } as MpsShare, dirs: this.dirsOf(id)};
+    const d = this.daemons.get(id) ?? { share: { id } as MpsShare, dirs: this.dirsOf(id) };
     this.daemons.delete(id);
     await this.quit(d);
     await rm(join(this.opts.baseDir, id), { recursive: true, force: true });
@@ -154,7 +154,7 @@ export class MpsSupervisor {
         await this.release(id);
         continue;
       }
-      const d: Daemon = { share: JSON.parse(text) as MpsShare, dirs: this.dirsOf(id)};
+      const d: Daemon = { share: JSON.parse(text) as MpsShare, dirs: this.dirsOf(id) };
       this.daemons.set(id, d);
       if (!(await this.answers(d))) await this.start(d).catch(() => undefined);
     }
@@ -307,7 +307,7 @@ export class MpsSupervisor {
   /** Starts a daemon for one GPU alone, asks it a question, and quits it. */
   private async probe(uuid: string): Promise<GpuReadiness> {
     const id = `${PROBE_PREFIX}${uuid}`;
-    const d: Daemon = { share: { id, pod: `probe of ${uuid}`, gpuUuids: [uuid], vramLimitBytes: 0, threadPercentage: 100 }, dirs: this.dirsOf(id)};
+    const d: Daemon = { share: { id, pod: `probe of ${uuid}`, gpuUuids: [uuid], vramLimitBytes: 0, threadPercentage: 100 }, dirs: this.dirsOf(id) };
     try {
       await mkdir(join(this.opts.baseDir, id), { recursive: true });
       await this.prepare(d.dirs);
