@@ -8,17 +8,17 @@ import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorch
 
 /**
  * Declares the example platform in the current stack. Pulumi orders resources only by dependencies:
- * the custom resources wait for the controller's CRDs, the GPU workload for the controller itself (its
- * webhook must serve the pods).
+ * the custom resources wait for the controller's CRDs, the objects in the namespace for the
+ * Namespace, the GPU workload for the controller itself (its webhook must serve the pods).
  */
 export function buildPlatform(controller?: TensorFusionController): void {
-  const crds = { dependsOn: controller?.crds ?? [] };
-  new k8s.core.v1.Namespace('namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  new GpuPool('default-pool', pool, crds);
+  const crds = controller?.crds ?? [];
+  const namespace = new k8s.core.v1.Namespace('namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  new GpuPool('default-pool', pool, { dependsOn: crds });
   for (const [id, props] of Object.entries(nodes)) new GpuNode(id, props);
-  new WorkloadProfile('default-profile', profile, crds);
-  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, pytorchGpu), { dependsOn: controller ? [controller] : [] });
-  for (const p of t9kPods) new k8s.core.v1.Pod(p.name, t9kGpuWorkload(t9kPod(p), p.mode) as k8s.core.v1.PodArgs);
+  new WorkloadProfile('default-profile', profile, { dependsOn: [namespace, ...crds] });
+  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, pytorchGpu), { dependsOn: [namespace, ...(controller ? [controller] : [])] });
+  for (const p of t9kPods) new k8s.core.v1.Pod(p.name, t9kGpuWorkload(t9kPod(p), p.mode) as k8s.core.v1.PodArgs, { dependsOn: [namespace] });
 }
 
 /** Installs the runtime controller in the current stack. */

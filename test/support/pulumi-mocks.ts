@@ -12,12 +12,22 @@ export interface Registered {
 
 const registered: Registered[] = [];
 
-/** A fresh mock monitor: each program captured is a stack of its own (names claimed in one do not leak into the next). */
-function install(): void {
+/** When each registration started and ended, in order (`start <name>`, `done <name>`). */
+export const registrationLog: string[] = [];
+
+/**
+ * A fresh mock monitor: each program captured is a stack of its own (names claimed in one do not leak
+ * into the next). Registrations of the types in `slow` take `slowMs`, as a real API server's do, so
+ * that what depends on them is seen to wait.
+ */
+function install(slow: readonly string[] = [], slowMs = 0): void {
   void pulumi.runtime.setMocks(
     {
-      newResource(args) {
+      async newResource(args) {
         registered.push({ type: args.type, name: args.name, inputs: args.inputs });
+        registrationLog.push(`start ${args.name}`);
+        if (slow.includes(args.type)) await new Promise((r) => setTimeout(r, slowMs));
+        registrationLog.push(`done ${args.name}`);
         return { id: `${args.name}-id`, state: args.inputs };
       },
       call(args) {
@@ -31,13 +41,14 @@ function install(): void {
 }
 
 /** Runs `program` (which creates resources) and returns what it registered, components excluded. */
-export async function capture(program: () => void | Promise<void>): Promise<Registered[]> {
-  install();
+export async function capture(program: () => void | Promise<void>, slow: readonly string[] = [], slowMs = 0): Promise<Registered[]> {
+  install(slow, slowMs);
   const start = registered.length;
   await program();
   // Registration is asynchronous: wait until the queue of registrations stops growing.
+  const inFlight = () => registrationLog.filter((l) => l.startsWith('start ')).length - registrationLog.filter((l) => l.startsWith('done ')).length;
   let last = -1;
-  while (last !== registered.length) {
+  while (last !== registered.length || inFlight() > 0) {
     last = registered.length;
     await new Promise((r) => setTimeout(r, 20));
   }
