@@ -12,7 +12,7 @@ import { gpuIndexOf } from '../../model/gpu-object';
 import { PLACEMENT_ANNOTATIONS, SHARE_RESOURCE } from '../../model/keys';
 import type { K8sObject } from '../kube/cluster';
 import { allocationOf } from '../scheduler/record';
-import { NVIDIA_ENV } from '../webhook/env';
+import { mpsMemoryLimit, NVIDIA_ENV } from '../webhook/env';
 import type { ContainerAllocateResponse } from './device-plugin/api';
 import type { MpsShare, ShareDirs } from './mps/supervisor';
 import type { SmiGpu } from './nvidia-smi';
@@ -83,7 +83,7 @@ export function containerResponse(share: MpsShare, dirs: ShareDirs, gpus: readon
     envs: {
       CUDA_MPS_PIPE_DIRECTORY: dirs.pipeDir,
       [NVIDIA_ENV.visibleDevices]: share.gpuUuids.join(','),
-      [NVIDIA_ENV.mpsMemLimit]: share.gpuUuids.map((_, i) => `${i}=${Math.floor(share.vramLimitBytes / 2 ** 20)}M`).join(','),
+      [NVIDIA_ENV.mpsMemLimit]: mpsMemoryLimit(share.gpuUuids.length, share.vramLimitBytes),
       [NVIDIA_ENV.mpsThreads]: String(share.threadPercentage),
     },
     mounts: [
