@@ -1,6 +1,7 @@
 /**
  * npm run envtest:setup — builds the real control-plane binaries the integration tests run against
- * (kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, etcd, kwok) from their Go modules,
+ * (kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, kubelet, kube-proxy, etcd, kwok)
+ * and the Pulumi engine and Kubernetes provider of the real-engine suites, from their Go modules,
  * into a cache outside the repo keyed by version (test/envtest/assets.ts). Idempotent: binaries already
  * built from the same go.mod/go.sum are kept. Binaries that KUBEBUILDER_ASSETS provides are not built.
  * Only Go modules come from the network (GOTOOLCHAIN=local: no toolchain download either).
@@ -11,7 +12,8 @@
  *
  * It also makes the real node's container images (test/envtest/images.ts), cached by content.
  *
- * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok,images limits the builds; --all (see above).
+ * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok,pulumi,pulumi-kubernetes,images limits
+ * the builds; --all (see above).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -19,7 +21,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import * as path from 'node:path';
 import { buildNodeImages } from '../test/envtest/images';
 import {
-  ENVTEST_DIR, GO_BUILDS, GoBuild, KUBEBUILDER_BINARIES, buildDir, cacheRoot, goModVersion, kwokStagesDir,
+  ENVTEST_DIR, GO_BUILDS, GoBuild, KUBEBUILDER_BINARIES, PULUMI_KUBERNETES_PROVIDER_VERSION, buildDir, cacheRoot, goModVersion, kwokStagesDir,
 } from '../test/envtest/assets';
 
 /** KWOK v0.8 ships no built-in stages: these lifecycles (nodes Ready, pods Running, deletes finish) are copied from its module. */
@@ -47,7 +49,11 @@ function go(build: GoBuild, goArgs: string[]): string {
 /** What a build's binaries were made from: a change to the wrapper module rebuilds them. */
 function fingerprint(build: GoBuild): string {
   const h = createHash('sha256');
-  for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(path.join(ENVTEST_DIR, build.name, f)));
+  for (const f of ['go.mod', 'go.sum', 'main.go']) {
+    const file = path.join(ENVTEST_DIR, build.name, f);
+    if (existsSync(file)) h.update(readFileSync(file));
+  }
+  if (build.name === 'pulumi-kubernetes') h.update(PULUMI_KUBERNETES_PROVIDER_VERSION);
   h.update(execFileSync('go', ['env', 'GOVERSION'], { env: goEnv(), encoding: 'utf8' }));
   return h.digest('hex');
 }
@@ -61,6 +67,29 @@ function kubernetesLdflags(version: string): string {
     for (const [k, v] of Object.entries(vars)) flags.push(`-X ${pkg}.${k}=${v}`);
   }
   return flags.join(' ');
+}
+
+/** -X flags that stamp each build's version where it reports it; '' for builds that need none. */
+function versionLdflags(build: GoBuild, version: string): string {
+  switch (build.name) {
+    case 'kubernetes': return kubernetesLdflags(version);
+    case 'pulumi': return `-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=${version}`;
+    case 'pulumi-kubernetes': return `-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${PULUMI_KUBERNETES_PROVIDER_VERSION}`;
+    default: return '';
+  }
+}
+
+/**
+ * The provider's main package (test/envtest/pulumi-kubernetes/main.go) embeds the schema and the
+ * Terraform mapping, as upstream's does after its `go generate`: written here from the module's own
+ * files, the schema with its version set, both minified (they are git-ignored).
+ */
+function writeProviderEmbeds(build: GoBuild): void {
+  const source = path.join(go(build, ['list', '-m', '-f', '{{.Dir}}', build.module]).trim(), 'cmd', 'pulumi-resource-kubernetes');
+  const schema = JSON.parse(readFileSync(path.join(source, 'schema.json'), 'utf8')) as Record<string, unknown>;
+  const dir = path.join(ENVTEST_DIR, build.name);
+  writeFileSync(path.join(dir, 'schema-embed.json'), JSON.stringify({ ...schema, version: PULUMI_KUBERNETES_PROVIDER_VERSION }));
+  writeFileSync(path.join(dir, 'terraform-mapping-embed.json'), JSON.stringify(JSON.parse(readFileSync(path.join(source, 'terraform-mapping.json'), 'utf8'))));
 }
 
 function seconds(ms: number): string {
@@ -88,7 +117,8 @@ function setup(build: GoBuild): void {
   // Same module and Go: only the binaries missing from the cache are built (a binary added to the list).
   if (cached.length) console.log(`  ${build.name} ${version}: cached ${cached.join(', ')}`);
   mkdirSync(binDir, { recursive: true });
-  const ldflags = ['-s', '-w', build.name === 'kubernetes' ? kubernetesLdflags(version) : ''].join(' ').trim();
+  const ldflags = ['-s', '-w', versionLdflags(build, version)].join(' ').trim();
+  if (build.name === 'pulumi-kubernetes') writeProviderEmbeds(build);
   for (const bin of wanted.filter((b) => !cached.includes(b))) {
     const started = Date.now();
     const tmp = path.join(binDir, `.${bin}.tmp`);

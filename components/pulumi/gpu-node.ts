@@ -16,7 +16,9 @@ export type GpuNodeArgs = InputArgs<GpuNodeProps>;
 
 /**
  * Labels an existing node with pool membership and GPU inventory through a server-side-apply
- * NodePatch that owns only these label keys; taints are left to the runtime controller.
+ * NodePatch that owns only these label keys; taints are left to the runtime controller. The Node is
+ * read first and the patch waits for the read: a server-side apply would create a Node that does not
+ * exist, and labelling must never create one, so a missing node fails `preview` and `up`, naming it.
  *
  * @example
  * new GpuNode('a100-0', { nodeName: 'gpu-a100-0', pools: ['default-pool'],
@@ -43,8 +45,10 @@ export class GpuNode extends pulumi.ComponentResource {
     const node = renderArgs<GpuNodeProps, ReturnType<typeof renderGpuNode>>(args, context, owner, (props) => renderGpuNode(props, context));
     super('tensor-fusion:index:GpuNode', name, {}, opts);
     owner.resource = this;
-    this.apiObject = <k8s.core.v1.NodePatch>registerObject(name, claimNames(this, context, node), { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this }, k8s.core.v1.NodePatch);
     this.nodeName = outputOf(node, (n) => n.metadata.name);
+    /** The Node as the cluster has it (a read: `destroy` leaves it). */
+    const existing = k8s.core.v1.Node.get(name, this.nodeName, { parent: this });
+    this.apiObject = <k8s.core.v1.NodePatch>registerObject(name, claimNames(this, context, node), { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this, dependsOn: [existing] }, k8s.core.v1.NodePatch);
     this.registerOutputs({ nodeName: this.nodeName });
   }
 }

@@ -1,9 +1,11 @@
-import { encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
+import * as pulumi from '@pulumi/pulumi';
+import { checkGpuWorkloadOptionValues, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
 import { throwIfInvalid } from '../../lib/model/errors';
 import { withContext } from '../../lib/render/context';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
 import { PodTemplate } from '../../lib/render/pod-template';
 import { checkT9kGpuOptions, T9kGpuOptions, T9kPodTemplateLike, t9kPodTemplate } from '../../lib/t9k';
+import { hasUnknowns, Inputs } from './inputs';
 import { patchPodTemplateArgs } from './pod-template';
 
 /** `gpuWorkload <metadata.name>` when the args name the workload, else `gpuWorkload`. */
@@ -15,22 +17,30 @@ function contextOf(caller: string, args: object): string {
 /**
  * Makes @pulumi/kubernetes workload args (Deployment, StatefulSet, Job, CronJob, Pod) a TensorFusion
  * GPU workload: returns new args whose pod template has the `tensor-fusion.ai/enabled` label and the
- * `tensor-fusion.ai/*` annotations. The template is read from the resolved args: at once for plain
- * args, at preview when they hold Outputs. Pass the controller in `dependsOn` of the workload so
- * that its pods are created once the webhook serves them.
+ * `tensor-fusion.ai/*` annotations. Every option is a `pulumi.Input`, so that it can be wired from
+ * another resource (`pool: pool.poolName`). The template is read from the resolved args and
+ * options: at once when all are plain, at preview when some are Outputs. Pass the controller in
+ * `dependsOn` of the workload so that its pods are created once the webhook serves them.
  *
  * @example
  * new k8s.apps.v1.Deployment('pytorch', gpuWorkload({ metadata: {...}, spec: {...} },
- *   { pool: 'default-pool', injectContainers: ['python'], tflopsRequest: 10, vramRequest: '4Gi' }),
+ *   { pool: pool.poolName, injectContainers: ['python'], tflopsRequest: 10, vramRequest: '4Gi' }),
  *   { dependsOn: controller });
- * @throws ValidationError `gpuWorkload <metadata.name>: ...` naming every bad option; checks that
- *   need the pod template's containers surface at preview when the args hold Outputs
+ * @throws ValidationError `gpuWorkload <metadata.name>: ...` naming every bad plain option at the
+ *   call; the rules over several options when one of them is an Output, and the checks that need
+ *   the pod template's containers when the args hold Outputs, surface at preview
  */
-export function gpuWorkload<T extends object>(args: T, options: GpuWorkloadOptions): T {
+export function gpuWorkload<T extends object>(args: T, options: Inputs<GpuWorkloadOptions>): T {
   const context = contextOf('gpuWorkload', args);
-  // Options are checked now even when the template is an Output, so most errors point at this call.
-  const encoded = withContext(context, () => encodeGpuWorkload(options));
-  return patchPodTemplateArgs(args, context, (template) => gpuWorkloadPodTemplate(template, options, encoded));
+  // Plain options are checked now even when the template is an Output, so most errors point at this
+  // call; with some options still Outputs, each plain one is checked on its own.
+  if (hasUnknowns(options)) {
+    const plain = Object.fromEntries(Object.entries(options as object).filter(([, v]) => !hasUnknowns(v)));
+    withContext(context, () => throwIfInvalid(checkGpuWorkloadOptionValues(plain), 'GPU workload options'));
+    return patchPodTemplateArgs(args, context, options as pulumi.Input<GpuWorkloadOptions>, (template, resolved) => gpuWorkloadPodTemplate(template, resolved));
+  }
+  const encoded = withContext(context, () => encodeGpuWorkload(options as GpuWorkloadOptions));
+  return patchPodTemplateArgs(args, context, options as GpuWorkloadOptions, (template, plain) => gpuWorkloadPodTemplate(template, plain, encoded));
 }
 
 /**
@@ -44,5 +54,5 @@ export function gpuWorkload<T extends object>(args: T, options: GpuWorkloadOptio
 export function t9kGpuWorkload<T extends object>(args: T, options: T9kGpuOptions): T {
   const context = contextOf('t9kGpuWorkload', args);
   withContext(context, () => throwIfInvalid(checkT9kGpuOptions(options)));
-  return patchPodTemplateArgs(args, context, (template) => t9kPodTemplate(template as T9kPodTemplateLike, options) as PodTemplate);
+  return patchPodTemplateArgs(args, context, options, (template, plain) => t9kPodTemplate(template as T9kPodTemplateLike, plain) as PodTemplate);
 }

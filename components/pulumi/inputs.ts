@@ -1,4 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
+import './errors';
 import { withContext } from '../../lib/render/context';
 
 /**

@@ -5,19 +5,22 @@ import { hasUnknowns, InputError } from './inputs';
 
 /**
  * Rewrites the pod template of @pulumi/kubernetes workload args (Deployment, StatefulSet, Job,
- * CronJob, Pod). Plain args are transformed, and validated, at once; args holding Outputs are
- * transformed from their resolved values, so errors then surface at preview, once: metadata and
- * spec are read from the same transformed value and share its one {@link InputError}. Errors carry
- * `context`.
+ * CronJob, Pod) with `transform` and its `options`. Plain args and options are transformed, and
+ * validated, at once; when either holds Outputs, the template is transformed from the resolved
+ * values, so errors then surface at preview, once: metadata and spec are read from the same
+ * transformed value and share its one {@link InputError}. Errors carry `context`.
  */
-export function patchPodTemplateArgs<T extends object>(args: T, context: string, transform: (template: PodTemplate) => PodTemplate): T {
+export function patchPodTemplateArgs<T extends object, O>(
+  args: T, context: string, options: pulumi.Input<O> | O, transform: (template: PodTemplate, options: O) => PodTemplate,
+): T {
   const workload = args as WorkloadLike;
-  if (!hasUnknowns(workload.spec) && !hasUnknowns(workload.metadata)) {
-    return withContext(context, () => transformPodTemplate(workload, transform)) as T;
+  if (!hasUnknowns(workload.spec) && !hasUnknowns(workload.metadata) && !hasUnknowns(options)) {
+    return withContext(context, () => transformPodTemplate(workload, (template) => transform(template, options as O))) as T;
   }
-  const resolved = pulumi.output(workload as pulumi.Input<WorkloadLike>).apply((plain) => {
+  const inputs = { workload: workload as pulumi.Input<WorkloadLike>, options: options as pulumi.Input<O> };
+  const resolved = pulumi.output(inputs).apply(({ workload: plain, options: resolvedOptions }) => {
     try {
-      return withContext(context, () => transformPodTemplate(plain as WorkloadLike, transform));
+      return withContext(context, () => transformPodTemplate(plain as WorkloadLike, (template) => transform(template, resolvedOptions as O)));
     } catch (err) {
       throw new InputError((err as Error).message, undefined);
     }

@@ -4,20 +4,28 @@
  */
 import * as k8s from '@pulumi/kubernetes';
 import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, WorkloadProfile } from '../../components/pulumi';
+import type { GpuWorkloadOptions } from '../../lib/annotations';
+import type { GpuPoolProps } from '../../lib/render/gpu-pool';
 import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
+
+/** The example's props that a stack may change (the real-engine suites change one at a time). */
+export interface PlatformProps {
+  pool: GpuPoolProps;
+  pytorchGpu: GpuWorkloadOptions;
+}
 
 /**
  * Declares the example platform in the current stack. Pulumi orders resources only by dependencies:
  * the custom resources wait for the controller's CRDs, the objects in the namespace for the
  * Namespace, the GPU workload for the controller itself (its webhook must serve the pods).
  */
-export function buildPlatform(controller?: TensorFusionController): void {
+export function buildPlatform(controller?: TensorFusionController, props: PlatformProps = { pool, pytorchGpu }): void {
   const crds = controller?.crds ?? [];
   const namespace = new k8s.core.v1.Namespace('namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  new GpuPool('default-pool', pool, { dependsOn: crds });
-  for (const [id, props] of Object.entries(nodes)) new GpuNode(id, props);
+  new GpuPool('default-pool', props.pool, { dependsOn: crds });
+  for (const [id, node] of Object.entries(nodes)) new GpuNode(id, node);
   new WorkloadProfile('default-profile', profile, { dependsOn: [namespace, ...crds] });
-  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, pytorchGpu), { dependsOn: [namespace, ...(controller ? [controller] : [])] });
+  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, props.pytorchGpu), { dependsOn: [namespace, ...(controller ? [controller] : [])] });
   for (const p of t9kPods) new k8s.core.v1.Pod(p.name, t9kGpuWorkload(t9kPod(p), p.mode) as k8s.core.v1.PodArgs, { dependsOn: [namespace] });
 }
 

@@ -79,15 +79,11 @@ export function checkCrossRules(
   return issues;
 }
 
-/**
- * Checks pod annotations (`source: 'annotation'`; keys outside tensor-fusion.ai/ are ignored) or typed
- * options (`source: 'option'`). Never throws, whatever the input.
- */
-export function checkGpuWorkloadInput(source: ValueSource, input: unknown, containers?: readonly string[]): CheckedInput {
+/** Each field on its own: known key, valid value. The rules over several fields are left out. */
+function checkEachValue(source: ValueSource, input: unknown, names: readonly string[] | undefined): CheckedInput {
   const settings: Record<string, unknown> = {};
   const raw: Partial<Record<GpuWorkloadOptionName, unknown>> = {};
   const issues: FieldIssue[] = [];
-  const names = Array.isArray(containers) ? containers.filter((c): c is string => typeof c === 'string') : undefined;
   if (input === null || typeof input !== 'object') return { settings: {}, raw, issues };
   const map = input as Record<string, unknown>;
   for (const name of Object.keys(map)) {
@@ -108,7 +104,24 @@ export function checkGpuWorkloadInput(source: ValueSource, input: unknown, conta
     issues.push(...checked.issues);
     if (checked.issues.length === 0) settings[spec.option] = checked.value;
   }
-  const field = source === 'annotation' ? (o: GpuWorkloadOptionName) => ANNOTATION[o] : (o: GpuWorkloadOptionName) => o;
-  issues.push(...checkCrossRules(settings as GpuWorkloadSettings, raw, field, source, names));
   return { settings: settings as GpuWorkloadSettings, raw, issues };
+}
+
+/**
+ * Checks typed options field by field, without the rules over several fields: for options of which
+ * only some are known yet (the others held in Pulumi Outputs), whose rules are checked once all are.
+ */
+export function checkGpuWorkloadOptionValues(options: object): readonly FieldIssue[] {
+  return checkEachValue('option', options, undefined).issues;
+}
+
+/**
+ * Checks pod annotations (`source: 'annotation'`; keys outside tensor-fusion.ai/ are ignored) or typed
+ * options (`source: 'option'`). Never throws, whatever the input.
+ */
+export function checkGpuWorkloadInput(source: ValueSource, input: unknown, containers?: readonly string[]): CheckedInput {
+  const names = Array.isArray(containers) ? containers.filter((c): c is string => typeof c === 'string') : undefined;
+  const { settings, raw, issues } = checkEachValue(source, input, names);
+  const field = source === 'annotation' ? (o: GpuWorkloadOptionName) => ANNOTATION[o] : (o: GpuWorkloadOptionName) => o;
+  return { settings, raw, issues: [...issues, ...checkCrossRules(settings, raw, field, source, names)] };
 }

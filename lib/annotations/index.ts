@@ -2,6 +2,7 @@
 export * from './keys';
 export type { GpuWorkloadOptions, GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 export { encodeGpuWorkload } from './encode';
+export { checkGpuWorkloadOptionValues } from './check';
 export type { EncodedGpuWorkload, PodTemplateContext } from './encode';
 export { decodeGpuAnnotations } from './decode';
 export type { DecodedGpuWorkload } from './decode';

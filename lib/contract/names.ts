@@ -47,6 +47,8 @@ export const CONTROLLER_NAMES = {
   workerPodPolicy: 'tensor-fusion-controller-worker-pods',
   /** ValidatingAdmissionPolicy (and binding): which pods it may delete and what it may change on nodes. */
   writeLimitPolicy: 'tensor-fusion-controller-writes',
+  /** ValidatingAdmissionPolicy (and binding): a GpuNode manifest labels an existing Node, never creates one. */
+  nodeGuardPolicy: 'tensor-fusion-gpu-node-guard',
 } as const;
 
 /** The official kube-scheduler image; the tag is the `schedulerVersion` prop. */

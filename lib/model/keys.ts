@@ -24,6 +24,12 @@ export function poolMembershipLabel(pool: string): string {
   return `${GROUP}/pool-${pool}`;
 }
 
+/**
+ * Node annotation that GpuNode's manifest carries: these labels come from a declaration that must
+ * never create the Node (the controller's node guard policy refuses a create that carries it).
+ */
+export const GPU_NODE_ANNOTATION = `${GROUP}/gpu-node`;
+
 /** Node label naming the GPU vendor (NVIDIA, AMD, Ascend, ...). */
 export const HARDWARE_VENDOR_LABEL = `${GROUP}/hardware-vendor`;
 

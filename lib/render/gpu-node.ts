@@ -6,7 +6,7 @@
  */
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { KubeObject } from '../k8s/object';
-import { GFD, HARDWARE_VENDOR_LABEL, poolMembershipLabel } from '../model/keys';
+import { GFD, GPU_NODE_ANNOTATION, HARDWARE_VENDOR_LABEL, poolMembershipLabel } from '../model/keys';
 import { checkLabelValue, checkObjectName, checkPoolName } from '../model/name-checks';
 import { checkVram } from '../model/share-quantity';
 import { GPU_COUNT_MAX, GPU_COUNT_MIN } from '../model/rules';
@@ -97,12 +97,14 @@ export function gpuNodeLabels(props: GpuNodeProps): Record<string, string> {
 }
 
 /**
- * Renders the Node object to apply with server-side apply: name and labels only, never taints.
+ * Renders the Node object to apply with server-side apply: name, labels and the
+ * {@link GPU_NODE_ANNOTATION} marker, never taints. A server-side apply creates what does not exist;
+ * with the marker, the controller's node guard policy refuses that create (renderNodeGuard).
  * @throws ValidationError naming every bad prop
  */
 export function renderGpuNode(props: GpuNodeProps, context = `GpuNode ${props.nodeName}`): KubeObject {
   throwIfInvalid(checkGpuNodeProps(props), context);
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name: props.nodeName, labels: gpuNodeLabels(props) } };
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name: props.nodeName, labels: gpuNodeLabels(props), annotations: { [GPU_NODE_ANNOTATION]: 'true' } } };
 }
 
 

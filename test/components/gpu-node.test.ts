@@ -2,7 +2,7 @@
 import { GpuNode as Cdk8sGpuNode, GpuNodeProps } from '../../components/cdk8s';
 import { GpuNode as PulumiGpuNode } from '../../components/pulumi';
 import { synthChart } from '../support/cdk8s';
-import { capture } from '../support/pulumi-mocks';
+import { capture, reads, registrationLog } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
 import { sameInBoth } from './frameworks';
 
@@ -33,6 +33,7 @@ describe('GpuNode', () => {
           'nvidia.com/gpu.memory': '81920',
           'tensor-fusion.ai/hardware-vendor': 'NVIDIA',
         },
+        annotations: { 'tensor-fusion.ai/gpu-node': 'true' },
       },
     });
     validateAll([node]);
@@ -67,11 +68,21 @@ describe('GpuNode', () => {
     );
     expect(objects).toHaveLength(1);
     expect(Object.keys(objects[0])).toEqual(['apiVersion', 'kind', 'metadata']);
-    expect(Object.keys(objects[0].metadata).sort()).toEqual(['labels', 'name']);
+    expect(Object.keys(objects[0].metadata).sort()).toEqual(['annotations', 'labels', 'name']);
+    expect(objects[0].metadata.annotations).toEqual({ 'tensor-fusion.ai/gpu-node': 'true' });
   });
 
   it('registers a NodePatch (server-side apply) in Pulumi', async () => {
     const registered = await capture(() => void new PulumiGpuNode('patch', { nodeName: 'n', pools: ['p'] }));
     expect(registered.map((r) => r.type)).toEqual(['kubernetes:core/v1:NodePatch']);
+  });
+
+  it('reads the Node before the patch in Pulumi, and the patch waits for the read (a missing node must fail, not be created)', async () => {
+    const log = registrationLog.length;
+    const read = reads.length;
+    await capture(() => void new PulumiGpuNode('guarded', { nodeName: 'gpu-7', pools: ['p'] }), ['kubernetes:core/v1:Node'], 200);
+    expect(reads.slice(read)).toEqual([{ type: 'kubernetes:core/v1:Node', name: 'guarded', id: 'gpu-7' }]);
+    // The component, the read (slow), then the NodePatch, which started only once the read was done.
+    expect(registrationLog.slice(log)).toEqual(['start guarded', 'done guarded', 'start read guarded', 'done read guarded', 'start guarded', 'done guarded']);
   });
 });

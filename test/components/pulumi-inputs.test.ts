@@ -7,7 +7,7 @@ import { spawnSync } from 'child_process';
 import { join } from 'path';
 import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
-import { GpuNode, GpuPool, TensorFusionController, TensorFusionWorkload, WorkloadProfile } from '../../components/pulumi';
+import { GpuNode, GpuPool, gpuWorkload, TensorFusionController, TensorFusionWorkload, WorkloadProfile } from '../../components/pulumi';
 import { capture, objectsOf, valueOf } from '../support/pulumi-mocks';
 
 
@@ -16,7 +16,7 @@ describe('Pulumi args take Inputs', () => {
     let node!: GpuNode;
     const objects = objectsOf(await capture(() => void (node = new GpuNode('a100', { nodeName: pulumi.output('gpu-a100-0'), pools: [pulumi.output('default-pool')] }))));
     expect(objects).toEqual([
-      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'gpu-a100-0', labels: { 'tensor-fusion.ai/pool-default-pool': 'true' } } },
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'gpu-a100-0', labels: { 'tensor-fusion.ai/pool-default-pool': 'true' }, annotations: { 'tensor-fusion.ai/gpu-node': 'true' } } },
     ]);
     expect(await valueOf(node.nodeName)).toBe('gpu-a100-0');
   });
@@ -38,6 +38,25 @@ describe('Pulumi args take Inputs', () => {
     });
     expect(await valueOf(profile.profileName)).toBe('p');
     expect(await valueOf(workload.workloadName)).toBe('fixed');
+  });
+
+  it('gpuWorkload takes its options as Inputs: wired from Outputs, it renders what plain values render', async () => {
+    const pod = { metadata: { name: 'train' }, spec: { containers: [{ name: 'python', image: 'pytorch' }] } };
+    const options = { pool: 'training', workloadProfile: 'small', tflopsRequest: 10, vramRequest: '4Gi', injectContainers: ['python'] };
+    const plain = objectsOf(await capture(() => void new k8s.core.v1.Pod('train', gpuWorkload(pod, options))));
+    let pool!: GpuPool;
+    const wired = objectsOf(await capture(() => {
+      pool = new GpuPool('pool', { name: 'training' });
+      const profile = new WorkloadProfile('small', {});
+      new k8s.core.v1.Pod('train', gpuWorkload(pod, { ...options, pool: pool.poolName, workloadProfile: profile.profileName, tflopsRequest: Promise.resolve(10), injectContainers: [pulumi.output('python')] }));
+    }));
+    expect(wired.filter((o) => o.kind === 'Pod')).toEqual(plain);
+    expect((plain[0].metadata as { annotations: Record<string, string> }).annotations['tensor-fusion.ai/gpupool']).toBe('training');
+  });
+
+  it('gpuWorkload refuses a bad plain option at the call even when another option is an Output', () => {
+    const pod = { metadata: { name: 'train' }, spec: { containers: [{ name: 'python', image: 'pytorch' }] } };
+    expect(() => gpuWorkload(pod, { pool: pulumi.output('training'), tflopsRequest: -1 })).toThrow('gpuWorkload train: tflopsRequest: got -1, expected');
   });
 
   it('still refuses bad plain values in the constructor, before registering anything', async () => {
@@ -82,6 +101,8 @@ describe('a bad value held in an Output', () => {
     ['node-name', `GpuNode a100: nodeName: got "Bad_Node", expected a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)`],
     ['workload-inject', 'gpuWorkload train: injectContainers: got "pythn", expected a container of the pod template: one of python'],
     ['pool-duplicate', 'GpuPool second-pool: name: got "pool", expected a name no other GPUPool of this stack has (GpuPool gpu-pool already registers one): set another name'],
+    ['workload-pool-output', 'gpuWorkload train: pool: got "Bad_Pool", expected a DNS-1123 label of at most 58 characters (lowercase letters, digits and \'-\', starting and ending with a letter or digit)'],
+    ['workload-limit-output', 'gpuWorkload train: tflopsLimit: got 5, expected at least tflopsRequest (10)'],
     ['profile-vram', 'WorkloadProfile profile: spec.resources.limits.vram: got "2Gi", expected at least spec.resources.requests.vram (4Gi)'],
   ])('%s: fails the program once, naming the component and the field', (name, message) => {
     expect(run(name)).toEqual({ reported: [{ type: 'InputError', message }], exitCode: 32, stderr: '' });

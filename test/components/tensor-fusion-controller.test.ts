@@ -63,8 +63,8 @@ describe('TensorFusionController components', () => {
   it('keep the cluster-scoped policy and PriorityClasses out of the chart namespace', () => {
     const objects = synthChart((chart) => new Cdk8sController(chart, 'controller', {}), { namespace: 'chart-ns' });
     const scoped = objects.filter((o) => ['PriorityClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind));
-    // Four QoS PriorityClasses; five policies (pod integrity, pod records, pod bindings, worker pods, controller writes) and their bindings.
-    expect(scoped.map((o) => o.kind).sort()).toEqual([...Array(4).fill('PriorityClass'), ...Array(5).fill('ValidatingAdmissionPolicy'), ...Array(5).fill('ValidatingAdmissionPolicyBinding')]);
+    // Four QoS PriorityClasses; six policies (pod integrity, pod records, pod bindings, worker pods, controller writes, node guard) and their bindings.
+    expect(scoped.map((o) => o.kind).sort()).toEqual([...Array(4).fill('PriorityClass'), ...Array(6).fill('ValidatingAdmissionPolicy'), ...Array(6).fill('ValidatingAdmissionPolicyBinding')]);
     for (const o of scoped) expect(o.metadata.namespace).toBeUndefined();
   });
 

@@ -10,12 +10,21 @@ import * as path from 'node:path';
 /** A wrapper Go module under test/envtest/ and the main packages it builds. */
 export interface GoBuild {
   /** Folder name under test/envtest/, also the cache prefix. */
-  name: 'kubernetes' | 'etcd' | 'kwok';
+  name: 'kubernetes' | 'etcd' | 'kwok' | 'pulumi' | 'pulumi-kubernetes';
   /** The module whose version keys the cache. */
   module: string;
-  /** Binary name -> Go main package. */
+  /** Binary name -> Go main package (`.`: the wrapper module's own main package). */
   binaries: Record<string, string>;
 }
+
+/**
+ * The version the Kubernetes provider is stamped with. The proxy serves its module only at commit
+ * f47bc2d6 (2026-01-14), made after release 4.24.0; a prerelease of the next minor says so and
+ * sorts above every npm release up to 4.24.1, so the engine takes it for the npm
+ * `@pulumi/kubernetes` the tests pin (4.23.0, the last release before that commit: every resource
+ * that SDK knows, this provider serves).
+ */
+export const PULUMI_KUBERNETES_PROVIDER_VERSION = '4.25.0-dev.f47bc2d6f199';
 
 export const GO_BUILDS: readonly GoBuild[] = [
   {
@@ -32,10 +41,15 @@ export const GO_BUILDS: readonly GoBuild[] = [
   },
   { name: 'etcd', module: 'go.etcd.io/etcd/server/v3', binaries: { etcd: 'go.etcd.io/etcd/server/v3' } },
   { name: 'kwok', module: 'sigs.k8s.io/kwok', binaries: { kwok: 'sigs.k8s.io/kwok/cmd/kwok' } },
+  // The Pulumi engine (CLI) at the version of the npm @pulumi/pulumi, and the Kubernetes provider,
+  // for the real-engine suites (test/support/pulumi-engine.ts).
+  { name: 'pulumi', module: 'github.com/pulumi/pulumi/pkg/v3', binaries: { pulumi: 'github.com/pulumi/pulumi/pkg/v3/cmd/pulumi' } },
+  { name: 'pulumi-kubernetes', module: 'github.com/pulumi/pulumi-kubernetes/provider/v4', binaries: { 'pulumi-resource-kubernetes': '.' } },
 ];
 
 /** Every binary the harness can run. */
-export type Binary = 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kubectl' | 'kubelet' | 'kube-proxy' | 'etcd' | 'kwok';
+export type Binary = 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kubectl' | 'kubelet' | 'kube-proxy' | 'etcd' | 'kwok'
+  | 'pulumi' | 'pulumi-resource-kubernetes';
 
 /** What setup-envtest puts in KUBEBUILDER_ASSETS; the rest come from our own cache. */
 export const KUBEBUILDER_BINARIES: readonly Binary[] = ['kube-apiserver', 'etcd', 'kubectl'];

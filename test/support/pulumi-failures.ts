@@ -8,6 +8,8 @@ import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
 import { GpuNode, GpuPool, gpuWorkload, WorkloadProfile } from '../../components/pulumi';
 
+const POD = { metadata: { name: 'train' }, spec: { containers: [{ name: 'python', image: 'pytorch' }] } };
+
 const CASES: Record<string, () => void> = {
   valid: () => void new GpuPool('gpu-pool', { defaultQos: pulumi.output('high' as const) }),
   'pool-qos': () => void new GpuPool('gpu-pool', { defaultQos: pulumi.output('urgent' as never) }),
@@ -34,6 +36,9 @@ const CASES: Record<string, () => void> = {
         { injectContainers: ['pythn'] },
       ),
     ),
+  'workload-pool-output': () => void new k8s.core.v1.Pod('train', gpuWorkload(POD, { pool: pulumi.output('Bad_Pool'), tflopsRequest: 10 })),
+  // A rule over two options, one of them an Output: checked once both are known.
+  'workload-limit-output': () => void new k8s.core.v1.Pod('train', gpuWorkload(POD, { tflopsRequest: pulumi.output(10), tflopsLimit: 5 })),
 };
 
 const errors = new Set<unknown>();

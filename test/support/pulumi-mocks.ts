@@ -12,6 +12,9 @@ export interface Registered {
 
 const registered: Registered[] = [];
 
+/** The reads of existing objects (`<Kind>.get`), in order. */
+export const reads: { type: string; name: string; id: string }[] = [];
+
 /** When each registration started and ended, in order (`start <name>`, `done <name>`). */
 export const registrationLog: string[] = [];
 
@@ -24,6 +27,14 @@ function install(slow: readonly string[] = [], slowMs = 0): void {
   void pulumi.runtime.setMocks(
     {
       async newResource(args) {
+        // A read (`Node.get`) declares nothing: it is logged apart, and finds the object it names.
+        if (args.id !== undefined && args.id !== '') {
+          reads.push({ type: args.type, name: args.name, id: args.id });
+          registrationLog.push(`start read ${args.name}`);
+          if (slow.includes(args.type)) await new Promise((r) => setTimeout(r, slowMs));
+          registrationLog.push(`done read ${args.name}`);
+          return { id: args.id, state: { metadata: { name: args.id } } };
+        }
         registered.push({ type: args.type, name: args.name, inputs: args.inputs });
         registrationLog.push(`start ${args.name}`);
         if (slow.includes(args.type)) await new Promise((r) => setTimeout(r, slowMs));

@@ -8,6 +8,7 @@ import { renderCrds } from '../../api/crd';
 import { KubeObject } from '../../k8s/object';
 import { POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
 import { renderIntegrityPolicy } from './integrity';
+import { renderNodeGuard } from './node-guard';
 import { renderWriteLimits } from './limits';
 import { renderServiceMonitor } from './monitoring';
 import { COMMON_LABELS } from '../../contract/names';
@@ -24,6 +25,7 @@ import { renderAgent } from './agent';
 export * from '../../contract/env';
 export * from '../../contract/names';
 export * from './props';
+export { nodeGuardMessage } from './node-guard';
 export { bindingValidations, controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations } from './integrity';
 export type { PolicyValidation } from './integrity';
 export { PREEMPTION_REASON, workerImageValidations, workerShapeValidations, writeLimitValidations } from './limits';
@@ -68,6 +70,7 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
     ...(resolved.serviceMonitor ? [renderServiceMonitor(resolved, labels)] : []),
     ...renderIntegrityPolicy(resolved, labels),
     ...renderWriteLimits(resolved, labels),
+    ...renderNodeGuard(labels),
     renderWebhookConfiguration(resolved, labels),
   ];
 }

@@ -32,7 +32,7 @@ describe('renderController', () => {
       'Namespace', ...Array(crds).fill('CustomResourceDefinition'), ...Array(4).fill('PriorityClass'),
       'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'RoleBinding',
       'Secret', 'ConfigMap', 'ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'Service', 'NetworkPolicy',
-      ...Array(5).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(), 'MutatingWebhookConfiguration',
+      ...Array(6).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(), 'MutatingWebhookConfiguration',
     ]);
     expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(renderCrds());
     const ns = find(objects, 'Namespace');

@@ -314,7 +314,7 @@ export class ControlPlane {
       '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${port}`,
       `--controllers=deployment-controller,replicaset-controller,daemonset-controller,statefulset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller${
         // A projected ServiceAccount token volume also mounts kube-root-ca.crt, which this controller publishes.
-        this.opts.node ? ',root-ca-certificate-publisher-controller,endpointslice-controller' : ''}`,
+        this.opts.node ? ',root-ca-certificate-publisher-controller,endpointslice-controller,endpoints-controller' : ''}`,
       `--service-account-private-key-file=${path.join(this.dir, 'sa.key')}`, `--root-ca-file=${this.file('ca.crt', this.ca.cert)}`,
       '--kube-api-qps=1000', '--kube-api-burst=2000', '--concurrent-deployment-syncs=10', '--concurrent-replicaset-syncs=10',
     ], this.log('kube-controller-manager'));

@@ -12,7 +12,7 @@ import { IMAGE_REFS } from '../../envtest/images';
 import { RealNode, RealNodeOptions, realNodeUnavailable } from './node';
 
 export { RealNode } from './node';
-export { NODE_NET, OUTSIDE_ADDRESS } from './net';
+export { dialOutside, NODE_NET, OUTSIDE_ADDRESS } from './net';
 export { NODE_NAME } from '../control-plane/control-plane';
 
 /** Whether a real node can run; logs one line (or throws under CI) when not. */

@@ -4,6 +4,7 @@
  * the range set aside for benchmarking networks (RFC 2544): nothing outside routes it, and inside the
  * namespace it is all there is besides loopback.
  */
+import * as net from 'node:net';
 export const NODE_NET = {
   /**
    * The interface that carries the node's address (the kubelet refuses a loopback node IP): one end of
@@ -31,3 +32,13 @@ export const NODE_NET = {
 
 /** An address outside every network here (TEST-NET-1, RFC 5737): a dial to it must fail at once. */
 export const OUTSIDE_ADDRESS = '192.0.2.1';
+
+/** A TCP dial from this process to {@link OUTSIDE_ADDRESS}: how it failed (its error code) and how long that took. */
+export function dialOutside(): Promise<{ code: string | undefined; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const s = net.connect({ host: OUTSIDE_ADDRESS, port: 443 });
+    s.on('connect', () => { s.destroy(); resolve({ code: 'CONNECTED', ms: Date.now() - started }); });
+    s.on('error', (err: NodeJS.ErrnoException) => resolve({ code: err.code, ms: Date.now() - started }));
+  });
+}
