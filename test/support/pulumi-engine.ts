@@ -18,7 +18,7 @@ import type { ControlPlane, ControlPlaneOptions } from './control-plane';
 import { describeRealNode, NodeHarness } from './node';
 
 const ENGINE: Binary[] = ['pulumi', 'pulumi-resource-kubernetes'];
-export const PROJECT = 'tensor-fusion-e2e';
+const PROJECT = 'tensor-fusion-e2e';
 
 /** Whether the engine's binaries are built; logs one line (or throws under CI) when not. */
 export function engineAvailable(file: string): boolean {
@@ -38,8 +38,6 @@ export interface ChildRun {
   ok: boolean;
   /** The engine's account of the failure (its stdout and stderr). */
   message?: string;
-  /** Errors the program left unhandled in its process, as the engine's runner would have seen them. */
-  unhandled: string[];
   /** Type tokens of the resources in the stack's state afterwards. */
   resources: string[];
 }
@@ -85,8 +83,6 @@ export function engineEnv(kubeconfig: string, home: string): Record<string, stri
     PULUMI_CONFIG_PASSPHRASE: 'e2e',
     PULUMI_SKIP_UPDATE_CHECK: '1',
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: 'true',
-    // The engine's own checks of the CLI against @pulumi/pulumi: both are 3.248.0 (test/envtest/pulumi).
-    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: 'false',
   };
 }
 
