@@ -1,5 +1,5 @@
 /**
- * The README's TypeScript blocks are programs a user can paste: each is type-checked as a module that
+ * The TypeScript blocks of the README, CONTRIBUTING.md and docs/ are programs a user can paste: each is type-checked as a module that
  * imports `tensor-fusion-iac`, `/cdk8s` and `/pulumi` through their entry points (so every name it uses
  * must be exported there), then run: cdk8s programs synthesize into a temp dir, Pulumi programs run
  * under mocks. A block that is not a whole program fails here.
@@ -18,25 +18,36 @@ const ENTRY_POINTS: Record<string, string> = {
 };
 
 interface Block {
-  line: number;
+  /** `<file>:<line>`: the document and the line the block starts on. */
+  where: string;
+  /** A file name made of `where`. */
+  id: string;
   code: string;
 }
 
-/** The ```ts blocks of the README, with the line each starts on. */
-function tsBlocks(markdown: string): Block[] {
+/** The ```ts blocks of one document (a path from the repository root). */
+function tsBlocks(file: string): Block[] {
   const blocks: Block[] = [];
-  const lines = markdown.split('\n');
+  const lines = readFileSync(join(REPO, file), 'utf8').split('\n');
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].trim() !== '```ts') continue;
     const start = i + 1;
     while (i + 1 < lines.length && lines[i + 1].trim() !== '```') i++;
-    blocks.push({ line: start + 1, code: lines.slice(start, i + 1).join('\n') });
+    const where = `${file}:${start + 1}`;
+    blocks.push({ where, id: where.replace(/[^a-zA-Z0-9]+/g, '-'), code: lines.slice(start, i + 1).join('\n') });
     i++;
   }
   return blocks;
 }
 
-const blocks = tsBlocks(readFileSync(join(REPO, 'README.md'), 'utf8'));
+/** The user documents: the README, CONTRIBUTING.md and every page under docs/. */
+function documents(): string[] {
+  const docs = (dir: string): string[] => readdirSync(join(REPO, dir), { withFileTypes: true })
+    .flatMap((e) => e.isDirectory() ? docs(`${dir}/${e.name}`) : e.name.endsWith('.md') ? [`${dir}/${e.name}`] : []);
+  return ['README.md', 'CONTRIBUTING.md', ...docs('docs')];
+}
+
+const blocks = documents().flatMap(tsBlocks);
 const isPulumi = (b: Block) => b.code.includes("'tensor-fusion-iac/pulumi'");
 
 describe('README code blocks', () => {
@@ -56,7 +67,7 @@ describe('README code blocks', () => {
 
   it('type-checks every block as a user module importing the package entry points', () => {
     const files = blocks.map((b) => {
-      const file = join(dir, `readme-line-${b.line}.ts`);
+      const file = join(dir, `${b.id}.ts`);
       writeFileSync(file, b.code);
       return file;
     });
@@ -90,11 +101,11 @@ describe('README code blocks', () => {
     return file;
   }
 
-  it.each(blocks.filter((b) => !isPulumi(b)).map((b) => [b.line, b] as const))('synthesizes the cdk8s block at line %i', (line, block) => {
-    const outdir = join(dir, `out-${line}`);
+  it.each(blocks.filter((b) => !isPulumi(b)).map((b) => [b.where, b] as const))('synthesizes the cdk8s block at %s', (_, block) => {
+    const outdir = join(dir, `out-${block.id}`);
     process.env.CDK8S_OUTDIR = outdir;
     try {
-      require(runnable(block, `run-${line}`));
+      require(runnable(block, `run-${block.id}`));
     } finally {
       delete process.env.CDK8S_OUTDIR;
     }
@@ -102,9 +113,9 @@ describe('README code blocks', () => {
     expect(objects.length).toBeGreaterThan(0);
   });
 
-  it.each(blocks.filter(isPulumi).map((b) => [b.line, b] as const))('runs the Pulumi block at line %i under mocks', async (line, block) => {
+  it.each(blocks.filter(isPulumi).map((b) => [b.where, b] as const))('runs the Pulumi block at %s under mocks', async (_, block) => {
     const registered = await capture(() => {
-      require(runnable(block, `run-${line}`));
+      require(runnable(block, `run-${block.id}`));
     });
     expect(registered.length).toBeGreaterThan(0);
   });
