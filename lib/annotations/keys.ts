@@ -5,7 +5,7 @@
  */
 import { ALLOCATION_ANNOTATION, ANNOTATION_PREFIX, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../model/keys';
 import type { GpuWorkloadOptionName } from './options';
-import type { UpstreamValueKind } from './upstream';
+import type { UpstreamValueKind } from './value-kinds';
 
 export { ENABLED_LABEL };
 

@@ -10,10 +10,11 @@ import { Checked, checked, FieldIssue, fieldIssue, refused } from '../model/erro
 import { ANNOTATION_PREFIX } from '../model/keys';
 import { checkLimitAtLeastRequest } from '../model/rules';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
-import type { ValueContext, ValueSource } from './values';
+import type { UpstreamValueKind, ValueContext, ValueSource } from './value-kinds';
+
+export type { UpstreamValueKind } from './value-kinds';
 
 /** Value kinds of the upstream keys that this package acts on. */
-export type UpstreamValueKind = 'percent' | 'gpuIndices' | 'vendor' | 'duration';
 
 const UPSTREAM_KINDS: ReadonlySet<string> = new Set<UpstreamValueKind>(['percent', 'gpuIndices', 'vendor', 'duration']);
 

@@ -8,15 +8,9 @@ import { checkGpuCount, checkQos, checkReplicas } from '../model/rules';
 import type { AnnotationValueKind } from './keys';
 import { checkContainerName, checkObjectName, checkPoolName } from '../model/name-checks';
 import { checkUpstreamValue, isUpstreamKind } from './upstream';
+import type { ValueContext, ValueSource } from './value-kinds';
 
-/** Where a value came from: a pod annotation (always a string) or a typed option. */
-export type ValueSource = 'annotation' | 'option';
-
-export interface ValueContext {
-  readonly source: ValueSource;
-  /** Container names of the pod template, when known. */
-  readonly containers?: readonly string[];
-}
+export type { ValueContext, ValueSource } from './value-kinds';
 
 /** How a boolean is spelled for each source, for messages. */
 export function booleanLiteral(value: boolean, source: ValueSource): string {

@@ -7,7 +7,6 @@ import { QOS_LEVELS, REPLICAS_MAX } from '../model/rules';
 import { EXPECTED_KEYWORD, GpuResources, Int32, NodeAffinity, StringEnum } from './common';
 import { FORECAST_MODELS } from '../autoscale/forecast';
 import * as F from '../autoscale/formats';
-import { TARGET_RESOURCES } from '../autoscale/settings';
 import type { WorkloadProfileSpecProps } from './props';
 
 /** A string field with a format of lib/autoscale/formats.ts: the pattern goes into the CRD too. */
@@ -19,7 +18,7 @@ const fraction = formatted(F.FRACTION_PATTERN, F.FRACTION_EXPECTED);
 const percentile = formatted(F.PERCENTILE_PATTERN, F.PERCENTILE_EXPECTED);
 const multiplier = formatted(F.MULTIPLIER_PATTERN, F.MULTIPLIER_EXPECTED);
 const targetResource = (description: string) =>
-  Type.Optional(StringEnum(TARGET_RESOURCES, { description }));
+  Type.Optional(StringEnum(F.TARGET_RESOURCES, { description }));
 const enable = Type.Optional(Type.Boolean({ description: 'Turns this autoscaler on.' }));
 
 const Prediction = Type.Optional(

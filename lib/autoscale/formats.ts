@@ -73,3 +73,7 @@ export const parsePercentile = parseFraction;
 export function parseMultiplier(input: unknown): number | undefined {
   return typeof input === 'string' && MULTIPLIER.test(input) ? Number(input) : undefined;
 }
+
+/** Which resources a request or limit block tunes (`targetResource`). */
+export const TARGET_RESOURCES = ['tflops', 'vram', 'all'] as const;
+export type TargetResource = (typeof TARGET_RESOURCES)[number];

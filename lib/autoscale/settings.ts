@@ -9,13 +9,13 @@ import { FieldIssue, fieldIssue } from '../model/errors';
 import { checkEnum } from '../model/rules';
 import { checkForecastModel, ForecastModel } from './forecast';
 import {
+  TARGET_RESOURCES, TargetResource,
   DURATION_EXPECTED, FRACTION_EXPECTED, MULTIPLIER_EXPECTED, PERCENTILE_EXPECTED, RATIO_EXPECTED,
   parseDuration, parseFraction, parseMultiplier, parsePercentile, parseRatio,
 } from './formats';
 
-/** Which resources a request or limit block tunes. */
-export const TARGET_RESOURCES = ['tflops', 'vram', 'all'] as const;
-export type TargetResource = (typeof TARGET_RESOURCES)[number];
+export { TARGET_RESOURCES } from './formats';
+export type { TargetResource } from './formats';
 
 export interface PredictionSettings {
   readonly enable: boolean;

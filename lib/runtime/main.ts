@@ -9,7 +9,7 @@ import { ComponentFactory, readEnv, startRuntime } from './runtime';
 import { extenderComponent } from './scheduler/component';
 import { usageFromAllocations, webhookComponent } from './webhook';
 import { runAgent } from './agent/main';
-import { AGENT_COMMAND } from './agent/contract';
+import { AGENT_COMMAND } from '../contract/agent';
 import { autoscaleComponent } from './autoscale/component';
 
 /**

@@ -7,7 +7,7 @@ import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Gauge } from 'prom-client';
 import { GpuCollector, PodResolver } from '../../lib/runtime/agent/collector';
-import { AGENT_METRICS } from '../../lib/runtime/agent/contract';
+import { AGENT_METRICS } from '../../lib/contract/agent';
 
 /** A client process posing as a pod's container. */
 export interface PodProcess {

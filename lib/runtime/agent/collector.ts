@@ -12,7 +12,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { lookupGpuTflops } from '../../model/gpu-catalog';
 import type { GpuProcess } from './backstop';
 import { podOfPid } from './cgroup';
-import { AGENT_METRICS, GPU_LABELS, POD_GPU_LABELS } from './contract';
+import { AGENT_METRICS, GPU_LABELS, POD_GPU_LABELS } from '../../contract/agent';
 import { isMpsClient, isMpsServer, MPS_SERVER_COMMAND, parseComputeApps, parseGpus, parsePmon, SmiGpu, SmiPmon } from './nvidia-smi';
 
 const run = promisify(execFile);

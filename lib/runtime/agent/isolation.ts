@@ -14,7 +14,7 @@ import { gpuName } from '../../model/gpu-object';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 import { breaches, GpuProcess } from './backstop';
-import { AGENT_DEFAULTS, AGENT_METRICS } from './contract';
+import { AGENT_DEFAULTS, AGENT_METRICS } from '../../contract/agent';
 import { Device, HEALTHY, UNHEALTHY } from './device-plugin/api';
 import { DevicePluginServer } from './device-plugin/server';
 import { GpuReadiness, MpsSupervisor } from './mps/supervisor';

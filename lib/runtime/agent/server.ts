@@ -2,7 +2,7 @@
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../../model/errors';
 import { OpsServer } from '../ops-server';
 import { GpuCollector, PodResolver } from './collector';
-import { AGENT_DEFAULTS, AGENT_ENV } from './contract';
+import { AGENT_DEFAULTS, AGENT_ENV } from '../../contract/agent';
 
 export interface AgentEnv {
   nodeName: string;

@@ -11,7 +11,7 @@ import { AutoscaleSettings, decodeAutoScalingConfig, Recommendation, ReplicaReco
 import type { FieldIssue } from '../../model/errors';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
-import { AGENT_METRICS } from '../agent/contract';
+import { AGENT_METRICS } from '../../contract/agent';
 import { Cluster, K8sObject, updateWithRetry } from '../kube/cluster';
 import { setCondition } from '../controller/capacity';
 import { keyOf, RESOURCES } from '../kube/resources';

@@ -13,7 +13,7 @@ import { IMAGE_REFS } from '../../envtest/images';
 import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
 import { agentNamespace, renderController } from '../../../lib/render/controller';
 import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
-import { AGENT_METRICS } from '../../../lib/runtime/agent/contract';
+import { AGENT_METRICS } from '../../../lib/contract/agent';
 import { podOfPid } from '../../../lib/runtime/agent/cgroup';
 import { writeYaml } from '../../support/control-plane/install';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';

@@ -1,7 +1,7 @@
 /** The node agent DaemonSet rendered by TensorFusionController when `nodeAgent` is on, and the props it adds. */
 import { KubeObject } from '../../../lib/k8s/object';
 import { renderController } from '../../../lib/render/controller';
-import { AGENT_DEFAULTS } from '../../../lib/runtime/agent/contract';
+import { AGENT_DEFAULTS } from '../../../lib/contract/agent';
 import { FAKE_BUNDLE } from './fixtures';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -2,7 +2,7 @@
 import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
 import { fakeCluster } from './fake-cluster';
 import { workloadStatus } from '../../../lib/runtime/controller/workload-status';
-import { AGENT_METRICS } from '../../../lib/runtime/agent/contract';
+import { AGENT_METRICS } from '../../../lib/contract/agent';
 import { parseQuantity } from '../../../lib/k8s/quantity';
 import type { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
 

@@ -14,7 +14,7 @@ import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
 import { SHARE_RESOURCE } from '../../../lib/model/keys';
 import { AGENT_NAMES, agentNamespace, renderController } from '../../../lib/render/controller';
 import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
-import { AGENT_DEFAULTS } from '../../../lib/runtime/agent/contract';
+import { AGENT_DEFAULTS } from '../../../lib/contract/agent';
 import type { SmiGpu } from '../../../lib/runtime/agent/nvidia-smi';
 import type { ControlPlane } from '../control-plane';
 import { NODE_NAME } from '../control-plane/control-plane';

@@ -1,6 +1,6 @@
 /**
  * The node agent's contract: the environment it reads, its port, and the metrics it exports (names,
- * labels, units). The DaemonSet renderer (lib/render/controller/agent.ts), the agent and the
+ * labels, units). The DaemonSet renderer (lib/render/controller/agent.ts), the agent (lib/runtime/agent) and the
  * recommender's PromQL (lib/runtime/autoscale/) all import these; README.md documents them.
  */
 
