@@ -85,7 +85,9 @@ function versionLdflags(build: GoBuild, version: string): string {
  * files, the schema with its version set, both minified (they are git-ignored).
  */
 function writeProviderEmbeds(build: GoBuild): void {
-  const source = path.join(go(build, ['list', '-m', '-f', '{{.Dir}}', build.module]).trim(), 'cmd', 'pulumi-resource-kubernetes');
+  // Downloaded first: on a cold module cache `go list -m` knows no folder for it yet.
+  const moduleDir = (JSON.parse(go(build, ['mod', 'download', '-json', build.module])) as { Dir: string }).Dir;
+  const source = path.join(moduleDir, 'cmd', 'pulumi-resource-kubernetes');
   const schema = JSON.parse(readFileSync(path.join(source, 'schema.json'), 'utf8')) as Record<string, unknown>;
   const dir = path.join(ENVTEST_DIR, build.name);
   writeFileSync(path.join(dir, 'schema-embed.json'), JSON.stringify({ ...schema, version: PULUMI_KUBERNETES_PROVIDER_VERSION }));

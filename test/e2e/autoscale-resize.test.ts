@@ -10,7 +10,7 @@ import { SCHEDULER_NAME } from '../../lib/contract/names';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { RESIZE_ANNOTATIONS } from '../../lib/render/controller/limits';
 import { RESIZE_CONDITION } from '../../lib/runtime/autoscale/resize';
-import { LIMITS_VOLUME } from '../../lib/runtime/webhook/limits-volume';
+import { LIMITS_VOLUME } from '../../lib/runtime/pod-share/limits-volume';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';
 import { eventually } from '../runtime/fixtures';

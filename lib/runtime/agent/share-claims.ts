@@ -11,8 +11,8 @@
 import { gpuIndexOf } from '../../model/gpu-object';
 import { PLACEMENT_ANNOTATIONS, SHARE_RESOURCE } from '../../model/keys';
 import type { K8sObject } from '../kube/cluster';
-import { allocationOf } from '../scheduler/record';
-import { mpsMemoryLimit, NVIDIA_ENV } from '../webhook/env';
+import { allocationOf } from '../pod-share/record';
+import { mpsMemoryLimit, NVIDIA_ENV } from '../pod-share/env';
 import type { ContainerAllocateResponse } from './device-plugin/api';
 import type { MpsShare, ShareDirs } from './mps/supervisor';
 import type { SmiGpu } from './nvidia-smi';

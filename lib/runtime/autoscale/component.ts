@@ -4,7 +4,7 @@
  */
 import { parseQuantity } from '../../k8s/quantity';
 import { CONTROLLER_ENV } from '../../contract/env';
-import { INDEX_BY_WORKLOAD } from '../controller/caches';
+import { INDEX_BY_WORKLOAD } from '../caches';
 import type { Component } from '../ops-server';
 import type { RuntimeContext } from '../runtime';
 import { defaultPoolOf } from '../webhook/cluster-view';

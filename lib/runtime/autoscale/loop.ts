@@ -13,11 +13,11 @@ import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 import { AGENT_METRICS } from '../../contract/agent';
 import { Cluster, K8sObject, updateWithRetry } from '../kube/cluster';
-import { setCondition } from '../controller/capacity';
+import { setCondition } from '../capacity';
 import { keyOf, RESOURCES } from '../kube/resources';
 import { PrometheusClient, promRegexLiteral, promString, RangeSeries } from './prometheus';
 import { hpaFor, ScaleClient, scaleTargetOf } from './scale';
-import { oomKillsOf } from './oom';
+import { oomKillsOf } from '../oom';
 
 export type Workload = TensorFusionWorkload & K8sObject;
 

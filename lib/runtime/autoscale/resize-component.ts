@@ -3,7 +3,7 @@
  * it acts only while this replica's extender is the one its kube-scheduler calls.
  */
 import type { K8sObject } from '../kube/cluster';
-import { INDEX_BY_WORKLOAD } from '../controller/caches';
+import { INDEX_BY_WORKLOAD } from '../caches';
 import type { RuntimeContext } from '../runtime';
 import type { Workload } from './loop';
 import { ResizablePlacement, ShareResizer } from './resize';

@@ -18,12 +18,12 @@ import type { Condition } from '../../api';
 import { applyRecommendation, appliesToShares, changedAmounts, decodeAutoScalingConfig, recommendationOf, Resources, sameResources } from '../../autoscale';
 import type { Allocation, AllocateResult, ShareAmounts } from '../../scheduler';
 import { Cluster, JsonPatchOp, K8sObject, updateWithRetry } from '../kube/cluster';
-import { bindingAnnotations, DeviceInfo } from '../scheduler/record';
+import { bindingAnnotations, DeviceInfo } from '../pod-share/record';
 import { isTerminal } from '../pod-lifecycle';
-import { setCondition } from '../controller/capacity';
+import { setCondition } from '../capacity';
 import { keyOf, RESOURCES } from '../kube/resources';
 import { mpsParts, shareOf } from '../share';
-import { LIMITS_MOUNT_PATH } from '../webhook/limits-volume';
+import { LIMITS_MOUNT_PATH } from '../pod-share/limits-volume';
 import type { Workload } from './loop';
 
 /** Condition type the resizer owns on a TensorFusionWorkload. */

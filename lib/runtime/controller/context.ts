@@ -5,8 +5,8 @@
 import type { Logger } from 'pino';
 import type { Cluster } from '../kube/cluster';
 import type { ReconcileResult } from '../kube/workqueue';
-import type { ReadCaches } from './caches';
-import type { GpuUsage, PodLike } from './capacity';
+import type { ReadCaches } from '../caches';
+import type { GpuUsage, PodLike } from '../capacity';
 import type { ControllerKey } from './keys';
 import type { OwnerOf } from './generated-workload';
 import type { Watches } from './watches';

@@ -11,13 +11,13 @@ import type { Informer, InformerOptions } from '../kube/informer';
 import { microTime } from '../kube/leader-election';
 import { WorkQueue, WorkQueueOptions, runWorkers, ReconcileResult } from '../kube/workqueue';
 import type { RuntimeMetrics } from '../metrics';
-import { CACHE_NAMES, Caches, createCaches } from './caches';
-import { GpuUsage, PodLike, usageFromPods } from './capacity';
+import { CACHE_NAMES, Caches, createCaches } from '../caches';
+import { GpuUsage, PodLike, usageFromPods } from '../capacity';
 import type { ReconcileContext, Reconciler } from './context';
 import { nodeReconciler } from './gpu-node';
 import { ControllerKey, ControllerKind, encodeKey, parseKey } from './keys';
 import { poolReconciler } from './pool-status';
-import { TopOwners } from './top-owner';
+import { TopOwners } from '../top-owner';
 import { primaryKeys, wireWatches } from './watches';
 import { workloadReconciler } from './workload';
 

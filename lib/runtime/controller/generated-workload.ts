@@ -20,7 +20,7 @@ import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
 import { isOptedIn } from '../share';
 import { resolvePodSettings, SettingsView, workloadSpec } from '../webhook/resolve';
-import type { OwnerReference } from './top-owner';
+import type { OwnerReference } from '../top-owner';
 
 /** What to do for one workload name: apply this object, delete the orphan, or nothing (and why, when it matters). */
 export interface GenerationPlan {

@@ -7,12 +7,12 @@ import { GPU_IDS_ANNOTATION, MANAGED_BY_LABEL, poolMembershipLabel } from '../..
 import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
-import { INDEX_BY_NODE, INDEX_BY_OWNER, managedBy } from './caches';
-import { NodeLike, gpuName, gpuNodeStatus, gpuStatus, nodeInventory } from './capacity';
+import { INDEX_BY_NODE, INDEX_BY_OWNER, managedBy } from '../caches';
+import { NodeLike, gpuName, gpuNodeStatus, gpuStatus, nodeInventory } from '../capacity';
 import type { ReconcileContext, Reconciler } from './context';
 import { NodeKey, nodeKey } from './keys';
 import { matchesNodeSelector } from './node-selector';
-import { controllerRefTo } from './top-owner';
+import { controllerRefTo } from '../top-owner';
 import { Watches, specOrAnnotationsChanged } from './watches';
 import { writeStatus } from './write-status';
 import { applyXgnTaint } from './xgn-taint';

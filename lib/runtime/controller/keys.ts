@@ -2,6 +2,7 @@
  * The controller's typed work-queue keys: one kind per reconciler. The work queue deduplicates on
  * strings, so each key has one string form, {@link encodeKey}, and {@link parseKey} reads it back.
  */
+import { workloadCacheKey } from '../caches';
 
 /** A Node, reconciled into its xgn taint, GPUNode and GPU objects. */
 export interface NodeKey { readonly kind: 'node'; readonly name: string }
@@ -18,10 +19,8 @@ export const nodeKey = (name: string): NodeKey => ({ kind: 'node', name });
 export const poolKey = (name: string): PoolKey => ({ kind: 'pool', name });
 export const workloadKey = (namespace: string, name: string): WorkloadKey => ({ kind: 'workload', namespace, name });
 
-/** The cache key of a workload, `namespace/name` (also the value of the pods' workload index). */
-export function workloadCacheKey(key: Pick<WorkloadKey, 'namespace' | 'name'>): string {
-  return `${key.namespace}/${key.name}`;
-}
+/** The cache key of a workload (`namespace/name`), from the caches that index by it. */
+export { workloadCacheKey };
 
 /** The queue's string: `node/<name>`, `pool/<name>`, `workload/<namespace>/<name>`. */
 export function encodeKey(key: ControllerKey): string {

@@ -1,7 +1,7 @@
 /** The pool reconciler: a GPUPool's status, counted from its GPUNodes and their GPUs. */
 import { RESOURCES } from '../kube/resources';
-import { INDEX_BY_OWNER, managedBy } from './caches';
-import { gpuPoolStatus } from './capacity';
+import { INDEX_BY_OWNER, managedBy } from '../caches';
+import { gpuPoolStatus } from '../capacity';
 import type { ReconcileContext, Reconciler } from './context';
 import { PoolKey, poolKey } from './keys';
 import type { Watches } from './watches';

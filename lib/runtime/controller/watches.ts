@@ -6,7 +6,7 @@
 import type { K8sObject } from '../kube/cluster';
 import type { WorkQueue } from '../kube/workqueue';
 import type { Informer } from '../kube/informer';
-import { CACHE_NAMES, CacheName, CachedObject, ReadCaches } from './caches';
+import { CACHE_NAMES, CacheName, CachedObject, ReadCaches } from '../caches';
 import { ControllerKey, encodeKey } from './keys';
 
 /** One watched cache and how an event on it maps to keys of one reconciler. */

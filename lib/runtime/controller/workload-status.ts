@@ -2,7 +2,7 @@
  * TensorFusionWorkload status from the worker pods labelled with the workload's name.
  */
 import type { TensorFusionWorkloadStatus } from '../../api';
-import { PodLike, setCondition } from './capacity';
+import { PodLike, setCondition } from '../capacity';
 
 function isPodReady(pod: PodLike): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');

@@ -8,7 +8,7 @@
 import { T9K, XGN_TAINT } from '../../t9k/keys';
 import type { JsonPatchOp } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
-import type { NodeLike } from './capacity';
+import type { NodeLike } from '../capacity';
 import type { ReconcileContext } from './context';
 
 /** True when the node asks for exclusive-GPU mode. */

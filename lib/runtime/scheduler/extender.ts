@@ -30,7 +30,7 @@ import {
   ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority, MAX_EXTENDER_PRIORITY, nodeNamesOf,
 } from './protocol';
 import { BIND_UNCONFIRMED, nodeReason } from './reasons';
-import { bindingAnnotations } from './record';
+import { bindingAnnotations } from '../pod-share/record';
 import type { PlacementState } from './state';
 import { TurnedAway } from './turned-away';
 

@@ -16,10 +16,10 @@ import { MANAGED_BY_LABEL } from '../../model/keys';
 import { poolIsolation } from '../../model/rules';
 import { parseQuantity } from '../../k8s/quantity';
 import { podRequests } from '../pod-requests';
-import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../webhook/topology';
+import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../topology';
 import { boundNode, isTerminal } from '../pod-lifecycle';
-import { isNodeReady } from '../controller/capacity';
-import { allocationOf, DeviceInfo } from './record';
+import { isNodeReady } from '../capacity';
+import { allocationOf, DeviceInfo } from '../pod-share/record';
 
 /** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
 const RELEASED_MEMORY_MS = 5 * 60_000;

@@ -16,9 +16,9 @@ import { poolIsolation } from '../../model/rules';
 import { SCHEDULER_NAME } from '../../contract/names';
 import type { K8sObject } from '../kube/cluster';
 import { isGenerated } from '../controller/generated-workload';
-import { controllerOf } from '../controller/top-owner';
+import { controllerOf } from '../top-owner';
 import { encodeShare, isOptedIn } from '../share';
-import { EnvVar, localGpuEnv, remoteClientEnv, ShareSettings, TF_ENV } from './env';
+import { EnvVar, localGpuEnv, remoteClientEnv, ShareSettings, TF_ENV } from '../pod-share/env';
 import { topOwnerName } from './owner';
 import { podPatch } from './patch';
 import { resolvePodSettings, ResolvedPod, SettingsView, shareRequest } from './resolve';
@@ -27,7 +27,7 @@ import { AdmissionRequest, allow, Decision, deny } from './review';
 import { isT9kPod, priorityFor, schedulerIssue } from './scheduling';
 import { workerImage } from './workers';
 import { autoscaledShare } from './autoscale';
-import { limitsVolumeIssues, limitsVolumeOps } from './limits-volume';
+import { limitsVolumeIssues, limitsVolumeOps } from '../pod-share/limits-volume';
 
 /** Cluster reads the handler needs, answered from informer caches (profiles with a live read on a miss). */
 export interface AdmissionView extends SettingsView {

@@ -7,7 +7,7 @@
  */
 import type { TensorFusionWorkload } from '../../api';
 import { applyRecommendation, appliesToShares, changedAmounts, decodeAutoScalingConfig, recommendationOf, sameResources } from '../../autoscale';
-import type { ShareSettings } from './env';
+import type { ShareSettings } from '../pod-share/env';
 import type { ResolvedPod } from './resolve';
 
 /**

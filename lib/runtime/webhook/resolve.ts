@@ -11,7 +11,7 @@ import { DEFAULT_POOL_ANNOTATION } from '../../model/keys';
 import { formatBytes } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 import type { ShareRequest } from '../share';
-import type { ShareSettings } from './env';
+import type { ShareSettings } from '../pod-share/env';
 
 /** Cluster reads resolution needs, answered from informer caches. */
 export interface SettingsView {

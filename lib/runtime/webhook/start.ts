@@ -9,7 +9,7 @@ import { ENABLED_LABEL } from '../../model/keys';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import type { Cluster, K8sObject } from '../kube/cluster';
 // The controller's pod cache form (a superset of what the worker plan reads): one slimPod for both caches.
-import { slimPod } from '../controller/caches';
+import { slimPod } from '../caches';
 import { Informer, InformerOptions } from '../kube/informer';
 import type { RuntimeMetrics } from '../metrics';
 import { RESOURCES } from '../kube/resources';

@@ -5,7 +5,7 @@
  * pod holds nothing), and a terminating pod still holds its share until it is gone.
  */
 import type { K8sObject } from '../kube/cluster';
-import { allocationOf } from '../scheduler/record';
+import { allocationOf } from '../pod-share/record';
 import { isTerminal } from '../pod-lifecycle';
 
 export type AllocatedUsage = Map<string, { tflops: number; vram: number; pods: number }>;

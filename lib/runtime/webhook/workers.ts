@@ -11,7 +11,7 @@ import { ANNOTATION } from '../../annotations';
 import { ENABLED_LABEL, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/keys';
 import type { K8sObject } from '../kube/cluster';
 import { isActivePod } from '../pod-lifecycle';
-import { controllerRefTo } from '../controller/top-owner';
+import { controllerRefTo } from '../top-owner';
 import { REPLICAS_MAX } from '../../model/rules';
 
 /** Name of the container that runs the worker image. */

@@ -1,5 +1,5 @@
 /** Pool capacity from node inventories and pod usage, and the pool's node selector. */
-import { gpuPoolStatus, nodeInventory, usageFromPods } from '../../../lib/runtime/controller/capacity';
+import { gpuPoolStatus, nodeInventory, usageFromPods } from '../../../lib/runtime/capacity';
 import { matchesNodeSelector } from '../../../lib/runtime/controller/node-selector';
 import { gpuNodeObj, podObj, poolObj } from '../fixtures';
 

@@ -8,7 +8,7 @@ import { API_VERSION } from '../../../lib/model/group';
 import type { Controller } from '../../../lib/runtime/controller/controller';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { planGeneratedWorkload } from '../../../lib/runtime/controller/generated-workload';
-import { TopOwners } from '../../../lib/runtime/controller/top-owner';
+import { TopOwners } from '../../../lib/runtime/top-owner';
 import type { SettingsView } from '../../../lib/runtime/webhook/resolve';
 import { ApiServerDouble, clusterFor } from '../../support/api-server';
 import { eventually, testController } from '../fixtures';

@@ -6,7 +6,7 @@ import { ANNOTATION } from '../../../lib/annotations';
 import { GENERATED_WORKLOAD_LABEL, GPU_IDS_ANNOTATION, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../../lib/model/keys';
 import type { InformerHandlers } from '../../../lib/runtime/kube/informer';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
-import { CACHE_NAMES, CacheName } from '../../../lib/runtime/controller/caches';
+import { CACHE_NAMES, CacheName } from '../../../lib/runtime/caches';
 import { nodeWatches } from '../../../lib/runtime/controller/gpu-node';
 import { encodeKey, parseKey, nodeKey, poolKey, workloadKey } from '../../../lib/runtime/controller/keys';
 import { poolWatches } from '../../../lib/runtime/controller/pool-status';

@@ -8,7 +8,7 @@ import { shareOf } from '../../../lib/runtime/share';
 import { MAX_BODY_BYTES } from '../../../lib/runtime/webhook/server';
 import { WORKER_SECURITY_CONTEXT } from '../../../lib/runtime/webhook/admit';
 import { SCHEDULER_NAME } from '../../../lib/contract/names';
-import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../../lib/runtime/webhook/limits-volume';
+import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../../lib/runtime/pod-share/limits-volume';
 import { ann } from '../../support/annotations';
 import { GiB, patched, patchOps, pod, post, review, useWebhookSuite, writes } from './fixtures';
 

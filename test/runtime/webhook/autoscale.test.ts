@@ -9,7 +9,7 @@ import { SHARE_ANNOTATION } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { shareOf } from '../../../lib/runtime/share';
 import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
-import { LIMITS_MOUNT_PATH, LIMITS_VOLUME } from '../../../lib/runtime/webhook/limits-volume';
+import { LIMITS_MOUNT_PATH, LIMITS_VOLUME } from '../../../lib/runtime/pod-share/limits-volume';
 import { annotationKey as t } from '../../support/annotations';
 import { GiB, pod, review } from './fixtures';
 

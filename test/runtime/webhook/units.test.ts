@@ -2,7 +2,7 @@
 import { applyPatch, deepClone } from 'fast-json-patch';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
-import { annotationRef, localGpuEnv, mpsMemoryLimit, mpsThreadPercentage } from '../../../lib/runtime/webhook/env';
+import { annotationRef, localGpuEnv, mpsMemoryLimit, mpsThreadPercentage } from '../../../lib/runtime/pod-share/env';
 import { topOwnerName } from '../../../lib/runtime/webhook/owner';
 import { mergeEnv, podPatch, sameEnvVar } from '../../../lib/runtime/webhook/patch';
 import { priorityFor, schedulerIssue } from '../../../lib/runtime/webhook/scheduling';

@@ -2,18 +2,22 @@
  * The controller's informer caches (every replica keeps them warm) with the indexes the reconcilers
  * and their watches read.
  */
-import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
-import { ANNOTATION_PREFIX, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/keys';
-import type { Cluster, K8sObject } from '../kube/cluster';
-import type { Clock } from '../kube/clock';
-import { Informer, InformerOptions } from '../kube/informer';
-import { RESOURCES, ResourceType } from '../kube/resources';
-import type { RuntimeMetrics } from '../metrics';
+import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../api';
+import { ANNOTATION_PREFIX, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../model/keys';
+import type { Cluster, K8sObject } from './kube/cluster';
+import type { Clock } from './kube/clock';
+import { Informer, InformerOptions } from './kube/informer';
+import { RESOURCES, ResourceType } from './kube/resources';
+import type { RuntimeMetrics } from './metrics';
 import type { Logger } from 'pino';
-import { podRequests, requestsAsContainer } from '../pod-requests';
-import { slimOomStatuses } from '../autoscale/oom';
+import { podRequests, requestsAsContainer } from './pod-requests';
+import { slimOomStatuses } from './oom';
 import type { NodeLike, PodLike } from './capacity';
-import { workloadCacheKey } from './keys';
+
+/** The cache key of a workload, `namespace/name` (also the value of the pods' workload index). */
+export function workloadCacheKey(key: { readonly namespace: string; readonly name: string }): string {
+  return `${key.namespace}/${key.name}`;
+}
 
 /** Index of the pods cache: the name of the node a pod is bound to. */
 export const INDEX_BY_NODE = 'nodeName';

@@ -3,7 +3,7 @@
  * with reason `OOMKilled`), kept in the controller's slim pod cache and fed to the recommender's OOM
  * bump by the loop. Only the last kill of each container is visible: the kubelet keeps one lastState.
  */
-import type { K8sObject } from '../kube/cluster';
+import type { K8sObject } from './kube/cluster';
 
 export const OOM_REASON = 'OOMKilled';
 

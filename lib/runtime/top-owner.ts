@@ -8,9 +8,9 @@
  * never changes its target) rather than watched: the controller needs two of them per workload, not a
  * cache of every ReplicaSet in the cluster.
  */
-import { API_VERSION } from '../../model/group';
-import type { Cluster, K8sObject } from '../kube/cluster';
-import { ResourceType, resourceType } from '../kube/resources';
+import { API_VERSION } from '../model/group';
+import type { Cluster, K8sObject } from './kube/cluster';
+import { ResourceType, resourceType } from './kube/resources';
 
 /** An entry of `metadata.ownerReferences`, as a generated workload carries it. */
 export interface OwnerReference {

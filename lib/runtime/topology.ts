@@ -3,12 +3,12 @@
  * keeps: a GPU belongs to the GPUNode named by its `managed-by` label, a GPUNode to the pool named by
  * its own. Only Running GPUs with a capacity take new shares.
  */
-import type { GPU, GPUNode } from '../../api';
-import { HOSTNAME_LABEL } from '../../k8s/labels';
-import { GPU_ISOLATION_CONDITION, MANAGED_BY_LABEL } from '../../model/keys';
-import { parseQuantity } from '../../k8s/quantity';
-import type { IsolationMode } from '../../model/rules';
-import type { NodeSpec } from '../../scheduler';
+import type { GPU, GPUNode } from '../api';
+import { HOSTNAME_LABEL } from '../k8s/labels';
+import { GPU_ISOLATION_CONDITION, MANAGED_BY_LABEL } from '../model/keys';
+import { parseQuantity } from '../k8s/quantity';
+import type { IsolationMode } from '../model/rules';
+import type { NodeSpec } from '../scheduler';
 
 /** One usable GPU, keyed by its object name (the id the allocator and the runtime use). */
 export interface GpuInfo {

@@ -8,7 +8,7 @@ import { ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS } from
 import type { Allocation } from '../../scheduler';
 import type { K8sObject } from '../kube/cluster';
 import { isOptedIn } from '../share';
-import { mpsMemoryLimit, mpsThreadPercentage } from '../webhook/env';
+import { mpsMemoryLimit, mpsThreadPercentage } from './env';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 

@@ -3,17 +3,17 @@
  * GPUPool objects. The allocated amounts are an input (`GpuUsage`), so the allocator can supply them;
  * until it does, {@link usageFromPods} reads them from pod annotations.
  */
-import { gpuName } from '../../model/gpu-object';
-import type { Condition, GPUNodeStatus, GPUPoolStatus, GPUStatus, GPUPool } from '../../api';
-import { DEFAULT_OVERSELL_RATIO } from '../../model/limits';
-import { GFD, GPU_IDS_ANNOTATION, ANNOTATION_PREFIX } from '../../model/keys';
-import { HOSTNAME_LABEL } from '../../k8s/labels';
-import { formatBytes, parseQuantity } from '../../k8s/quantity';
-import { formatTflops } from '../../model/share-quantity';
-import { lookupGpuTflops } from '../../model/gpu-catalog';
-import type { Taint } from '../../k8s/toleration';
-import type { K8sObject } from '../kube/cluster';
-import { isActivePod } from '../pod-lifecycle';
+import { gpuName } from '../model/gpu-object';
+import type { Condition, GPUNodeStatus, GPUPoolStatus, GPUStatus, GPUPool } from '../api';
+import { DEFAULT_OVERSELL_RATIO } from '../model/limits';
+import { GFD, GPU_IDS_ANNOTATION, ANNOTATION_PREFIX } from '../model/keys';
+import { HOSTNAME_LABEL } from '../k8s/labels';
+import { formatBytes, parseQuantity } from '../k8s/quantity';
+import { formatTflops } from '../model/share-quantity';
+import { lookupGpuTflops } from '../model/gpu-catalog';
+import type { Taint } from '../k8s/toleration';
+import type { K8sObject } from './kube/cluster';
+import { isActivePod } from './pod-lifecycle';
 
 /** TFLOPS and bytes of VRAM. */
 export interface Amounts {
