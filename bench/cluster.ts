@@ -46,7 +46,7 @@ const POD_NODES = 4;
 const WARMUP = 2 * CONCURRENCY;
 const NS = 'bench';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function gfdLabels(pool: string): Record<string, string> {

@@ -40,7 +40,7 @@ const ROUNDS = intFlag('rounds', 2);
 const NS = 'bench';
 const POOL = 'bench';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 type Kind = 'gpu' | 'shared' | 'plain';
 

@@ -2,7 +2,7 @@
  * GPUNode (cluster-scoped): the GPU inventory of one Kubernetes node, named after it. The controller
  * creates and updates it; IaC only labels the Node itself.
  */
-import { Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Bytes, Conditions, GpuAmounts, Int32, MapOf, StringEnum, Tflops } from './common';
 import { QOS_LEVELS } from '../model/rules';
 import type { GPUNodeSpecFields, GPUNodeStatusFields } from './props';

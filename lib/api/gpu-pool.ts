@@ -3,7 +3,7 @@
  * oversubscription, default QoS and placement strategy. The pool used by pods that name none carries
  * the `DEFAULT_POOL_ANNOTATION` from lib/model/keys.ts (an annotation, as upstream, not a spec field).
  */
-import { Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { DEFAULT_ISOLATION_MODE, DEFAULT_PLACEMENT_MODE, ISOLATION_MODES, PLACEMENT_MODES, QOS_LEVELS } from '../model/rules';
 import { Bytes, Conditions, Cpu, Embedded, Int32, MapOf, NodeSelector, StringEnum, Tflops } from './common';
 import type { GPUPoolSpecFields, GPUPoolStatusFields } from './props';

@@ -2,7 +2,7 @@
  * GPU (cluster-scoped, status only): one physical device, reported by the node agent and updated by
  * the allocator as shares are assigned.
  */
-import { Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Conditions, GpuAmounts, Int32, MapOf, StringEnum } from './common';
 import type { GPUStatusFields } from './props';
 

@@ -2,7 +2,7 @@
  * WorkloadProfile (namespaced): reusable GPU settings a pod references with the
  * `tensor-fusion.ai/workload-profile` annotation. TensorFusionWorkload shares this spec.
  */
-import { Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { QOS_LEVELS, REPLICAS_MAX } from '../model/rules';
 import { EXPECTED_KEYWORD, GpuResources, Int32, NodeAffinity, StringEnum } from './common';
 import { FORECAST_MODELS } from '../autoscale/forecast';

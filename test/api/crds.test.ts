@@ -89,7 +89,7 @@ describe('structural schemas', () => {
     for (const [kind, path, node] of quantities) {
       expect([kind, path, nodeType(node), node.pattern]).toEqual([kind, path, 'int-or-string', QUANTITY_PATTERN]);
     }
-    for (const [kind, path, node] of allNodes().filter(([, , n]) => n['x-kubernetes-int-or-string'])) {
+    for (const [kind, path] of allNodes().filter(([, , n]) => n['x-kubernetes-int-or-string'])) {
       expect([kind, path, quantityName.test(path)]).toEqual([kind, path, true]);
     }
   });

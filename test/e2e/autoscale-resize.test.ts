@@ -19,7 +19,7 @@ jest.setTimeout(240_000);
 
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 const POOL = 'resize';
 const NS = 'resize-apps';

@@ -11,7 +11,7 @@ import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-serv
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { poolObj } from '../runtime/fixtures';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 const CONFIGMAPS: ResourceType = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true, statusSubresource: false, custom: false };
 const CM = '/api/v1/namespaces/default/configmaps';

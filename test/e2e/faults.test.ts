@@ -15,7 +15,7 @@ import { eventually } from '../runtime/fixtures';
 
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 /** Lease timings of the rendered controller (lib/runtime/kube/leader-election.ts defaults). */
 const LEASE_MS = 15_000;

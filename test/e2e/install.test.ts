@@ -15,7 +15,7 @@ import { eventually } from '../runtime/fixtures';
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
 const FOREIGN_TAINT = { key: 'example.com/maintenance', value: 'soon', effect: 'PreferNoSchedule' };
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 describeControlPlane('example install on a real control plane', { controllerManager: true, scheduler: true, kwok: true, users: [user] }, (cp) => {
   let ctl: RunningController;

@@ -19,7 +19,7 @@ import { eventually } from '../runtime/fixtures';
 
 const synth = synthToTemp();
 const { namespace, user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 const NS = 'ml';
 
 /** `group|resource[/subresource]|verb` of one request. */

@@ -20,7 +20,7 @@ jest.setTimeout(120_000);
 
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 const POOL = 'sched';
 const NS = 'gpu-apps';

@@ -1,4 +1,3 @@
-import { ValidationError } from '../../lib/model/errors';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
 import { issueMessages } from '../support/validation';
 

@@ -1,4 +1,3 @@
-import { ValidationError } from '../../lib/model/errors';
 import { AllocationRequest, Allocator, NodeSpec, PoolConfig } from '../../lib/scheduler';
 import { GiB, node, req } from './fixtures';
 import { issueMessages } from '../support/validation';

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const state = (await engine.stack.exportStack()).deployment as { resources?: { type: string }[] };
   run.resources = (state.resources ?? []).map((r) => r.type);
   engine.remove();
+  // eslint-disable-next-line no-console -- the one line runInChild reads
   console.log(JSON.stringify(run));
 }
 

@@ -18,7 +18,7 @@ import type { ControlPlane } from './control-plane';
 import { kwokNode } from './control-plane/install';
 import { NODE_NAME } from './node';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 /** The node another manager provisioned, and that manager. */
 export const TAINTED_NODE = 't9k-sgn-0';

@@ -57,5 +57,6 @@ void pulumi.runtime.setMocks(
 CASES[process.argv[2]]();
 setTimeout(() => {
   const reported = [...errors].map((e) => ({ type: (e as Error).constructor.name, message: (e as Error).message }));
+  // eslint-disable-next-line no-console -- the one line the test reads
   console.log(JSON.stringify({ reported, exitCode: process.exitCode ?? 0 }));
 }, 1500);

@@ -73,8 +73,8 @@ export class GpuCollector {
     const registers = [this.registry];
     const M = AGENT_METRICS;
     const labelNames = POD_GPU_LABELS;
-    const collector = this;
-    new Gauge({ name: M.lastCollect, help: 'Unix time of the last collection, seconds.', registers, collect() { this.set(collector.lastCollectS); } });
+    const lastCollectS = () => this.lastCollectS;
+    new Gauge({ name: M.lastCollect, help: 'Unix time of the last collection, seconds.', registers, collect() { this.set(lastCollectS()); } });
     this.vram = new Gauge({ name: M.vramUsed, help: 'Device memory used by the container on the GPU, bytes.', labelNames, registers });
     this.compute = new Gauge({ name: M.computeUsed, help: "SM utilisation of the container on the GPU times the GPU's FP16 TFLOPS.", labelNames, registers });
     this.sm = new Gauge({ name: M.smUtilization, help: 'SM utilisation of the container on the GPU, 0 to 1.', labelNames, registers });

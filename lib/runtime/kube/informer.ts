@@ -48,8 +48,6 @@ export function stripManagedFields<T extends K8sObject>(obj: T): T {
   return obj;
 }
 
-class WatchIdle extends Error {}
-
 export class Informer<T extends K8sObject = K8sObject> {
   private readonly store = new Map<string, T>();
   private readonly indexers = new Map<string, (obj: T) => string[]>();

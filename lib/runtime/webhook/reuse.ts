@@ -10,6 +10,7 @@ import { FieldIssue, fieldIssue } from '../../model/errors';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- pod specs are compared as they come from the API server
 type Spec = Record<string, any>;
 
 /** One compared field: the pod's value, the workload's, how to show and compare them. */

@@ -14,6 +14,9 @@ import { isActivePod } from '../pod-lifecycle';
 import { controllerRefTo } from '../top-owner';
 import { REPLICAS_MAX } from '../../model/rules';
 
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the pool's worker template is user-written JSON, read as it comes
+type JsonObject = Record<string, any>;
 /** Name of the container that runs the worker image. */
 export const WORKER_CONTAINER = 'worker';
 
@@ -44,7 +47,7 @@ const str = (v: unknown): string | undefined => (v === undefined || v === null ?
 export function workerImage(pool: GPUPool): string | undefined {
   const worker = pool.spec.componentConfig?.worker;
   if (worker?.image) return worker.image;
-  const containers = (worker?.podTemplate as { spec?: { containers?: Record<string, any>[] } } | undefined)?.spec?.containers;
+  const containers = (worker?.podTemplate as { spec?: { containers?: JsonObject[] } } | undefined)?.spec?.containers;
   const main = Array.isArray(containers) ? containers.find((c) => c?.name === WORKER_CONTAINER) ?? containers[0] : undefined;
   return typeof main?.image === 'string' && main.image !== '' ? main.image : undefined;
 }
@@ -54,9 +57,9 @@ export function workerPod(workload: TensorFusionWorkload, pool: GPUPool, i: numb
   const name = workload.metadata.name as string;
   const namespace = workload.metadata.namespace as string;
   const worker = pool.spec.componentConfig?.worker;
-  const template = (worker?.podTemplate ?? {}) as { metadata?: Record<string, any>; spec?: Record<string, any> };
-  const spec = { ...(template.spec ?? {}) } as Record<string, any>;
-  const containers: Record<string, any>[] = Array.isArray(spec.containers) ? spec.containers.map((c: Record<string, any>) => ({ ...c })) : [];
+  const template = (worker?.podTemplate ?? {}) as { metadata?: JsonObject; spec?: JsonObject };
+  const spec = { ...(template.spec ?? {}) } as JsonObject;
+  const containers: JsonObject[] = Array.isArray(spec.containers) ? spec.containers.map((c: JsonObject) => ({ ...c })) : [];
   let main = containers.find((c) => c.name === WORKER_CONTAINER) ?? containers[0];
   if (!main) {
     if (!worker?.image) return undefined;

@@ -22,7 +22,7 @@ import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(240_000);
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 const NS = 'gpu-users';
 const H100 = { index: 0, uuid: 'GPU-2a5e6c3f-8d4b-4f0e-9c1a-7b3d5e9f1a2c', name: 'NVIDIA H100 80GB HBM3' };

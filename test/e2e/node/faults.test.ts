@@ -17,7 +17,7 @@ jest.setTimeout(300_000);
 
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 const NS = 'faults';
 const POOL = 'faults';

@@ -27,7 +27,7 @@ import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(300_000);
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 const NS = 'apps';
 const POOL = 'install';

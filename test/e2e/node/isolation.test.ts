@@ -22,7 +22,7 @@ import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(240_000);
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);

@@ -17,7 +17,7 @@ import { describeEngineOnNode, engineStack, EngineStack, Step } from '../../supp
 
 jest.setTimeout(600_000);
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 /**
  * The steps that change a cluster object, as `<op> <Kind> <name>`: not the unchanged ones, not the

@@ -4,7 +4,7 @@ import { renderController } from '../../../lib/render/controller';
 import { AGENT_DEFAULTS } from '../../../lib/contract/agent';
 import { FAKE_BUNDLE } from './fixtures';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = any;  
 const of = (objects: KubeObject[], kind: string) => objects.filter((o) => o.kind === kind) as Json[];
 
 describe('node agent', () => {

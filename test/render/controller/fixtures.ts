@@ -17,7 +17,7 @@ export function find(objects: readonly KubeObject[], kind: string, name?: string
   return found[0];
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 export type Json = any;
 
 export function podSpec(objects: readonly KubeObject[]): Json {

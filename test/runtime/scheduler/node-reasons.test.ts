@@ -55,7 +55,7 @@ test('a GPU whose node agent reports its isolation not ready takes no hard share
 });
 
 test('a pool of shared isolation places shares whatever the GPU\'s isolation condition says', async () => {
-  const pool = api.getObject('gpupools', 'p') as K8sObject & { spec: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const pool = api.getObject('gpupools', 'p') as K8sObject & { spec: Record<string, any> };  
   api.put('gpupools', { ...pool, spec: { ...pool.spec, nodeManagerConfig: { ...pool.spec.nodeManagerConfig, defaultIsolationMode: 'shared' } } });
   const gpu = api.getObject('gpus', 'p-node-0-gpu-0') as K8sObject & { status: Record<string, unknown> };
   api.put('gpus', { ...gpu, status: { ...gpu.status, conditions: [{ type: 'IsolationReady', status: 'False', reason: 'MpsControlMissing', message: 'x', lastTransitionTime: '2026-11-27T10:00:00Z' }] } });

@@ -14,7 +14,7 @@ import type { ResourceType } from '../../../lib/runtime/kube/resources';
 import { HttpError } from './errors';
 import type { Obj } from './store';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = any;  
 /** A path as its JSON-encoded list of fieldsV1 elements (`f:spec`, `k:{"uid":"u"}`, `v:"x"`). */
 type PathKey = string;
 

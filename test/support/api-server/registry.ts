@@ -25,7 +25,7 @@ export interface Writer {
 }
 
 /** RFC 7386 merge patch. */
-function mergePatch(target: any, patch: any): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+function mergePatch(target: any, patch: any): any {  
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
   const out = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {

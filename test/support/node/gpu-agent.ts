@@ -20,7 +20,7 @@ import type { ControlPlane } from '../control-plane';
 import { NODE_NAME } from '../control-plane/control-plane';
 import { writeYaml } from '../control-plane/install';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 export const FAKE_MPS_CONTROL = path.resolve(__dirname, '../fake-mps-control.js');
 const FAKE_SMI = path.resolve(__dirname, '../fake-nvidia-smi.js');

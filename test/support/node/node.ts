@@ -33,7 +33,7 @@ import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from '../con
 import { globalSysctls, recordHost, removeNodeCgroups, takeNodeSlot, undoHost, unmountUnder } from './host';
 import { NODE_NET } from './net';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;  
 
 /** Debian's packages the node runs on (installed by .ci/run; `apt-get install` them on a developer machine). */
 export const NODE_PACKAGES = { containerd: 'containerd', runc: 'runc', cni: 'containernetworking-plugins', busybox: 'busybox-static' } as const;
@@ -288,6 +288,7 @@ export class RealNode {
       await this.containerd?.stop();
       unmountUnder([this.dir, ...FIXED_PATHS]);
       const left = await undoHost(this.state);
+      // eslint-disable-next-line no-console
       if (left.length) console.warn(`real node: could not undo ${left.join('; ')}`);
     } finally {
       this.unlock();

@@ -1,0 +1,19 @@
+// ESLint with typescript-eslint's recommended rules over the sources, tests, scripts and benchmarks,
+// run by `npm test` (npm run lint). The import layering is dependency-cruiser's (.dependency-cruiser.cjs).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['build/', 'dist/', 'node_modules/', 'crds/', '.check-gpu/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  { linterOptions: { reportUnusedDisableDirectives: 'error' } },
+  // Plain JavaScript here runs on Node.js (the bundle script, test doubles of node binaries).
+  { files: ['**/*.js', '**/*.cjs', '**/*.mjs'], languageOptions: { globals: globals.node, sourceType: 'commonjs' }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  // Tests read JSON of the API server as it comes, and load programs (README blocks, fixtures) at run time.
+  { files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-require-imports': 'off' } },
+  // Output goes through the logger (the runtime) or a test's assertions; scripts and benchmarks print.
+  { files: ['lib/**', 'components/**', 'test/**'], rules: { 'no-console': 'error' } },
+  { rules: { '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }] } },
+);
