@@ -15,10 +15,13 @@ export function allowedCpus(): number[] {
     return [];
   }
   const list = /^Cpus_allowed_list:\s*(\S+)$/m.exec(status)?.[1] ?? '';
-  return list.split(',').filter(Boolean).flatMap((range) => {
-    const [from, to = from] = range.split('-').map(Number);
-    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
-  });
+  return list
+    .split(',')
+    .filter(Boolean)
+    .flatMap((range) => {
+      const [from, to = from] = range.split('-').map(Number);
+      return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    });
 }
 
 /** Binds every thread of `pid` (and the threads it starts later) to `cpus`; the reason when it could not. */

@@ -45,7 +45,8 @@ export function steady(seed = 1): Trace {
   const r = prng(seed);
   const n = 3 * 1440;
   return {
-    name: 'steady', minutes: n,
+    name: 'steady',
+    minutes: n,
     static: { tflopsRequest: 20, tflopsLimit: 40, vramRequest: 10 * GIB, vramLimit: 10 * GIB },
     tflops: table(n, () => Math.max(0, 10 + gauss(r))),
     vram: table(n, () => 6 * GIB + Math.abs(gauss(r)) * 0.05 * GIB),
@@ -57,7 +58,8 @@ export function diurnal(seed = 2): Trace {
   const n = 4 * 1440;
   const shape = (i: number) => (1 + Math.sin((2 * Math.PI * ((i % 1440) - 8 * 60)) / 1440)) / 2; // peak at 14:00
   return {
-    name: 'diurnal', minutes: n,
+    name: 'diurnal',
+    minutes: n,
     static: { tflopsRequest: 30, tflopsLimit: 45, vramRequest: 10 * GIB, vramLimit: 10 * GIB },
     tflops: table(n, (i) => Math.max(0, 4 + 18 * shape(i) + gauss(r))),
     vram: table(n, (i) => 5 * GIB + 3 * GIB * shape(i) + Math.abs(gauss(r)) * 0.05 * GIB),
@@ -68,7 +70,7 @@ export function bursty(seed = 3): Trace {
   const r = prng(seed);
   const n = 3 * 1440;
   const burst = new Array<number>(n).fill(0);
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     i += Math.ceil(-Math.log(1 - r()) * 120); // exponential gaps, mean 2 h
     const length = 5 + Math.floor(r() * 11);
     const height = 20 + r() * 8;
@@ -76,7 +78,8 @@ export function bursty(seed = 3): Trace {
     i += length;
   }
   return {
-    name: 'bursty', minutes: n,
+    name: 'bursty',
+    minutes: n,
     static: { tflopsRequest: 25, tflopsLimit: 40, vramRequest: 8 * GIB, vramLimit: 8 * GIB },
     tflops: table(n, (i) => Math.max(0, (burst[i] || 6) + 0.5 * gauss(r))),
     vram: table(n, (i) => (burst[i] ? 7 : 4) * GIB + Math.abs(gauss(r)) * 0.02 * GIB),
@@ -89,7 +92,8 @@ export function leak(seed = 4): Trace {
   const noise = table(n, () => Math.abs(gauss(r)) * 0.02 * GIB);
   const tflops = table(n, () => Math.max(0, 8 + 0.5 * gauss(r)));
   return {
-    name: 'leak', minutes: n,
+    name: 'leak',
+    minutes: n,
     static: { tflopsRequest: 12, tflopsLimit: 20, vramRequest: 12 * GIB, vramLimit: 12 * GIB },
     tflops,
     vram: (i, since) => 4 * GIB + Math.floor((1.5 * since) / 1440) * GIB + noise(i),

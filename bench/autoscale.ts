@@ -12,15 +12,29 @@ import { replicaStep, STEP_S, Trace, TRACES } from './autoscale-traces';
 /** The configuration under test: what a user would write in a WorkloadProfile. */
 export const BENCH_CONFIG: AutoScalingConfig = {
   autoSetRequests: {
-    enable: true, percentileForAutoRequests: '0.9', extraBufferRatio: '0.1', aggregationPeriod: '2h', evaluationPeriod: '7d',
+    enable: true,
+    percentileForAutoRequests: '0.9',
+    extraBufferRatio: '0.1',
+    aggregationPeriod: '2h',
+    evaluationPeriod: '7d',
     prediction: { enable: true, model: 'seasonal-naive', historyDataPeriod: '2d', predictionPeriod: '1h' },
   },
   autoSetLimits: {
-    enable: true, evaluationPeriod: '5m', extraTFlopsBufferRatio: '0.1', ignoredDeltaRange: '0.05', maxRatioToRequests: '5.0', scaleUpStep: '0.2',
+    enable: true,
+    evaluationPeriod: '5m',
+    extraTFlopsBufferRatio: '0.1',
+    ignoredDeltaRange: '0.05',
+    maxRatioToRequests: '5.0',
+    scaleUpStep: '0.2',
   },
   autoSetReplicas: {
-    enable: true, evaluationPeriod: '5m', targetTFlopsOfLimits: '0.8', scaleUpStep: '1.0', scaleDownStep: '0.5',
-    scaleUpCoolDownTime: '3m', scaleDownCoolDownTime: '10m',
+    enable: true,
+    evaluationPeriod: '5m',
+    targetTFlopsOfLimits: '0.8',
+    scaleUpStep: '1.0',
+    scaleDownStep: '0.5',
+    scaleUpCoolDownTime: '3m',
+    scaleDownCoolDownTime: '10m',
   },
 };
 
@@ -55,8 +69,15 @@ function replayResources(trace: Trace): TraceResult {
   let applied: Resources = trace.static;
   let vpa: Resources = trace.static;
   const r: TraceResult = {
-    trace: trace.name, samples: trace.minutes, reservedStatic: 0, reservedVpa: 0, reservedOurs: 0,
-    limitExceed: 0, vramOverLimit: 0, ooms: 0, oomRecoveryS: 0,
+    trace: trace.name,
+    samples: trace.minutes,
+    reservedStatic: 0,
+    reservedVpa: 0,
+    reservedOurs: 0,
+    limitExceed: 0,
+    vramOverLimit: 0,
+    ooms: 0,
+    oomRecoveryS: 0,
   };
   let startedMin = 0;
   let pendingOom: { t: number; vram: number } | undefined;
@@ -96,7 +117,8 @@ function replayResources(trace: Trace): TraceResult {
       const v = vpaRec.recommend(t).resources;
       // VPA keeps each limit proportional to its request.
       vpa = {
-        tflopsRequest: v.tflopsRequest, vramRequest: v.vramRequest,
+        tflopsRequest: v.tflopsRequest,
+        vramRequest: v.vramRequest,
         tflopsLimit: v.tflopsRequest * (trace.static.tflopsLimit / trace.static.tflopsRequest),
         vramLimit: v.vramRequest * (trace.static.vramLimit / trace.static.vramRequest),
       };
@@ -154,18 +176,26 @@ function pct(part: number, whole: number): number {
 
 function main(): void {
   const results = TRACES.map((make) => replayResources(make()));
-  console.log('trace     samples  reserved static / VPA / ours (TFLOPS-min)   saved vs static  vs VPA  >limit  VRAM>limit  OOMs  OOM recovery');
+  console.log(
+    'trace     samples  reserved static / VPA / ours (TFLOPS-min)   saved vs static  vs VPA  >limit  VRAM>limit  OOMs  OOM recovery',
+  );
   for (const r of results) {
     console.log(
       `${r.trace.padEnd(9)} ${String(r.samples).padStart(7)}  ${r.reservedStatic.toFixed(0).padStart(8)} / ${r.reservedVpa.toFixed(0).padStart(7)} / ${r.reservedOurs.toFixed(0).padStart(7)}` +
-        `   ${pct(r.reservedStatic - r.reservedOurs, r.reservedStatic).toFixed(1).padStart(13)} %  ${pct(r.reservedVpa - r.reservedOurs, r.reservedVpa).toFixed(1).padStart(5)} %` +
+        `   ${pct(r.reservedStatic - r.reservedOurs, r.reservedStatic)
+          .toFixed(1)
+          .padStart(13)} %  ${pct(r.reservedVpa - r.reservedOurs, r.reservedVpa)
+          .toFixed(1)
+          .padStart(5)} %` +
         `  ${pct(r.limitExceed, r.samples).toFixed(2).padStart(5)} %  ${String(r.vramOverLimit).padStart(10)}  ${String(r.ooms).padStart(4)}  ${r.oomRecoveryS} s`,
     );
   }
   const sum = (k: keyof TraceResult) => results.reduce((a, r) => a + (r[k] as number), 0);
   const replicas = replayReplicas();
   const s = decode(BENCH_CONFIG).replicas;
-  console.log(`replicas: step 40 -> 120 TFLOPS (40 per replica, target 0.8): reacted after ${replicas.reactionS} s (goal <= ${s.evaluationS + s.scaleUpCooldownS} s), ${replicas.changes} changes, peak ${replicas.maxReplicas} replicas, ${replicas.flaps} flaps`);
+  console.log(
+    `replicas: step 40 -> 120 TFLOPS (40 per replica, target 0.8): reacted after ${replicas.reactionS} s (goal <= ${s.evaluationS + s.scaleUpCooldownS} s), ${replicas.changes} changes, peak ${replicas.maxReplicas} replicas, ${replicas.flaps} flaps`,
+  );
   const summary = {
     tflopsSavedVsStatic: pct(sum('reservedStatic') - sum('reservedOurs'), sum('reservedStatic')),
     tflopsSavedVsVpa: pct(sum('reservedVpa') - sum('reservedOurs'), sum('reservedVpa')),

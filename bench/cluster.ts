@@ -46,11 +46,17 @@ const POD_NODES = 4;
 const WARMUP = 2 * CONCURRENCY;
 const NS = 'bench';
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function gfdLabels(pool: string): Record<string, string> {
-  return { [GFD.present]: 'true', [GFD.product]: 'NVIDIA-A100-SXM4-80GB', [GFD.count]: String(GPUS_PER_NODE), [GFD.memory]: '81920', [poolMembershipLabel(pool)]: 'true' };
+  return {
+    [GFD.present]: 'true',
+    [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
+    [GFD.count]: String(GPUS_PER_NODE),
+    [GFD.memory]: '81920',
+    [poolMembershipLabel(pool)]: 'true',
+  };
 }
 
 /**
@@ -61,20 +67,28 @@ function staticGpuNode(name: string, pool: string): K8sObject {
   const node = kwokNode({ name, labels: gfdLabels(pool) });
   delete node.metadata.annotations[KWOK_NODE_ANNOTATION.key];
   const now = new Date().toISOString();
-  node.status.conditions = [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'bench', lastHeartbeatTime: now, lastTransitionTime: now }];
+  node.status.conditions = [
+    { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'bench', lastHeartbeatTime: now, lastTransitionTime: now },
+  ];
   return node as K8sObject;
 }
 
 /** An opted-in pod asking for a small local share, or (`webhook` false) the same pod not opted in. */
 function pod(name: string, webhook: boolean): K8sObject {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name, namespace: NS, labels: { app: 'bench', [ENABLED_LABEL]: webhook ? 'true' : 'false' },
+      name,
+      namespace: NS,
+      labels: { app: 'bench', [ENABLED_LABEL]: webhook ? 'true' : 'false' },
       annotations: {
-        'tensor-fusion.ai/gpupool': 'bench', 'tensor-fusion.ai/is-local-gpu': 'true',
-        'tensor-fusion.ai/tflops-request': '1', 'tensor-fusion.ai/tflops-limit': '4',
-        'tensor-fusion.ai/vram-request': '256Mi', 'tensor-fusion.ai/vram-limit': '1Gi',
+        'tensor-fusion.ai/gpupool': 'bench',
+        'tensor-fusion.ai/is-local-gpu': 'true',
+        'tensor-fusion.ai/tflops-request': '1',
+        'tensor-fusion.ai/tflops-limit': '4',
+        'tensor-fusion.ai/vram-request': '256Mi',
+        'tensor-fusion.ai/vram-limit': '1Gi',
         // One workload for all, as the pods of one Deployment: generated once, then cached.
         'tensor-fusion.ai/workload': 'bench',
       },
@@ -168,9 +182,17 @@ async function podCreates(cp: ControlPlane, cluster: HttpCluster, ctl: RunningCo
   await cp.kubectlOk(['create', 'namespace', NS]);
 
   // Warm-up; the webhook path is retried until no pod is denied (both replicas' views have the GPUs).
-  await createAll(cluster, RESOURCES.pods, Array.from({ length: WARMUP }, (_, i) => pod(`warm-plain-${i}`, false)));
+  await createAll(
+    cluster,
+    RESOURCES.pods,
+    Array.from({ length: WARMUP }, (_, i) => pod(`warm-plain-${i}`, false)),
+  );
   for (let attempt = 0; ; attempt++) {
-    const w = await createAll(cluster, RESOURCES.pods, Array.from({ length: WARMUP }, (_, i) => pod(`warm-tf-${attempt}-${i}`, true)));
+    const w = await createAll(
+      cluster,
+      RESOURCES.pods,
+      Array.from({ length: WARMUP }, (_, i) => pod(`warm-tf-${attempt}-${i}`, true)),
+    );
     if (w.errors.size === 0) break;
     if (attempt === 30) throw new Error(`webhook warm-up keeps failing: ${describeErrors(w)}`);
     await sleep(1_000);
@@ -179,7 +201,12 @@ async function podCreates(cp: ControlPlane, cluster: HttpCluster, ctl: RunningCo
   const durBefore = await metricSum(ctl, 'tf_webhook_admission_duration_seconds_sum');
 
   const half = Math.floor(PODS / 2);
-  const blocks: Array<[boolean, number, number]> = [[false, 0, half], [true, 0, half], [true, half, PODS], [false, half, PODS]];
+  const blocks: Array<[boolean, number, number]> = [
+    [false, 0, half],
+    [true, 0, half],
+    [true, half, PODS],
+    [false, half, PODS],
+  ];
   let hook: CreateRun | undefined;
   let base: CreateRun | undefined;
   for (const [webhook, from, to] of blocks) {
@@ -199,7 +226,11 @@ async function reconcile(cluster: HttpCluster, ctl: RunningController) {
   const before = { gpunodes: await count(cluster, RESOURCES.gpunodes), gpus: await count(cluster, RESOURCES.gpus) };
   const reconcilesBefore = await metricSum(ctl, 'tf_controller_reconcile_total');
   const errorsBefore = await metricSum(ctl, 'tf_controller_reconcile_errors_total');
-  const nodes = Array.from({ length: NODES }, (_, i) => kwokNode({ name: `recon-${i}`, labels: gfdLabels('recon'), extended: { 'nvidia.com/gpu': String(GPUS_PER_NODE) } }) as K8sObject);
+  const nodes = Array.from(
+    { length: NODES },
+    (_, i) =>
+      kwokNode({ name: `recon-${i}`, labels: gfdLabels('recon'), extended: { 'nvidia.com/gpu': String(GPUS_PER_NODE) } }) as K8sObject,
+  );
   const t0 = performance.now();
   const created = await createAll(cluster, RESOURCES.nodes, nodes);
   if (created.errors.size) throw new Error(`node creates failed: ${describeErrors(created)}`);
@@ -209,7 +240,11 @@ async function reconcile(cluster: HttpCluster, ctl: RunningController) {
   let readyNodes = 0;
   const deadline = Date.now() + Math.max(120_000, NODES * 600);
   for (;;) {
-    const [gpunodes, gpus, status] = await Promise.all([count(cluster, RESOURCES.gpunodes), count(cluster, RESOURCES.gpus), poolStatus(cluster, 'recon')]);
+    const [gpunodes, gpus, status] = await Promise.all([
+      count(cluster, RESOURCES.gpunodes),
+      count(cluster, RESOURCES.gpus),
+      poolStatus(cluster, 'recon'),
+    ]);
     const now = performance.now() - t0;
     const reached = {
       gpunodes: gpunodes - before.gpunodes >= NODES,
@@ -221,7 +256,10 @@ async function reconcile(cluster: HttpCluster, ctl: RunningController) {
       readyNodes = status.readyNodes;
       break;
     }
-    if (Date.now() > deadline) throw new Error(`reconcile: after ${Math.round(now)} ms ${gpunodes - before.gpunodes} GPUNodes, ${gpus - before.gpus} GPUs, pool ${JSON.stringify({ totalNodes: status.totalNodes, totalGPUs: status.totalGPUs })}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `reconcile: after ${Math.round(now)} ms ${gpunodes - before.gpunodes} GPUNodes, ${gpus - before.gpus} GPUs, pool ${JSON.stringify({ totalNodes: status.totalNodes, totalGPUs: status.totalGPUs })}`,
+      );
     await sleep(250);
   }
   const doneMs = Math.max(at.gpunodes, at.gpus, at.pool);
@@ -239,7 +277,8 @@ function buildBundle(): void {
   try {
     execFileSync(process.execPath, [path.resolve(__dirname, '../scripts/bundle-controller.js')], { stdio: 'pipe' });
   } catch (err) {
-    if (!existsSync(BUNDLE)) throw new Error(`\`npm run -s bundle\` failed and ${BUNDLE} does not exist:\n${(err as { stderr?: Buffer }).stderr ?? err}`);
+    if (!existsSync(BUNDLE))
+      throw new Error(`\`npm run -s bundle\` failed and ${BUNDLE} does not exist:\n${(err as { stderr?: Buffer }).stderr ?? err}`);
     console.log(`WARNING: \`npm run -s bundle\` failed; using the existing bundle built ${statSync(BUNDLE).mtime.toISOString()}`);
   }
 }
@@ -257,11 +296,12 @@ async function main(): Promise<void> {
   let cp: ControlPlane | undefined;
   let ctl: RunningController | undefined;
   let stopping: Promise<void> | undefined;
-  cleanup = () => (stopping ??= (async () => {
-    await ctl?.stop();
-    await cp?.stop();
-    rmSync(synth.dir, { recursive: true, force: true });
-  })());
+  cleanup = () =>
+    (stopping ??= (async () => {
+      await ctl?.stop();
+      await cp?.stop();
+      rmSync(synth.dir, { recursive: true, force: true });
+    })());
   try {
     cp = await ControlPlane.start({ ...opts, users: [user] });
     console.log(`control plane (etcd, kube-apiserver, kwok) started in ${cp.startMs} ms`);
@@ -270,32 +310,64 @@ async function main(): Promise<void> {
     const cluster = cp.cluster('admin', 'bench-cluster');
     const replicas = ctl.replicas;
     await waitFor('replicas ready', async () => (await Promise.all(replicas.map((r) => r.ready()))).every(Boolean), 60_000, 200);
-    await waitFor('caBundle published', async () => {
-      const res = await cluster.request('GET', `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${CONTROLLER_NAMES.webhookConfiguration}`);
-      return res.status === 200 && Boolean(JSON.parse(res.body).webhooks[0].clientConfig.caBundle);
-    }, 60_000, 200);
+    await waitFor(
+      'caBundle published',
+      async () => {
+        const res = await cluster.request(
+          'GET',
+          `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${CONTROLLER_NAMES.webhookConfiguration}`,
+        );
+        return res.status === 200 && Boolean(JSON.parse(res.body).webhooks[0].clientConfig.caBundle);
+      },
+      60_000,
+      200,
+    );
     console.log(`controller installed (CRDs Established, 2 replicas ready, caBundle published) in ${Math.round(performance.now() - t)} ms`);
 
     const p = await podCreates(cp, cluster, ctl);
     const ratio = rps(p.hook) / rps(p.base);
-    console.log(`pods: ${PODS} per side, ${CONCURRENCY} creates in flight, blocks baseline/webhook/webhook/baseline, after ${WARMUP} warm-up creates per side`);
-    console.log(`  with webhook   ${rps(p.hook)}/s  p50 ${pct(p.hook.latencies, 50)} ms  p99 ${pct(p.hook.latencies, 99)} ms  marked by the webhook ${p.hook.marked}/${PODS}  errors: ${describeErrors(p.hook)}`);
-    console.log(`  no webhook     ${rps(p.base)}/s  p50 ${pct(p.base.latencies, 50)} ms  p99 ${pct(p.base.latencies, 99)} ms  marked ${p.base.marked}/${PODS}  errors: ${describeErrors(p.base)}`);
-    console.log(`  ratio ${ratio.toFixed(3)}; webhook reviews ${p.admitted} (reinvocations included), mean ${p.serverMs.toFixed(2)} ms inside the replica`);
+    console.log(
+      `pods: ${PODS} per side, ${CONCURRENCY} creates in flight, blocks baseline/webhook/webhook/baseline, after ${WARMUP} warm-up creates per side`,
+    );
+    console.log(
+      `  with webhook   ${rps(p.hook)}/s  p50 ${pct(p.hook.latencies, 50)} ms  p99 ${pct(p.hook.latencies, 99)} ms  marked by the webhook ${p.hook.marked}/${PODS}  errors: ${describeErrors(p.hook)}`,
+    );
+    console.log(
+      `  no webhook     ${rps(p.base)}/s  p50 ${pct(p.base.latencies, 50)} ms  p99 ${pct(p.base.latencies, 99)} ms  marked ${p.base.marked}/${PODS}  errors: ${describeErrors(p.base)}`,
+    );
+    console.log(
+      `  ratio ${ratio.toFixed(3)}; webhook reviews ${p.admitted} (reinvocations included), mean ${p.serverMs.toFixed(2)} ms inside the replica`,
+    );
 
     const r = await reconcile(cluster, ctl);
     const objects = NODES * (1 + GPUS_PER_NODE);
-    console.log(`reconcile: ${NODES} KWOK nodes × ${GPUS_PER_NODE} GPUs created in ${Math.round(r.createdMs)} ms (${CONCURRENCY} in flight)`);
-    console.log(`  from the first create: all GPUNodes at ${Math.round(r.at.gpunodes)} ms, all GPUs at ${Math.round(r.at.gpus)} ms, pool status totals at ${Math.round(r.at.pool)} ms (readyNodes ${r.readyNodes} then)`);
-    console.log(`  ${round(NODES / (r.doneMs / 1000))} nodes/s, ${round(objects / (r.doneMs / 1000))} objects/s (${objects} GPUNode+GPU); ${r.reconciles} reconciles, ${r.errors} reconcile errors in the run`);
+    console.log(
+      `reconcile: ${NODES} KWOK nodes × ${GPUS_PER_NODE} GPUs created in ${Math.round(r.createdMs)} ms (${CONCURRENCY} in flight)`,
+    );
+    console.log(
+      `  from the first create: all GPUNodes at ${Math.round(r.at.gpunodes)} ms, all GPUs at ${Math.round(r.at.gpus)} ms, pool status totals at ${Math.round(r.at.pool)} ms (readyNodes ${r.readyNodes} then)`,
+    );
+    console.log(
+      `  ${round(NODES / (r.doneMs / 1000))} nodes/s, ${round(objects / (r.doneMs / 1000))} objects/s (${objects} GPUNode+GPU); ${r.reconciles} reconciles, ${r.errors} reconcile errors in the run`,
+    );
 
-    console.log(JSON.stringify({
-      createRps: rps(p.hook), createRpsNoWebhook: rps(p.base), ratio: round(ratio, 3),
-      p50Ms: pct(p.hook.latencies, 50), p99Ms: pct(p.hook.latencies, 99),
-      p50MsNoWebhook: pct(p.base.latencies, 50), p99MsNoWebhook: pct(p.base.latencies, 99),
-      nodes: NODES, reconcileNodesPerSec: round(NODES / (r.doneMs / 1000)), controlPlaneStartMs: cp.startMs,
-      pods: PODS, concurrency: CONCURRENCY, reconcileObjectsPerSec: round(objects / (r.doneMs / 1000)),
-    }));
+    console.log(
+      JSON.stringify({
+        createRps: rps(p.hook),
+        createRpsNoWebhook: rps(p.base),
+        ratio: round(ratio, 3),
+        p50Ms: pct(p.hook.latencies, 50),
+        p99Ms: pct(p.hook.latencies, 99),
+        p50MsNoWebhook: pct(p.base.latencies, 50),
+        p99MsNoWebhook: pct(p.base.latencies, 99),
+        nodes: NODES,
+        reconcileNodesPerSec: round(NODES / (r.doneMs / 1000)),
+        controlPlaneStartMs: cp.startMs,
+        pods: PODS,
+        concurrency: CONCURRENCY,
+        reconcileObjectsPerSec: round(objects / (r.doneMs / 1000)),
+      }),
+    );
   } finally {
     await cleanup();
   }

@@ -72,11 +72,16 @@ async function measure(url: string): Promise<Record<string, number>> {
   await ctl.stop();
   const noop = secondTotal - firstPass;
   const out = {
-    nodes: ctl.nodes.size(), pods: ctl.pods.size(), gpus: ctl.gpus.size(),
-    baselineRssMB: mb(baselineRss), cachedRssMB: mb(cachedRss), rssMB: mb(peakRss),
+    nodes: ctl.nodes.size(),
+    pods: ctl.pods.size(),
+    gpus: ctl.gpus.size(),
+    baselineRssMB: mb(baselineRss),
+    cachedRssMB: mb(cachedRss),
+    rssMB: mb(peakRss),
     rssOverBaseline: Math.round((peakRss / baselineRss) * 100) / 100,
     initialSyncMs: Math.round(syncMs),
-    firstPassReconciles: firstPass, firstPassPerSec: Math.round(firstPass / (firstMs / 1000)),
+    firstPassReconciles: firstPass,
+    firstPassPerSec: Math.round(firstPass / (firstMs / 1000)),
     reconcilesPerSec: Math.round(noop / (secondMs / 1000)),
   };
   return out;
@@ -94,7 +99,9 @@ async function main(): Promise<void> {
   child.kill();
   await api.stop();
   console.log(`caches: ${out.nodes} nodes, ${out.pods} pods, ${out.gpus} GPUs; initial sync ${out.initialSyncMs} ms`);
-  console.log(`RSS: baseline ${out.baselineRssMB} MB, with caches ${out.cachedRssMB} MB, after reconciling ${out.rssMB} MB (${out.rssOverBaseline}x baseline)`);
+  console.log(
+    `RSS: baseline ${out.baselineRssMB} MB, with caches ${out.cachedRssMB} MB, after reconciling ${out.rssMB} MB (${out.rssOverBaseline}x baseline)`,
+  );
   console.log(`first pass (writes every GPUNode, GPU and status): ${out.firstPassReconciles} reconciles at ${out.firstPassPerSec}/s`);
   console.log(`warm pass (no-op reconciles of ${NODES} nodes): ${out.reconcilesPerSec}/s`);
   console.log(JSON.stringify(out));
@@ -102,11 +109,15 @@ async function main(): Promise<void> {
 
 const m = process.argv.indexOf('--measure');
 if (m >= 0) {
-  measure(process.argv[m + 1]).then((out) => process.send?.(out, () => process.exit(0)), (err) => {
+  measure(process.argv[m + 1]).then(
+    (out) => process.send?.(out, () => process.exit(0)),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+} else
+  main().catch((err) => {
     console.error(err);
     process.exit(1);
   });
-} else main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});

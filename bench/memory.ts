@@ -53,9 +53,19 @@ function rss(): { peak: number; now: number } {
 /** In the child: one replica with the components main.ts starts, against the double at `url`. */
 async function measure(url: string, tlsDir: string): Promise<Record<string, number>> {
   const runtime = await startRuntime({
-    env: readEnv({ POD_NAME: 'bench-0', POD_NAMESPACE: 'tf', METRICS_PORT: '0', WEBHOOK_PORT: '0', EXTENDER_PORT: '0', LOG_LEVEL: 'silent', CERT_MODE: 'cert-manager', TLS_DIR: tlsDir }),
+    env: readEnv({
+      POD_NAME: 'bench-0',
+      POD_NAMESPACE: 'tf',
+      METRICS_PORT: '0',
+      WEBHOOK_PORT: '0',
+      EXTENDER_PORT: '0',
+      LOG_LEVEL: 'silent',
+      CERT_MODE: 'cert-manager',
+      TLS_DIR: tlsDir,
+    }),
     connection: { server: url, agent: keepAliveAgent(url), requestTimeoutMs: 120_000 },
-    logger: silent, components: [webhookComponent, extenderComponent],
+    logger: silent,
+    components: [webhookComponent, extenderComponent],
   });
   const t0 = performance.now();
   await runtime.ctx.controller.waitForSync();
@@ -70,8 +80,12 @@ async function measure(url: string, tlsDir: string): Promise<Record<string, numb
   await new Promise((r) => setTimeout(r, 2_000));
   const after = rss();
   const out = {
-    pods: pods.size(), nodes: runtime.ctx.controller.nodes.size(), initialSyncMs: Math.round(syncMs),
-    syncedRssMiB: mib(synced.now), relistRssMiB: mib(after.now), peakRssMiB: mib(after.peak),
+    pods: pods.size(),
+    nodes: runtime.ctx.controller.nodes.size(),
+    initialSyncMs: Math.round(syncMs),
+    syncedRssMiB: mib(synced.now),
+    relistRssMiB: mib(after.now),
+    peakRssMiB: mib(after.peak),
   };
   void runtime.stop();
   return out;
@@ -101,17 +115,23 @@ async function main(): Promise<void> {
   await api.stop();
   const result = { ...out, optedIn: OPTED_IN, limitMiB: mib(limit), withinLimit: out.peakRssMiB < mib(limit) };
   console.log(`caches: ${out.pods} pods (${OPTED_IN} opted in), ${out.nodes} nodes; initial sync ${out.initialSyncMs} ms`);
-  console.log(`RSS: ${out.syncedRssMiB} MiB synced, ${out.relistRssMiB} MiB after a full relist (410), peak ${out.peakRssMiB} MiB; limit ${mib(limit)} MiB`);
+  console.log(
+    `RSS: ${out.syncedRssMiB} MiB synced, ${out.relistRssMiB} MiB after a full relist (410), peak ${out.peakRssMiB} MiB; limit ${mib(limit)} MiB`,
+  );
   console.log(JSON.stringify(result));
 }
 
 const m = process.argv.indexOf('--measure');
 if (m >= 0) {
-  measure(process.argv[m + 1], process.argv[m + 2]).then((out) => process.send?.(out, () => process.exit(0)), (err) => {
+  measure(process.argv[m + 1], process.argv[m + 2]).then(
+    (out) => process.send?.(out, () => process.exit(0)),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+} else
+  main().catch((err) => {
     console.error(err);
     process.exit(1);
   });
-} else main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});

@@ -40,18 +40,29 @@ const ROUNDS = intFlag('rounds', 2);
 const NS = 'bench';
 const POOL = 'bench';
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 type Kind = 'gpu' | 'shared' | 'plain';
 
 function pods(kind: Kind, round: number): Obj[] {
   const opted = kind !== 'plain';
   return Array.from({ length: PODS }, (_, i) => ({
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name: `${kind}-${round}-${i}`, namespace: NS,
+      name: `${kind}-${round}-${i}`,
+      namespace: NS,
       labels: { bench: kind, ...(opted ? { [ENABLED_LABEL]: 'true' } : {}) },
-      ...(opted ? { annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '1', 'tensor-fusion.ai/vram-request': '1Gi' } } : {}),
+      ...(opted
+        ? {
+            annotations: {
+              'tensor-fusion.ai/gpupool': POOL,
+              'tensor-fusion.ai/is-local-gpu': 'true',
+              'tensor-fusion.ai/tflops-request': '1',
+              'tensor-fusion.ai/vram-request': '1Gi',
+            },
+          }
+        : {}),
     },
     spec: {
       terminationGracePeriodSeconds: 0,
@@ -73,29 +84,52 @@ async function main(): Promise<void> {
     node = await RealNode.start(cp);
     console.log(`control plane started in ${(cp.startMs / 1000).toFixed(1)} s, node in ${(node.startMs / 1000).toFixed(1)} s`);
     ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'bench.yaml', [
-      renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 8, memory: '80Gi' } }),
-      renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-    ])]);
+    await cp.kubectlOk([
+      'apply',
+      '--server-side',
+      '-f',
+      writeYaml(synth.dir, 'bench.yaml', [
+        renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 8, memory: '80Gi' } }),
+        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      ]),
+    ]);
     await waitFor('controller ready', () => ctl!.replicas[0].ready(), 60_000, 200);
     await defaultServiceAccount(cp, NS);
     const gpus = Array.from({ length: 8 }, (_, index) => ({ index, uuid: `GPU-bench-${index}`, name: 'NVIDIA A100-SXM4-80GB' }));
     agent = await installFakeGpuAgent(cp, gpus, (what, check) => waitFor(what, check, 120_000, 500));
     /** Switches the pool's isolation, and waits until the webhook admits a pod the new way (a server dry run). */
     const isolation = async (mode: 'hard' | 'shared') => {
-      await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, `pool-${mode}.yaml`, [renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: mode })])]);
-      await waitFor(`webhook admits ${mode}`, async () => {
-        const probe = JSON.parse(await cp.kubectlOk(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify(pods('gpu', 99)[0]) }));
-        return (probe.spec.containers[0].resources?.limits?.[SHARE_RESOURCE] !== undefined) === (mode === 'hard');
-      }, 60_000, 500);
+      await cp.kubectlOk([
+        'apply',
+        '--server-side',
+        '-f',
+        writeYaml(synth.dir, `pool-${mode}.yaml`, [renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: mode })]),
+      ]);
+      await waitFor(
+        `webhook admits ${mode}`,
+        async () => {
+          const probe = JSON.parse(
+            await cp.kubectlOk(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify(pods('gpu', 99)[0]) }),
+          );
+          return (probe.spec.containers[0].resources?.limits?.[SHARE_RESOURCE] !== undefined) === (mode === 'hard');
+        },
+        60_000,
+        500,
+      );
     };
-    await waitFor('GPU pool counted', async () => {
-      const r = await cp.kubectl(['get', 'gpupool', POOL, '-o', 'jsonpath={.status.totalGPUs}']);
-      return r.stdout.trim() === '8';
-    }, 60_000, 500);
+    await waitFor(
+      'GPU pool counted',
+      async () => {
+        const r = await cp.kubectl(['get', 'gpupool', POOL, '-o', 'jsonpath={.status.totalGPUs}']);
+        return r.stdout.trim() === '8';
+      },
+      60_000,
+      500,
+    );
 
-    const list = async (kind: string): Promise<Obj[]> => JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', NS, '-l', `bench=${kind}`, '-o', 'json'])).items;
+    const list = async (kind: string): Promise<Obj[]> =>
+      JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', NS, '-l', `bench=${kind}`, '-o', 'json'])).items;
     /** Seconds from the start of `kubectl create` until it returns, until every pod is bound, and until every container runs. */
     const round = async (kind: Kind, r: number): Promise<{ created: number; bound: number; running: number }> => {
       if (kind !== 'plain') await isolation(kind === 'gpu' ? 'hard' : 'shared');
@@ -104,38 +138,64 @@ async function main(): Promise<void> {
       let bound = 0;
       await cp.kubectlOk(['create', '-f', file]);
       const created = (Date.now() - started) / 1000;
-      await waitFor(`${PODS} ${kind} pods running`, async () => {
-        const items = await list(kind);
-        if (!bound && items.length === PODS && items.every((p) => p.spec.nodeName)) bound = (Date.now() - started) / 1000;
-        return items.length === PODS && items.every((p) => p.status.containerStatuses?.every((c: Obj) => c.state.running));
-      }, 600_000, 200);
+      await waitFor(
+        `${PODS} ${kind} pods running`,
+        async () => {
+          const items = await list(kind);
+          if (!bound && items.length === PODS && items.every((p) => p.spec.nodeName)) bound = (Date.now() - started) / 1000;
+          return items.length === PODS && items.every((p) => p.status.containerStatuses?.every((c: Obj) => c.state.running));
+        },
+        600_000,
+        200,
+      );
       const running = (Date.now() - started) / 1000;
       await cp.kubectlOk(['delete', 'pods', '-n', NS, '-l', `bench=${kind}`, '--grace-period=0', '--wait=false']);
       await waitFor(`${kind} pods gone`, async () => (await list(kind)).length === 0, 600_000, 500);
-      console.log(`  round ${r} ${kind}: ${PODS} pods created in ${created.toFixed(1)} s, bound in ${bound.toFixed(1)} s, running in ${running.toFixed(1)} s`);
+      console.log(
+        `  round ${r} ${kind}: ${PODS} pods created in ${created.toFixed(1)} s, bound in ${bound.toFixed(1)} s, running in ${running.toFixed(1)} s`,
+      );
       return { created, bound, running };
     };
     const times: Record<Kind, { created: number; bound: number; running: number }[]> = { gpu: [], shared: [], plain: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      for (const kind of r % 2 === 0 ? (['plain', 'shared', 'gpu'] as const) : (['gpu', 'shared', 'plain'] as const)) times[kind].push(await round(kind, r));
+      for (const kind of r % 2 === 0 ? (['plain', 'shared', 'gpu'] as const) : (['gpu', 'shared', 'plain'] as const))
+        times[kind].push(await round(kind, r));
     }
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const gpu = mean(times.gpu.map((t) => t.running));
     const plain = mean(times.plain.map((t) => t.running));
     const bindToRunning = (k: Kind) => mean(times[k].map((t) => t.running - t.bound));
-    console.log(`GPU pods ${gpu.toFixed(1)} s, plain pods ${plain.toFixed(1)} s (means of ${ROUNDS}): ratio ${(gpu / plain).toFixed(2)} (goal <= 1.2)`);
-    console.log(`bind to running: hard ${bindToRunning('gpu').toFixed(1)} s, shared (before) ${bindToRunning('shared').toFixed(1)} s: ratio ${(bindToRunning('gpu') / bindToRunning('shared')).toFixed(2)}`);
-    console.log(JSON.stringify({
-      sharedPodsRunningS: Number(mean(times.shared.map((t) => t.running)).toFixed(2)),
-      bindToRunningS: { hard: Number(bindToRunning('gpu').toFixed(2)), shared: Number(bindToRunning('shared').toFixed(2)), plain: Number(bindToRunning('plain').toFixed(2)) },
-      bindToRunningRatio: Number((bindToRunning('gpu') / bindToRunning('shared')).toFixed(3)),
-      gpuPodsRunningS: Number(gpu.toFixed(2)), plainPodsRunningS: Number(plain.toFixed(2)), nodeStartS: Number((node.startMs / 1000).toFixed(2)),
-      ratio: Number((gpu / plain).toFixed(3)), pods: PODS, rounds: ROUNDS,
-      gpuCreatedS: times.gpu.map((t) => t.created), plainCreatedS: times.plain.map((t) => t.created),
-      gpuBoundS: times.gpu.map((t) => t.bound), plainBoundS: times.plain.map((t) => t.bound),
-      gpuRunningS: times.gpu.map((t) => t.running), plainRunningS: times.plain.map((t) => t.running),
-      controlPlaneStartS: Number((cp.startMs / 1000).toFixed(2)), meetsGoal: gpu <= 1.2 * plain,
-    }));
+    console.log(
+      `GPU pods ${gpu.toFixed(1)} s, plain pods ${plain.toFixed(1)} s (means of ${ROUNDS}): ratio ${(gpu / plain).toFixed(2)} (goal <= 1.2)`,
+    );
+    console.log(
+      `bind to running: hard ${bindToRunning('gpu').toFixed(1)} s, shared (before) ${bindToRunning('shared').toFixed(1)} s: ratio ${(bindToRunning('gpu') / bindToRunning('shared')).toFixed(2)}`,
+    );
+    console.log(
+      JSON.stringify({
+        sharedPodsRunningS: Number(mean(times.shared.map((t) => t.running)).toFixed(2)),
+        bindToRunningS: {
+          hard: Number(bindToRunning('gpu').toFixed(2)),
+          shared: Number(bindToRunning('shared').toFixed(2)),
+          plain: Number(bindToRunning('plain').toFixed(2)),
+        },
+        bindToRunningRatio: Number((bindToRunning('gpu') / bindToRunning('shared')).toFixed(3)),
+        gpuPodsRunningS: Number(gpu.toFixed(2)),
+        plainPodsRunningS: Number(plain.toFixed(2)),
+        nodeStartS: Number((node.startMs / 1000).toFixed(2)),
+        ratio: Number((gpu / plain).toFixed(3)),
+        pods: PODS,
+        rounds: ROUNDS,
+        gpuCreatedS: times.gpu.map((t) => t.created),
+        plainCreatedS: times.plain.map((t) => t.created),
+        gpuBoundS: times.gpu.map((t) => t.bound),
+        plainBoundS: times.plain.map((t) => t.bound),
+        gpuRunningS: times.gpu.map((t) => t.running),
+        plainRunningS: times.plain.map((t) => t.running),
+        controlPlaneStartS: Number((cp.startMs / 1000).toFixed(2)),
+        meetsGoal: gpu <= 1.2 * plain,
+      }),
+    );
   } finally {
     await ctl?.stop();
     await node?.stop();

@@ -40,11 +40,19 @@ function peakMemory(names: readonly string[]): { stop(): Record<string, number> 
         if (!names.includes(exe)) continue;
         const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
         peaks[exe] = Math.max(peaks[exe], kb / 1024);
-      } catch { /* the process ended meanwhile */ }
+      } catch {
+        /* the process ended meanwhile */
+      }
     }
   };
   const timer = setInterval(sample, 100);
-  return { stop: () => { clearInterval(timer); sample(); return peaks; } };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return peaks;
+    },
+  };
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
@@ -54,7 +62,8 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 }
 
 async function namespacesGone(cp: ControlPlane): Promise<void> {
-  for (const ns of [NAMESPACE, CONTROLLER_NS]) await cp.kubectl(['wait', '--for=delete', `namespace/${ns}`, '--timeout=120s'], { timeoutMs: 130_000 });
+  for (const ns of [NAMESPACE, CONTROLLER_NS])
+    await cp.kubectl(['wait', '--for=delete', `namespace/${ns}`, '--timeout=120s'], { timeoutMs: 130_000 });
 }
 
 async function main(): Promise<void> {
@@ -72,8 +81,13 @@ async function main(): Promise<void> {
     const [up, pulumiUpS] = await timed(() => engine.stack.up(engine.record().options));
     const enginePeaks = engineMemory.stop();
     const created = up.summary.resourceChanges?.create ?? 0;
-    console.log(`pulumi up:      ${pulumiUpS.toFixed(1)} s, ${created} resources; peak memory: engine ${enginePeaks.pulumi.toFixed(0)} MiB, provider ${enginePeaks['pulumi-resource-kubernetes'].toFixed(0)} MiB`);
-    const [, pulumiDestroyS] = await timed(async () => { await engine.stack.destroy(engine.record().options); await namespacesGone(cp); });
+    console.log(
+      `pulumi up:      ${pulumiUpS.toFixed(1)} s, ${created} resources; peak memory: engine ${enginePeaks.pulumi.toFixed(0)} MiB, provider ${enginePeaks['pulumi-resource-kubernetes'].toFixed(0)} MiB`,
+    );
+    const [, pulumiDestroyS] = await timed(async () => {
+      await engine.stack.destroy(engine.record().options);
+      await namespacesGone(cp);
+    });
     console.log(`pulumi destroy: ${pulumiDestroyS.toFixed(1)} s (until the namespaces are gone)`);
     engine.remove();
 
@@ -92,12 +106,19 @@ async function main(): Promise<void> {
       await cp.kubectlOk(['rollout', 'status', '-n', NAMESPACE, 'deployment/pytorch-example', '--timeout=240s']);
     });
     const kubectlPeak = kubectlMemory.stop().kubectl;
-    console.log(`cdk8s synth:    ${synthS.toFixed(1)} s; kubectl apply --server-side and rollouts: ${applyS.toFixed(1)} s; peak kubectl memory ${kubectlPeak.toFixed(0)} MiB`);
+    console.log(
+      `cdk8s synth:    ${synthS.toFixed(1)} s; kubectl apply --server-side and rollouts: ${applyS.toFixed(1)} s; peak kubectl memory ${kubectlPeak.toFixed(0)} MiB`,
+    );
     const cdk8sApplyS = synthS + applyS;
     const result = {
-      pulumiUpS: round(pulumiUpS), cdk8sApplyS: round(cdk8sApplyS), ratio: round(pulumiUpS / cdk8sApplyS),
-      resources: created, enginePeakMiB: Math.round(enginePeaks.pulumi), providerPeakMiB: Math.round(enginePeaks['pulumi-resource-kubernetes']),
-      kubectlPeakMiB: Math.round(kubectlPeak), pulumiDestroyS: round(pulumiDestroyS),
+      pulumiUpS: round(pulumiUpS),
+      cdk8sApplyS: round(cdk8sApplyS),
+      ratio: round(pulumiUpS / cdk8sApplyS),
+      resources: created,
+      enginePeakMiB: Math.round(enginePeaks.pulumi),
+      providerPeakMiB: Math.round(enginePeaks['pulumi-resource-kubernetes']),
+      kubectlPeakMiB: Math.round(kubectlPeak),
+      pulumiDestroyS: round(pulumiDestroyS),
     };
     console.log(`pulumi up / (cdk8s synth + kubectl apply): ${result.ratio}x`);
     console.log(JSON.stringify(result));

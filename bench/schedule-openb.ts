@@ -101,7 +101,10 @@ function nodeObject(n: TraceNode): K8sObject {
     // kwokNode's 110 pods per node could bind before CPU does; the trace has no pod-count limit.
     extended: { pods: '1000' },
     labels: {
-      [GFD.present]: 'true', [GFD.product]: n.model, [GFD.count]: String(n.gpus), [GFD.memory]: String(GPU_VRAM_MIB),
+      [GFD.present]: 'true',
+      [GFD.product]: n.model,
+      [GFD.count]: String(n.gpus),
+      [GFD.memory]: String(GPU_VRAM_MIB),
       [poolMembershipLabel(POOL)]: 'true',
     },
   }) as K8sObject;
@@ -114,13 +117,21 @@ function podObject(i: number, p: TracePod): K8sObject {
   if (p.n === 0) {
     // No GPU share to ask for: a plain pod, but placed by our kube-scheduler like the GPU pods, so the
     // CPU and memory it takes are counted by the same scheduler cache that places the GPU pods.
-    return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE }, spec: { schedulerName: SCHEDULER_NAME, containers: [container] } };
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NAMESPACE },
+      spec: { schedulerName: SCHEDULER_NAME, containers: [container] },
+    };
   }
   if (p.spec.length > 1) throw new Error(`${p.name}: allows models ${p.spec.join('|')}; a pod can name one gpu-model`);
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name, namespace: NAMESPACE, labels: { [ENABLED_LABEL]: 'true' },
+      name,
+      namespace: NAMESPACE,
+      labels: { [ENABLED_LABEL]: 'true' },
       annotations: {
         'tensor-fusion.ai/gpupool': POOL,
         'tensor-fusion.ai/is-local-gpu': 'true',
@@ -161,7 +172,10 @@ class Decisions {
   /** Registered before the create, so no event can come first. */
   expect(name: string): Promise<Decision> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`pod ${name}: neither bound nor unschedulable after ${DECISION_TIMEOUT_MS} ms`)), DECISION_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`pod ${name}: neither bound nor unschedulable after ${DECISION_TIMEOUT_MS} ms`)),
+        DECISION_TIMEOUT_MS,
+      );
       this.waiting.set(name, (d) => {
         clearTimeout(timer);
         this.waiting.delete(name);
@@ -183,26 +197,41 @@ async function setUp(cp: ControlPlane, synth: ReturnType<typeof synthToTemp>, no
     tflopsOversellRatio: 100,
     gpuTflops: Object.fromEntries(models.map((m) => [m, String(GPU_TFLOPS)])),
   });
-  await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'openb.yaml', [pool, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }])]);
+  await cp.kubectlOk([
+    'apply',
+    '--server-side',
+    '-f',
+    writeYaml(synth.dir, 'openb.yaml', [pool, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }]),
+  ]);
   const t0 = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (next < nodes.length) await admin.create(RESOURCES.nodes, nodeObject(nodes[next++]));
-  }));
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < nodes.length) await admin.create(RESOURCES.nodes, nodeObject(nodes[next++]));
+    }),
+  );
   const gpus = nodes.reduce((s, n) => s + n.gpus, 0);
   for (;;) {
     const p = await admin.get<K8sObject & { status?: { totalNodes?: number; totalGPUs?: number } }>(RESOURCES.gpupools, { name: POOL });
-    if (p?.status?.totalNodes === nodes.length && p.status.totalGPUs === gpus && await ctl.replicas[0].ready()) break;
+    if (p?.status?.totalNodes === nodes.length && p.status.totalGPUs === gpus && (await ctl.replicas[0].ready())) break;
     await new Promise((r) => setTimeout(r, 500));
   }
   // The shares are fractions of these capacities: check the controller gave every GPU the mapping's.
   const list = await admin.list<K8sObject & { status?: { capacity?: { tflops?: string; vram?: string }; phase?: string } }>(RESOURCES.gpus);
-  const off = list.items.filter((g) => parseQuantity(g.status?.capacity?.tflops ?? '') !== GPU_TFLOPS
-    || parseQuantity(g.status?.capacity?.vram ?? '') !== GPU_VRAM_MIB * 2 ** 20 || g.status?.phase !== 'Running');
+  const off = list.items.filter(
+    (g) =>
+      parseQuantity(g.status?.capacity?.tflops ?? '') !== GPU_TFLOPS ||
+      parseQuantity(g.status?.capacity?.vram ?? '') !== GPU_VRAM_MIB * 2 ** 20 ||
+      g.status?.phase !== 'Running',
+  );
   if (list.items.length !== gpus || off.length > 0) {
-    throw new Error(`GPU objects: ${list.items.length} (want ${gpus}), ${off.length} without ${GPU_TFLOPS} TFLOPS / ${GPU_VRAM_MIB}Mi Running, e.g. ${JSON.stringify(off[0]?.status)}`);
+    throw new Error(
+      `GPU objects: ${list.items.length} (want ${gpus}), ${off.length} without ${GPU_TFLOPS} TFLOPS / ${GPU_VRAM_MIB}Mi Running, e.g. ${JSON.stringify(off[0]?.status)}`,
+    );
   }
-  log(`${nodes.length} KWOK nodes, ${gpus} GPU objects (${GPU_TFLOPS} TFLOPS, ${GPU_VRAM_MIB}Mi each) ready in ${Math.round(performance.now() - t0)} ms`);
+  log(
+    `${nodes.length} KWOK nodes, ${gpus} GPU objects (${GPU_TFLOPS} TFLOPS, ${GPU_VRAM_MIB}Mi each) ready in ${Math.round(performance.now() - t0)} ms`,
+  );
   return { ctl, admin };
 }
 
@@ -243,7 +272,9 @@ async function placeAll(admin: HttpCluster, pods: readonly TracePod[], cap: numb
       arrived += pods[i].n * pods[i].g;
       if ((i + 1) % 500 === 0) {
         const s = (performance.now() - started) / 1000;
-        log(`  ${i + 1} pods in ${s.toFixed(0)} s (${((i + 1) / s).toFixed(1)}/s): arrived ${((100 * arrived) / cap).toFixed(1)}%, allocated ${((100 * used) / cap).toFixed(2)}%`);
+        log(
+          `  ${i + 1} pods in ${s.toFixed(0)} s (${((i + 1) / s).toFixed(1)}/s): arrived ${((100 * arrived) / cap).toFixed(1)}%, allocated ${((100 * used) / cap).toFixed(2)}%`,
+        );
       }
     }
   } finally {
@@ -261,7 +292,14 @@ function checkRecords(pods: readonly TracePod[], outcome: readonly string[], rec
     const a = records[i];
     const tflops = (p.g / 1000) * GPU_TFLOPS;
     const vram = (p.g / 1000) * GPU_VRAM_MIB * 2 ** 20;
-    if (!a || a.node !== outcome[i] || a.gpuIds.length !== p.n || new Set(a.gpuIds).size !== p.n || a.tflopsRequest !== tflops || a.vramRequest !== vram) {
+    if (
+      !a ||
+      a.node !== outcome[i] ||
+      a.gpuIds.length !== p.n ||
+      new Set(a.gpuIds).size !== p.n ||
+      a.tflopsRequest !== tflops ||
+      a.vramRequest !== vram
+    ) {
       mismatches++;
       return;
     }
@@ -285,18 +323,27 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
   // The allocator in process on the whole stream: exactly bench:trace's run for this seed and policy.
   const offline = allocatorRun(nodes, stream, traceMix(all), policy, opts.seed);
   const learned = allocatorRun(nodes, stream, undefined, policy, opts.seed);
-  log(`openb: ${nodes.length} nodes, ${cap / 1000} GPUs; seed ${opts.seed}; policy ${policy}; ${pods.length} of ${stream.length} pods (to 100% arrived${opts.limit ? `, limit ${opts.limit}` : ''})`);
-  log(`allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived; learning the mix as it goes: ${learned.unallocated100.toFixed(2)}%`);
+  log(
+    `openb: ${nodes.length} nodes, ${cap / 1000} GPUs; seed ${opts.seed}; policy ${policy}; ${pods.length} of ${stream.length} pods (to 100% arrived${opts.limit ? `, limit ${opts.limit}` : ''})`,
+  );
+  log(
+    `allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived; learning the mix as it goes: ${learned.unallocated100.toFixed(2)}%`,
+  );
 
   const synth = synthToTemp();
   const { user } = controllerIdentity(synth.controller);
-  const cp = await ControlPlane.start({ kwok: true, users: [user], apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'] });
+  const cp = await ControlPlane.start({
+    kwok: true,
+    users: [user],
+    apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'],
+  });
   let ctl: Awaited<ReturnType<typeof setUp>>['ctl'] | undefined;
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= (async () => {
-    await ctl?.stop();
-    await cp.stop();
-  })());
+  const stop = () =>
+    (stopping ??= (async () => {
+      await ctl?.stop();
+      await cp.stop();
+    })());
   const onSigint = () => void stop().then(() => process.exit(130));
   process.once('SIGINT', onSigint);
   try {
@@ -310,7 +357,10 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
     const usedBy = (outcome: readonly string[]) => pods.reduce((s, p, i) => s + (outcome[i] !== '' ? p.n * p.g : 0), 0);
     const lat = [...run.latencies].sort((a, b) => a - b);
     return {
-      seed: opts.seed, policy, pods: pods.length, bound: run.outcome.filter((n) => n !== '').length,
+      seed: opts.seed,
+      policy,
+      pods: pods.length,
+      bound: run.outcome.filter((n) => n !== '').length,
       openbUnallocated100: early ? NaN : ours.unallocated100,
       offlineUnallocated100: offline.unallocated100,
       offlineLearnedUnallocated100: learned.unallocated100,
@@ -318,8 +368,12 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
       offlineAllocatedEnd: (100 * usedBy(offline.outcome)) / cap,
       arrivedEnd: (100 * pods.reduce((s, p) => s + p.n * p.g, 0)) / cap,
       sameNode: pods.filter((_p, i) => run.outcome[i] === offline.outcome[i]).length,
-      recordMismatches: mismatches, overcommittedGpus: overcommitted, otherFailures: run.otherFailures,
-      placeSeconds: run.seconds, p50Ms: percentile(lat, 50), p99Ms: percentile(lat, 99),
+      recordMismatches: mismatches,
+      overcommittedGpus: overcommitted,
+      otherFailures: run.otherFailures,
+      placeSeconds: run.seconds,
+      p50Ms: percentile(lat, 50),
+      p99Ms: percentile(lat, 99),
     };
   } finally {
     process.removeListener('SIGINT', onSigint);
@@ -331,16 +385,40 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
 export async function printOpenb(opts: OpenbOptions): Promise<void> {
   const f = await scheduleOpenb(opts);
   const r = (x: number, d = 2) => (Number.isFinite(x) ? Number(x.toFixed(d)) : null);
-  console.log(`${f.pods} pods tried one at a time, ${f.bound} bound, in ${f.placeSeconds.toFixed(0)} s (${(f.pods / f.placeSeconds).toFixed(1)}/s; create-to-decision p50 ${f.p50Ms.toFixed(0)} ms, p99 ${f.p99Ms.toFixed(0)} ms)`);
-  console.log(`arrived ${f.arrivedEnd.toFixed(2)}% of GPU capacity; allocated: scheduler + extender ${f.openbAllocatedEnd.toFixed(2)}%, allocator in process ${f.offlineAllocatedEnd.toFixed(2)}%; same node for ${f.sameNode}/${f.pods} pods`);
-  console.log(`unallocated GPU % at 100% arrived, seed ${f.seed}, ${f.policy}: scheduler + extender ${r(f.openbUnallocated100) ?? '- (stopped early)'}, allocator in process ${r(f.offlineUnallocated100) ?? '-'}` +
-    (Number.isFinite(f.openbUnallocated100 - f.offlineUnallocated100) ? `, difference ${(f.openbUnallocated100 - f.offlineUnallocated100).toFixed(2)} points` : '') +
-    `; allocator in process learning the mix ${r(f.offlineLearnedUnallocated100) ?? '-'}`);
-  console.log(`allocation records not matching the request: ${f.recordMismatches}; GPUs past capacity: ${f.overcommittedGpus}; other scheduling failures: ${JSON.stringify(f.otherFailures)}`);
-  console.log(JSON.stringify({
-    openbUnallocated100: r(f.openbUnallocated100), offlineUnallocated100: r(f.offlineUnallocated100), offlineLearnedUnallocated100: r(f.offlineLearnedUnallocated100),
-    difference: r(f.openbUnallocated100 - f.offlineUnallocated100), seed: f.seed, policy: f.policy, pods: f.pods, bound: f.bound,
-    openbAllocatedEnd: r(f.openbAllocatedEnd), offlineAllocatedEnd: r(f.offlineAllocatedEnd), sameNode: f.sameNode,
-    recordMismatches: f.recordMismatches, overcommittedGpus: f.overcommittedGpus, placeSeconds: r(f.placeSeconds, 0), p50Ms: r(f.p50Ms, 0), p99Ms: r(f.p99Ms, 0),
-  }));
+  console.log(
+    `${f.pods} pods tried one at a time, ${f.bound} bound, in ${f.placeSeconds.toFixed(0)} s (${(f.pods / f.placeSeconds).toFixed(1)}/s; create-to-decision p50 ${f.p50Ms.toFixed(0)} ms, p99 ${f.p99Ms.toFixed(0)} ms)`,
+  );
+  console.log(
+    `arrived ${f.arrivedEnd.toFixed(2)}% of GPU capacity; allocated: scheduler + extender ${f.openbAllocatedEnd.toFixed(2)}%, allocator in process ${f.offlineAllocatedEnd.toFixed(2)}%; same node for ${f.sameNode}/${f.pods} pods`,
+  );
+  console.log(
+    `unallocated GPU % at 100% arrived, seed ${f.seed}, ${f.policy}: scheduler + extender ${r(f.openbUnallocated100) ?? '- (stopped early)'}, allocator in process ${r(f.offlineUnallocated100) ?? '-'}` +
+      (Number.isFinite(f.openbUnallocated100 - f.offlineUnallocated100)
+        ? `, difference ${(f.openbUnallocated100 - f.offlineUnallocated100).toFixed(2)} points`
+        : '') +
+      `; allocator in process learning the mix ${r(f.offlineLearnedUnallocated100) ?? '-'}`,
+  );
+  console.log(
+    `allocation records not matching the request: ${f.recordMismatches}; GPUs past capacity: ${f.overcommittedGpus}; other scheduling failures: ${JSON.stringify(f.otherFailures)}`,
+  );
+  console.log(
+    JSON.stringify({
+      openbUnallocated100: r(f.openbUnallocated100),
+      offlineUnallocated100: r(f.offlineUnallocated100),
+      offlineLearnedUnallocated100: r(f.offlineLearnedUnallocated100),
+      difference: r(f.openbUnallocated100 - f.offlineUnallocated100),
+      seed: f.seed,
+      policy: f.policy,
+      pods: f.pods,
+      bound: f.bound,
+      openbAllocatedEnd: r(f.openbAllocatedEnd),
+      offlineAllocatedEnd: r(f.offlineAllocatedEnd),
+      sameNode: f.sameNode,
+      recordMismatches: f.recordMismatches,
+      overcommittedGpus: f.overcommittedGpus,
+      placeSeconds: r(f.placeSeconds, 0),
+      p50Ms: r(f.p50Ms, 0),
+      p99Ms: r(f.p99Ms, 0),
+    }),
+  );
 }

@@ -58,7 +58,10 @@ const QUIET_MS = 2_000;
  * status) are not counted in the next run.
  */
 async function settle(cluster: HttpCluster, quietMs = QUIET_MS, limitMs = 60_000): Promise<number> {
-  const writes = async () => [...(await apiRequestCounts(cluster))].filter(([k]) => /^(POST|PUT|PATCH|DELETE) /.test(k) && !BACKGROUND.test(k)).reduce((n, [, v]) => n + v, 0);
+  const writes = async () =>
+    [...(await apiRequestCounts(cluster))]
+      .filter(([k]) => /^(POST|PUT|PATCH|DELETE) /.test(k) && !BACKGROUND.test(k))
+      .reduce((n, [, v]) => n + v, 0);
   const started = performance.now();
   let last = await writes();
   let quietSince = performance.now();
@@ -72,12 +75,21 @@ async function settle(cluster: HttpCluster, quietMs = QUIET_MS, limitMs = 60_000
 }
 
 /** Creates `count` pods with `concurrency` in flight; resolves when all are bound. */
-async function run(cluster: HttpCluster, markers: string[], namespace: string, count: number, concurrency: number, make: (i: number) => K8sObject): Promise<RunFigures> {
+async function run(
+  cluster: HttpCluster,
+  markers: string[],
+  namespace: string,
+  count: number,
+  concurrency: number,
+  make: (i: number) => K8sObject,
+): Promise<RunFigures> {
   const created = new Map<string, number>();
   const bound = new Map<string, number>();
   const pods = new Informer<K8sObject>(cluster, RESOURCES.pods, { namespace });
   let done: () => void = () => undefined;
-  const all = new Promise<void>((r) => { done = r; });
+  const all = new Promise<void>((r) => {
+    done = r;
+  });
   const seen = (p: K8sObject) => {
     const name = p.metadata.name!;
     if ((p.spec as { nodeName?: string } | undefined)?.nodeName && !bound.has(name)) {
@@ -94,14 +106,16 @@ async function run(cluster: HttpCluster, markers: string[], namespace: string, c
   const cpuBefore = cpuSecondsByProcess(markers);
   const ownBefore = process.cpuUsage();
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      const i = next++;
-      const pod = make(i);
-      created.set(pod.metadata.name!, performance.now());
-      await cluster.create(RESOURCES.pods, pod);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const pod = make(i);
+        created.set(pod.metadata.name!, performance.now());
+        await cluster.create(RESOURCES.pods, pod);
+      }
+    }),
+  );
   await all;
   const own = process.cpuUsage(ownBefore);
   const cpu = { ...cpuDelta(cpuBefore, cpuSecondsByProcess(markers)), bench: Math.round((own.user + own.system) / 1e5) / 10 };
@@ -109,7 +123,13 @@ async function run(cluster: HttpCluster, markers: string[], namespace: string, c
   await pods.stop();
   const latencies = [...bound].map(([name, t]) => t - (created.get(name) ?? t)).sort((a, b) => a - b);
   const last = Math.max(...bound.values());
-  return { boundPerSec: Math.round((count / ((last - started) / 1000)) * 10) / 10, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)), cpu, requests };
+  return {
+    boundPerSec: Math.round((count / ((last - started) / 1000)) * 10) / 10,
+    p50Ms: Math.round(percentile(latencies, 50)),
+    p99Ms: Math.round(percentile(latencies, 99)),
+    cpu,
+    requests,
+  };
 }
 
 async function cluster(): Promise<void> {
@@ -121,7 +141,11 @@ async function cluster(): Promise<void> {
   const bare = process.argv.includes('--bare-pods');
   const synth = synthToTemp();
   const { user } = controllerIdentity(synth.controller);
-  const cp = await ControlPlane.start({ kwok: true, users: [user], apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'] });
+  const cp = await ControlPlane.start({
+    kwok: true,
+    users: [user],
+    apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'],
+  });
   const stop = async () => {
     await ctl?.stop();
     await cp.stop();
@@ -133,37 +157,66 @@ async function cluster(): Promise<void> {
     ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
     await cp.startScheduler({ profiles: [{ schedulerName: PLAIN_SCHEDULER }], percentageOfNodesToScore: 100 }, 'kube-scheduler-plain');
     const admin = cp.cluster('admin', 'bench-schedule');
-    const nodeObjs = Array.from({ length: nodes }, (_, i) => kwokNode({
-      name: `gpu-${i}`, extended: { 'nvidia.com/gpu': '8' },
-      labels: { [GFD.present]: 'true', [GFD.product]: 'NVIDIA-A100-SXM4-80GB', [GFD.count]: '8', [GFD.memory]: '81920', [`tensor-fusion.ai/pool-${POOL}`]: 'true' },
-    }));
-    const namespaces = [...(warmup > 0 ? ['warmup'] : []), ...Array.from({ length: rounds }, (_, r) => r + 1)]
-      .flatMap((r) => SIDES.map((side) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `${side}-${r}` } })));
-    await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'bench.yaml', [renderGpuPool(POOL, { tflopsOversellRatio: 100 }), ...namespaces])]);
+    const nodeObjs = Array.from({ length: nodes }, (_, i) =>
+      kwokNode({
+        name: `gpu-${i}`,
+        extended: { 'nvidia.com/gpu': '8' },
+        labels: {
+          [GFD.present]: 'true',
+          [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
+          [GFD.count]: '8',
+          [GFD.memory]: '81920',
+          [`tensor-fusion.ai/pool-${POOL}`]: 'true',
+        },
+      }),
+    );
+    const namespaces = [...(warmup > 0 ? ['warmup'] : []), ...Array.from({ length: rounds }, (_, r) => r + 1)].flatMap((r) =>
+      SIDES.map((side) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `${side}-${r}` } })),
+    );
+    await cp.kubectlOk([
+      'apply',
+      '--server-side',
+      '-f',
+      writeYaml(synth.dir, 'bench.yaml', [renderGpuPool(POOL, { tflopsOversellRatio: 100 }), ...namespaces]),
+    ]);
     const t0 = performance.now();
     let ni = 0;
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (ni < nodeObjs.length) await admin.create(RESOURCES.nodes, nodeObjs[ni++] as K8sObject);
-    }));
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (ni < nodeObjs.length) await admin.create(RESOURCES.nodes, nodeObjs[ni++] as K8sObject);
+      }),
+    );
     for (;;) {
-      const pool = await admin.get<K8sObject & { status?: { totalNodes?: number; totalGPUs?: number } }>(RESOURCES.gpupools, { name: POOL });
-      if (pool?.status?.totalNodes === nodes && pool.status.totalGPUs === nodes * 8 && await ctl.replicas[0].ready()) break;
+      const pool = await admin.get<K8sObject & { status?: { totalNodes?: number; totalGPUs?: number } }>(RESOURCES.gpupools, {
+        name: POOL,
+      });
+      if (pool?.status?.totalNodes === nodes && pool.status.totalGPUs === nodes * 8 && (await ctl.replicas[0].ready())) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     console.log(`${nodes} KWOK GPU nodes ready (GPUNode and GPU objects made) in ${Math.round(performance.now() - t0)} ms`);
-    const container = (extra: Record<string, unknown> = {}) => [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' }, ...extra } }];
+    const container = (extra: Record<string, unknown> = {}) => [
+      { name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' }, ...extra } },
+    ];
     const make: Record<Side, (namespace: string, i: number) => K8sObject> = {
       plain: (namespace, i) => ({
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: `plain-${i}`, namespace },
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `plain-${i}`, namespace },
         spec: { schedulerName: PLAIN_SCHEDULER, containers: container({ limits: { 'nvidia.com/gpu': '1' } }) },
       }),
       ours: (namespace, i) => ({
-        apiVersion: 'v1', kind: 'Pod',
+        apiVersion: 'v1',
+        kind: 'Pod',
         metadata: {
-          name: `gpu-${i}`, namespace, labels: { [ENABLED_LABEL]: 'true' },
+          name: `gpu-${i}`,
+          namespace,
+          labels: { [ENABLED_LABEL]: 'true' },
           // One workload, as the replicas of a Deployment are; --bare-pods: a generated workload each.
           annotations: {
-            'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '8Gi',
+            'tensor-fusion.ai/gpupool': POOL,
+            'tensor-fusion.ai/is-local-gpu': 'true',
+            'tensor-fusion.ai/tflops-request': '10',
+            'tensor-fusion.ai/vram-request': '8Gi',
             ...(bare ? {} : { 'tensor-fusion.ai/workload': `bench-${namespace}` }),
           },
         },
@@ -195,16 +248,32 @@ async function cluster(): Promise<void> {
     }
     const metrics = await ctl.replicas[0].metrics();
     const sums = new Map(metricSamples(metrics, 'tf_extender_call_duration_seconds_sum').map((x) => [x.labels.verb, x.value]));
-    const verbs = metricSamples(metrics, 'tf_extender_call_duration_seconds_count').map(({ labels: { verb }, value: n }) =>
-      `${verb} ${n} calls, mean ${(((sums.get(verb) ?? NaN) / n) * 1000).toFixed(2)} ms`);
+    const verbs = metricSamples(metrics, 'tf_extender_call_duration_seconds_count').map(
+      ({ labels: { verb }, value: n }) => `${verb} ${n} calls, mean ${(((sums.get(verb) ?? NaN) / n) * 1000).toFixed(2)} ms`,
+    );
     console.log(`extender (whole bench): ${verbs.join('; ')}`);
     const med = (side: Side, k: 'boundPerSec' | 'p50Ms' | 'p99Ms') => median(figures[side].map((f) => f[k]));
-    console.log(`median of ${rounds} rounds: ours ${med('ours', 'boundPerSec')} pods/s against ${med('plain', 'boundPerSec')}, ratio ${median(ratios)}`);
-    console.log(JSON.stringify({
-      boundPerSec: med('ours', 'boundPerSec'), plainBoundPerSec: med('plain', 'boundPerSec'), ratio: median(ratios), ratios,
-      p50Ms: med('ours', 'p50Ms'), p99Ms: med('ours', 'p99Ms'), plainP50Ms: med('plain', 'p50Ms'), plainP99Ms: med('plain', 'p99Ms'),
-      pods, nodes, concurrency, rounds, warmup, bare,
-    }));
+    console.log(
+      `median of ${rounds} rounds: ours ${med('ours', 'boundPerSec')} pods/s against ${med('plain', 'boundPerSec')}, ratio ${median(ratios)}`,
+    );
+    console.log(
+      JSON.stringify({
+        boundPerSec: med('ours', 'boundPerSec'),
+        plainBoundPerSec: med('plain', 'boundPerSec'),
+        ratio: median(ratios),
+        ratios,
+        p50Ms: med('ours', 'p50Ms'),
+        p99Ms: med('ours', 'p99Ms'),
+        plainP50Ms: med('plain', 'p50Ms'),
+        plainP99Ms: med('plain', 'p99Ms'),
+        pods,
+        nodes,
+        concurrency,
+        rounds,
+        warmup,
+        bare,
+      }),
+    );
   } finally {
     await stop();
   }
@@ -212,15 +281,29 @@ async function cluster(): Promise<void> {
 
 async function state(): Promise<void> {
   const r = await measureState();
-  console.log(`${r.gpus} GPUs, ${r.shares} shares recorded on pods: state rebuilt in ${r.rebuildMs} ms; heap +${r.heapMB} MB, RSS +${r.rssMB} MB (pod cache included)`);
+  console.log(
+    `${r.gpus} GPUs, ${r.shares} shares recorded on pods: state rebuilt in ${r.rebuildMs} ms; heap +${r.heapMB} MB, RSS +${r.rssMB} MB (pod cache included)`,
+  );
   console.log(`one more share through filter over every node: p50 ${r.placeP50Ms} ms, p99 ${r.placeP99Ms} ms`);
-  console.log('no object holds more than one pod\'s share: each allocation is an annotation of its own pod');
-  console.log(JSON.stringify({ shares: r.shares, gpus: r.gpus, rssMB: r.rssMB, heapMB: r.heapMB, rebuildMs: r.rebuildMs, placeP50Ms: r.placeP50Ms, placeP99Ms: r.placeP99Ms }));
+  console.log("no object holds more than one pod's share: each allocation is an annotation of its own pod");
+  console.log(
+    JSON.stringify({
+      shares: r.shares,
+      gpus: r.gpus,
+      rssMB: r.rssMB,
+      heapMB: r.heapMB,
+      rebuildMs: r.rebuildMs,
+      placeP50Ms: r.placeP50Ms,
+      placeP99Ms: r.placeP99Ms,
+    }),
+  );
 }
 
 const openbDir = process.argv.find((a) => a.startsWith('--openb='))?.slice('--openb='.length);
 const limit = process.argv.some((a) => a.startsWith('--limit=')) ? flag('limit', 1) : undefined;
-(process.argv.includes('--state') ? state() : openbDir ? printOpenb({ dir: openbDir, seed: flag('seed', 42), limit }) : cluster()).catch((err) => {
-  console.error(err instanceof Error ? err.stack : err);
-  process.exit(1);
-});
+(process.argv.includes('--state') ? state() : openbDir ? printOpenb({ dir: openbDir, seed: flag('seed', 42), limit }) : cluster()).catch(
+  (err) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);

@@ -41,7 +41,9 @@ export function cpuSecondsByProcess(markers: readonly string[]): Map<string, num
 
 /** CPU seconds per process between two readings of {@link cpuSecondsByProcess}, largest first. */
 export function cpuDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
-  return Object.fromEntries([...after].map(([k, v]) => [k, Math.round((v - (before.get(k) ?? 0)) * 10) / 10] as const).sort((a, b) => b[1] - a[1]));
+  return Object.fromEntries(
+    [...after].map(([k, v]) => [k, Math.round((v - (before.get(k) ?? 0)) * 10) / 10] as const).sort((a, b) => b[1] - a[1]),
+  );
 }
 
 /** Seeded PRNG (mulberry32): tiny, fast, and the same stream on every platform. */
@@ -69,7 +71,9 @@ export function metricSamples(text: string, name: string): { labels: Record<stri
  * (`PATCH pods/status`, with the status code when it is an error: `GET pods 404`); the difference
  * between two readings says which requests a run made.
  */
-export async function apiRequestCounts(cluster: { request(method: string, path: string): Promise<{ status: number; body: string }> }): Promise<Map<string, number>> {
+export async function apiRequestCounts(cluster: {
+  request(method: string, path: string): Promise<{ status: number; body: string }>;
+}): Promise<Map<string, number>> {
   const res = await cluster.request('GET', '/metrics');
   if (res.status !== 200) throw new Error(`GET /metrics: status ${res.status}`);
   const out = new Map<string, number>();
@@ -83,5 +87,10 @@ export async function apiRequestCounts(cluster: { request(method: string, path: 
 
 /** Requests per key between two readings of {@link apiRequestCounts}, most first, zeros left out. */
 export function countDelta(before: Map<string, number>, after: Map<string, number>, min = 1): Record<string, number> {
-  return Object.fromEntries([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, n]) => n >= min).sort((a, b) => b[1] - a[1]));
+  return Object.fromEntries(
+    [...after]
+      .map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const)
+      .filter(([, n]) => n >= min)
+      .sort((a, b) => b[1] - a[1]),
+  );
 }

@@ -25,8 +25,15 @@ const nodeProps = (i: number): GpuNodeProps => ({
   gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 8, memory: '80Gi' },
 });
 const options: GpuWorkloadOptions = {
-  pool: 'default-pool', injectContainers: ['python'], replicas: 1, tflopsRequest: '10', tflopsLimit: '20',
-  vramRequest: '4Gi', vramLimit: '4Gi', qos: 'medium', workloadProfile: 'default-profile',
+  pool: 'default-pool',
+  injectContainers: ['python'],
+  replicas: 1,
+  tflopsRequest: '10',
+  tflopsLimit: '20',
+  vramRequest: '4Gi',
+  vramLimit: '4Gi',
+  qos: 'medium',
+  workloadProfile: 'default-profile',
 };
 const deploymentArgs = (i: number) => ({
   metadata: { name: `train-${i}`, namespace: 'ml' },
@@ -64,8 +71,16 @@ let registered = 0;
 /** Each run is a stack of its own: the same node names in two runs are not duplicates. */
 function freshStack(): void {
   void pulumi.runtime.setMocks(
-    { newResource: (args) => { registered++; return { id: `${args.name}-id`, state: {} }; }, call: (args) => args.inputs },
-    'bench', 'bench', false,
+    {
+      newResource: (args) => {
+        registered++;
+        return { id: `${args.name}-id`, state: {} };
+      },
+      call: (args) => args.inputs,
+    },
+    'bench',
+    'bench',
+    false,
   );
 }
 
@@ -88,7 +103,9 @@ async function pulumiRaw(): Promise<void> {
   freshStack();
   const start = registered;
   rawNodes.forEach((o, i) => new k8s.core.v1.NodePatch(`${tag}-n${i}`, { metadata: o.metadata }));
-  rawDeployments.forEach((o, i) => new k8s.apps.v1.Deployment(`${tag}-d${i}`, { metadata: o.metadata, spec: o.spec as k8s.types.input.apps.v1.DeploymentSpec }));
+  rawDeployments.forEach(
+    (o, i) => new k8s.apps.v1.Deployment(`${tag}-d${i}`, { metadata: o.metadata, spec: o.spec as k8s.types.input.apps.v1.DeploymentSpec }),
+  );
   await settle(start + NODES + WORKLOADS);
 }
 
@@ -107,10 +124,18 @@ async function compare(label: string, ours: () => unknown, raw: () => unknown): 
   const b: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     // Alternate the order so neither side always runs on a warmer (or fuller) heap.
-    if (r % 2 === 0) { a.push(await time(ours)); b.push(await time(raw)); } else { b.push(await time(raw)); a.push(await time(ours)); }
+    if (r % 2 === 0) {
+      a.push(await time(ours));
+      b.push(await time(raw));
+    } else {
+      b.push(await time(raw));
+      a.push(await time(ours));
+    }
   }
   const result = { ours: median(a), raw: median(b), ratio: median(a) / median(b) };
-  console.log(`${label}: ours ${result.ours.toFixed(0)} ms, raw ${result.raw.toFixed(0)} ms, ratio ${result.ratio.toFixed(2)}x (medians of ${ROUNDS}; ours ${a.map((x) => x.toFixed(0)).join('/')}, raw ${b.map((x) => x.toFixed(0)).join('/')})`);
+  console.log(
+    `${label}: ours ${result.ours.toFixed(0)} ms, raw ${result.raw.toFixed(0)} ms, ratio ${result.ratio.toFixed(2)}x (medians of ${ROUNDS}; ours ${a.map((x) => x.toFixed(0)).join('/')}, raw ${b.map((x) => x.toFixed(0)).join('/')})`,
+  );
   return result;
 }
 
@@ -119,11 +144,19 @@ async function main(): Promise<void> {
   const c = await compare('cdk8s ', cdk8sOurs, cdk8sRaw);
   // BENCH_ONLY=cdk8s skips the (slow) Pulumi half while profiling.
   const p = process.env.BENCH_ONLY === 'cdk8s' ? { ours: NaN, raw: NaN, ratio: NaN } : await compare('pulumi', pulumiOurs, pulumiRaw);
-  console.log(JSON.stringify({
-    cdk8sRatio: round2(c.ratio), pulumiRatio: round2(p.ratio),
-    cdk8sMs: Math.round(c.ours), rawCdk8sMs: Math.round(c.raw), pulumiMs: Math.round(p.ours), rawPulumiMs: Math.round(p.raw),
-    nodes: NODES, workloads: WORKLOADS, rounds: ROUNDS,
-  }));
+  console.log(
+    JSON.stringify({
+      cdk8sRatio: round2(c.ratio),
+      pulumiRatio: round2(p.ratio),
+      cdk8sMs: Math.round(c.ours),
+      rawCdk8sMs: Math.round(c.raw),
+      pulumiMs: Math.round(p.ours),
+      rawPulumiMs: Math.round(p.raw),
+      nodes: NODES,
+      workloads: WORKLOADS,
+      rounds: ROUNDS,
+    }),
+  );
 }
 
 void main();

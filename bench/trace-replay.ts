@@ -64,7 +64,6 @@ export function readPods(dir: string, variant: string): TracePod[] {
   });
 }
 
-
 function randInt(rng: () => number, n: number): number {
   return Math.floor(rng() * n);
 }
@@ -192,7 +191,11 @@ export function allocatorRun(
   seed: number,
   indexed = true,
 ): RunResult {
-  const a = new Allocator({ seed, indexed, pools: { openb: { placementMode: mode, tflopsOversellRatio: 100, ...(mix ? { workloadMix: mix } : {}) } } });
+  const a = new Allocator({
+    seed,
+    indexed,
+    pools: { openb: { placementMode: mode, tflopsOversellRatio: 100, ...(mix ? { workloadMix: mix } : {}) } },
+  });
   for (const n of nodes) {
     a.addNode({
       name: n.sn,

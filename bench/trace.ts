@@ -122,12 +122,32 @@ function main(): void {
   const cap = capacity(nodes);
   const published = readPublished(args.published);
   const policy: PlacementMode = DEFAULT_PLACEMENT_MODE;
-  console.log(`openb: ${nodes.length} nodes, ${cap / 1000} GPUs; seeds ${args.seeds[0]}..${args.seeds[args.seeds.length - 1]}; policy ${policy}`);
+  console.log(
+    `openb: ${nodes.length} nodes, ${cap / 1000} GPUs; seeds ${args.seeds[0]}..${args.seeds[args.seeds.length - 1]}; policy ${policy}`,
+  );
   console.log(`published results: ${args.published ?? 'not found (pass --published <fgd-results dir>)'}\n`);
 
   const widths = [12, 13, 13, 13, 13, 13, 13, 7, 7, 7, 7, 9];
   console.log('unallocated GPU % at 100% / 130% arrived (mean±sd over seeds); paper = published FGD artifact means');
-  console.log(pad(['variant', 'ours@100', 'ours@130', 'bestfit@100', 'bestfit@130', 'random@100', 'random@130', 'FGD@100', 'FGD@130', 'BF@100', 'Rnd@100', 'ours/s'], widths));
+  console.log(
+    pad(
+      [
+        'variant',
+        'ours@100',
+        'ours@130',
+        'bestfit@100',
+        'bestfit@130',
+        'random@100',
+        'random@130',
+        'FGD@100',
+        'FGD@130',
+        'BF@100',
+        'Rnd@100',
+        'ours/s',
+      ],
+      widths,
+    ),
+  );
   const rows: { variant: string; ours: RunResult[]; fgd?: number }[] = [];
   for (const variant of args.variants) {
     const pods = readPods(args.dir, variant);
@@ -168,8 +188,12 @@ function main(): void {
   const def = rows.find((r) => r.variant === 'default');
   const compared = rows.filter((r) => r.fgd !== undefined);
   const better = compared.filter((r) => meanSd(r.ours.map((x) => x.unallocated100))[0] < (r.fgd as number));
-  console.log(`\npaper, default trace: FGD ${PAPER_DEFAULT.FGD.join(' / ')}, BestFit ${PAPER_DEFAULT.BestFit.join(' / ')}, Random ${PAPER_DEFAULT.Random.join(' / ')}`);
-  console.log(`ours below published FGD at 100% arrived: ${better.length}/${compared.length} variants (${better.map((r) => r.variant).join(', ')})`);
+  console.log(
+    `\npaper, default trace: FGD ${PAPER_DEFAULT.FGD.join(' / ')}, BestFit ${PAPER_DEFAULT.BestFit.join(' / ')}, Random ${PAPER_DEFAULT.Random.join(' / ')}`,
+  );
+  console.log(
+    `ours below published FGD at 100% arrived: ${better.length}/${compared.length} variants (${better.map((r) => r.variant).join(', ')})`,
+  );
 
   // The index against scoring every node, same stream and seed, same process.
   const pods = readPods(args.dir, 'default');
@@ -179,7 +203,9 @@ function main(): void {
   const scanned = allocatorRun(nodes, stream, mix, policy, args.seeds[0], false);
   const same = indexed.outcome.every((n, i) => n === scanned.outcome[i]);
   const speedup1x = rate([indexed]) / rate([scanned]);
-  console.log(`\n1x, seed ${args.seeds[0]}: indexed ${rate([indexed]).toFixed(0)}/s, full scan ${rate([scanned]).toFixed(0)}/s, ratio ${speedup1x.toFixed(1)}x, same placements: ${same}`);
+  console.log(
+    `\n1x, seed ${args.seeds[0]}: indexed ${rate([indexed]).toFixed(0)}/s, full scan ${rate([scanned]).toFixed(0)}/s, ratio ${speedup1x.toFixed(1)}x, same placements: ${same}`,
+  );
 
   let scale10x: number | undefined;
   let speedup10x: number | undefined;
@@ -190,7 +216,9 @@ function main(): void {
     scale10x = rate([big]);
     // Scoring every node of 12,130 for the whole stream takes minutes: compare on a prefix.
     const prefix = bigStream.slice(0, 3000);
-    speedup10x = rate([allocatorRun(bigNodes, prefix, mix, policy, args.seeds[0])]) / rate([allocatorRun(bigNodes, prefix, mix, policy, args.seeds[0], false)]);
+    speedup10x =
+      rate([allocatorRun(bigNodes, prefix, mix, policy, args.seeds[0])]) /
+      rate([allocatorRun(bigNodes, prefix, mix, policy, args.seeds[0], false)]);
     console.log(
       `10x (${bigNodes.length} nodes, ${bigStream.length} pods, seed ${args.seeds[0]}): ${scale10x.toFixed(0)} placements/s, ` +
         `unallocated ${big.unallocated100.toFixed(2)}% / ${big.unallocated130.toFixed(2)}%; ` +

@@ -49,24 +49,44 @@ const HOST = `tensor-fusion-webhook.${NS}.svc`;
 
 function reviewBody(): string {
   return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
     request: {
-      uid: '[<id>]', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' },
-      operation: 'CREATE', namespace: 'default', dryRun: false,
+      uid: '[<id>]',
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      operation: 'CREATE',
+      namespace: 'default',
+      dryRun: false,
       object: {
-        apiVersion: 'v1', kind: 'Pod',
+        apiVersion: 'v1',
+        kind: 'Pod',
         metadata: {
-          generateName: 'bench-', namespace: 'default', labels: { [ENABLED_LABEL]: 'true', app: 'bench', 'bench-pod': '[<pod>]' },
+          generateName: 'bench-',
+          namespace: 'default',
+          labels: { [ENABLED_LABEL]: 'true', app: 'bench', 'bench-pod': '[<pod>]' },
           annotations: {
-            'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '1', 'tensor-fusion.ai/tflops-limit': '4',
-            'tensor-fusion.ai/vram-request': '256Mi', 'tensor-fusion.ai/vram-limit': '1Gi', 'tensor-fusion.ai/workload': 'bench',
+            'tensor-fusion.ai/is-local-gpu': 'true',
+            'tensor-fusion.ai/tflops-request': '1',
+            'tensor-fusion.ai/tflops-limit': '4',
+            'tensor-fusion.ai/vram-request': '256Mi',
+            'tensor-fusion.ai/vram-limit': '1Gi',
+            'tensor-fusion.ai/workload': 'bench',
             'tensor-fusion.ai/generate-workload': 'false',
           },
         },
         spec: {
-          containers: [{ name: 'python', image: 'python:3.12', command: ['python', '-c', 'import torch'], resources: { requests: { cpu: '1', memory: '1Gi' } } }],
+          containers: [
+            {
+              name: 'python',
+              image: 'python:3.12',
+              command: ['python', '-c', 'import torch'],
+              resources: { requests: { cpu: '1', memory: '1Gi' } },
+            },
+          ],
           // As the Priority admission plugin leaves it before the mutating webhooks run.
-          priority: 0, preemptionPolicy: 'PreemptLowerPriority',
+          priority: 0,
+          preemptionPolicy: 'PreemptLowerPriority',
         },
       },
     },
@@ -80,13 +100,26 @@ async function child(): Promise<void> {
   const cluster = new HttpCluster({ server: url, agent: keepAliveAgent(url), userAgent: 'bench-webhook' });
   const metrics = new RuntimeMetrics();
   const webhook = startWebhook({
-    cluster, namespace: NS, host: '127.0.0.1', isLeader: () => true,
-    env: { webhookPort: 0, certMode: 'self-managed', tlsDir: '/nonexistent', tlsSecretName: 'tls', webhookConfigName: 'wh', webhookServiceName: 'tensor-fusion-webhook' },
+    cluster,
+    namespace: NS,
+    host: '127.0.0.1',
+    isLeader: () => true,
+    env: {
+      webhookPort: 0,
+      certMode: 'self-managed',
+      tlsDir: '/nonexistent',
+      tlsSecretName: 'tls',
+      webhookConfigName: 'wh',
+      webhookServiceName: 'tensor-fusion-webhook',
+    },
     tls: { current: () => tls, onChange: () => undefined, tick: async () => undefined },
-    workerSyncIntervalMs: 3_600_000, metrics,
+    workerSyncIntervalMs: 3_600_000,
+    metrics,
   });
   await webhook.whenReady();
-  const fixed = Buffer.from(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed: true } }));
+  const fixed = Buffer.from(
+    JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed: true } }),
+  );
   const trivial = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
     req.resume();
     req.on('end', () => {
@@ -123,7 +156,11 @@ async function child(): Promise<void> {
   });
 }
 
-interface HandlerFigures { p50Us: number; p99Us: number; perSec: number }
+interface HandlerFigures {
+  p50Us: number;
+  p99Us: number;
+  perSec: number;
+}
 
 /**
  * The handler alone, one admission at a time in this process (parse, decide, patch, serialize): what
@@ -139,7 +176,11 @@ async function handlerOnly(handle: (r: never) => Promise<unknown>, distinct: boo
   }
   const elapsed = performance.now() - started;
   times.sort((a, b) => a - b);
-  return { p50Us: Math.round(times[Math.floor(times.length / 2)]), p99Us: Math.round(times[Math.floor(times.length * 0.99)]), perSec: Math.round(n / (elapsed / 1000)) };
+  return {
+    p50Us: Math.round(times[Math.floor(times.length / 2)]),
+    p99Us: Math.round(times[Math.floor(times.length * 0.99)]),
+    perSec: Math.round(n / (elapsed / 1000)),
+  };
 }
 
 const template = reviewBody();
@@ -170,7 +211,12 @@ interface Run {
 }
 
 /** The longest the server's event loop was held up over a run, and its garbage collections. */
-interface ServerPauses { stallMs: number; minorGcs: number; majorGcs: number; gcMaxMs: number }
+interface ServerPauses {
+  stallMs: number;
+  minorGcs: number;
+  majorGcs: number;
+  gcMaxMs: number;
+}
 
 /**
  * In the server process: its event loop's longest delay and its GC pauses since the last reset. A
@@ -218,17 +264,30 @@ function saturate(port: number, ca: string): Promise<Saturated> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const latencies: number[] = [];
-    const inst = autocannon({
-      url: `https://127.0.0.1:${port}/mutate-pods`, method: 'POST', connections: CONNECTIONS, duration: DURATION_S,
-      headers: { 'content-type': 'application/json' },
-      // A fresh admission uid per request (autocannon 8's idReplacement sends nothing on Node 20).
-      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body(`bench-${++seq}`, false) }) }],
-      tlsOptions: { ca, servername: HOST }, timeout: 10,
-    } as unknown as autocannon.Options, (err, result) => {
-      if (err) return reject(err);
-      latencies.sort((a, b) => a - b);
-      resolve({ result, rps: Math.round(result.requests.average), errors: result.errors + result.timeouts, non2xx: result.non2xx, steady: { p50: pct(latencies, 50), p99: pct(latencies, 99) } });
-    });
+    const inst = autocannon(
+      {
+        url: `https://127.0.0.1:${port}/mutate-pods`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        duration: DURATION_S,
+        headers: { 'content-type': 'application/json' },
+        // A fresh admission uid per request (autocannon 8's idReplacement sends nothing on Node 20).
+        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body(`bench-${++seq}`, false) }) }],
+        tlsOptions: { ca, servername: HOST },
+        timeout: 10,
+      } as unknown as autocannon.Options,
+      (err, result) => {
+        if (err) return reject(err);
+        latencies.sort((a, b) => a - b);
+        resolve({
+          result,
+          rps: Math.round(result.requests.average),
+          errors: result.errors + result.timeouts,
+          non2xx: result.non2xx,
+          steady: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
+        });
+      },
+    );
     inst.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
       if (Date.now() - started > WARM_MS) latencies.push(ms);
     });
@@ -274,13 +333,18 @@ class PacedClient {
   /** One TLS context for every dial, as Go's transport has one tls.Config (Node would parse the CA per dial). */
   private readonly tls: SecureContext;
 
-  private constructor(private readonly port: number, ca: string) {
+  private constructor(
+    private readonly port: number,
+    ca: string,
+  ) {
     this.tls = createSecureContext({ ca });
   }
 
   static async open(port: number, ca: string): Promise<PacedClient> {
     const client = new PacedClient(port, ca);
-    await Promise.all(Array.from({ length: IDLE_CONNECTIONS }, () => new Promise<void>((ready) => client.idle.push(client.connect(ready)))));
+    await Promise.all(
+      Array.from({ length: IDLE_CONNECTIONS }, () => new Promise<void>((ready) => client.idle.push(client.connect(ready)))),
+    );
     return client;
   }
 
@@ -295,7 +359,12 @@ class PacedClient {
     let sent = 0;
     return new Promise((resolve) => {
       const run: PacedRun = {
-        started, latencies: [], waiting: [], answered: 0, errors: 0, non2xx: 0,
+        started,
+        latencies: [],
+        waiting: [],
+        answered: 0,
+        errors: 0,
+        non2xx: 0,
         done: () => {
           if (++run.answered < total) return;
           this.run = undefined;
@@ -303,8 +372,12 @@ class PacedClient {
           const seconds = (performance.now() - started) / 1000;
           stalls.disable();
           resolve({
-            rps: Math.round(total / seconds), errors: run.errors, non2xx: run.non2xx, opened: this.dialled - dialledBefore,
-            steady: { p50: pct(run.latencies, 50), p99: pct(run.latencies, 99) }, clientStallMs: Math.round(stalls.max / 1e5) / 10,
+            rps: Math.round(total / seconds),
+            errors: run.errors,
+            non2xx: run.non2xx,
+            opened: this.dialled - dialledBefore,
+            steady: { p50: pct(run.latencies, 50), p99: pct(run.latencies, 99) },
+            clientStallMs: Math.round(stalls.max / 1e5) / 10,
           });
         },
       };
@@ -359,12 +432,18 @@ class PacedClient {
   private send(c: Conn, due: number): void {
     c.due = due;
     const text = body(`bench-${++seq}`, this.distinct);
-    c.socket.write(`POST /mutate-pods HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+    c.socket.write(
+      `POST /mutate-pods HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
   }
 
   private connect(ready: () => void): Conn {
     this.dialled++;
-    const c: Conn = { socket: tlsConnect({ host: '127.0.0.1', port: this.port, secureContext: this.tls, servername: HOST }), chunks: [], size: 0 };
+    const c: Conn = {
+      socket: tlsConnect({ host: '127.0.0.1', port: this.port, secureContext: this.tls, servername: HOST }),
+      chunks: [],
+      size: 0,
+    };
     this.all.add(c);
     c.socket.setNoDelay(true);
     c.socket.once('secureConnect', ready);
@@ -402,7 +481,12 @@ class PacedClient {
   }
 }
 
-interface Conn { socket: TLSSocket; chunks: Buffer[]; size: number; due?: number }
+interface Conn {
+  socket: TLSSocket;
+  chunks: Buffer[];
+  size: number;
+  due?: number;
+}
 
 interface PacedRun {
   started: number;
@@ -418,22 +502,52 @@ interface PacedRun {
 /** The API-server double in a process of its own, so that neither autocannon nor the webhook slows it. */
 async function apiChild(): Promise<void> {
   const api = await startApiServer({ resources: Object.values(WEBHOOK_RESOURCES), historyLimit: 50 });
-  api.put('gpupools', { apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'bench-pool', annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } }, spec: { nodeManagerConfig: {} } });
+  api.put('gpupools', {
+    apiVersion: API_VERSION,
+    kind: 'GPUPool',
+    metadata: { name: 'bench-pool', annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } },
+    spec: { nodeManagerConfig: {} },
+  });
   for (let n = 0; n < 20; n++) {
     const node = `node-${n}`;
     api.put('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [HOSTNAME_LABEL]: node } } });
-    api.put('gpunodes', { apiVersion: API_VERSION, kind: 'GPUNode', metadata: { name: node, labels: { [MANAGED_BY_LABEL]: 'bench-pool' } } });
+    api.put('gpunodes', {
+      apiVersion: API_VERSION,
+      kind: 'GPUNode',
+      metadata: { name: node, labels: { [MANAGED_BY_LABEL]: 'bench-pool' } },
+    });
     for (let g = 0; g < 8; g++) {
       api.put('gpus', {
-        apiVersion: API_VERSION, kind: 'GPU', metadata: { name: `${node}-gpu-${g}`, labels: { [MANAGED_BY_LABEL]: node } },
-        status: { uuid: `GPU-${n}-${g}`, index: g, gpuModel: 'A100', vendor: 'NVIDIA', phase: 'Running', capacity: { tflops: '312', vram: '80Gi' }, available: { tflops: '312', vram: '80Gi' }, nodeSelector: { [HOSTNAME_LABEL]: node }, message: '' },
+        apiVersion: API_VERSION,
+        kind: 'GPU',
+        metadata: { name: `${node}-gpu-${g}`, labels: { [MANAGED_BY_LABEL]: node } },
+        status: {
+          uuid: `GPU-${n}-${g}`,
+          index: g,
+          gpuModel: 'A100',
+          vendor: 'NVIDIA',
+          phase: 'Running',
+          capacity: { tflops: '312', vram: '80Gi' },
+          available: { tflops: '312', vram: '80Gi' },
+          nodeSelector: { [HOSTNAME_LABEL]: node },
+          message: '',
+        },
       });
     }
   }
-  api.put('tensorfusionworkloads', { apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'bench', namespace: 'default' }, spec: { poolName: 'bench-pool' } });
+  api.put('tensorfusionworkloads', {
+    apiVersion: API_VERSION,
+    kind: 'TensorFusionWorkload',
+    metadata: { name: 'bench', namespace: 'default' },
+    spec: { poolName: 'bench-pool' },
+  });
   process.send?.({ url: api.url });
   process.on('message', (m) => {
-    if (m === 'count') process.send?.({ requests: api.requests.filter((r) => !r.watch).length, writes: api.requests.filter((r) => r.method !== 'GET').length });
+    if (m === 'count')
+      process.send?.({
+        requests: api.requests.filter((r) => !r.watch).length,
+        writes: api.requests.filter((r) => r.method !== 'GET').length,
+      });
   });
 }
 
@@ -449,24 +563,28 @@ async function parent(): Promise<void> {
   buildSync({ entryPoints: [__filename], bundle: true, platform: 'node', target: 'node20', outfile: bundle, logLevel: 'error' });
   const apiProc = fork(bundle, ['--api']);
   const { url } = await new Promise<{ url: string }>((r) => apiProc.once('message', (m) => r(m as never)));
-  const proc = fork(bundle, ['--child'], { env: { ...process.env, BENCH_API: url }, execArgv: [
-    ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : []),
-    ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean),
-  ] });
+  const proc = fork(bundle, ['--child'], {
+    env: { ...process.env, BENCH_API: url },
+    execArgv: [
+      ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : []),
+      ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean),
+    ],
+  });
   const ready = await new Promise<{ port: number; baselinePort: number; ca: string }>((r) => proc.once('message', (m) => r(m as never)));
   const affinity = isolate(proc.pid!, [process.pid, apiProc.pid!]);
 
-  const ask = <T>(m: string) => new Promise<T>((r) => {
-    proc.once('message', (x) => r(x as T));
-    proc.send(m);
-  });
+  const ask = <T>(m: string) =>
+    new Promise<T>((r) => {
+      proc.once('message', (x) => r(x as T));
+      proc.send(m);
+    });
   const handler = await ask<HandlerFigures>('handler');
   const handlerDistinct = await ask<HandlerFigures>('handler-distinct');
   /** `run`, and the server process's CPU time and pauses over it. */
   const onServer = async <T>(run: () => Promise<T>) => {
     proc.send('reset');
     const result = await run();
-    return { result, ...await ask<{ cpuMs: number; pauses: ServerPauses }>('cpu') };
+    return { result, ...(await ask<{ cpuMs: number; pauses: ServerPauses }>('cpu')) };
   };
   const { result: baseline, cpuMs: baselineCpuMs } = await onServer(() => saturate(ready.baselinePort, ready.ca));
   const pacedWithCpu = async (client: PacedClient, rate: number, distinct = false) => {
@@ -498,11 +616,20 @@ async function parent(): Promise<void> {
   fs.rmSync(bundle, { force: true });
 
   const line = (name: string, r: Run) =>
-    `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}${r.opened !== undefined ? `  connections opened ${r.opened}` : ''}${r.clientStallMs !== undefined ? `  client stalled up to ${r.clientStallMs} ms` : ''}`
-    + (r.server ? `  server stalled up to ${r.server.stallMs} ms (GC: ${r.server.minorGcs} minor, ${r.server.majorGcs} major, longest pause ${r.server.gcMaxMs} ms)` : '');
-  console.log(`${CONNECTIONS} connections, ${DURATION_S} s each, server in a child process (${affinity.says}), API double in another (caches only); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
+    `${name.padEnd(11)} rps ${r.rps}  steady p50 ${r.steady.p50} ms  p99 ${r.steady.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}${r.opened !== undefined ? `  connections opened ${r.opened}` : ''}${r.clientStallMs !== undefined ? `  client stalled up to ${r.clientStallMs} ms` : ''}` +
+    (r.server
+      ? `  server stalled up to ${r.server.stallMs} ms (GC: ${r.server.minorGcs} minor, ${r.server.majorGcs} major, longest pause ${r.server.gcMaxMs} ms)`
+      : '');
+  console.log(
+    `${CONNECTIONS} connections, ${DURATION_S} s each, server in a child process (${affinity.says}), API double in another (caches only); load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${os.cpus().length} cores`,
+  );
   const handlerLine = (h: HandlerFigures) => `p50 ${h.p50Us} µs  p99 ${h.p99Us} µs  ${h.perSec} admissions/s`;
-  console.log(`handler alone (no TLS, no HTTP): replicas of one template ${handlerLine(handler)}; every pod different ${handlerLine(handlerDistinct)}`);
+  console.log(
+    `handler alone (no TLS, no HTTP): replicas of one template ${handlerLine(handler)}; every pod different ${handlerLine(handlerDistinct)}`,
+  );
   console.log(line('baseline', baseline));
   console.log(line(`  at ${LIGHT_RPS}/s`, baselineLight));
   console.log(line(`  at ${TARGET_RPS}/s`, baselinePaced));
@@ -513,44 +640,88 @@ async function parent(): Promise<void> {
   const ratio = hook.result.requests.average / baseline.result.requests.average;
   const apiRequests = apiAfter.requests - apiBefore.requests;
   const apiWrites = apiAfter.writes - apiBefore.writes;
-  console.log(`throughput ratio webhook/baseline: ${ratio.toFixed(3)}; API requests during the webhook runs: ${apiRequests} (writes: ${apiWrites})`);
+  console.log(
+    `throughput ratio webhook/baseline: ${ratio.toFixed(3)}; API requests during the webhook runs: ${apiRequests} (writes: ${apiWrites})`,
+  );
   const cpuPerAdmission = hookCpuMs / Math.max(1, hook.result.requests.total);
   const cpuPerBaseline = baselineCpuMs / Math.max(1, baseline.result.requests.total);
   const capacity = Math.round(1000 / cpuPerAdmission);
-  console.log(`webhook outcomes: ${JSON.stringify(outcomes)}; CPU per request on the server process: webhook ${cpuPerAdmission.toFixed(3)} ms (TLS, HTTP, handler), trivial handler ${cpuPerBaseline.toFixed(3)} ms; one busy core admits ${capacity}/s`);
-  console.log(`CPU per request on the server process at ${TARGET_RPS}/s (one request per wake-up, unlike the saturated runs): webhook ${atTarget.cpuMsPerRequest.toFixed(3)} ms, `
-    + `every pod different ${distinct.cpuMsPerRequest.toFixed(3)} ms, trivial handler ${baselinePaced.cpuMsPerRequest.toFixed(3)} ms`);
+  console.log(
+    `webhook outcomes: ${JSON.stringify(outcomes)}; CPU per request on the server process: webhook ${cpuPerAdmission.toFixed(3)} ms (TLS, HTTP, handler), trivial handler ${cpuPerBaseline.toFixed(3)} ms; one busy core admits ${capacity}/s`,
+  );
+  console.log(
+    `CPU per request on the server process at ${TARGET_RPS}/s (one request per wake-up, unlike the saturated runs): webhook ${atTarget.cpuMsPerRequest.toFixed(3)} ms, ` +
+      `every pod different ${distinct.cpuMsPerRequest.toFixed(3)} ms, trivial handler ${baselinePaced.cpuMsPerRequest.toFixed(3)} ms`,
+  );
   const rps = hook.rps;
-  const distinctCapacity = Math.round(1 / distinct.cpuMsPerRequest * 1000);
+  const distinctCapacity = Math.round((1 / distinct.cpuMsPerRequest) * 1000);
   const meetsGoals = atTarget.steady.p99 <= GOAL_P99_MS && rps >= GOAL_RPS;
   const meetsGoalsDistinct = distinct.steady.p99 <= GOAL_P99_MS && distinctCapacity >= GOAL_RPS;
-  console.log(`goals, replicas of one template: p99 at ${TARGET_RPS}/s ${atTarget.steady.p99} ms (<= ${GOAL_P99_MS}), ${rps} admissions/s on one core (>= ${GOAL_RPS}): ${meetsGoals ? 'met' : 'NOT met'}`);
-  console.log(`goals, every pod different: p99 at ${TARGET_RPS}/s ${distinct.steady.p99} ms (<= ${GOAL_P99_MS}), one core admits ${distinctCapacity}/s at its paced CPU cost (>= ${GOAL_RPS}): ${meetsGoalsDistinct ? 'met' : 'NOT met'}`);
-  console.log(JSON.stringify({
-    p50Ms: atTarget.steady.p50, p99Ms: atTarget.steady.p99, pacedRps: atTarget.rps, targetRps: TARGET_RPS,
-    p50MsAtLight: light.steady.p50, p99MsAtLight: light.steady.p99, lightRps: LIGHT_RPS,
-    saturatedP50Ms: hook.result.latency.p50, saturatedP99Ms: hook.result.latency.p99, rps,
-    baselineRps: Math.round(baseline.result.requests.average), baselineP99Ms: baseline.result.latency.p99,
-    baselinePacedP50Ms: baselinePaced.steady.p50, baselinePacedP99Ms: baselinePaced.steady.p99, baselineP99MsAtLight: baselineLight.steady.p99,
-    clientStallMs: atTarget.clientStallMs, baselineClientStallMs: baselinePaced.clientStallMs, distinctClientStallMs: distinct.clientStallMs,
-    serverStallMs: atTarget.server.stallMs, serverMajorGcs: atTarget.server.majorGcs, serverGcMaxMs: atTarget.server.gcMaxMs, baselineServerStallMs: baselinePaced.server.stallMs,
-    ratio: Number(ratio.toFixed(3)), errors: [hook, light, atTarget, distinct].reduce((n, r) => n + r.errors + r.non2xx, 0), denied: outcomes.denied ?? 0, cpuMsPerAdmission: Number(cpuPerAdmission.toFixed(3)),
-    apiRequests, apiWrites, meetsGoals,
-    distinctP50Ms: distinct.steady.p50, distinctP99Ms: distinct.steady.p99, distinctPacedCpuMsPerAdmission: Number(distinct.cpuMsPerRequest.toFixed(3)),
-    distinctCapacityPerSec: distinctCapacity, distinctConnectionsOpened: distinct.opened, meetsGoalsDistinct,
-    handlerP50Us: handler.p50Us, handlerP99Us: handler.p99Us, handlerPerSec: handler.perSec,
-    handlerDistinctP50Us: handlerDistinct.p50Us, handlerDistinctP99Us: handlerDistinct.p99Us, handlerDistinctPerSec: handlerDistinct.perSec,
-    baselineCpuMsPerRequest: Number(cpuPerBaseline.toFixed(3)), cpuCapacityPerSec: capacity,
-    pacedCpuMsPerAdmission: Number(atTarget.cpuMsPerRequest.toFixed(3)), baselinePacedCpuMsPerRequest: Number(baselinePaced.cpuMsPerRequest.toFixed(3)), connectionsOpened: atTarget.opened,
-    pinned: affinity.pinned,
-  }));
+  console.log(
+    `goals, replicas of one template: p99 at ${TARGET_RPS}/s ${atTarget.steady.p99} ms (<= ${GOAL_P99_MS}), ${rps} admissions/s on one core (>= ${GOAL_RPS}): ${meetsGoals ? 'met' : 'NOT met'}`,
+  );
+  console.log(
+    `goals, every pod different: p99 at ${TARGET_RPS}/s ${distinct.steady.p99} ms (<= ${GOAL_P99_MS}), one core admits ${distinctCapacity}/s at its paced CPU cost (>= ${GOAL_RPS}): ${meetsGoalsDistinct ? 'met' : 'NOT met'}`,
+  );
+  console.log(
+    JSON.stringify({
+      p50Ms: atTarget.steady.p50,
+      p99Ms: atTarget.steady.p99,
+      pacedRps: atTarget.rps,
+      targetRps: TARGET_RPS,
+      p50MsAtLight: light.steady.p50,
+      p99MsAtLight: light.steady.p99,
+      lightRps: LIGHT_RPS,
+      saturatedP50Ms: hook.result.latency.p50,
+      saturatedP99Ms: hook.result.latency.p99,
+      rps,
+      baselineRps: Math.round(baseline.result.requests.average),
+      baselineP99Ms: baseline.result.latency.p99,
+      baselinePacedP50Ms: baselinePaced.steady.p50,
+      baselinePacedP99Ms: baselinePaced.steady.p99,
+      baselineP99MsAtLight: baselineLight.steady.p99,
+      clientStallMs: atTarget.clientStallMs,
+      baselineClientStallMs: baselinePaced.clientStallMs,
+      distinctClientStallMs: distinct.clientStallMs,
+      serverStallMs: atTarget.server.stallMs,
+      serverMajorGcs: atTarget.server.majorGcs,
+      serverGcMaxMs: atTarget.server.gcMaxMs,
+      baselineServerStallMs: baselinePaced.server.stallMs,
+      ratio: Number(ratio.toFixed(3)),
+      errors: [hook, light, atTarget, distinct].reduce((n, r) => n + r.errors + r.non2xx, 0),
+      denied: outcomes.denied ?? 0,
+      cpuMsPerAdmission: Number(cpuPerAdmission.toFixed(3)),
+      apiRequests,
+      apiWrites,
+      meetsGoals,
+      distinctP50Ms: distinct.steady.p50,
+      distinctP99Ms: distinct.steady.p99,
+      distinctPacedCpuMsPerAdmission: Number(distinct.cpuMsPerRequest.toFixed(3)),
+      distinctCapacityPerSec: distinctCapacity,
+      distinctConnectionsOpened: distinct.opened,
+      meetsGoalsDistinct,
+      handlerP50Us: handler.p50Us,
+      handlerP99Us: handler.p99Us,
+      handlerPerSec: handler.perSec,
+      handlerDistinctP50Us: handlerDistinct.p50Us,
+      handlerDistinctP99Us: handlerDistinct.p99Us,
+      handlerDistinctPerSec: handlerDistinct.perSec,
+      baselineCpuMsPerRequest: Number(cpuPerBaseline.toFixed(3)),
+      cpuCapacityPerSec: capacity,
+      pacedCpuMsPerAdmission: Number(atTarget.cpuMsPerRequest.toFixed(3)),
+      baselinePacedCpuMsPerRequest: Number(baselinePaced.cpuMsPerRequest.toFixed(3)),
+      connectionsOpened: atTarget.opened,
+      pinned: affinity.pinned,
+    }),
+  );
 }
 
 // A child whose parent is gone (a crashed run) must not keep serving, or load the next run's machine.
 if (process.send) process.on('disconnect', () => process.exit(0));
 if (process.argv.includes('--child')) void child();
 else if (process.argv.includes('--api')) void apiChild();
-else parent().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+else
+  parent().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -82,9 +82,16 @@ export const pytorchDeployment = {
 
 /** The three T9k NVIDIA GPU modes, each as a Pod with the names, images and group of T9k's examples. */
 export const t9kPods: { name: string; image: string; container: string; mode: T9kGpuOptions; resources?: object }[] = [
-  { name: 'exclusive-gpu', image: 'example.io/example-image:latest', container: 'exclusive', mode: { mode: 'exclusive-gpu', gpus: 2, groupName: 'gpu-usage' } },
   {
-    name: 'shared-gpu', image: 'example.io/example-image:latest', container: 'shared',
+    name: 'exclusive-gpu',
+    image: 'example.io/example-image:latest',
+    container: 'exclusive',
+    mode: { mode: 'exclusive-gpu', gpus: 2, groupName: 'gpu-usage' },
+  },
+  {
+    name: 'shared-gpu',
+    image: 'example.io/example-image:latest',
+    container: 'shared',
     mode: { mode: 'shared-gpu', percent: 30, groupName: 'gpu-usage' },
     resources: { requests: { cpu: '500m', memory: '200Mi' } },
   },

@@ -11,10 +11,13 @@ import { DEFAULT_PACK_DIR, pack } from './check-gpu/pack';
 const args = process.argv.slice(2);
 const at = args.indexOf('--pack');
 if (at >= 0) {
-  pack(args[at + 1] ?? DEFAULT_PACK_DIR).then(() => process.exit(0), (err: Error) => {
-    console.error(`check:gpu: ${err.message}`);
-    process.exit(1);
-  });
+  pack(args[at + 1] ?? DEFAULT_PACK_DIR).then(
+    () => process.exit(0),
+    (err: Error) => {
+      console.error(`check:gpu: ${err.message}`);
+      process.exit(1);
+    },
+  );
 } else {
   runCheckGpu(join(__dirname, 'check-gpu', 'client.py'));
 }

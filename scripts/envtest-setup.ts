@@ -21,7 +21,15 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import * as path from 'node:path';
 import { buildNodeImages } from '../test/envtest/images';
 import {
-  ENVTEST_DIR, GO_BUILDS, GoBuild, KUBEBUILDER_BINARIES, PULUMI_KUBERNETES_PROVIDER_VERSION, buildDir, cacheRoot, goModVersion, kwokStagesDir,
+  ENVTEST_DIR,
+  GO_BUILDS,
+  GoBuild,
+  KUBEBUILDER_BINARIES,
+  PULUMI_KUBERNETES_PROVIDER_VERSION,
+  buildDir,
+  cacheRoot,
+  goModVersion,
+  kwokStagesDir,
 } from '../test/envtest/assets';
 
 /** KWOK v0.8 ships no built-in stages: these lifecycles (nodes Ready, pods Running, deletes finish) are copied from its module. */
@@ -35,7 +43,10 @@ const KWOK_STAGES = [
 
 const args = process.argv.slice(2);
 const force = args.includes('--force');
-const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const all = args.includes('--all');
 
 function goEnv(): NodeJS.ProcessEnv {
@@ -43,7 +54,12 @@ function goEnv(): NodeJS.ProcessEnv {
 }
 
 function go(build: GoBuild, goArgs: string[]): string {
-  return execFileSync('go', goArgs, { cwd: path.join(ENVTEST_DIR, build.name), env: goEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return execFileSync('go', goArgs, {
+    cwd: path.join(ENVTEST_DIR, build.name),
+    env: goEnv(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
 }
 
 /** What a build's binaries were made from: a change to the wrapper module rebuilds them. */
@@ -61,7 +77,13 @@ function fingerprint(build: GoBuild): string {
 /** -X flags that stamp the Kubernetes version where `kubectl version` and /version read it (hack/lib/version.sh). */
 function kubernetesLdflags(version: string): string {
   const [major, minor] = version.replace(/^v/, '').split('.');
-  const vars = { gitVersion: version, gitMajor: major, gitMinor: minor, gitTreeState: 'clean', buildDate: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+  const vars = {
+    gitVersion: version,
+    gitMajor: major,
+    gitMinor: minor,
+    gitTreeState: 'clean',
+    buildDate: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
   const flags: string[] = [];
   for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
     for (const [k, v] of Object.entries(vars)) flags.push(`-X ${pkg}.${k}=${v}`);
@@ -72,10 +94,14 @@ function kubernetesLdflags(version: string): string {
 /** -X flags that stamp each build's version where it reports it; '' for builds that need none. */
 function versionLdflags(build: GoBuild, version: string): string {
   switch (build.name) {
-    case 'kubernetes': return kubernetesLdflags(version);
-    case 'pulumi': return `-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=${version}`;
-    case 'pulumi-kubernetes': return `-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${PULUMI_KUBERNETES_PROVIDER_VERSION}`;
-    default: return '';
+    case 'kubernetes':
+      return kubernetesLdflags(version);
+    case 'pulumi':
+      return `-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=${version}`;
+    case 'pulumi-kubernetes':
+      return `-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${PULUMI_KUBERNETES_PROVIDER_VERSION}`;
+    default:
+      return '';
   }
 }
 
@@ -91,7 +117,10 @@ function writeProviderEmbeds(build: GoBuild): void {
   const schema = JSON.parse(readFileSync(path.join(source, 'schema.json'), 'utf8')) as Record<string, unknown>;
   const dir = path.join(ENVTEST_DIR, build.name);
   writeFileSync(path.join(dir, 'schema-embed.json'), JSON.stringify({ ...schema, version: PULUMI_KUBERNETES_PROVIDER_VERSION }));
-  writeFileSync(path.join(dir, 'terraform-mapping-embed.json'), JSON.stringify(JSON.parse(readFileSync(path.join(source, 'terraform-mapping.json'), 'utf8'))));
+  writeFileSync(
+    path.join(dir, 'terraform-mapping-embed.json'),
+    JSON.stringify(JSON.parse(readFileSync(path.join(source, 'terraform-mapping.json'), 'utf8'))),
+  );
 }
 
 function seconds(ms: number): string {
@@ -103,13 +132,15 @@ function setup(build: GoBuild): void {
   const dir = buildDir(build);
   const binDir = path.join(dir, 'bin');
   const assets = process.env.KUBEBUILDER_ASSETS;
-  const wanted = Object.keys(build.binaries).filter((b) => !(assets && KUBEBUILDER_BINARIES.includes(b as never) && existsSync(path.join(assets, b))));
+  const wanted = Object.keys(build.binaries).filter(
+    (b) => !(assets && KUBEBUILDER_BINARIES.includes(b as never) && existsSync(path.join(assets, b))),
+  );
   const skipped = Object.keys(build.binaries).filter((b) => !wanted.includes(b));
   for (const b of skipped) console.log(`  ${b}: from KUBEBUILDER_ASSETS (${assets})`);
   if (wanted.length === 0) return;
   const stampFile = path.join(dir, 'stamp.json');
   const print = fingerprint(build);
-  const stamp = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) as { fingerprint?: string } : {};
+  const stamp = existsSync(stampFile) ? (JSON.parse(readFileSync(stampFile, 'utf8')) as { fingerprint?: string }) : {};
   const fresh = !force && stamp.fingerprint === print;
   const cached = fresh ? wanted.filter((b) => existsSync(path.join(binDir, b))) : [];
   if (cached.length === wanted.length) {
@@ -154,7 +185,9 @@ function main(): void {
   try {
     execFileSync('go', ['version'], { stdio: 'ignore' });
   } catch {
-    console.error('envtest:setup: `go` was not found on PATH. Install Go 1.26 or newer, or set KUBEBUILDER_ASSETS to a setup-envtest directory (kube-apiserver, etcd, kubectl).');
+    console.error(
+      'envtest:setup: `go` was not found on PATH. Install Go 1.26 or newer, or set KUBEBUILDER_ASSETS to a setup-envtest directory (kube-apiserver, etcd, kubectl).',
+    );
     process.exit(1);
   }
   const assets = process.env.KUBEBUILDER_ASSETS;
@@ -165,7 +198,9 @@ function main(): void {
       process.exit(1);
     }
     console.log(`envtest:setup: using KUBEBUILDER_ASSETS=${assets} (${KUBEBUILDER_BINARIES.join(', ')}); nothing built.`);
-    console.log('  Suites that also need kube-scheduler, kube-controller-manager or kwok will skip; `npm run envtest:setup -- --all` builds those.');
+    console.log(
+      '  Suites that also need kube-scheduler, kube-controller-manager or kwok will skip; `npm run envtest:setup -- --all` builds those.',
+    );
     return;
   }
   console.log(`envtest:setup: cache ${cacheRoot()}`);

@@ -42,7 +42,13 @@ const ROOTS: [string, JsonSchema][] = [
 
 /** `@default` from the words of a description ("Default 1.", "medium when unset", "Unset means X."). */
 function defaultOf(description: string): string | undefined {
-  const patterns = [/\bDefault (?:is )?([^.;]+)[.;]/, /;\s*([^;.]+?) when unset/i, /\bUnset means ([^.;]+)/i, /\b([\w-]+) \(the default\)/i, /\(default ([^)]+)\)/i];
+  const patterns = [
+    /\bDefault (?:is )?([^.;]+)[.;]/,
+    /;\s*([^;.]+?) when unset/i,
+    /\bUnset means ([^.;]+)/i,
+    /\b([\w-]+) \(the default\)/i,
+    /\(default ([^)]+)\)/i,
+  ];
   for (const pattern of patterns) {
     const match = description.match(pattern);
     if (match) return match[1].trim();
@@ -123,7 +129,9 @@ export function apiPropsSource(): string {
  * directory: do not edit. The fields of the objects (and of component props), documented for editors.
  */
 `;
-  const body = ROOTS.map(([name, schema]) => `${tsdoc({ description: schema.description }, false, '')}export type ${name} = {\n${members(schema, '  ')}};\n`);
+  const body = ROOTS.map(
+    ([name, schema]) => `${tsdoc({ description: schema.description }, false, '')}export type ${name} = {\n${members(schema, '  ')}};\n`,
+  );
   return `${header}\n${body.join('\n')}`;
 }
 

@@ -48,7 +48,8 @@ async function main(): Promise<void> {
     'exec "$@"',
   ].join(' && ');
   const child = spawn('unshare', ['--net', '--mount', '--propagation', 'private', '--', 'sh', '-c', setup, 'sh', command, ...args], {
-    stdio: 'inherit', env: { ...process.env, [NODE_NET.stateEnv]: HOST_STATE_FILE },
+    stdio: 'inherit',
+    env: { ...process.env, [NODE_NET.stateEnv]: HOST_STATE_FILE },
   });
   // Ctrl-C reaches the command through the terminal; a SIGTERM to this runner is passed on.
   for (const sig of ['SIGTERM', 'SIGHUP'] as const) process.on(sig, () => child.kill(sig));

@@ -28,7 +28,10 @@ export function patchPodTemplate<T extends IConstruct>(
   const synthesize = api.toJson.bind(api);
   api.toJson = () => {
     const json = synthesize();
-    return withPodTemplate(json, withContext(context, () => transform(getPodTemplate(json))));
+    return withPodTemplate(
+      json,
+      withContext(context, () => transform(getPodTemplate(json))),
+    );
   };
   return target;
 }

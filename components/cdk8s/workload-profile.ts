@@ -1,6 +1,11 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { renderTensorFusionWorkload, renderWorkloadProfile, TensorFusionWorkloadProps, WorkloadProfileProps } from '../../lib/render/workload-profile';
+import {
+  renderTensorFusionWorkload,
+  renderWorkloadProfile,
+  TensorFusionWorkloadProps,
+  WorkloadProfileProps,
+} from '../../lib/render/workload-profile';
 import { dependOnController } from './order';
 import { addObjects, childPath, claimNames } from './register';
 

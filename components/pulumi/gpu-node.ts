@@ -48,7 +48,16 @@ export class GpuNode extends pulumi.ComponentResource {
     this.nodeName = outputOf(node, (n) => n.metadata.name);
     /** The Node as the cluster has it (a read: `destroy` leaves it). */
     const existing = k8s.core.v1.Node.get(name, this.nodeName, { parent: this });
-    this.apiObject = <k8s.core.v1.NodePatch>registerObject(name, claimNames(this, context, node), { apiVersion: 'v1', kind: 'Node' }, ['metadata'], { parent: this, dependsOn: [existing] }, k8s.core.v1.NodePatch);
+    this.apiObject = <k8s.core.v1.NodePatch>(
+      registerObject(
+        name,
+        claimNames(this, context, node),
+        { apiVersion: 'v1', kind: 'Node' },
+        ['metadata'],
+        { parent: this, dependsOn: [existing] },
+        k8s.core.v1.NodePatch,
+      )
+    );
     this.registerOutputs({ nodeName: this.nodeName });
   }
 }

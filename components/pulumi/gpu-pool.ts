@@ -44,7 +44,13 @@ export class GpuPool extends pulumi.ComponentResource {
     );
     super('tensor-fusion:index:GpuPool', name, {}, opts);
     owner.resource = this;
-    this.apiObject = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'GPUPool' }, ['metadata', 'spec'], { parent: this });
+    this.apiObject = registerObject(
+      name,
+      claimNames(this, context, object),
+      { apiVersion: API_VERSION, kind: 'GPUPool' },
+      ['metadata', 'spec'],
+      { parent: this },
+    );
     this.poolName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ poolName: this.poolName });
   }

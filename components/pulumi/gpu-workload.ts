@@ -37,10 +37,14 @@ export function gpuWorkload<T extends object>(args: T, options: Inputs<GpuWorklo
   if (hasUnknowns(options)) {
     const plain = Object.fromEntries(Object.entries(options as object).filter(([, v]) => !hasUnknowns(v)));
     withContext(context, () => throwIfInvalid(checkGpuWorkloadOptionValues(plain), 'GPU workload options'));
-    return patchPodTemplateArgs(args, context, options as pulumi.Input<GpuWorkloadOptions>, (template, resolved) => gpuWorkloadPodTemplate(template, resolved));
+    return patchPodTemplateArgs(args, context, options as pulumi.Input<GpuWorkloadOptions>, (template, resolved) =>
+      gpuWorkloadPodTemplate(template, resolved),
+    );
   }
   const encoded = withContext(context, () => encodeGpuWorkload(options as GpuWorkloadOptions));
-  return patchPodTemplateArgs(args, context, options as GpuWorkloadOptions, (template, plain) => gpuWorkloadPodTemplate(template, plain, encoded));
+  return patchPodTemplateArgs(args, context, options as GpuWorkloadOptions, (template, plain) =>
+    gpuWorkloadPodTemplate(template, plain, encoded),
+  );
 }
 
 /**
@@ -54,5 +58,10 @@ export function gpuWorkload<T extends object>(args: T, options: Inputs<GpuWorklo
 export function t9kGpuWorkload<T extends object>(args: T, options: T9kGpuOptions): T {
   const context = contextOf('t9kGpuWorkload', args);
   withContext(context, () => throwIfInvalid(checkT9kGpuOptions(options)));
-  return patchPodTemplateArgs(args, context, options, (template, plain) => t9kPodTemplate(template as T9kPodTemplateLike, plain) as PodTemplate);
+  return patchPodTemplateArgs(
+    args,
+    context,
+    options,
+    (template, plain) => t9kPodTemplate(template as T9kPodTemplateLike, plain) as PodTemplate,
+  );
 }

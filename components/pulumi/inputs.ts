@@ -9,10 +9,10 @@ import { withContext } from '../../lib/render/context';
 export type Inputs<T> = unknown extends T
   ? T
   : [T] extends [string | number | boolean | null | undefined]
-  ? pulumi.Input<T>
-  : T extends readonly (infer U)[]
-    ? pulumi.Input<readonly Inputs<U>[]>
-    : pulumi.Input<{ [K in keyof T]: Inputs<T[K]> }>;
+    ? pulumi.Input<T>
+    : T extends readonly (infer U)[]
+      ? pulumi.Input<readonly Inputs<U>[]>
+      : pulumi.Input<{ [K in keyof T]: Inputs<T[K]> }>;
 
 /** The args of a component: each prop of `P` as {@link Inputs}. */
 export type InputArgs<P> = { [K in keyof P]: Inputs<P[K]> };
@@ -61,5 +61,7 @@ export function renderArgs<P, T>(args: InputArgs<P>, context: string, owner: Own
 
 /** A part of a rendered value as an Output: read at once from a plain value (no deep wrapping). */
 export function outputOf<T, R>(value: T | pulumi.Output<T>, pick: (value: T) => R): pulumi.Output<R> {
-  return pulumi.Output.isInstance(value) ? value.apply((v) => pick(v as T)) : (pulumi.output(pick(value as T) as pulumi.Input<R>) as pulumi.Output<R>);
+  return pulumi.Output.isInstance(value)
+    ? value.apply((v) => pick(v as T))
+    : (pulumi.output(pick(value as T) as pulumi.Input<R>) as pulumi.Output<R>);
 }

@@ -11,7 +11,10 @@ import { hasUnknowns, InputError } from './inputs';
  * transformed value and share its one {@link InputError}. Errors carry `context`.
  */
 export function patchPodTemplateArgs<T extends object, O>(
-  args: T, context: string, options: pulumi.Input<O> | O, transform: (template: PodTemplate, options: O) => PodTemplate,
+  args: T,
+  context: string,
+  options: pulumi.Input<O> | O,
+  transform: (template: PodTemplate, options: O) => PodTemplate,
 ): T {
   const workload = args as WorkloadLike;
   if (!hasUnknowns(workload.spec) && !hasUnknowns(workload.metadata) && !hasUnknowns(options)) {
@@ -20,7 +23,9 @@ export function patchPodTemplateArgs<T extends object, O>(
   const inputs = { workload: workload as pulumi.Input<WorkloadLike>, options: options as pulumi.Input<O> };
   const resolved = pulumi.output(inputs).apply(({ workload: plain, options: resolvedOptions }) => {
     try {
-      return withContext(context, () => transformPodTemplate(plain as WorkloadLike, (template) => transform(template, resolvedOptions as O)));
+      return withContext(context, () =>
+        transformPodTemplate(plain as WorkloadLike, (template) => transform(template, resolvedOptions as O)),
+      );
     } catch (err) {
       throw new InputError((err as Error).message, undefined);
     }

@@ -20,9 +20,16 @@ function typedClass(apiVersion: string, kind: string): ResourceClass | undefined
  * typed classes, our CRD kinds through CustomResource. Resource names are prefixed with the
  * component's name because Pulumi URNs do not include the parent's name.
  */
-export function registerObjects(prefix: string, objects: readonly KubeObject[], opts: pulumi.CustomResourceOptions): pulumi.CustomResource[] {
+export function registerObjects(
+  prefix: string,
+  objects: readonly KubeObject[],
+  opts: pulumi.CustomResourceOptions,
+): pulumi.CustomResource[] {
   return objects.map((object) => {
-    const name = objects.length === 1 ? prefix : `${prefix}-${object.kind.toLowerCase()}-${object.metadata.namespace ? `${object.metadata.namespace}-` : ''}${object.metadata.name}`;
+    const name =
+      objects.length === 1
+        ? prefix
+        : `${prefix}-${object.kind.toLowerCase()}-${object.metadata.namespace ? `${object.metadata.namespace}-` : ''}${object.metadata.name}`;
     const Cls = typedClass(object.apiVersion, object.kind) ?? (k8s.apiextensions.CustomResource as unknown as ResourceClass);
     return new Cls(name, object, opts);
   });
@@ -63,7 +70,11 @@ const NONE = {};
  * ValidationError; an Output is returned checked (it fails with one InputError on `component`), so
  * register what this returns. Called after `super()`: the provider is known only then.
  */
-export function claimNames<T extends KubeObject | readonly KubeObject[]>(component: pulumi.Resource, context: string, objects: T | pulumi.Output<T>): T | pulumi.Output<T> {
+export function claimNames<T extends KubeObject | readonly KubeObject[]>(
+  component: pulumi.Resource,
+  context: string,
+  objects: T | pulumi.Output<T>,
+): T | pulumi.Output<T> {
   const monitor = pulumi.runtime.getMonitor() ?? NONE;
   const byProvider = claimed.get(monitor) ?? new WeakMap<object, NameClaims>();
   claimed.set(monitor, byProvider);

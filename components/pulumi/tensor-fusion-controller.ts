@@ -60,10 +60,15 @@ export class TensorFusionController extends pulumi.ComponentResource {
     const foundation = objects.filter((o) => o.kind === 'Namespace' || o.kind === 'CustomResourceDefinition');
     // registerObjects names a lone object after the prefix alone; give it the name it has in a list,
     // so turning installCrds off never renames (and so replaces, emptying) the Namespace.
-    const first = foundation.length === 1
-      ? registerObjects(`${name}-namespace-${resolved.namespace}`, foundation, { parent: this })
-      : registerObjects(name, foundation, { parent: this });
-    const rest = registerObjects(name, objects.filter((o) => !foundation.includes(o)), { parent: this, dependsOn: first });
+    const first =
+      foundation.length === 1
+        ? registerObjects(`${name}-namespace-${resolved.namespace}`, foundation, { parent: this })
+        : registerObjects(name, foundation, { parent: this });
+    const rest = registerObjects(
+      name,
+      objects.filter((o) => !foundation.includes(o)),
+      { parent: this, dependsOn: first },
+    );
     this.apiObjects = [...first, ...rest];
     this.crds = first;
     this.namespace = pulumi.output(resolved.namespace);

@@ -1,6 +1,11 @@
 import * as pulumi from '@pulumi/pulumi';
 import { API_VERSION } from '../../lib/model/group';
-import { renderTensorFusionWorkload, renderWorkloadProfile, TensorFusionWorkloadProps, WorkloadProfileProps } from '../../lib/render/workload-profile';
+import {
+  renderTensorFusionWorkload,
+  renderWorkloadProfile,
+  TensorFusionWorkloadProps,
+  WorkloadProfileProps,
+} from '../../lib/render/workload-profile';
 import { InputArgs, outputOf, Owner, renderArgs } from './inputs';
 import { claimNames, registerObject } from './register';
 
@@ -41,7 +46,13 @@ export class WorkloadProfile extends pulumi.ComponentResource {
     );
     super('tensor-fusion:index:WorkloadProfile', name, {}, opts);
     owner.resource = this;
-    this.apiObject = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'WorkloadProfile' }, ['metadata', 'spec'], { parent: this });
+    this.apiObject = registerObject(
+      name,
+      claimNames(this, context, object),
+      { apiVersion: API_VERSION, kind: 'WorkloadProfile' },
+      ['metadata', 'spec'],
+      { parent: this },
+    );
     this.profileName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ profileName: this.profileName });
   }
@@ -79,7 +90,13 @@ export class TensorFusionWorkload extends pulumi.ComponentResource {
     );
     super('tensor-fusion:index:TensorFusionWorkload', name, {}, opts);
     owner.resource = this;
-    this.apiObject = registerObject(name, claimNames(this, context, object), { apiVersion: API_VERSION, kind: 'TensorFusionWorkload' }, ['metadata', 'spec'], { parent: this });
+    this.apiObject = registerObject(
+      name,
+      claimNames(this, context, object),
+      { apiVersion: API_VERSION, kind: 'TensorFusionWorkload' },
+      ['metadata', 'spec'],
+      { parent: this },
+    );
     this.workloadName = outputOf(object, (o) => o.metadata.name);
     this.registerOutputs({ workloadName: this.workloadName });
   }

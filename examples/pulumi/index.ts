@@ -25,8 +25,11 @@ export function buildPlatform(controller?: TensorFusionController, props: Platfo
   new GpuPool('default-pool', props.pool, { dependsOn: crds });
   for (const [id, node] of Object.entries(nodes)) new GpuNode(id, node);
   new WorkloadProfile('default-profile', profile, { dependsOn: [namespace, ...crds] });
-  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, props.pytorchGpu), { dependsOn: [namespace, ...(controller ? [controller] : [])] });
-  for (const p of t9kPods) new k8s.core.v1.Pod(p.name, t9kGpuWorkload(t9kPod(p), p.mode) as k8s.core.v1.PodArgs, { dependsOn: [namespace] });
+  new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, props.pytorchGpu), {
+    dependsOn: [namespace, ...(controller ? [controller] : [])],
+  });
+  for (const p of t9kPods)
+    new k8s.core.v1.Pod(p.name, t9kGpuWorkload(t9kPod(p), p.mode) as k8s.core.v1.PodArgs, { dependsOn: [namespace] });
 }
 
 /** Installs the runtime controller in the current stack. */

@@ -7,7 +7,15 @@ import { didYouMean, FieldIssue, fieldIssue } from '../model/errors';
 import { formatBytes } from '../k8s/quantity';
 import { formatTflops } from '../model/share-quantity';
 import { checkLimitAtLeastRequest } from '../model/rules';
-import { ANNOTATION, AnnotationSpec, CONTROLLER_WRITTEN_KEYS, ENABLED_LABEL, GPU_WORKLOAD_ANNOTATIONS, SPEC_BY_KEY, SPEC_BY_OPTION } from './keys';
+import {
+  ANNOTATION,
+  AnnotationSpec,
+  CONTROLLER_WRITTEN_KEYS,
+  ENABLED_LABEL,
+  GPU_WORKLOAD_ANNOTATIONS,
+  SPEC_BY_KEY,
+  SPEC_BY_OPTION,
+} from './keys';
 import { ANNOTATION_PREFIX } from '../model/keys';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 import { booleanLiteral, checkValue, ValueSource } from './values';
@@ -22,7 +30,9 @@ export interface CheckedInput {
 }
 
 // Upstream keys not acted on are known too: a typo of one still gets its did-you-mean.
-const ANNOTATION_SUFFIXES = [...GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key), ...UPSTREAM_IGNORED_KEYS.keys()].map((k) => k.slice(ANNOTATION_PREFIX.length));
+const ANNOTATION_SUFFIXES = [...GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key), ...UPSTREAM_IGNORED_KEYS.keys()].map((k) =>
+  k.slice(ANNOTATION_PREFIX.length),
+);
 const OPTION_NAMES = GPU_WORKLOAD_ANNOTATIONS.map((s) => s.option);
 
 function unknownAnnotation(key: string, value: unknown): FieldIssue {
@@ -58,23 +68,56 @@ export function checkCrossRules(
 ): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const push = (issue: FieldIssue | undefined) => issue && issues.push(issue);
-  push(checkLimitAtLeastRequest(field('tflopsLimit'), settings.tflopsLimit, raw.tflopsLimit, field('tflopsRequest'), settings.tflopsRequest, raw.tflopsRequest));
-  push(checkLimitAtLeastRequest(field('vramLimit'), settings.vramLimit, raw.vramLimit, field('vramRequest'), settings.vramRequest, raw.vramRequest));
+  push(
+    checkLimitAtLeastRequest(
+      field('tflopsLimit'),
+      settings.tflopsLimit,
+      raw.tflopsLimit,
+      field('tflopsRequest'),
+      settings.tflopsRequest,
+      raw.tflopsRequest,
+    ),
+  );
+  push(
+    checkLimitAtLeastRequest(
+      field('vramLimit'),
+      settings.vramLimit,
+      raw.vramLimit,
+      field('vramRequest'),
+      settings.vramRequest,
+      raw.vramRequest,
+    ),
+  );
   if (settings.generateWorkload === false && raw.workload === undefined) {
-    issues.push(fieldIssue(field('workload'), undefined,
-      `the name of an existing TensorFusionWorkload, since ${field('generateWorkload')} is ${booleanLiteral(false, source)}`));
+    issues.push(
+      fieldIssue(
+        field('workload'),
+        undefined,
+        `the name of an existing TensorFusionWorkload, since ${field('generateWorkload')} is ${booleanLiteral(false, source)}`,
+      ),
+    );
   }
   // An invalid is-local-gpu is already reported; do not pile a second message on it.
   const localKnown = settings.isLocalGpu !== undefined || raw.isLocalGpu === undefined;
   if (settings.noStandaloneWorkerMode === true && settings.isLocalGpu !== true && localKnown) {
-    issues.push(fieldIssue(field('noStandaloneWorkerMode'), raw.noStandaloneWorkerMode,
-      `${booleanLiteral(false, source)} or nothing, unless ${field('isLocalGpu')} is ${booleanLiteral(true, source)}`));
+    issues.push(
+      fieldIssue(
+        field('noStandaloneWorkerMode'),
+        raw.noStandaloneWorkerMode,
+        `${booleanLiteral(false, source)} or nothing, unless ${field('isLocalGpu')} is ${booleanLiteral(true, source)}`,
+      ),
+    );
   }
   issues.push(...checkUpstreamRules(settings, raw, field, source));
   if (containers && containers.length > 1 && raw.injectContainers === undefined) {
     const list = source === 'annotation' ? 'a comma-separated list of container names' : 'a list of container names';
-    issues.push(fieldIssue(field('injectContainers'), undefined,
-      `${list}, required because the pod template has ${containers.length} containers (${containers.join(', ')})`));
+    issues.push(
+      fieldIssue(
+        field('injectContainers'),
+        undefined,
+        `${list}, required because the pod template has ${containers.length} containers (${containers.join(', ')})`,
+      ),
+    );
   }
   return issues;
 }
@@ -93,11 +136,17 @@ function checkEachValue(source: ValueSource, input: unknown, names: readonly str
       // Upstream keys not acted on are admitted; the webhook warns about them (upstream.ts).
       if (!name.startsWith(ANNOTATION_PREFIX) || CONTROLLER_WRITTEN_KEYS.has(name) || UPSTREAM_IGNORED_KEYS.has(name)) continue;
       spec = SPEC_BY_KEY.get(name);
-      if (!spec) { issues.push(unknownAnnotation(name, value)); continue; }
+      if (!spec) {
+        issues.push(unknownAnnotation(name, value));
+        continue;
+      }
     } else {
       if (value === undefined) continue;
       spec = SPEC_BY_OPTION.get(name);
-      if (!spec) { issues.push(unknownOption(name, value)); continue; }
+      if (!spec) {
+        issues.push(unknownOption(name, value));
+        continue;
+      }
     }
     raw[spec.option] = value;
     const checked = checkValue(spec.kind, name, value, { source, containers: names });

@@ -3,7 +3,14 @@
  * to its typed option and value kind. Listed in the order that reference's example writes them, which is the
  * order the encoder emits.
  */
-import { ALLOCATION_ANNOTATION, ANNOTATION_PREFIX, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../model/keys';
+import {
+  ALLOCATION_ANNOTATION,
+  ANNOTATION_PREFIX,
+  ENABLED_LABEL,
+  GPU_IDS_ANNOTATION,
+  PLACEMENT_ANNOTATIONS,
+  SHARE_ANNOTATION,
+} from '../model/keys';
 import type { GpuWorkloadOptionName } from './options';
 import type { UpstreamValueKind } from './value-kinds';
 
@@ -53,7 +60,12 @@ export const GPU_WORKLOAD_ANNOTATIONS: readonly AnnotationSpec[] = [
   spec('vram-request', 'vramRequest', 'vram', 'VRAM reserved per worker per GPU.'),
   spec('qos', 'qos', 'qos', 'Quality of service: low, medium, high or critical.'),
   spec('workload', 'workload', 'objectName', 'TensorFusionWorkload that manages the vGPU workers; reused when it exists.'),
-  spec('generate-workload', 'generateWorkload', 'boolean', "Create the workload when missing; 'false' uses the existing one named by workload."),
+  spec(
+    'generate-workload',
+    'generateWorkload',
+    'boolean',
+    "Create the workload when missing; 'false' uses the existing one named by workload.",
+  ),
   spec('workload-profile', 'workloadProfile', 'objectName', 'WorkloadProfile to take defaults from; annotations win over it.'),
   spec('is-local-gpu', 'isLocalGpu', 'boolean', 'Run the pod on the GPU server that hosts its vGPU worker.'),
   spec('gpu-count', 'gpuCount', 'gpuCount', 'Physical GPUs per worker (1..128).'),
@@ -61,10 +73,25 @@ export const GPU_WORKLOAD_ANNOTATIONS: readonly AnnotationSpec[] = [
   spec('auto-requests', 'autoRequests', 'boolean', 'Set requests from observed usage.'),
   spec('auto-limits', 'autoLimits', 'boolean', 'Set limits from observed usage.'),
   spec('auto-replicas', 'autoReplicas', 'boolean', 'Scale vGPU worker replicas from observed usage.'),
-  spec('no-standalone-worker-mode', 'noStandaloneWorkerMode', 'boolean', "Also inject the worker as an init container; only with is-local-gpu 'true'."),
+  spec(
+    'no-standalone-worker-mode',
+    'noStandaloneWorkerMode',
+    'boolean',
+    "Also inject the worker as an init container; only with is-local-gpu 'true'.",
+  ),
   // Upstream TensorFusion keys that map onto this package's model.
-  spec('compute-percent-request', 'computePercentRequest', 'percent', "Percent of one GPU's compute reserved, instead of tflops-request; needs gpu-model."),
-  spec('compute-percent-limit', 'computePercentLimit', 'percent', "Most percent of one GPU's compute, instead of tflops-limit; needs gpu-model."),
+  spec(
+    'compute-percent-request',
+    'computePercentRequest',
+    'percent',
+    "Percent of one GPU's compute reserved, instead of tflops-request; needs gpu-model.",
+  ),
+  spec(
+    'compute-percent-limit',
+    'computePercentLimit',
+    'percent',
+    "Most percent of one GPU's compute, instead of tflops-limit; needs gpu-model.",
+  ),
   spec('dedicated-gpu', 'dedicatedGpu', 'boolean', "'true' reserves whole GPUs of gpu-model (all their TFLOPS)."),
   spec('gpu-indices', 'gpuIndices', 'gpuIndices', 'Comma-separated device indices the GPUs must have on their node; sets gpu-count.'),
   spec('vendor', 'vendor', 'vendor', 'GPU vendor; NVIDIA, the vendor of every GPU managed here.'),
@@ -87,5 +114,8 @@ export const SPEC_BY_OPTION: ReadonlyMap<string, AnnotationSpec> = new Map(GPU_W
  * values) so that admitted and bound pods, and templates copied from them, decode cleanly again.
  */
 export const CONTROLLER_WRITTEN_KEYS: ReadonlySet<string> = new Set([
-  ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, SHARE_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS),
+  ALLOCATION_ANNOTATION,
+  GPU_IDS_ANNOTATION,
+  SHARE_ANNOTATION,
+  ...Object.values(PLACEMENT_ANNOTATIONS),
 ]);

@@ -163,21 +163,45 @@ function checked(m: Merge, kind: AnnotationValueKind, field: string, value: unkn
 }
 
 const fromAnnotation = (m: Merge, option: GpuWorkloadOptionName): Candidate => [m.annotations[option], 'annotation', ANNOTATION[option]];
-const fromProfile = (m: Merge, kind: AnnotationValueKind, path: string, value: unknown): Candidate =>
-  [checked(m, kind, PROFILE + path, value), 'profile', PROFILE + path];
-const fromPool = (m: Merge, kind: AnnotationValueKind, path: string, value: unknown): Candidate =>
-  [checked(m, kind, POOL + path, value), 'pool', POOL + path];
+const fromProfile = (m: Merge, kind: AnnotationValueKind, path: string, value: unknown): Candidate => [
+  checked(m, kind, PROFILE + path, value),
+  'profile',
+  PROFILE + path,
+];
+const fromPool = (m: Merge, kind: AnnotationValueKind, path: string, value: unknown): Candidate => [
+  checked(m, kind, POOL + path, value),
+  'pool',
+  POOL + path,
+];
 const byDefault = (option: GpuWorkloadOptionName, value: unknown): Candidate => [value, 'default', ANNOTATION[option]];
 
 /** Where the pod's GPUs come from and how many: pool, QoS, local or remote, count, model, replicas. */
 function resolvePlacement(m: Merge, profile: WorkloadProfileSpec | undefined, pool: PoolDefaults | undefined): void {
   resolve(m, 'pool', fromAnnotation(m, 'pool'), fromProfile(m, 'poolName', 'poolName', profile?.poolName));
-  resolve(m, 'qos', fromAnnotation(m, 'qos'), fromProfile(m, 'qos', 'qos', profile?.qos),
-    fromPool(m, 'qos', 'qosConfig.defaultQoS', pool?.qosConfig?.defaultQoS), byDefault('qos', DEFAULT_QOS));
-  resolve(m, 'isLocalGpu', fromAnnotation(m, 'isLocalGpu'), fromProfile(m, 'boolean', 'isLocalGPU', profile?.isLocalGPU),
-    fromPool(m, 'boolean', 'defaultUsingLocalGPU', pool?.defaultUsingLocalGPU), byDefault('isLocalGpu', DEFAULT_IS_LOCAL_GPU));
-  resolve(m, 'gpuCount', fromAnnotation(m, 'gpuCount'), [m.annotations.gpuIndices?.length, 'annotation', ANNOTATION.gpuIndices],
-    fromProfile(m, 'gpuCount', 'gpuCount', profile?.gpuCount), byDefault('gpuCount', DEFAULT_GPU_COUNT));
+  resolve(
+    m,
+    'qos',
+    fromAnnotation(m, 'qos'),
+    fromProfile(m, 'qos', 'qos', profile?.qos),
+    fromPool(m, 'qos', 'qosConfig.defaultQoS', pool?.qosConfig?.defaultQoS),
+    byDefault('qos', DEFAULT_QOS),
+  );
+  resolve(
+    m,
+    'isLocalGpu',
+    fromAnnotation(m, 'isLocalGpu'),
+    fromProfile(m, 'boolean', 'isLocalGPU', profile?.isLocalGPU),
+    fromPool(m, 'boolean', 'defaultUsingLocalGPU', pool?.defaultUsingLocalGPU),
+    byDefault('isLocalGpu', DEFAULT_IS_LOCAL_GPU),
+  );
+  resolve(
+    m,
+    'gpuCount',
+    fromAnnotation(m, 'gpuCount'),
+    [m.annotations.gpuIndices?.length, 'annotation', ANNOTATION.gpuIndices],
+    fromProfile(m, 'gpuCount', 'gpuCount', profile?.gpuCount),
+    byDefault('gpuCount', DEFAULT_GPU_COUNT),
+  );
   resolve(m, 'gpuModel', fromAnnotation(m, 'gpuModel'), fromProfile(m, 'gpuModel', 'gpuModel', profile?.gpuModel));
   resolve(m, 'replicas', fromAnnotation(m, 'replicas'), fromProfile(m, 'replicas', 'replicas', profile?.replicas));
 }
@@ -193,9 +217,24 @@ function resolveResources(m: Merge, profile: WorkloadProfileSpec | undefined, po
   const dedicated = shareOfGpu(m, modelTflops, variants, 'dedicatedGpu', a.dedicatedGpu ? 100 : undefined, 'true');
   const percent = (option: 'computePercentRequest' | 'computePercentLimit') =>
     shareOfGpu(m, modelTflops, variants, option, a[option], a[option] === undefined ? undefined : String(a[option]));
-  resolve(m, 'tflopsRequest', fromAnnotation(m, 'tflopsRequest'), percent('computePercentRequest'), dedicated, fromProfile(m, 'tflops', 'resources.requests.tflops', res?.requests?.tflops));
-  resolve(m, 'tflopsLimit', fromAnnotation(m, 'tflopsLimit'), percent('computePercentLimit'), dedicated, fromProfile(m, 'tflops', 'resources.limits.tflops', res?.limits?.tflops));
-  if (a.gpuIndices !== undefined) [m.out.gpuIndices, m.sources.gpuIndices, m.fields.gpuIndices] = [a.gpuIndices, 'annotation', ANNOTATION.gpuIndices];
+  resolve(
+    m,
+    'tflopsRequest',
+    fromAnnotation(m, 'tflopsRequest'),
+    percent('computePercentRequest'),
+    dedicated,
+    fromProfile(m, 'tflops', 'resources.requests.tflops', res?.requests?.tflops),
+  );
+  resolve(
+    m,
+    'tflopsLimit',
+    fromAnnotation(m, 'tflopsLimit'),
+    percent('computePercentLimit'),
+    dedicated,
+    fromProfile(m, 'tflops', 'resources.limits.tflops', res?.limits?.tflops),
+  );
+  if (a.gpuIndices !== undefined)
+    [m.out.gpuIndices, m.sources.gpuIndices, m.fields.gpuIndices] = [a.gpuIndices, 'annotation', ANNOTATION.gpuIndices];
   resolve(m, 'vramRequest', fromAnnotation(m, 'vramRequest'), fromProfile(m, 'vram', 'resources.requests.vram', res?.requests?.vram));
   resolve(m, 'vramLimit', fromAnnotation(m, 'vramLimit'), fromProfile(m, 'vram', 'resources.limits.vram', res?.limits?.vram));
 }
@@ -207,21 +246,35 @@ function resolveResources(m: Merge, profile: WorkloadProfileSpec | undefined, po
  * and could land on another (a whole SXM GPU never fits a PCIe one; 50 % of an SXM is 65 % of a PCIe).
  */
 function shareOfGpu(
-  m: Merge, modelTflops: number | undefined, variants: readonly GpuTflops[],
-  option: 'computePercentRequest' | 'computePercentLimit' | 'dedicatedGpu', percent: number | undefined, shown: unknown,
+  m: Merge,
+  modelTflops: number | undefined,
+  variants: readonly GpuTflops[],
+  option: 'computePercentRequest' | 'computePercentLimit' | 'dedicatedGpu',
+  percent: number | undefined,
+  shown: unknown,
 ): Candidate {
   if (percent === undefined) return [undefined, 'annotation', ANNOTATION[option]];
   if (modelTflops === undefined) {
     const model = m.out.gpuModel === undefined ? '' : `; ${m.fields.gpuModel} ${JSON.stringify(m.out.gpuModel)} is in neither`;
-    m.issues.push(fieldIssue(ANNOTATION[option], shown,
-      `a value together with a ${ANNOTATION.gpuModel} whose TFLOPS are known (the GPU catalog or ${POOL}capacityConfig.gpuTflops)${model}`));
+    m.issues.push(
+      fieldIssue(
+        ANNOTATION[option],
+        shown,
+        `a value together with a ${ANNOTATION.gpuModel} whose TFLOPS are known (the GPU catalog or ${POOL}capacityConfig.gpuTflops)${model}`,
+      ),
+    );
     return [undefined, 'annotation', ANNOTATION[option]];
   }
   if (variants.length > 0) {
     const names = variants.map((v) => exactModelName(v.model)).filter((n): n is string => n !== undefined);
-    m.issues.push(fieldIssue(ANNOTATION[option], shown,
-      `a value together with a ${ANNOTATION.gpuModel} that selects GPUs of one TFLOPS figure; ${m.fields.gpuModel} ${JSON.stringify(m.out.gpuModel)} selects `
-      + `${variants.map((v) => `${v.model} (${v.tflops})`).join(', ')}, so the share would be sized for one and could land on another: name one model${names.length ? ` (${names.join(', ')})` : ''}`));
+    m.issues.push(
+      fieldIssue(
+        ANNOTATION[option],
+        shown,
+        `a value together with a ${ANNOTATION.gpuModel} that selects GPUs of one TFLOPS figure; ${m.fields.gpuModel} ${JSON.stringify(m.out.gpuModel)} selects ` +
+          `${variants.map((v) => `${v.model} (${v.tflops})`).join(', ')}, so the share would be sized for one and could land on another: name one model${names.length ? ` (${names.join(', ')})` : ''}`,
+      ),
+    );
     return [undefined, 'annotation', ANNOTATION[option]];
   }
   return [Number(((modelTflops * percent) / 100).toPrecision(12)), 'annotation', ANNOTATION[option]];
@@ -237,7 +290,10 @@ function resolveWorkloadOptions(m: Merge): void {
 /** A lone request becomes the limit too, a lone limit the request (see the choices above). */
 function deriveMissingBounds(m: Merge): void {
   const { out, sources } = m;
-  for (const [request, limit] of [['tflopsRequest', 'tflopsLimit'], ['vramRequest', 'vramLimit']] as const) {
+  for (const [request, limit] of [
+    ['tflopsRequest', 'tflopsLimit'],
+    ['vramRequest', 'vramLimit'],
+  ] as const) {
     if (out[request] === undefined && out[limit] !== undefined) [out[request], sources[request]] = [out[limit], 'derived'];
     if (out[limit] === undefined && out[request] !== undefined) [out[limit], sources[limit]] = [out[request], 'derived'];
   }
@@ -247,7 +303,12 @@ function deriveMissingBounds(m: Merge): void {
 function mergedIssues(m: Merge): FieldIssue[] {
   const merged = m.out as unknown as GpuWorkloadSettings;
   const raw: Partial<Record<GpuWorkloadOptionName, unknown>> = { ...merged };
-  for (const [option, kind] of [['tflopsRequest', 'tflops'], ['tflopsLimit', 'tflops'], ['vramRequest', 'vram'], ['vramLimit', 'vram']] as const) {
+  for (const [option, kind] of [
+    ['tflopsRequest', 'tflops'],
+    ['tflopsLimit', 'tflops'],
+    ['vramRequest', 'vram'],
+    ['vramLimit', 'vram'],
+  ] as const) {
     const value = merged[option];
     if (value !== undefined) raw[option] = showQuantity(kind, value);
   }

@@ -74,7 +74,13 @@ function checkContainers(field: string, input: unknown, ctx: ValueContext): Chec
   // A name given twice would count as two containers and split the share's MPS limits between them.
   const repeated = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
   for (const name of repeated) {
-    issues.push(fieldIssue(field, input, `each container named once (${JSON.stringify(name)} is named ${names.filter((n) => n === name).length} times)`));
+    issues.push(
+      fieldIssue(
+        field,
+        input,
+        `each container named once (${JSON.stringify(name)} is named ${names.filter((n) => n === name).length} times)`,
+      ),
+    );
   }
   return issues.length > 0 ? { issues } : checked(names as string[]);
 }

@@ -13,9 +13,7 @@ export const GPU_NODE_MANAGE_MODES = ['Manual', 'AutoSelect', 'Provisioned'] as 
 export type GpuNodeManageMode = (typeof GPU_NODE_MANAGE_MODES)[number];
 
 /** Lifecycle of a GPU node, as upstream. */
-export const GPU_NODE_PHASES = [
-  'Pending', 'Provisioning', 'Migrating', 'Running', 'Succeeded', 'Failed', 'Unknown', 'Destroying',
-] as const;
+export const GPU_NODE_PHASES = ['Pending', 'Provisioning', 'Migrating', 'Running', 'Succeeded', 'Failed', 'Unknown', 'Destroying'] as const;
 /** A GPU node phase. */
 export type GpuNodePhase = (typeof GPU_NODE_PHASES)[number];
 
@@ -52,8 +50,8 @@ export const GPUNodeStatus = Type.Object(
     totalGPUs: Int32({ description: 'GPUs found on the node.', minimum: 0 }),
     managedGPUs: Int32({ description: 'GPUs the pool may allocate.', minimum: 0 }),
     managedGPUDeviceIDs: Type.Optional(Type.Array(Type.String(), { description: 'UUIDs of the managed GPUs.' })),
-    totalTFlops: Tflops('Sum of the managed GPUs\' TFLOPS.'),
-    totalVRAM: Bytes('Sum of the managed GPUs\' VRAM.'),
+    totalTFlops: Tflops("Sum of the managed GPUs' TFLOPS."),
+    totalVRAM: Bytes("Sum of the managed GPUs' VRAM."),
     availableTFlops: Type.Optional(Tflops('TFLOPS not yet allocated.')),
     availableVRAM: Type.Optional(Bytes('VRAM not yet allocated.')),
     virtualTFlops: Type.Optional(Tflops('TFLOPS after the pool oversubscription ratio.')),
@@ -61,9 +59,7 @@ export const GPUNodeStatus = Type.Object(
     virtualAvailableTFlops: Type.Optional(Tflops('Virtual TFLOPS not yet allocated.')),
     virtualAvailableVRAM: Type.Optional(Bytes('Virtual VRAM not yet allocated.')),
     totalGPUPods: Type.Optional(Int32({ description: 'Pods holding a GPU share on the node.', minimum: 0 })),
-    allocatedPods: Type.Optional(
-      MapOf(Type.Array(PodShare), 'Shares per GPU name, so allocations can be rebuilt after a restart.'),
-    ),
+    allocatedPods: Type.Optional(MapOf(Type.Array(PodShare), 'Shares per GPU name, so allocations can be rebuilt after a restart.')),
   },
   { description: 'Observed GPU inventory and allocation of the node.' },
 );

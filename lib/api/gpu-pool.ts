@@ -34,11 +34,14 @@ export const GPUPoolSpec = Type.Object(
     nodeManagerConfig: Type.Object(
       {
         nodeSelector: Type.Optional(NodeSelector),
-        defaultIsolationMode: Type.Optional(StringEnum(ISOLATION_MODES, {
-          description: 'How nodes hold shares to their limits: hard (an MPS control daemon per share holds its VRAM and compute limits; the kubelet delivers the GPU and the daemon) '
-            + 'or shared (no isolation: limits are advisory variables, and every admitted pod is warned). Upstream\'s soft and partitioned are not provided.',
-          default: DEFAULT_ISOLATION_MODE,
-        })),
+        defaultIsolationMode: Type.Optional(
+          StringEnum(ISOLATION_MODES, {
+            description:
+              'How nodes hold shares to their limits: hard (an MPS control daemon per share holds its VRAM and compute limits; the kubelet delivers the GPU and the daemon) ' +
+              "or shared (no isolation: limits are advisory variables, and every admitted pod is warned). Upstream's soft and partitioned are not provided.",
+            default: DEFAULT_ISOLATION_MODE,
+          }),
+        ),
       },
       { description: 'Which nodes belong to the pool, and how they isolate shares.' },
     ),
@@ -71,7 +74,7 @@ export const GPUPoolSpec = Type.Object(
           gpuTflops: Type.Optional(
             MapOf(
               Tflops('FP16 TFLOPS of one GPU of this model.'),
-              'Extension (not upstream): FP16 TFLOPS per GPU model, overriding the controller\'s built-in table.',
+              "Extension (not upstream): FP16 TFLOPS per GPU model, overriding the controller's built-in table.",
             ),
           ),
         },
@@ -88,7 +91,8 @@ export const GPUPoolSpec = Type.Object(
     ),
     defaultUsingLocalGPU: Type.Optional(
       Type.Boolean({
-        description: 'Whether pods that do not say otherwise run on the GPU server. Unset means false here, as the TensorFusion annotation reference says, but true in the upstream code, so GpuPool always writes it.',
+        description:
+          'Whether pods that do not say otherwise run on the GPU server. Unset means false here, as the TensorFusion annotation reference says, but true in the upstream code, so GpuPool always writes it.',
       }),
     ),
     placement: Type.Optional(

@@ -57,9 +57,7 @@ export interface KindInfo {
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
-function kind(
-  info: Omit<KindInfo, 'schema' | 'listKind' | 'singular'> & { readonly singular?: string },
-): KindInfo {
+function kind(info: Omit<KindInfo, 'schema' | 'listKind' | 'singular'> & { readonly singular?: string }): KindInfo {
   // Nothing is required at the root: the API server fills apiVersion/kind/metadata and status is
   // written later through its subresource.
   const properties: Record<string, TSchema> = {

@@ -131,27 +131,16 @@ function fieldPath(prefix: string, pointer: string, data: unknown): string {
  * The message for a field that the schema does not know. A close known name becomes a
  * did-you-mean hint; otherwise the known names are listed.
  */
-export function unknownFieldIssue(
-  field: string,
-  value: unknown,
-  name: string,
-  parentLabel: string,
-  known: readonly string[],
-): FieldIssue {
+export function unknownFieldIssue(field: string, value: unknown, name: string, parentLabel: string, known: readonly string[]): FieldIssue {
   const guess = didYouMean(name, known);
-  const expected = guess !== undefined
-    ? `a known field of ${parentLabel} (did you mean ${guess}?)`
-    : `a known field of ${parentLabel}: ${known.join(', ')}`;
+  const expected =
+    guess !== undefined
+      ? `a known field of ${parentLabel} (did you mean ${guess}?)`
+      : `a known field of ${parentLabel}: ${known.join(', ')}`;
   return fieldIssue(field, value, expected);
 }
 
-function ajvIssue(
-  e: ErrorObject,
-  prefix: string,
-  root: unknown,
-  retired: Readonly<Record<string, string>>,
-  kind: KindName,
-): FieldIssue {
+function ajvIssue(e: ErrorObject, prefix: string, root: unknown, retired: Readonly<Record<string, string>>, kind: KindName): FieldIssue {
   const parent = fieldPath(prefix, e.instancePath, root);
   const schema = e.parentSchema as JsonSchema;
   if (e.keyword === 'additionalProperties') {
@@ -229,8 +218,12 @@ function poolRules(spec: unknown, prefix: string): FieldIssue[] {
     const maxInput = child(capacity.maxResources, name);
     const parse = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? parseQuantity(v) : undefined);
     const issue = checkLimitAtLeastRequest(
-      `${prefix}.capacityConfig.maxResources.${name}`, parse(maxInput), maxInput,
-      `${prefix}.capacityConfig.minResources.${name}`, parse(minInput), minInput,
+      `${prefix}.capacityConfig.maxResources.${name}`,
+      parse(maxInput),
+      maxInput,
+      `${prefix}.capacityConfig.minResources.${name}`,
+      parse(minInput),
+      minInput,
     );
     if (issue) issues.push(issue);
   }
@@ -275,7 +268,6 @@ export function validateSpec(kind: KindName, spec: unknown, fieldPrefix = 'spec'
 export function validateStatus(kind: KindName, status: unknown, fieldPrefix = 'status'): FieldIssue[] {
   return schemaIssues(kind, 'status', status, fieldPrefix);
 }
-
 
 function metadataIssues(kind: KindName, metadata: unknown): FieldIssue[] {
   if (!isObj(metadata)) return [fieldIssue('metadata', metadata, 'an object with a name')];

@@ -17,8 +17,7 @@ const ratio = formatted(F.RATIO_PATTERN, F.RATIO_EXPECTED);
 const fraction = formatted(F.FRACTION_PATTERN, F.FRACTION_EXPECTED);
 const percentile = formatted(F.PERCENTILE_PATTERN, F.PERCENTILE_EXPECTED);
 const multiplier = formatted(F.MULTIPLIER_PATTERN, F.MULTIPLIER_EXPECTED);
-const targetResource = (description: string) =>
-  Type.Optional(StringEnum(F.TARGET_RESOURCES, { description }));
+const targetResource = (description: string) => Type.Optional(StringEnum(F.TARGET_RESOURCES, { description }));
 const enable = Type.Optional(Type.Boolean({ description: 'Turns this autoscaler on.' }));
 
 const Prediction = Type.Optional(
@@ -26,7 +25,9 @@ const Prediction = Type.Optional(
     {
       enable,
       historyDataPeriod: duration('How much metric history the predictor reads, e.g. 7d.'),
-      model: Type.Optional(StringEnum(FORECAST_MODELS, { description: 'Forecasting model: seasonal-naive (a day repeats) or linear-trend.' })),
+      model: Type.Optional(
+        StringEnum(FORECAST_MODELS, { description: 'Forecasting model: seasonal-naive (a day repeats) or linear-trend.' }),
+      ),
       predictionPeriod: duration('How far ahead the predictor looks, e.g. 1h.'),
     },
     { description: 'Forecast-based tuning on top of the observed metrics.' },
@@ -97,14 +98,17 @@ export const WorkloadProfileSpec = Type.Object(
         maximum: REPLICAS_MAX,
       }),
     ),
-    isLocalGPU: Type.Optional(
-      Type.Boolean({ description: 'Run the pod on the GPU server of its worker for lower latency.' }),
-    ),
+    isLocalGPU: Type.Optional(Type.Boolean({ description: 'Run the pod on the GPU server of its worker for lower latency.' })),
     poolName: Type.Optional(Type.String({ description: 'GPUPool to allocate from; the default pool when unset.' })),
     gpuCount: Type.Optional(
       Int32({ description: 'GPU devices per worker; requests and limits apply to each. Default 1.', minimum: 1, maximum: 128 }),
     ),
-    gpuModel: Type.Optional(Type.String({ description: 'Required GPU model, matched case-insensitively by family (H100 selects H100, H100-PCIe and H100-NVL) or by an upstream catalog name such as A100_SXM_80G.' })),
+    gpuModel: Type.Optional(
+      Type.String({
+        description:
+          'Required GPU model, matched case-insensitively by family (H100 selects H100, H100-PCIe and H100-NVL) or by an upstream catalog name such as A100_SXM_80G.',
+      }),
+    ),
     nodeAffinity: Type.Optional(NodeAffinity),
     autoScalingConfig: Type.Optional(AutoScalingConfig),
   },

@@ -18,7 +18,12 @@ export type StatusRecommendation = NonNullable<NonNullable<NonNullable<TensorFus
 export function recommendationOf(wl: TensorFusionWorkload | undefined): Resources | undefined {
   const r = wl?.status?.autoscaling?.recommendation;
   const n = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? parseQuantity(v) : undefined);
-  const out = { tflopsRequest: n(r?.requests?.tflops), tflopsLimit: n(r?.limits?.tflops), vramRequest: n(r?.requests?.vram), vramLimit: n(r?.limits?.vram) };
+  const out = {
+    tflopsRequest: n(r?.requests?.tflops),
+    tflopsLimit: n(r?.limits?.tflops),
+    vramRequest: n(r?.requests?.vram),
+    vramLimit: n(r?.limits?.vram),
+  };
   return Object.values(out).every((v) => v !== undefined && Number.isFinite(v) && v >= 0) ? (out as Resources) : undefined;
 }
 
@@ -50,12 +55,19 @@ export function applyRecommendation(settings: AutoscaleSettings, recommended: Re
 /** Whether two shares are the same (TFLOPS to the milli-TFLOPS the allocator counts in, VRAM to the byte). */
 export function sameResources(a: Resources, b: Resources): boolean {
   const m = (v: number) => Math.round(v * 1000);
-  return m(a.tflopsRequest) === m(b.tflopsRequest) && m(a.tflopsLimit) === m(b.tflopsLimit)
-    && Math.ceil(a.vramRequest) === Math.ceil(b.vramRequest) && Math.ceil(a.vramLimit) === Math.ceil(b.vramLimit);
+  return (
+    m(a.tflopsRequest) === m(b.tflopsRequest) &&
+    m(a.tflopsLimit) === m(b.tflopsLimit) &&
+    Math.ceil(a.vramRequest) === Math.ceil(b.vramRequest) &&
+    Math.ceil(a.vramLimit) === Math.ceil(b.vramLimit)
+  );
 }
 
 const FIELDS: ReadonlyArray<readonly [keyof Resources, 'tflops' | 'vram']> = [
-  ['tflopsRequest', 'tflops'], ['tflopsLimit', 'tflops'], ['vramRequest', 'vram'], ['vramLimit', 'vram'],
+  ['tflopsRequest', 'tflops'],
+  ['tflopsLimit', 'tflops'],
+  ['vramRequest', 'vram'],
+  ['vramLimit', 'vram'],
 ];
 
 /**
@@ -63,6 +75,9 @@ const FIELDS: ReadonlyArray<readonly [keyof Resources, 'tflops' | 'vram']> = [
  * @example changedAmounts(a, { ...a, tflopsRequest: 4.5 }) // [{ key: 'tensor-fusion.ai/tflops-request', from: '10', to: '4.5' }]
  */
 export function changedAmounts(from: Resources, to: Resources): Array<{ key: string; from: string; to: string }> {
-  return FIELDS.filter(([f]) => !sameResources({ ...from, [f]: to[f] }, from))
-    .map(([f, kind]) => ({ key: ANNOTATION[f], from: showQuantity(kind, from[f]), to: showQuantity(kind, to[f]) }));
+  return FIELDS.filter(([f]) => !sameResources({ ...from, [f]: to[f] }, from)).map(([f, kind]) => ({
+    key: ANNOTATION[f],
+    from: showQuantity(kind, from[f]),
+    to: showQuantity(kind, to[f]),
+  }));
 }

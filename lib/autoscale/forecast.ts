@@ -42,10 +42,16 @@ function seasonalNaive(s: Series, nowS: number, horizonS: number, stat: Forecast
 function linearTrend(s: Series, nowS: number, horizonS: number, stat: ForecastStat): number | undefined {
   const n = s.values.length;
   if (n < 2) return undefined;
-  let sx = 0, sy = 0, sxx = 0, sxy = 0;
+  let sx = 0,
+    sy = 0,
+    sxx = 0,
+    sxy = 0;
   for (let i = 0; i < n; i++) {
     const x = s.startS + i * s.stepS;
-    sx += x; sy += s.values[i]; sxx += x * x; sxy += x * s.values[i];
+    sx += x;
+    sy += s.values[i];
+    sxx += x * x;
+    sxy += x * s.values[i];
   }
   const denom = n * sxx - sx * sx;
   if (denom === 0) return undefined;

@@ -108,7 +108,10 @@ export class ResourceRecommender {
   private oomAtS = -Infinity;
 
   /** @param initial the requests and limits the workload started with. */
-  constructor(private readonly settings: AutoscaleSettings, private current: Resources) {
+  constructor(
+    private readonly settings: AutoscaleSettings,
+    private current: Resources,
+  ) {
     const halfLifeS = settings.requests.aggregationS;
     this.tflops = new DecayingHistogram({ firstBucketSize: 0.01, maxValue: 10_000, halfLifeS });
     this.vramPeaks = new DecayingHistogram({ firstBucketSize: MIB, maxValue: 2 ** 42, halfLifeS });
@@ -209,7 +212,8 @@ export class ResourceRecommender {
       const covered = this.tflops.percentile(LIMIT_PERCENTILE) * (conf > 0 ? 1 + 1 / conf : 1);
       tflopsLimit = Math.max(this.recentTflops.max(), covered, limForecast?.tflops ?? 0) * buffer;
       // Usage pressing on the limit in force: grow it by one step (burst onto the same GPU).
-      if (this.recentTflops.max() >= PRESSURE_SHARE * cur.tflopsLimit) tflopsLimit = Math.max(tflopsLimit, cur.tflopsLimit * (1 + limits.scaleUpStep));
+      if (this.recentTflops.max() >= PRESSURE_SHARE * cur.tflopsLimit)
+        tflopsLimit = Math.max(tflopsLimit, cur.tflopsLimit * (1 + limits.scaleUpStep));
       tflopsLimit = Math.min(tflopsLimit, tflopsRequest * limits.maxRatioToRequests);
     }
     let vramLimit = cur.vramLimit;

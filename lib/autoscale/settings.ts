@@ -9,9 +9,18 @@ import { FieldIssue, fieldIssue } from '../model/errors';
 import { checkEnum } from '../model/rules';
 import { checkForecastModel, ForecastModel } from './forecast';
 import {
-  TARGET_RESOURCES, TargetResource,
-  DURATION_EXPECTED, FRACTION_EXPECTED, MULTIPLIER_EXPECTED, PERCENTILE_EXPECTED, RATIO_EXPECTED,
-  parseDuration, parseFraction, parseMultiplier, parsePercentile, parseRatio,
+  TARGET_RESOURCES,
+  TargetResource,
+  DURATION_EXPECTED,
+  FRACTION_EXPECTED,
+  MULTIPLIER_EXPECTED,
+  PERCENTILE_EXPECTED,
+  RATIO_EXPECTED,
+  parseDuration,
+  parseFraction,
+  parseMultiplier,
+  parsePercentile,
+  parseRatio,
 } from './formats';
 
 export { TARGET_RESOURCES } from './formats';
@@ -118,10 +127,20 @@ type Obj = Record<string, unknown>;
 
 class Reader {
   readonly issues: FieldIssue[] = [];
-  constructor(private readonly block: Obj | undefined, private readonly prefix: string) {}
+  constructor(
+    private readonly block: Obj | undefined,
+    private readonly prefix: string,
+  ) {}
 
   /** Parses `name` (or its default) and checks it; an issue is recorded and the default used when bad. */
-  value(name: string, fallback: string, parse: Parser, expected: string, ok: (v: number) => boolean = () => true, okExpected = expected): number {
+  value(
+    name: string,
+    fallback: string,
+    parse: Parser,
+    expected: string,
+    ok: (v: number) => boolean = () => true,
+    okExpected = expected,
+  ): number {
     const input = this.block?.[name];
     if (input === undefined) return parse(fallback)!;
     const v = parse(input);
@@ -179,7 +198,14 @@ export function decodeAutoScalingConfig(
   const dq = AUTOSCALE_DEFAULTS.autoSetRequests;
   const requests: RequestSettings = {
     enable: rq.enable(),
-    percentile: rq.value('percentileForAutoRequests', dq.percentileForAutoRequests, parsePercentile, PERCENTILE_EXPECTED, positive, 'a percentile above 0 such as 0.95 or 95%'),
+    percentile: rq.value(
+      'percentileForAutoRequests',
+      dq.percentileForAutoRequests,
+      parsePercentile,
+      PERCENTILE_EXPECTED,
+      positive,
+      'a percentile above 0 such as 0.95 or 95%',
+    ),
     margin: rq.value('extraBufferRatio', dq.extraBufferRatio, parseRatio, RATIO_EXPECTED),
     aggregationS: rq.period('aggregationPeriod', dq.aggregationPeriod),
     historyS: rq.period('evaluationPeriod', dq.evaluationPeriod),
@@ -203,9 +229,23 @@ export function decodeAutoScalingConfig(
   const replicas: ReplicaSettings = {
     enable: rr.enable(),
     evaluationS: rr.period('evaluationPeriod', dr.evaluationPeriod),
-    targetOfLimits: rr.value('targetTFlopsOfLimits', dr.targetTFlopsOfLimits, parseFraction, FRACTION_EXPECTED, positive, 'a ratio above 0 and at most 1 such as 0.8 or 80%'),
+    targetOfLimits: rr.value(
+      'targetTFlopsOfLimits',
+      dr.targetTFlopsOfLimits,
+      parseFraction,
+      FRACTION_EXPECTED,
+      positive,
+      'a ratio above 0 and at most 1 such as 0.8 or 80%',
+    ),
     scaleUpStep: rr.value('scaleUpStep', dr.scaleUpStep, parseRatio, RATIO_EXPECTED, positive, 'a ratio above 0 such as 0.5 or 50%'),
-    scaleDownStep: rr.value('scaleDownStep', dr.scaleDownStep, parseFraction, FRACTION_EXPECTED, positive, 'a ratio above 0 and at most 1 such as 0.5 or 50%'),
+    scaleDownStep: rr.value(
+      'scaleDownStep',
+      dr.scaleDownStep,
+      parseFraction,
+      FRACTION_EXPECTED,
+      positive,
+      'a ratio above 0 and at most 1 such as 0.5 or 50%',
+    ),
     scaleUpCooldownS: rr.value('scaleUpCoolDownTime', dr.scaleUpCoolDownTime, parseDuration, DURATION_EXPECTED),
     scaleDownCooldownS: rr.value('scaleDownCoolDownTime', dr.scaleDownCoolDownTime, parseDuration, DURATION_EXPECTED),
   };

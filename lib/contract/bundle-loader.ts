@@ -57,7 +57,9 @@ const cache = new Map<string, { mtimeMs: number; bundle: ControllerBundle }>();
  */
 export function loadControllerBundle(file: string = controllerBundlePath()): ControllerBundle {
   if (!existsSync(file)) {
-    throw new Error(`TensorFusionController: the controller bundle ${file} does not exist; build it with \`npm run build\` or set the image prop`);
+    throw new Error(
+      `TensorFusionController: the controller bundle ${file} does not exist; build it with \`npm run build\` or set the image prop`,
+    );
   }
   const { mtimeMs } = statSync(file);
   const hit = cache.get(file);

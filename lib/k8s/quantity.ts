@@ -38,7 +38,7 @@ export function parseQuantity(input: QuantityInput): number | undefined {
   const [, sign, digits, binary, decimal, exponent] = m;
   let value: number;
   if (binary !== undefined) value = Number(digits) * 2 ** BINARY_EXPONENT[binary];
-  else value = Number(`${digits}e${decimal !== undefined ? DECIMAL_EXPONENT[decimal] : exponent ?? '0'}`);
+  else value = Number(`${digits}e${decimal !== undefined ? DECIMAL_EXPONENT[decimal] : (exponent ?? '0')}`);
   return sign === '-' ? -value : value;
 }
 
@@ -52,4 +52,3 @@ export function formatBytes(bytes: number): string {
   }
   return `${Math.round(bytes)}`;
 }
-

@@ -20,8 +20,12 @@ export interface GpuModelInfo {
   readonly source: string;
 }
 
-const e = (model: string, tflops: number, source: string, ...match: string[][]): GpuModelInfo =>
-  ({ model, tflops, source, match: match.length ? match : [[model.toUpperCase()]] });
+const e = (model: string, tflops: number, source: string, ...match: string[][]): GpuModelInfo => ({
+  model,
+  tflops,
+  source,
+  match: match.length ? match : [[model.toUpperCase()]],
+});
 
 /**
  * The table. Variants (PCIe, NVL) come before the family entry so that the more specific match wins.
@@ -61,11 +65,17 @@ export const GPU_CATALOG: readonly GpuModelInfo[] = [
  * @example normalizeGpuProduct('Tesla-T4') // ['T4']
  */
 export function normalizeGpuProduct(product: string): string[] {
-  const tokens = product.toUpperCase().replace(/[\s_]+/g, '-').split('-').filter(Boolean);
+  const tokens = product
+    .toUpperCase()
+    .replace(/[\s_]+/g, '-')
+    .split('-')
+    .filter(Boolean);
   const mig = tokens.indexOf('MIG');
   const kept = mig >= 0 ? tokens.slice(0, mig) : tokens;
   // Upstream TensorFusion writes `RTX4090`, GFD `RTX-4090`.
-  return kept.filter((t) => !['NVIDIA', 'TESLA', 'GEFORCE', 'SHARED'].includes(t)).flatMap((t) => /^RTX\w/.test(t) ? ['RTX', t.slice(3)] : [t]);
+  return kept
+    .filter((t) => !['NVIDIA', 'TESLA', 'GEFORCE', 'SHARED'].includes(t))
+    .flatMap((t) => (/^RTX\w/.test(t) ? ['RTX', t.slice(3)] : [t]));
 }
 
 function containsSequence(tokens: readonly string[], seq: readonly string[]): boolean {
@@ -173,4 +183,3 @@ export function exactModelName(model: string): string | undefined {
   const only = (name: string) => GPU_CATALOG.every((c) => gpuModelMatches(name, c.model) === (c.model === model));
   return [model, `${model}_SXM`].find(only);
 }
-

@@ -115,4 +115,9 @@ export const PLACEMENT_ANNOTATIONS = {
  * Every pod annotation of a GPU share: the request, the allocation and what bind writes. Only the
  * controller may write them after the pod is created (the integrity policies).
  */
-export const RECORD_ANNOTATIONS: readonly string[] = [ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, SHARE_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)];
+export const RECORD_ANNOTATIONS: readonly string[] = [
+  ALLOCATION_ANNOTATION,
+  GPU_IDS_ANNOTATION,
+  SHARE_ANNOTATION,
+  ...Object.values(PLACEMENT_ANNOTATIONS),
+];

@@ -21,7 +21,11 @@ export function checkPoolName(field: string, value: unknown): FieldIssue | undef
 export function checkObjectName(field: string, value: unknown): FieldIssue | undefined {
   return isDnsSubdomain(value)
     ? undefined
-    : fieldIssue(field, value, "a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)");
+    : fieldIssue(
+        field,
+        value,
+        "a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)",
+      );
 }
 
 /** A container name. */

@@ -15,7 +15,10 @@ export class NameClaims {
    * @param unit what the claims cover, in the message: `app` (cdk8s) or `stack` (Pulumi)
    * @param verb what the owner does with the object, in the message: `synthesizes` or `registers`
    */
-  constructor(private readonly unit: string, private readonly verb: string) {}
+  constructor(
+    private readonly unit: string,
+    private readonly verb: string,
+  ) {}
 
   /**
    * Claims the names of `objects` for `owner`, unless one is already claimed: then nothing is
@@ -31,7 +34,13 @@ export class NameClaims {
       const taken = this.owners.get(keys[i]);
       return taken === undefined
         ? []
-        : [fieldIssue('name', o.metadata.name, `a name no other ${o.kind} of this ${this.unit} has (${taken} already ${this.verb} one): set another name`)];
+        : [
+            fieldIssue(
+              'name',
+              o.metadata.name,
+              `a name no other ${o.kind} of this ${this.unit} has (${taken} already ${this.verb} one): set another name`,
+            ),
+          ];
     });
     if (issues.length === 0) keys.forEach((key) => this.owners.set(key, owner));
     return issues;

@@ -72,7 +72,11 @@ const UPSTREAM_ONLY_ISOLATION: Readonly<Record<string, string>> = { soft: 'an LD
 export function checkIsolation(field: string, value: unknown): FieldIssue | undefined {
   if (ISOLATION_MODES.includes(value as IsolationMode)) return undefined;
   const upstream = typeof value === 'string' ? UPSTREAM_ONLY_ISOLATION[value] : undefined;
-  return fieldIssue(field, value, `${oneOf(ISOLATION_MODES)}${upstream ? ` (upstream's ${JSON.stringify(value)}, ${upstream}, is not provided by this runtime; "hard" holds limits with MPS)` : ''}`);
+  return fieldIssue(
+    field,
+    value,
+    `${oneOf(ISOLATION_MODES)}${upstream ? ` (upstream's ${JSON.stringify(value)}, ${upstream}, is not provided by this runtime; "hard" holds limits with MPS)` : ''}`,
+  );
 }
 
 /** An issue for `field` when `value` is not a QoS level. */

@@ -40,7 +40,9 @@ export function checkVram(field: string, input: unknown): Checked<number> {
     const digits = writtenDigits(input);
     // No GPU has more than 300Gi, so a larger figure most likely counts MiB (`500m` -> `500Mi`).
     const unit = Number(digits) <= LIKELY_GI ? 'Gi' : 'Mi';
-    return bad(`at least ${formatBytes(VRAM_MIN)} of VRAM (a number or a quantity without a unit is bytes): did you mean "${digits}${unit}"?`);
+    return bad(
+      `at least ${formatBytes(VRAM_MIN)} of VRAM (a number or a quantity without a unit is bytes): did you mean "${digits}${unit}"?`,
+    );
   }
   if (!Number.isInteger(bytes)) {
     return bad(`a whole number of bytes: did you mean "${Math.ceil(bytes / VRAM_MIN)}Mi"?`);

@@ -104,9 +104,12 @@ export function gpuNodeLabels(props: GpuNodeProps): Record<string, string> {
  */
 export function renderGpuNode(props: GpuNodeProps, context = `GpuNode ${props.nodeName}`): KubeObject {
   throwIfInvalid(checkGpuNodeProps(props), context);
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name: props.nodeName, labels: gpuNodeLabels(props), annotations: { [GPU_NODE_ANNOTATION]: 'true' } } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: props.nodeName, labels: gpuNodeLabels(props), annotations: { [GPU_NODE_ANNOTATION]: 'true' } },
+  };
 }
-
 
 /**
  * The T9k view of a pool's members, for `t9kGpuWorkload`'s `pool` option: the GpuNodes whose `pools`

@@ -132,7 +132,11 @@ export function checkGpuPoolProps(name: string, props: GpuPoolProps, nameFromId 
  * Renders the GPUPool.
  * @throws ValidationError naming every bad prop
  */
-export function renderGpuPool(name: string, props: GpuPoolProps, { context = `GpuPool ${name}`, nameFromId }: RenderContext = {}): KubeObject {
+export function renderGpuPool(
+  name: string,
+  props: GpuPoolProps,
+  { context = `GpuPool ${name}`, nameFromId }: RenderContext = {},
+): KubeObject {
   throwIfInvalid(checkGpuPoolProps(name, props, nameFromId), context);
   const spec = gpuPoolSpec(name, props);
   throwIfInvalid(validateSpec('GPUPool', spec), context);

@@ -57,9 +57,10 @@ export function gpuWorkloadPodTemplate<T extends PodTemplate>(
   const keptInject = options.injectContainers === undefined && ANNOTATION.injectContainers in existing;
   // The encoding does not depend on the containers, only its checks do: encode again against them
   // only when one of those checks could fail (it then throws with its message).
-  const ours = encoded === undefined || dependsOnContainers(options, containers, keptInject)
-    ? encodeGpuWorkload(options, { containers: keptInject ? undefined : containers })
-    : encoded;
+  const ours =
+    encoded === undefined || dependsOnContainers(options, containers, keptInject)
+      ? encodeGpuWorkload(options, { containers: keptInject ? undefined : containers })
+      : encoded;
   const annotations = { ...existing, ...ours.annotations };
   // Our annotations were checked by the encoding; the whole set is decoded again only when the
   // template brought tensor-fusion.ai annotations of its own (the decode is most of the cost).

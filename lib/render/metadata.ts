@@ -33,7 +33,12 @@ export interface RenderContext {
 
 /** A name made of an id the way cdk8s makes DNS labels: lowercase, other characters as '-'. */
 function suggestName(id: string): string {
-  return id.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'name';
+  return (
+    id
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'name'
+  );
 }
 
 /**
@@ -48,7 +53,11 @@ export function checkMeta(
 ): FieldIssue[] {
   let nameIssue = checkName('name', name);
   if (nameIssue && nameFromId) {
-    nameIssue = fieldIssue('name', name, `${nameIssue.expected}; name is not set, so the id was used: set name, e.g. name: "${suggestName(name)}"`);
+    nameIssue = fieldIssue(
+      'name',
+      name,
+      `${nameIssue.expected}; name is not set, so the id was used: set name, e.g. name: "${suggestName(name)}"`,
+    );
   }
   const issues = [nameIssue, props.namespace === undefined ? undefined : checkDnsLabel('namespace', props.namespace)];
   for (const [key, value] of Object.entries(props.labels ?? {})) issues.push(checkLabelValue(`labels["${key}"]`, value));

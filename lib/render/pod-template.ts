@@ -67,7 +67,9 @@ export function podTemplatePathOf(object: WorkloadLike): readonly string[] {
     if ('template' in spec) return TEMPLATE_PATHS.Deployment;
     if ('containers' in spec) return TEMPLATE_PATHS.Pod;
   }
-  throw new ValidationError([fieldIssue('spec', object.spec, 'a pod spec (spec.containers) or a pod template (spec.template or spec.jobTemplate)')]);
+  throw new ValidationError([
+    fieldIssue('spec', object.spec, 'a pod spec (spec.containers) or a pod template (spec.template or spec.jobTemplate)'),
+  ]);
 }
 
 /** Reads the pod template of a workload object (the object itself for a Pod). */
@@ -98,4 +100,3 @@ export function withPodTemplate<T extends WorkloadLike>(object: T, template: Pod
   });
   return copy as T;
 }
-

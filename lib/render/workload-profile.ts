@@ -46,14 +46,21 @@ function checkLocalGpu(props: LocalGpuProps): FieldIssue[] {
 function splitMeta<T extends NamespacedMetaProps & LocalGpuProps>(props: T) {
   const { name: _name, namespace: _namespace, labels: _labels, annotations: _annotations, isLocalGpu, isLocalGPU, ...spec } = props;
   const local = isLocalGpu ?? isLocalGPU;
-  return JSON.parse(JSON.stringify(local === undefined ? spec : { ...spec, isLocalGPU: local })) as Omit<T, keyof NamespacedMetaProps | 'isLocalGpu'>;
+  return JSON.parse(JSON.stringify(local === undefined ? spec : { ...spec, isLocalGPU: local })) as Omit<
+    T,
+    keyof NamespacedMetaProps | 'isLocalGpu'
+  >;
 }
 
 /**
  * Renders a WorkloadProfile.
  * @throws ValidationError naming every bad prop
  */
-export function renderWorkloadProfile(name: string, props: WorkloadProfileProps, { context = `WorkloadProfile ${name}`, nameFromId }: RenderContext = {}): KubeObject {
+export function renderWorkloadProfile(
+  name: string,
+  props: WorkloadProfileProps,
+  { context = `WorkloadProfile ${name}`, nameFromId }: RenderContext = {},
+): KubeObject {
   throwIfInvalid([...checkMeta(name, props, undefined, nameFromId), ...checkLocalGpu(props)], context);
   const spec = splitMeta(props);
   throwIfInvalid(validateSpec('WorkloadProfile', spec), context);

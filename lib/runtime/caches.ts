@@ -58,7 +58,13 @@ export interface CacheOptions {
 /** The informers, not yet started, reading through `cluster`. */
 export function createCaches(cluster: Cluster, opts: CacheOptions): Caches {
   const inf = <T extends K8sObject>(rt: ResourceType, extra: Partial<InformerOptions<T>> = {}) =>
-    new Informer<T>(cluster, rt, { clock: opts.clock, metrics: opts.metrics, logger: opts.logger, ...(opts.informer as Partial<InformerOptions<T>>), ...extra });
+    new Informer<T>(cluster, rt, {
+      clock: opts.clock,
+      metrics: opts.metrics,
+      logger: opts.logger,
+      ...(opts.informer as Partial<InformerOptions<T>>),
+      ...extra,
+    });
   return {
     nodes: inf<NodeLike>(RESOURCES.nodes),
     // Only pods the controller cares about are cached: GPU-share holders and workload workers.
@@ -92,16 +98,27 @@ export function slimPod(pod: PodLike): PodLike {
     ? Object.fromEntries(Object.entries(m.annotations).filter(([k]) => k.startsWith(ANNOTATION_PREFIX)))
     : undefined;
   return {
-    apiVersion: pod.apiVersion, kind: pod.kind,
+    apiVersion: pod.apiVersion,
+    kind: pod.kind,
     metadata: {
-      name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, labels: m.labels,
-      annotations, creationTimestamp: m.creationTimestamp, deletionTimestamp: m.deletionTimestamp,
+      name: m.name,
+      namespace: m.namespace,
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+      labels: m.labels,
+      annotations,
+      creationTimestamp: m.creationTimestamp,
+      deletionTimestamp: m.deletionTimestamp,
       // The generated workload's owner is the pod's top owner (controller/top-owner.ts).
       ownerReferences: m.ownerReferences,
     },
     // Requests as totals, for the scheduler extender's CPU and memory accounting.
     spec: { nodeName: pod.spec?.nodeName, containers: [requestsAsContainer(podRequests(pod))] },
     // OOM kills (lastState only) feed autoscaling's VRAM bump (lib/runtime/autoscale/oom.ts).
-    status: { phase: pod.status?.phase, conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status })), ...slimOomStatuses(pod) },
+    status: {
+      phase: pod.status?.phase,
+      conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status })),
+      ...slimOomStatuses(pod),
+    },
   };
 }

@@ -52,7 +52,10 @@ export interface PodLike extends K8sObject {
  * Reads the GFD labels (`nvidia.com/gpu.product`, `gpu.count`, `gpu.memory` in MiB). Undefined when the
  * node advertises no GPU. TFLOPS come from the pool's override map, then the catalog.
  */
-export function nodeInventory(labels: Record<string, string> | undefined, tflopsOverrides: Record<string, string | number> = {}): NodeInventory | undefined {
+export function nodeInventory(
+  labels: Record<string, string> | undefined,
+  tflopsOverrides: Record<string, string | number> = {},
+): NodeInventory | undefined {
   const l = labels ?? {};
   const count = Number(l[GFD.count]);
   const product = l[GFD.product];
@@ -88,7 +91,10 @@ export function usageFromPods(pods: Iterable<PodLike>): GpuUsage {
     if (!ids || !isActivePod(pod)) continue;
     const tflops = parseQuantity(ann[`${ANNOTATION_PREFIX}tflops-request`] ?? '0') ?? 0;
     const vram = parseQuantity(ann[`${ANNOTATION_PREFIX}vram-request`] ?? '0') ?? 0;
-    for (const id of ids.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const id of ids
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const u = usage.get(id) ?? { tflops: 0, vram: 0, pods: 0 };
       u.tflops += tflops;
       u.vram += vram;
@@ -106,7 +112,7 @@ const q = {
 
 /** Reads a quantity field (string or number) as a number; 0 when absent or invalid. */
 export function num(v: string | number | undefined): number {
-  return v === undefined ? 0 : parseQuantity(v) ?? 0;
+  return v === undefined ? 0 : (parseQuantity(v) ?? 0);
 }
 
 /** Status of one GPU device. */
@@ -125,7 +131,9 @@ export function gpuStatus(node: NodeLike, inv: NodeInventory, index: number, use
     usedBy: 'tensor-fusion',
     message: inv.unknownModel
       ? `unknown GPU model ${JSON.stringify(inv.product)}: set spec.capacityConfig.gpuTflops on the pool`
-      : ready ? '' : 'node is not Ready',
+      : ready
+        ? ''
+        : 'node is not Ready',
   };
 }
 
@@ -144,8 +152,14 @@ export function setCondition(previous: Condition[] | undefined, next: Omit<Condi
 
 /** Status of a GPUNode from its devices' statuses. */
 export function gpuNodeStatus(
-  node: NodeLike, inv: NodeInventory, gpus: GPUStatus[], usage: GpuUsage, gpuNames: string[],
-  pool: GPUPool | undefined, previous: GPUNodeStatus | undefined, now: string,
+  node: NodeLike,
+  inv: NodeInventory,
+  gpus: GPUStatus[],
+  usage: GpuUsage,
+  gpuNames: string[],
+  pool: GPUPool | undefined,
+  previous: GPUNodeStatus | undefined,
+  now: string,
 ): GPUNodeStatus {
   const total = { tflops: inv.tflopsPerGpu * inv.count, vram: inv.vramPerGpu * inv.count };
   const used = { tflops: 0, vram: 0, pods: 0 };
@@ -161,11 +175,16 @@ export function gpuNodeStatus(
   const ready = isNodeReady(node) && gpus.length > 0;
   return {
     phase: ready ? 'Running' : 'Pending',
-    conditions: setCondition(previous?.conditions, {
-      type: 'Ready', status: ready ? 'True' : 'False',
-      reason: ready ? 'NodeReady' : inv.unknownModel ? 'UnknownGPUModel' : 'NodeNotReady',
-      message: ready ? `${gpus.length} GPU(s) ${inv.model}` : 'the Kubernetes node is not Ready',
-    }, now),
+    conditions: setCondition(
+      previous?.conditions,
+      {
+        type: 'Ready',
+        status: ready ? 'True' : 'False',
+        reason: ready ? 'NodeReady' : inv.unknownModel ? 'UnknownGPUModel' : 'NodeNotReady',
+        message: ready ? `${gpus.length} GPU(s) ${inv.model}` : 'the Kubernetes node is not Ready',
+      },
+      now,
+    ),
     totalGPUs: inv.count,
     managedGPUs: gpus.length,
     managedGPUDeviceIDs: gpus.map((g) => g.uuid),
@@ -183,7 +202,11 @@ export function gpuNodeStatus(
 
 /** Status of a pool from the statuses of its GPUNodes (and the phase of its GPUs). */
 export function gpuPoolStatus(
-  pool: GPUPool, nodes: Array<GPUNodeStatus | undefined>, gpuPhases: string[], previous: GPUPoolStatus | undefined, now: string,
+  pool: GPUPool,
+  nodes: Array<GPUNodeStatus | undefined>,
+  gpuPhases: string[],
+  previous: GPUPoolStatus | undefined,
+  now: string,
 ): GPUPoolStatus {
   const sum = (f: (s: GPUNodeStatus) => string | number | undefined) => nodes.reduce((a, s) => a + (s ? num(f(s)) : 0), 0);
   const readyNodes = nodes.filter((s) => s?.phase === 'Running').length;
@@ -196,12 +219,17 @@ export function gpuPoolStatus(
   const ready = totalNodes > 0 && readyNodes === totalNodes;
   return {
     phase: ready ? 'Running' : 'Pending',
-    conditions: setCondition(previous?.conditions, {
-      type: 'Ready', status: ready ? 'True' : 'False',
-      reason: totalNodes === 0 ? 'NoNodes' : ready ? 'AllNodesReady' : 'NodesNotReady',
-      message: totalNodes === 0 ? 'no node matches spec.nodeManagerConfig.nodeSelector' : `${readyNodes}/${totalNodes} nodes ready`,
-      observedGeneration: pool.metadata.generation as number | undefined,
-    }, now),
+    conditions: setCondition(
+      previous?.conditions,
+      {
+        type: 'Ready',
+        status: ready ? 'True' : 'False',
+        reason: totalNodes === 0 ? 'NoNodes' : ready ? 'AllNodesReady' : 'NodesNotReady',
+        message: totalNodes === 0 ? 'no node matches spec.nodeManagerConfig.nodeSelector' : `${readyNodes}/${totalNodes} nodes ready`,
+        observedGeneration: pool.metadata.generation as number | undefined,
+      },
+      now,
+    ),
     totalNodes,
     readyNodes,
     notReadyNodes: totalNodes - readyNodes,

@@ -27,7 +27,11 @@ async function main(): Promise<void> {
   const logger = pino({ level: env.logLevel, base: { pod: env.podName } });
   const connection = await loadConnection(`tensor-fusion-controller/${env.podName}`);
   const runtime = await startRuntime({
-    env, connection, logger, components: COMPONENTS, processMetrics: true,
+    env,
+    connection,
+    logger,
+    components: COMPONENTS,
+    processMetrics: true,
     // GPU status shows what the webhook allocated, read from the pods' allocation annotations.
     controller: { usage: usageFromAllocations },
   });
@@ -36,12 +40,18 @@ async function main(): Promise<void> {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info('SIGTERM: draining');
-    setTimeout(() => {
-      runtime.stop().then(() => process.exit(0), (err) => {
-        logger.error({ err: String(err) }, 'shutdown failed');
-        process.exit(1);
-      });
-    }, env.webhookPort && COMPONENTS.length ? SHUTDOWN_DRAIN_MS : 0).unref();
+    setTimeout(
+      () => {
+        runtime.stop().then(
+          () => process.exit(0),
+          (err) => {
+            logger.error({ err: String(err) }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      },
+      env.webhookPort && COMPONENTS.length ? SHUTDOWN_DRAIN_MS : 0,
+    ).unref();
   });
   const outcome = await runtime.done;
   if (outcome === 'lost' && !shuttingDown) {

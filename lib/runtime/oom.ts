@@ -24,7 +24,8 @@ export function oomKillsOf(pod: K8sObject): OomKill[] {
   for (const c of list) {
     const t = isObject(c) && isObject(c.lastState) && isObject(c.lastState.terminated) ? c.lastState.terminated : undefined;
     const at = typeof t?.finishedAt === 'string' ? Date.parse(t.finishedAt) : NaN;
-    if (t?.reason === OOM_REASON && typeof (c as Json).name === 'string' && Number.isFinite(at)) out.push({ container: (c as Json).name as string, atS: Math.floor(at / 1000) });
+    if (t?.reason === OOM_REASON && typeof (c as Json).name === 'string' && Number.isFinite(at))
+      out.push({ container: (c as Json).name as string, atS: Math.floor(at / 1000) });
   }
   return out;
 }
@@ -35,7 +36,8 @@ export function slimOomStatuses(pod: K8sObject): { containerStatuses?: Json[] } 
   if (kills.length === 0) return {};
   return {
     containerStatuses: kills.map((k) => ({
-      name: k.container, lastState: { terminated: { reason: OOM_REASON, finishedAt: new Date(k.atS * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') } },
+      name: k.container,
+      lastState: { terminated: { reason: OOM_REASON, finishedAt: new Date(k.atS * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') } },
     })),
   };
 }

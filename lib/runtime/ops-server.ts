@@ -58,7 +58,9 @@ export class OpsServer implements Component {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
     const answer = (checks: Record<string, () => boolean>, not: string) => {
-      const failing = Object.entries(checks).filter(([, check]) => !check()).map(([name]) => name);
+      const failing = Object.entries(checks)
+        .filter(([, check]) => !check())
+        .map(([name]) => name);
       res.writeHead(failing.length ? 503 : 200, { 'Content-Type': 'text/plain' });
       res.end(failing.length ? `${not}: ${failing.join(', ')}` : 'ok');
     };

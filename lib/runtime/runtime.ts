@@ -82,7 +82,10 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
     tlsSecretName: env[E.tlsSecretName] || D.tlsSecretName,
     webhookConfigName: env[E.webhookConfigName] || D.webhookConfigName,
     webhookServiceName: env[E.webhookServiceName] || D.webhookServiceName,
-    webhookExtraNames: (env[E.webhookExtraNames] ?? '').split(',').map((n) => n.trim()).filter(Boolean),
+    webhookExtraNames: (env[E.webhookExtraNames] ?? '')
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean),
     certMode,
     tlsDir: env[E.tlsDir] || D.tlsDir,
     // Unset (a controller run by hand): assumed present, so no pod is warned about it.
@@ -139,7 +142,11 @@ export interface Runtime {
  * (tf_controller_watch_restarts_total). Without components, readiness is the caches synced.
  * Liveness fails when a component cannot recover on its own (a webhook that failed to start).
  */
-export function probes(components: readonly Component[], controller: Pick<Controller, 'hasSynced'>, stopping: () => boolean): { readiness: Record<string, () => boolean>; liveness: Record<string, () => boolean> } {
+export function probes(
+  components: readonly Component[],
+  controller: Pick<Controller, 'hasSynced'>,
+  stopping: () => boolean,
+): { readiness: Record<string, () => boolean>; liveness: Record<string, () => boolean> } {
   const readiness: Record<string, () => boolean> = {};
   const liveness: Record<string, () => boolean> = {};
   for (const c of components) {
@@ -162,7 +169,11 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   const abort = new AbortController();
   let stopping = false;
   const elector: LeaderElector = new LeaderElector({
-    cluster, clock, logger, namespace: env.namespace, name: env.leaderElectionId,
+    cluster,
+    clock,
+    logger,
+    namespace: env.namespace,
+    name: env.leaderElectionId,
     identity: `${env.podName}_${randomUUID()}`,
     ...opts.leaderElection,
     onStartedLeading: () => {
@@ -185,7 +196,10 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   const done = elector.run(abort.signal);
   logger.info({ namespace: env.namespace, lease: env.leaderElectionId, components: components.map((c) => c.name) }, 'controller started');
   return {
-    ctx, elector, ops, done,
+    ctx,
+    elector,
+    ops,
+    done,
     async stop() {
       stopping = true;
       abort.abort();

@@ -39,9 +39,16 @@ function positive(v: unknown): v is number {
 /** The annotation value for a share. */
 export function encodeShare(s: ShareRequest): string {
   return JSON.stringify({
-    pool: s.pool, qos: s.qos, gpuCount: s.gpuCount, tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit,
-    vramRequest: Math.ceil(s.vramRequest), vramLimit: Math.ceil(s.vramLimit), ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}),
-    ...(s.gpuIndices !== undefined ? { gpuIndices: s.gpuIndices } : {}), ...(s.containers !== undefined && s.containers > 1 ? { containers: s.containers } : {}),
+    pool: s.pool,
+    qos: s.qos,
+    gpuCount: s.gpuCount,
+    tflopsRequest: s.tflopsRequest,
+    tflopsLimit: s.tflopsLimit,
+    vramRequest: Math.ceil(s.vramRequest),
+    vramLimit: Math.ceil(s.vramLimit),
+    ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}),
+    ...(s.gpuIndices !== undefined ? { gpuIndices: s.gpuIndices } : {}),
+    ...(s.containers !== undefined && s.containers > 1 ? { containers: s.containers } : {}),
   });
 }
 
@@ -64,10 +71,12 @@ export function shareOf(pod: K8sObject): ShareRequest | undefined {
   if (typeof text !== 'string') return undefined;
   try {
     const s = JSON.parse(text) as Record<string, unknown>;
-    if (typeof s.pool !== 'string' || !QOS.includes(s.qos as string) || !Number.isInteger(s.gpuCount) || (s.gpuCount as number) < 1) return undefined;
+    if (typeof s.pool !== 'string' || !QOS.includes(s.qos as string) || !Number.isInteger(s.gpuCount) || (s.gpuCount as number) < 1)
+      return undefined;
     if (![s.tflopsRequest, s.tflopsLimit, s.vramRequest, s.vramLimit].every(positive)) return undefined;
     if (s.gpuModel !== undefined && typeof s.gpuModel !== 'string') return undefined;
-    if (s.gpuIndices !== undefined && !(Array.isArray(s.gpuIndices) && s.gpuIndices.every((i) => Number.isInteger(i) && i >= 0))) return undefined;
+    if (s.gpuIndices !== undefined && !(Array.isArray(s.gpuIndices) && s.gpuIndices.every((i) => Number.isInteger(i) && i >= 0)))
+      return undefined;
     if (s.containers !== undefined && !(Number.isInteger(s.containers) && (s.containers as number) >= 1)) return undefined;
     return s as unknown as ShareRequest;
   } catch {
@@ -81,9 +90,17 @@ export function shareOf(pod: K8sObject): ShareRequest | undefined {
  */
 export function allocationRequest(uid: string, s: ShareRequest, requests?: { cpu: number; memory: number }): AllocationRequest {
   return {
-    id: uid, pool: s.pool, qos: s.qos, gpuCount: s.gpuCount, ...(requests ? { cpu: requests.cpu, memory: requests.memory } : {}),
-    tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit, vramRequest: s.vramRequest, vramLimit: s.vramLimit,
-    ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}), ...(s.gpuIndices !== undefined ? { gpuIndices: s.gpuIndices } : {}),
+    id: uid,
+    pool: s.pool,
+    qos: s.qos,
+    gpuCount: s.gpuCount,
+    ...(requests ? { cpu: requests.cpu, memory: requests.memory } : {}),
+    tflopsRequest: s.tflopsRequest,
+    tflopsLimit: s.tflopsLimit,
+    vramRequest: s.vramRequest,
+    vramLimit: s.vramLimit,
+    ...(s.gpuModel !== undefined ? { gpuModel: s.gpuModel } : {}),
+    ...(s.gpuIndices !== undefined ? { gpuIndices: s.gpuIndices } : {}),
   };
 }
 

@@ -22,14 +22,20 @@ export interface OwnerReference {
 
 /** The kinds whose own controller is looked up: a ReplicaSet's Deployment, a Job's CronJob. */
 export const OWNER_LOOKUPS: ReadonlyMap<string, { resource: ResourceType; parent: string }> = new Map([
-  ['apps/v1 ReplicaSet', {
-    resource: resourceType('apps/v1', 'replicasets', 'ReplicaSet', { statusSubresource: true }),
-    parent: 'Deployment',
-  }],
-  ['batch/v1 Job', {
-    resource: resourceType('batch/v1', 'jobs', 'Job', { statusSubresource: true }),
-    parent: 'CronJob',
-  }],
+  [
+    'apps/v1 ReplicaSet',
+    {
+      resource: resourceType('apps/v1', 'replicasets', 'ReplicaSet', { statusSubresource: true }),
+      parent: 'Deployment',
+    },
+  ],
+  [
+    'batch/v1 Job',
+    {
+      resource: resourceType('batch/v1', 'jobs', 'Job', { statusSubresource: true }),
+      parent: 'CronJob',
+    },
+  ],
 ]);
 
 type Ref = Partial<OwnerReference> & { controller?: boolean };
@@ -52,7 +58,14 @@ export type ControllerRef = { apiVersion: string; kind: string; name: string; ui
  * controller's role needs update on those owners' finalizers subresource (see render/controller/rbac.ts).
  */
 export function controllerRefTo(owner: { metadata: { name?: string; uid?: string } }, kind: string): ControllerRef {
-  return { apiVersion: API_VERSION, kind, name: owner.metadata.name!, uid: String(owner.metadata.uid), controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_VERSION,
+    kind,
+    name: owner.metadata.name!,
+    uid: String(owner.metadata.uid),
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** Resolves top owners through the API, remembering each ReplicaSet's and Job's answer by UID. */

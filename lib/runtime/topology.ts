@@ -41,7 +41,12 @@ export function gpuInfo(gpu: GPU): GpuInfo | undefined {
   const isolation = s.conditions?.find((c) => c.type === GPU_ISOLATION_CONDITION);
   return {
     ...(isolation?.status === 'False' ? { isolationNotReady: isolation.reason } : {}),
-    name, node, index, model: s.gpuModel ?? '', tflops, vram: Math.floor(vram),
+    name,
+    node,
+    index,
+    model: s.gpuModel ?? '',
+    tflops,
+    vram: Math.floor(vram),
     device: typeof s.uuid === 'string' && DEVICE_UUID.test(s.uuid) ? s.uuid : String(index),
     nodeSelector: s.nodeSelector && Object.keys(s.nodeSelector).length > 0 ? s.nodeSelector : { [HOSTNAME_LABEL]: node },
   };
@@ -61,7 +66,12 @@ export function nodePools(gpuNodes: Iterable<GPUNode>): Map<string, string> {
  * The allocator's nodes of one pool, sorted by name, GPUs by index. A pool of `hard` isolation gets
  * no GPU whose isolation the agent reports not ready.
  */
-export function poolNodeSpecs(pool: string, gpus: Iterable<GpuInfo>, pools: ReadonlyMap<string, string>, isolation: IsolationMode = 'shared'): NodeSpec[] {
+export function poolNodeSpecs(
+  pool: string,
+  gpus: Iterable<GpuInfo>,
+  pools: ReadonlyMap<string, string>,
+  isolation: IsolationMode = 'shared',
+): NodeSpec[] {
   const byNode = new Map<string, GpuInfo[]>();
   for (const g of gpus) {
     if (pools.get(g.node) !== pool || (isolation === 'hard' && g.isolationNotReady)) continue;
@@ -72,7 +82,10 @@ export function poolNodeSpecs(pool: string, gpus: Iterable<GpuInfo>, pools: Read
   return [...byNode.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, list]) => ({
-      name, pool,
-      gpus: list.sort((a, b) => a.index - b.index).map((g) => ({ id: g.name, index: g.index, model: g.model, tflops: g.tflops, vram: g.vram })),
+      name,
+      pool,
+      gpus: list
+        .sort((a, b) => a.index - b.index)
+        .map((g) => ({ id: g.name, index: g.index, model: g.model, tflops: g.tflops, vram: g.vram })),
     }));
 }

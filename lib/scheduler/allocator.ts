@@ -114,7 +114,18 @@ export class Allocator {
       memUsed: 0,
       gpus: [...spec.gpus]
         .sort((a, b) => a.index - b.index)
-        .map((g) => ({ id: g.id, index: g.index, model: g.model, capT: toMilli(g.tflops), capV: g.vram, usedT: 0, limT: 0, usedV: 0, limV: 0, allocs: new Set<string>() })),
+        .map((g) => ({
+          id: g.id,
+          index: g.index,
+          model: g.model,
+          capT: toMilli(g.tflops),
+          capV: g.vram,
+          usedT: 0,
+          limT: 0,
+          usedV: 0,
+          limV: 0,
+          allocs: new Set<string>(),
+        })),
       version: 0,
     };
     pool.insert(node);
@@ -167,18 +178,33 @@ export class Allocator {
   private notInPool(node: string, pool: string): PlacementReason {
     const down = this.unavailable.get(node);
     if (down && down.pool === pool) {
-      return { kind: 'NodeUnavailable', pool, nodes: [node], reason: down.reason, message: `node ${JSON.stringify(node)} of pool ${JSON.stringify(pool)} is ${down.reason}` };
+      return {
+        kind: 'NodeUnavailable',
+        pool,
+        nodes: [node],
+        reason: down.reason,
+        message: `node ${JSON.stringify(node)} of pool ${JSON.stringify(pool)} is ${down.reason}`,
+      };
     }
     return notInPool(node, pool);
   }
 
   /** Why a pool with no usable node has none, when its nodes are known but unavailable. */
   private unavailableIn(pool: string): PlacementReason | undefined {
-    const nodes = [...this.unavailable].filter(([, u]) => u.pool === pool).map(([n]) => n).sort();
+    const nodes = [...this.unavailable]
+      .filter(([, u]) => u.pool === pool)
+      .map(([n]) => n)
+      .sort();
     if (nodes.length === 0) return undefined;
     const reasons = [...new Set(nodes.map((n) => this.unavailable.get(n)!.reason))];
     const list = nodes.map((n) => `${JSON.stringify(n)} is ${this.unavailable.get(n)!.reason}`).join(', ');
-    return { kind: 'NodeUnavailable', pool, nodes, reason: reasons.join(', '), message: `pool ${JSON.stringify(pool)} has no usable node: ${list}` };
+    return {
+      kind: 'NodeUnavailable',
+      pool,
+      nodes,
+      reason: reasons.join(', '),
+      message: `pool ${JSON.stringify(pool)} has no usable node: ${list}`,
+    };
   }
 
   /**
@@ -215,9 +241,9 @@ export class Allocator {
       node: node.name,
       gpuIds: gpus.map((g) => g.id),
       tflopsRequest: request.gpuCount === 0 ? 0 : request.tflopsRequest,
-      tflopsLimit: request.gpuCount === 0 ? 0 : request.tflopsLimit ?? request.tflopsRequest,
+      tflopsLimit: request.gpuCount === 0 ? 0 : (request.tflopsLimit ?? request.tflopsRequest),
       vramRequest: request.gpuCount === 0 ? 0 : request.vramRequest,
-      vramLimit: request.gpuCount === 0 ? 0 : request.vramLimit ?? request.vramRequest,
+      vramLimit: request.gpuCount === 0 ? 0 : (request.vramLimit ?? request.vramRequest),
       cpu: request.cpu ?? 0,
       memory: request.memory ?? 0,
       qos: request.qos,
@@ -255,7 +281,11 @@ export class Allocator {
    * The candidates that can take a (valid) request and the best of them; with `unfit`, why each other
    * one cannot, which only {@link choose} pays for.
    */
-  private judge(request: AllocationRequest, candidates: readonly string[], unfit?: Map<string, readonly PlacementReason[]>): Omit<Choice, 'unfit'> {
+  private judge(
+    request: AllocationRequest,
+    candidates: readonly string[],
+    unfit?: Map<string, readonly PlacementReason[]>,
+  ): Omit<Choice, 'unfit'> {
     const pool = this.pools.get(request.pool);
     const need = this.need(request, pool?.mode ?? 'MinFragmentation');
     const fitting: NodeState[] = [];
@@ -290,8 +320,11 @@ export class Allocator {
     throwIfInvalid(issues, 'resize');
     const { allocation: old, node, gpus } = p as Placed;
     const next: Allocation = {
-      ...old, tflopsRequest: amounts.tflopsRequest, tflopsLimit: amounts.tflopsLimit ?? amounts.tflopsRequest,
-      vramRequest: amounts.vramRequest, vramLimit: amounts.vramLimit ?? amounts.vramRequest,
+      ...old,
+      tflopsRequest: amounts.tflopsRequest,
+      tflopsLimit: amounts.tflopsLimit ?? amounts.tflopsRequest,
+      vramRequest: amounts.vramRequest,
+      vramLimit: amounts.vramLimit ?? amounts.vramRequest,
     };
     const pool = this.poolState(node.pool);
     this.apply(old, node, gpus, -1);
@@ -300,8 +333,9 @@ export class Allocator {
       this.apply(next, node, gpus, 1);
       return { ok: true, allocation: next };
     }
-    const reasons = explain(pool.name, [{ ...node, gpus: [...gpus] }], need, pool.oversell)
-      .filter((r) => r.kind !== 'NotEnoughGpusOnOneNode');
+    const reasons = explain(pool.name, [{ ...node, gpus: [...gpus] }], need, pool.oversell).filter(
+      (r) => r.kind !== 'NotEnoughGpusOnOneNode',
+    );
     this.apply(old, node, gpus, 1);
     return { ok: false, reasons };
   }
@@ -398,10 +432,11 @@ export class Allocator {
     const t = k === 0 ? 0 : toMilli(r.tflopsRequest);
     const tl = k === 0 ? 0 : toMilli(r.tflopsLimit ?? r.tflopsRequest);
     const v = k === 0 ? 0 : r.vramRequest;
-    const vl = k === 0 ? 0 : r.vramLimit ?? r.vramRequest;
+    const vl = k === 0 ? 0 : (r.vramLimit ?? r.vramRequest);
     const cpu = r.cpu ?? 0;
     const mem = r.memory ?? 0;
-    const models = k === 0 || r.gpuModel === undefined ? null : new GpuModelFilter(typeof r.gpuModel === 'string' ? [r.gpuModel] : r.gpuModel);
+    const models =
+      k === 0 || r.gpuModel === undefined ? null : new GpuModelFilter(typeof r.gpuModel === 'string' ? [r.gpuModel] : r.gpuModel);
     const mode = r.placementMode ?? poolMode;
     const modelKey = models ? [...models].sort().join(',') : '';
     const indices = k === 0 || r.gpuIndices === undefined ? null : new Set(r.gpuIndices);
@@ -489,7 +524,12 @@ export class Allocator {
       model: g.model,
       node: node.name,
       pool: node.pool,
-      tflops: { capacity: g.capT / 1000, requested: g.usedT / 1000, limits: g.limT / 1000, available: Math.max(0, g.capT - g.usedT) / 1000 },
+      tflops: {
+        capacity: g.capT / 1000,
+        requested: g.usedT / 1000,
+        limits: g.limT / 1000,
+        available: Math.max(0, g.capT - g.usedT) / 1000,
+      },
       vram: { capacity: g.capV, requested: g.usedV, limits: g.limV, available: Math.max(0, g.capV - g.usedV) },
       allocations: [...g.allocs].sort(),
     };

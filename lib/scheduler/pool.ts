@@ -187,7 +187,11 @@ export class PoolState implements PoolView {
     for (const node of nodes) {
       if (!node || !evaluate(node, need, this, score, null)) continue;
       const { primary: p, secondary: s } = score;
-      if (!best || p > bp || (p === bp && (s > bs || (s === bs && (node.rank < best.rank || (node.rank === best.rank && node.slot < best.slot)))))) {
+      if (
+        !best ||
+        p > bp ||
+        (p === bp && (s > bs || (s === bs && (node.rank < best.rank || (node.rank === best.rank && node.slot < best.slot)))))
+      ) {
         best = node;
         bp = p;
         bs = s;

@@ -125,7 +125,8 @@ export class Why {
       });
     }
     if (t[VRAM] > 0) reasons.push({ kind: 'InsufficientVram', gpus: t[VRAM], message: `${plural(t[VRAM], 'GPU')}: not enough free VRAM` });
-    if (t[TFLOPS] > 0) reasons.push({ kind: 'InsufficientTflops', gpus: t[TFLOPS], message: `${plural(t[TFLOPS], 'GPU')}: not enough free TFLOPS` });
+    if (t[TFLOPS] > 0)
+      reasons.push({ kind: 'InsufficientTflops', gpus: t[TFLOPS], message: `${plural(t[TFLOPS], 'GPU')}: not enough free TFLOPS` });
     if (t[OVERSOLD] > 0) {
       reasons.push({
         kind: 'TflopsOversellExceeded',

@@ -152,10 +152,14 @@ function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Scor
     // GPUs in the same state score the same: try each state once (fits is sorted, so they are adjacent).
     if (c > 0) {
       const prev = node.gpus[fits[c - 1]];
-      if (prev.usedT === g.usedT && prev.usedV === g.usedV && prev.model === g.model && prev.capT === g.capT && prev.capV === g.capV) continue;
+      if (prev.usedT === g.usedT && prev.usedV === g.usedV && prev.model === g.model && prev.capT === g.capT && prev.capV === g.capV)
+        continue;
     }
     one[0] = fits[c];
-    const gain = profile.frag - fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter) - SCARCITY_WEIGHT * pickedPressure(node, need, pool, 1, fits[c]);
+    const gain =
+      profile.frag -
+      fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter) -
+      SCARCITY_WEIGHT * pickedPressure(node, need, pool, 1, fits[c]);
     if (gain > bestGain) {
       best = c;
       bestGain = gain;

@@ -118,7 +118,13 @@ export interface Allocation {
 export type PlacementReason =
   | { readonly kind: 'NoNodesInPool'; readonly pool: string; readonly message: string }
   /** Nodes of the pool that take no share now (see Allocator.setUnavailable), e.g. NotReady. */
-  | { readonly kind: 'NodeUnavailable'; readonly pool: string; readonly nodes: readonly string[]; readonly reason: string; readonly message: string }
+  | {
+      readonly kind: 'NodeUnavailable';
+      readonly pool: string;
+      readonly nodes: readonly string[];
+      readonly reason: string;
+      readonly message: string;
+    }
   | { readonly kind: 'NoGpuOfModel'; readonly models: readonly string[]; readonly gpus: number; readonly message: string }
   | { readonly kind: 'InsufficientCpu'; readonly nodes: number; readonly message: string }
   | { readonly kind: 'InsufficientMemory'; readonly nodes: number; readonly message: string }
@@ -126,7 +132,13 @@ export type PlacementReason =
   | { readonly kind: 'InsufficientTflops'; readonly gpus: number; readonly message: string }
   | { readonly kind: 'TflopsOversellExceeded'; readonly gpus: number; readonly ratio: number; readonly message: string }
   /** The request's TFLOPS limit alone is above `max`, what the largest allowed GPU may be oversold to. */
-  | { readonly kind: 'TflopsLimitAboveOversell'; readonly limit: number; readonly max: number; readonly ratio: number; readonly message: string }
+  | {
+      readonly kind: 'TflopsLimitAboveOversell';
+      readonly limit: number;
+      readonly max: number;
+      readonly ratio: number;
+      readonly message: string;
+    }
   | {
       readonly kind: 'NotEnoughGpusOnOneNode';
       readonly nodes: number;
@@ -138,8 +150,7 @@ export type PlacementReason =
 export type PlacementReasonKind = PlacementReason['kind'];
 
 export type AllocateResult =
-  | { readonly ok: true; readonly allocation: Allocation }
-  | { readonly ok: false; readonly reasons: readonly PlacementReason[] };
+  { readonly ok: true; readonly allocation: Allocation } | { readonly ok: false; readonly reasons: readonly PlacementReason[] };
 
 /** Used and available figures of one GPU, in TFLOPS and bytes. */
 export interface GpuUsage {

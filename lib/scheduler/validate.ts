@@ -4,7 +4,6 @@ import { OVERSELL_MAX, OVERSELL_MIN } from '../model/limits';
 import { checkEnum, checkLimitAtLeastRequest, checkQos, GPU_COUNT_MAX, PLACEMENT_MODES } from '../model/rules';
 import { AllocationRequest, NodeSpec, PoolConfig } from './types';
 
-
 type Check = (field: string, value: unknown) => FieldIssue | undefined;
 
 const nonEmptyString: Check = (field, value) =>
@@ -44,8 +43,21 @@ export function validateRequest(r: AllocationRequest, field = 'request'): FieldI
   push(issues, nonNegativeInteger(`${field}.vramRequest`, r.vramRequest));
   push(issues, optional(nonNegativeInteger)(`${field}.vramLimit`, r.vramLimit));
   if (issues.length === 0) {
-    push(issues, checkLimitAtLeastRequest(`${field}.tflopsLimit`, r.tflopsLimit, r.tflopsLimit, `${field}.tflopsRequest`, r.tflopsRequest, r.tflopsRequest));
-    push(issues, checkLimitAtLeastRequest(`${field}.vramLimit`, r.vramLimit, r.vramLimit, `${field}.vramRequest`, r.vramRequest, r.vramRequest));
+    push(
+      issues,
+      checkLimitAtLeastRequest(
+        `${field}.tflopsLimit`,
+        r.tflopsLimit,
+        r.tflopsLimit,
+        `${field}.tflopsRequest`,
+        r.tflopsRequest,
+        r.tflopsRequest,
+      ),
+    );
+    push(
+      issues,
+      checkLimitAtLeastRequest(`${field}.vramLimit`, r.vramLimit, r.vramLimit, `${field}.vramRequest`, r.vramRequest, r.vramRequest),
+    );
   }
   push(issues, gpuCount(`${field}.gpuCount`, r.gpuCount));
   const models = r.gpuModel;

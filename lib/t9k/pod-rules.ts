@@ -61,7 +61,11 @@ export function checkNoTensorFusionMix(template: T9kPodTemplateLike): FieldIssue
   const [use] = t9kResourceUses(template);
   const [tf] = tensorFusionKeys(template);
   if (!use || !tf) return undefined;
-  return fieldIssue(tf.field, tf.value, `no tensor-fusion.ai GPU key on a pod that requests T9k resources (${use.field}); use one GPU-sharing system per pod`);
+  return fieldIssue(
+    tf.field,
+    tf.value,
+    `no tensor-fusion.ai GPU key on a pod that requests T9k resources (${use.field}); use one GPU-sharing system per pod`,
+  );
 }
 
 /**
@@ -77,14 +81,24 @@ export function checkT9kPod(template: T9kPodTemplateLike): FieldIssue[] {
   for (const use of uses) {
     const first = firstIn.get(use.index);
     if (first) {
-      issues.push(fieldIssue(use.field, use.value, `at most one T9k resource per container (container "${use.container}" already requests ${first.resource})`));
+      issues.push(
+        fieldIssue(
+          use.field,
+          use.value,
+          `at most one T9k resource per container (container "${use.container}" already requests ${first.resource})`,
+        ),
+      );
       continue;
     }
     firstIn.set(use.index, use);
     if (use.resource !== T9K.exclusiveNodeResource) continue;
     if (nodeOwner) {
       issues.push(
-        fieldIssue(use.field, use.value, `one container per pod requesting ${use.resource} (container "${nodeOwner.container}" already does; a pod runs on one node)`),
+        fieldIssue(
+          use.field,
+          use.value,
+          `one container per pod requesting ${use.resource} (container "${nodeOwner.container}" already does; a pod runs on one node)`,
+        ),
       );
     } else {
       nodeOwner = use;
@@ -128,5 +142,9 @@ export interface T9kPoolNode {
 export function checkSharedGpuPool(poolName: string, nodes: readonly T9kPoolNode[]): FieldIssue | undefined {
   if (nodes.length === 0 || nodes.some((n) => n.allocMode !== 'xgn')) return undefined;
   const names = nodes.map((n) => n.name).join(', ');
-  return fieldIssue('mode', 'shared-gpu', `exclusive-gpu or exclusive-node: every node of pool "${poolName}" is xgn (${names}); shared GPUs need an sgn node`);
+  return fieldIssue(
+    'mode',
+    'shared-gpu',
+    `exclusive-gpu or exclusive-node: every node of pool "${poolName}" is xgn (${names}); shared GPUs need an sgn node`,
+  );
 }

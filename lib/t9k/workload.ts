@@ -102,7 +102,11 @@ export function checkT9kGpuOptions(options: T9kGpuOptions): FieldIssue[] {
   }
   if (options.groupName !== undefined && (options.groupName === '' || !isLabelValue(options.groupName))) {
     issues.push(
-      fieldIssue('groupName', options.groupName, "a label value: 1 to 63 characters, alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"),
+      fieldIssue(
+        'groupName',
+        options.groupName,
+        "a label value: 1 to 63 characters, alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric",
+      ),
     );
   }
   if (options.mode === 'shared-gpu' && options.pool) {
@@ -124,7 +128,9 @@ function pickContainer(containers: readonly ContainerLike[], wanted: string | un
 
 /** A value the template already sets must be the one the mode sets; an absent one is fine. */
 function checkUnset(field: string, current: string | undefined, wanted: string, why: string): FieldIssue | undefined {
-  return current === undefined || current === wanted ? undefined : fieldIssue(field, current, `${JSON.stringify(wanted)} or nothing (${why})`);
+  return current === undefined || current === wanted
+    ? undefined
+    : fieldIssue(field, current, `${JSON.stringify(wanted)} or nothing (${why})`);
 }
 
 /**
@@ -166,7 +172,12 @@ export function t9kPodTemplate<T extends T9kPodTemplateLike>(template: T, option
     options.groupName === undefined
       ? undefined
       : checkUnset(entryPath('metadata.labels', T9K.groupNameLabel), labels?.[T9K.groupNameLabel], options.groupName, 'groupName sets it'),
-    checkUnset(entryPath('spec.nodeSelector', T9K.allocModeLabel), spec.nodeSelector?.[T9K.allocModeLabel], allocMode, `mode ${options.mode} runs on ${allocMode} nodes`),
+    checkUnset(
+      entryPath('spec.nodeSelector', T9K.allocModeLabel),
+      spec.nodeSelector?.[T9K.allocModeLabel],
+      allocMode,
+      `mode ${options.mode} runs on ${allocMode} nodes`,
+    ),
   ];
   for (const issue of conflicts) if (issue) issues.push(issue);
   throwIfInvalid(issues);

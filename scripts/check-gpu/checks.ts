@@ -105,7 +105,10 @@ export class GpuCheck {
       const [victim, survivor] = await this.matmulTogether(KILL_RUN_S);
       await new Promise((r) => setTimeout(r, KILL_AFTER_MS));
       victim.child.kill('SIGKILL');
-      const killed = await victim.done.then(() => 'finished before the kill', (err: Error) => err.message);
+      const killed = await victim.done.then(
+        () => 'finished before the kill',
+        (err: Error) => err.message,
+      );
       const { tflops = 0 } = await survivor.done;
       // Sane: at least half of what the same share got while the other share ran all along.
       const floor = (twoSharesTflops?.[1] ?? 0) / 2;
@@ -113,7 +116,17 @@ export class GpuCheck {
       this.detail('othersSurviveKill', { killed, survivorTflops: tflops, floorTflops: floor, ...fresh });
       return tflops > floor;
     });
-    return { isolation, vramLimitHolds, hostileVramLimitHolds, pipeDirUnsetEscapes, smsAt25Percent, smsTotal, twoSharesTflops, othersSurviveKill, agentVramBytesPerPod };
+    return {
+      isolation,
+      vramLimitHolds,
+      hostileVramLimitHolds,
+      pipeDirUnsetEscapes,
+      smsAt25Percent,
+      smsTotal,
+      twoSharesTflops,
+      othersSurviveKill,
+      agentVramBytesPerPod,
+    };
   }
 
   /**
@@ -152,7 +165,13 @@ export class GpuCheck {
     let served = this.served.get(name);
     if (!served) {
       const { vramGiB, pct } = SHARES[name];
-      const share: MpsShare = { id: randomUUID(), pod: `check-gpu/${name}`, gpuUuids: [this.ctx.gpuUuid], vramLimitBytes: vramGiB * GIB, threadPercentage: pct };
+      const share: MpsShare = {
+        id: randomUUID(),
+        pod: `check-gpu/${name}`,
+        gpuUuids: [this.ctx.gpuUuid],
+        vramLimitBytes: vramGiB * GIB,
+        threadPercentage: pct,
+      };
       served = this.ctx.supervisor.ensure(share).then((dirs) => ({ name, share, dirs, env: containerEnv(share, dirs) }));
       // A share whose daemon did not start is tried again by the next sub-check that needs it.
       served.catch(() => this.served.delete(name));
@@ -227,10 +246,18 @@ function underLimit(r: ClientReport): boolean {
 /** Whether the values show the node side's isolation working on this GPU. */
 export function passed(v: CheckValues): boolean {
   const pods = v.agentVramBytesPerPod ?? {};
-  return v.vramLimitHolds && v.hostileVramLimitHolds && v.othersSurviveKill
+  return (
+    v.vramLimitHolds &&
+    v.hostileVramLimitHolds &&
+    v.othersSurviveKill &&
     // MPS gives whole TPCs: 32 of 132 SMs at 25 % on an H100.
-    && v.smsAt25Percent !== null && v.smsTotal !== null && v.smsAt25Percent <= 0.3 * v.smsTotal
-    && v.twoSharesTflops !== null && v.twoSharesTflops.every((t) => t > 0)
+    v.smsAt25Percent !== null &&
+    v.smsTotal !== null &&
+    v.smsAt25Percent <= 0.3 * v.smsTotal &&
+    v.twoSharesTflops !== null &&
+    v.twoSharesTflops.every((t) => t > 0) &&
     // share-b's client holds twice share-a's: attributed to the right pods, not summed or swapped.
-    && pods['share-a'] > 0 && pods['share-b'] > pods['share-a'];
+    pods['share-a'] > 0 &&
+    pods['share-b'] > pods['share-a']
+  );
 }

@@ -50,7 +50,10 @@ export class Clients {
   private readonly live = new Set<ChildProcess>();
   private closed = false;
 
-  constructor(private readonly python: string, private readonly script: string) {}
+  constructor(
+    private readonly python: string,
+    private readonly script: string,
+  ) {}
 
   /**
    * Starts client.py in `mode` with `arg`, `env` on top of this process's environment less its own
@@ -64,10 +67,14 @@ export class Clients {
     // A client that died cannot take its "go"; the write error is not the check's failure.
     child.stdin!.on('error', () => undefined);
     let stderr = '';
-    child.stderr!.on('data', (b: Buffer) => { stderr = (stderr + b.toString()).slice(-4000); });
+    child.stderr!.on('data', (b: Buffer) => {
+      stderr = (stderr + b.toString()).slice(-4000);
+    });
     const lines: ClientReport[] = [];
     let onReady: (r: ClientReport) => void = () => undefined;
-    const readyLine = new Promise<ClientReport>((res) => { onReady = res; });
+    const readyLine = new Promise<ClientReport>((res) => {
+      onReady = res;
+    });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       // Libraries may print too; only the client's own lines are JSON objects.
       if (!line.startsWith('{')) return;
@@ -81,7 +88,10 @@ export class Clients {
       if (r.ready) onReady(r);
     });
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutMs);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     const done = new Promise<ClientReport>((resolve, reject) => {
       child.on('error', reject);
       child.on('close', (code, signal) => {
@@ -89,11 +99,16 @@ export class Clients {
         this.live.delete(child);
         const last = lines.at(-1);
         if (code === 0 && last && !last.ready) return resolve(last);
-        const why = timedOut ? `no result within ${timeoutMs / 1000} s` : last?.error ?? `exited with ${code ?? signal}${tail(stderr)}`;
+        const why = timedOut ? `no result within ${timeoutMs / 1000} s` : (last?.error ?? `exited with ${code ?? signal}${tail(stderr)}`);
         reject(new Error(`${mode} client: ${why}`));
       });
     });
-    const ready = Promise.race([readyLine, done.then(() => { throw new Error(`${mode} client ended before it was ready`); })]);
+    const ready = Promise.race([
+      readyLine,
+      done.then(() => {
+        throw new Error(`${mode} client ended before it was ready`);
+      }),
+    ]);
     // Either may be left unawaited when an earlier step of a sub-check failed.
     for (const p of [ready, done]) p.catch(() => undefined);
     return { child, ready, done, go: () => child.stdin!.end('go\n') };

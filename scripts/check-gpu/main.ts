@@ -30,15 +30,26 @@ const note = (msg: string) => console.error(`check:gpu: ${msg}`);
 
 /** Runs the check with `clientScript` (client.py) as the CUDA client; resolves to the exit status. */
 export async function checkGpu(clientScript: string): Promise<number> {
-  const listed = await run('nvidia-smi', ['-L']).then((r) => r.stdout, () => '');
+  const listed = await run('nvidia-smi', ['-L']).then(
+    (r) => r.stdout,
+    () => '',
+  );
   if (!/^GPU \d+:/m.test(listed)) {
     console.log(NO_GPU_LINE);
     return 0;
   }
   const started = Date.now();
   const nvidiaSmi = onPath('nvidia-smi');
-  const query = await run(nvidiaSmi, ['-i', '0', '--query-gpu=name,uuid,driver_version,memory.total,compute_mode', '--format=csv,noheader,nounits']);
-  const [gpu, uuid, driver, memoryMiB, computeMode] = query.stdout.trim().split(',').map((f) => f.trim());
+  const query = await run(nvidiaSmi, [
+    '-i',
+    '0',
+    '--query-gpu=name,uuid,driver_version,memory.total,compute_mode',
+    '--format=csv,noheader,nounits',
+  ]);
+  const [gpu, uuid, driver, memoryMiB, computeMode] = query.stdout
+    .trim()
+    .split(',')
+    .map((f) => f.trim());
   const workDir = await mkdtemp(join(tmpdir(), 'check-gpu-'));
   const supervisor = new MpsSupervisor({
     controlBin: onPath('nvidia-cuda-mps-control'),
@@ -66,8 +77,16 @@ export async function checkGpu(clientScript: string): Promise<number> {
   try {
     const values = await check.run();
     result = {
-      gpu, uuid, driver, memoryMiB: Number(memoryMiB), computeMode, ...values, pass: passed(values),
-      errors: check.errors, details: check.details, timingsMs: { ...check.timingsMs, total: Date.now() - started },
+      gpu,
+      uuid,
+      driver,
+      memoryMiB: Number(memoryMiB),
+      computeMode,
+      ...values,
+      pass: passed(values),
+      errors: check.errors,
+      details: check.details,
+      timingsMs: { ...check.timingsMs, total: Date.now() - started },
     };
   } finally {
     await cleanUp(clients, supervisor, workDir);
@@ -87,8 +106,11 @@ async function cleanUp(clients: Clients, supervisor: MpsSupervisor, workDir: str
 
 /** Runs the check and exits with its status; an error that stops the whole check ends as a JSON line too. */
 export function runCheckGpu(clientScript: string): void {
-  checkGpu(clientScript).then((code) => process.exit(code), (err: Error) => {
-    console.log(JSON.stringify({ pass: false, error: err.message }));
-    process.exit(1);
-  });
+  checkGpu(clientScript).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      console.log(JSON.stringify({ pass: false, error: err.message }));
+      process.exit(1);
+    },
+  );
 }

@@ -33,7 +33,8 @@ PATH="$PATH:/usr/local/nvidia/bin" "$tmp/node" "$here/check-gpu.js" "$@"
 /** Writes the folder and prints its size; rejects when it is over PACK_MAX_BYTES. */
 export async function pack(dir: string): Promise<void> {
   const started = Date.now();
-  if (process.platform !== 'linux' || process.arch !== 'x64') console.error(`check:gpu: packing a ${process.platform}-${process.arch} node; the GPU machines are linux-x64`);
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    console.error(`check:gpu: packing a ${process.platform}-${process.arch} node; the GPU machines are linux-x64`);
   mkdirSync(dir, { recursive: true });
   await build({
     stdin: {
@@ -57,6 +58,8 @@ export async function pack(dir: string): Promise<void> {
   chmodSync(join(dir, 'run.sh'), 0o755);
   const bytes = readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
   const mib = (bytes / 2 ** 20).toFixed(1);
-  console.log(`check:gpu: packed ${dir}: ${mib} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s; run it with: bash ${join(dir, 'run.sh')}`);
+  console.log(
+    `check:gpu: packed ${dir}: ${mib} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s; run it with: bash ${join(dir, 'run.sh')}`,
+  );
   if (bytes > PACK_MAX_BYTES) throw new Error(`${dir} is ${mib} MiB, over ${PACK_MAX_BYTES / 2 ** 20} MiB`);
 }

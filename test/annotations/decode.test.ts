@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import type { QosLevel } from '../../lib/model/rules';
 import { ALLOCATION_ANNOTATION } from '../../lib/model/keys';
-import { CONTROLLER_WRITTEN_KEYS, decodeGpuAnnotations, encodeGpuWorkload, GPU_WORKLOAD_ANNOTATIONS, GpuWorkloadOptions } from '../../lib/annotations';
+import {
+  CONTROLLER_WRITTEN_KEYS,
+  decodeGpuAnnotations,
+  encodeGpuWorkload,
+  GPU_WORKLOAD_ANNOTATIONS,
+  GpuWorkloadOptions,
+} from '../../lib/annotations';
 import { annotationKey } from '../support/annotations';
 
 describe('decodeGpuAnnotations', () => {
@@ -14,7 +20,13 @@ describe('decodeGpuAnnotations', () => {
       'tensor-fusion.ai/inject-container': 'a, b',
     });
     expect(issues).toEqual([]);
-    expect(settings).toEqual({ tflopsRequest: 0.5, vramLimit: 1.5 * 2 ** 30, autoLimits: false, replicas: 0, injectContainers: ['a', 'b'] });
+    expect(settings).toEqual({
+      tflopsRequest: 0.5,
+      vramLimit: 1.5 * 2 ** 30,
+      autoLimits: false,
+      replicas: 0,
+      injectContainers: ['a', 'b'],
+    });
   });
 
   it('ignores keys outside tensor-fusion.ai/', () => {
@@ -30,18 +42,43 @@ describe('decodeGpuAnnotations', () => {
   });
 
   it('accepts the share the webhook records and the placement values written at bind, so a copied pod decodes', () => {
-    const written = ['share', 'gpu-ids', 'allocation-id', 'visible-devices', 'mps-memory-limit', 'mps-thread-percentage'].map(annotationKey);
+    const written = ['share', 'gpu-ids', 'allocation-id', 'visible-devices', 'mps-memory-limit', 'mps-thread-percentage'].map(
+      annotationKey,
+    );
     expect(written.every((k) => CONTROLLER_WRITTEN_KEYS.has(k))).toBe(true);
-    const { settings, issues } = decodeGpuAnnotations({ ...Object.fromEntries(written.map((k) => [k, 'x'])), 'tensor-fusion.ai/qos': 'high' });
+    const { settings, issues } = decodeGpuAnnotations({
+      ...Object.fromEntries(written.map((k) => [k, 'x'])),
+      'tensor-fusion.ai/qos': 'high',
+    });
     expect([settings, issues]).toEqual([{ qos: 'high' }, []]);
   });
 
   it('knows exactly the 18 annotations of seed 002 and the 6 upstream keys acted on', () => {
     expect(GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key.replace('tensor-fusion.ai/', '')).sort()).toEqual([
-      'auto-limits', 'auto-replicas', 'auto-requests', 'compute-percent-limit', 'compute-percent-request', 'dedicated-gpu', 'eviction-protection',
-      'generate-workload', 'gpu-count', 'gpu-indices', 'gpu-model', 'gpupool', 'inject-container',
-      'is-local-gpu', 'no-standalone-worker-mode', 'qos', 'replicas', 'tflops-limit', 'tflops-request', 'vendor', 'vram-limit', 'vram-request',
-      'workload', 'workload-profile',
+      'auto-limits',
+      'auto-replicas',
+      'auto-requests',
+      'compute-percent-limit',
+      'compute-percent-request',
+      'dedicated-gpu',
+      'eviction-protection',
+      'generate-workload',
+      'gpu-count',
+      'gpu-indices',
+      'gpu-model',
+      'gpupool',
+      'inject-container',
+      'is-local-gpu',
+      'no-standalone-worker-mode',
+      'qos',
+      'replicas',
+      'tflops-limit',
+      'tflops-request',
+      'vendor',
+      'vram-limit',
+      'vram-request',
+      'workload',
+      'workload-profile',
     ]);
   });
 
@@ -52,11 +89,7 @@ describe('decodeGpuAnnotations', () => {
   });
 
   it('never throws, and every issue names a tensor-fusion.ai key, on arbitrary string maps', () => {
-    const keys = fc.oneof(
-      fc.string(),
-      fc.constantFrom(...GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key)),
-      fc.string().map(annotationKey),
-    );
+    const keys = fc.oneof(fc.string(), fc.constantFrom(...GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key)), fc.string().map(annotationKey));
     const values = fc.oneof(fc.string(), fc.constantFrom('true', 'false', '0', '-1', '4Gi', '1e400', 'NaN', ' 10', 'a,,b'));
     const containers = fc.option(fc.array(fc.string(), { maxLength: 3 }), { nil: undefined });
     fc.assert(

@@ -30,8 +30,13 @@ describe('encodeGpuWorkload', () => {
 
   it('writes the advanced annotations as the seed does', () => {
     const out = encodeGpuWorkload({
-      gpuCount: 4, gpuModel: 'A100', autoRequests: true, autoLimits: false, autoReplicas: true,
-      isLocalGpu: true, noStandaloneWorkerMode: true,
+      gpuCount: 4,
+      gpuModel: 'A100',
+      autoRequests: true,
+      autoLimits: false,
+      autoReplicas: true,
+      isLocalGpu: true,
+      noStandaloneWorkerMode: true,
     });
     expect(out.annotations).toEqual({
       'tensor-fusion.ai/is-local-gpu': 'true',
@@ -80,9 +85,7 @@ describe('encodeGpuWorkload', () => {
       'gpuCount: got 0, expected an integer from 1 to 128',
       'qos: got "urgent", expected one of low, medium, high, critical',
     ]);
-    expect((error as Error).message).toBe(
-      'GPU workload options: ' + (error as ValidationError).issues.map((i) => i.message).join('\n'),
-    );
+    expect((error as Error).message).toBe('GPU workload options: ' + (error as ValidationError).issues.map((i) => i.message).join('\n'));
   });
 
   it('does not modify the options it is given', () => {

@@ -18,15 +18,30 @@ describe('resolveWorkloadSettings: defaults', () => {
     const { settings, issues } = resolveWorkloadSettings({});
     expect(issues).toEqual([]);
     expect(settings).toEqual({
-      qos: 'medium', isLocalGpu: false, gpuCount: 1, generateWorkload: true, noStandaloneWorkerMode: false,
-      sources: { qos: 'default', isLocalGpu: 'default', gpuCount: 'default', generateWorkload: 'default', noStandaloneWorkerMode: 'default' },
+      qos: 'medium',
+      isLocalGpu: false,
+      gpuCount: 1,
+      generateWorkload: true,
+      noStandaloneWorkerMode: false,
+      sources: {
+        qos: 'default',
+        isLocalGpu: 'default',
+        gpuCount: 'default',
+        generateWorkload: 'default',
+        noStandaloneWorkerMode: 'default',
+      },
     });
   });
 
   it('copies a lone limit to the request and a lone request to the limit', () => {
     const { settings } = resolveWorkloadSettings(decode({ 'tensor-fusion.ai/tflops-limit': '20', 'tensor-fusion.ai/vram-request': '4Gi' }));
     expect([settings.tflopsRequest, settings.tflopsLimit, settings.vramRequest, settings.vramLimit]).toEqual([20, 20, 4 * GiB, 4 * GiB]);
-    expect(settings.sources).toMatchObject({ tflopsRequest: 'derived', tflopsLimit: 'annotation', vramRequest: 'annotation', vramLimit: 'derived' });
+    expect(settings.sources).toMatchObject({
+      tflopsRequest: 'derived',
+      tflopsLimit: 'annotation',
+      vramRequest: 'annotation',
+      vramLimit: 'derived',
+    });
   });
 });
 
@@ -35,27 +50,57 @@ describe('resolveWorkloadSettings: precedence', () => {
     const { settings, issues } = resolveWorkloadSettings({}, SEED_PROFILE);
     expect(issues).toEqual([]);
     expect(settings).toMatchObject({
-      pool: 'default-pool', qos: 'medium', isLocalGpu: true, gpuCount: 1, gpuModel: 'A100', replicas: 1,
-      tflopsRequest: 5, tflopsLimit: 15, vramRequest: 3 * GiB, vramLimit: 3 * GiB, autoScalingConfig: {},
+      pool: 'default-pool',
+      qos: 'medium',
+      isLocalGpu: true,
+      gpuCount: 1,
+      gpuModel: 'A100',
+      replicas: 1,
+      tflopsRequest: 5,
+      tflopsLimit: 15,
+      vramRequest: 3 * GiB,
+      vramLimit: 3 * GiB,
+      autoScalingConfig: {},
     });
     expect(settings.sources).toMatchObject({ pool: 'profile', qos: 'profile', isLocalGpu: 'profile', tflopsLimit: 'profile' });
   });
 
   it('lets annotations win over the profile, field by field', () => {
     const annotations = decode({
-      'tensor-fusion.ai/gpupool': 'fast-pool', 'tensor-fusion.ai/qos': 'high', 'tensor-fusion.ai/is-local-gpu': 'false',
-      'tensor-fusion.ai/gpu-count': '2', 'tensor-fusion.ai/gpu-model': 'H100', 'tensor-fusion.ai/replicas': '3',
-      'tensor-fusion.ai/tflops-limit': '20', 'tensor-fusion.ai/vram-request': '2Gi',
+      'tensor-fusion.ai/gpupool': 'fast-pool',
+      'tensor-fusion.ai/qos': 'high',
+      'tensor-fusion.ai/is-local-gpu': 'false',
+      'tensor-fusion.ai/gpu-count': '2',
+      'tensor-fusion.ai/gpu-model': 'H100',
+      'tensor-fusion.ai/replicas': '3',
+      'tensor-fusion.ai/tflops-limit': '20',
+      'tensor-fusion.ai/vram-request': '2Gi',
     });
     const { settings, issues } = resolveWorkloadSettings(annotations, SEED_PROFILE);
     expect(issues).toEqual([]);
     expect(settings).toMatchObject({
-      pool: 'fast-pool', qos: 'high', isLocalGpu: false, gpuCount: 2, gpuModel: 'H100', replicas: 3,
-      tflopsRequest: 5, tflopsLimit: 20, vramRequest: 2 * GiB, vramLimit: 3 * GiB,
+      pool: 'fast-pool',
+      qos: 'high',
+      isLocalGpu: false,
+      gpuCount: 2,
+      gpuModel: 'H100',
+      replicas: 3,
+      tflopsRequest: 5,
+      tflopsLimit: 20,
+      vramRequest: 2 * GiB,
+      vramLimit: 3 * GiB,
     });
     expect(settings.sources).toMatchObject({
-      pool: 'annotation', qos: 'annotation', isLocalGpu: 'annotation', gpuCount: 'annotation', gpuModel: 'annotation',
-      replicas: 'annotation', tflopsRequest: 'profile', tflopsLimit: 'annotation', vramRequest: 'annotation', vramLimit: 'profile',
+      pool: 'annotation',
+      qos: 'annotation',
+      isLocalGpu: 'annotation',
+      gpuCount: 'annotation',
+      gpuModel: 'annotation',
+      replicas: 'annotation',
+      tflopsRequest: 'profile',
+      tflopsLimit: 'annotation',
+      vramRequest: 'annotation',
+      vramLimit: 'profile',
     });
   });
 
@@ -91,7 +136,11 @@ describe('resolveWorkloadSettings: precedence', () => {
   });
 
   it('keeps the profile node affinity', () => {
-    const nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In' as const, values: ['a'] }] }] } };
+    const nodeAffinity = {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In' as const, values: ['a'] }] }],
+      },
+    };
     expect(resolveWorkloadSettings({}, { nodeAffinity }).settings.nodeAffinity).toEqual(nodeAffinity);
   });
 });
@@ -115,15 +164,23 @@ describe('resolveWorkloadSettings: the merged result is validated again', () => 
     const settings = decode({ 'tensor-fusion.ai/no-standalone-worker-mode': 'true', 'tensor-fusion.ai/is-local-gpu': 'true' });
     expect(resolveWorkloadSettings(settings).issues).toEqual([]);
     // Settings built by hand (not via decode) still meet the rule after the merge.
-    expect(resolveWorkloadSettings({ noStandaloneWorkerMode: true }, {}, { defaultUsingLocalGPU: false }).issues.map((i) => i.message)).toEqual([
+    expect(
+      resolveWorkloadSettings({ noStandaloneWorkerMode: true }, {}, { defaultUsingLocalGPU: false }).issues.map((i) => i.message),
+    ).toEqual([
       'tensor-fusion.ai/no-standalone-worker-mode: got "true", expected "false" or nothing, unless GPUPool.spec.defaultUsingLocalGPU is "true"',
     ]);
     expect(resolveWorkloadSettings({ noStandaloneWorkerMode: true }, { isLocalGPU: true }).issues).toEqual([]);
   });
 
   it('reports bad profile and pool values with their paths', () => {
-    const profile = { resources: { requests: { tflops: 'lots', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } }, qos: 'urgent', gpuCount: 0 };
-    const { issues, settings } = resolveWorkloadSettings({}, profile as unknown as WorkloadProfileSpec, { qosConfig: { defaultQoS: 'none' as never } });
+    const profile = {
+      resources: { requests: { tflops: 'lots', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } },
+      qos: 'urgent',
+      gpuCount: 0,
+    };
+    const { issues, settings } = resolveWorkloadSettings({}, profile as unknown as WorkloadProfileSpec, {
+      qosConfig: { defaultQoS: 'none' as never },
+    });
     expect(issues.map((i) => i.message)).toEqual([
       'WorkloadProfile.spec.qos: got "urgent", expected one of low, medium, high, critical',
       'GPUPool.spec.qosConfig.defaultQoS: got "none", expected one of low, medium, high, critical',

@@ -3,7 +3,18 @@ import { join } from 'node:path';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import { buildCrd, buildCrds, renderCrd, renderCrds, crdFileName, crdYaml, JsonSchema, KIND_NAMES, KINDS, validateSpec } from '../../lib/api';
+import {
+  buildCrd,
+  buildCrds,
+  renderCrd,
+  renderCrds,
+  crdFileName,
+  crdYaml,
+  JsonSchema,
+  KIND_NAMES,
+  KINDS,
+  validateSpec,
+} from '../../lib/api';
 import { exampleObjects, fullWorkloadProfileSpec, seedWorkloadProfileSpec } from '../support/api-examples';
 import { nodeType, schemaNodes, structuralProblems } from '../support/schema-walk';
 import { QUANTITY_PATTERN } from '../../lib/k8s/quantity';
@@ -66,9 +77,9 @@ describe('structural schemas', () => {
 
   it('the structural check catches each kind of violation', () => {
     expect(structuralProblems('spec.a', { description: 'untyped' })).toEqual(['spec.a: no type']);
-    expect(
-      structuralProblems('spec.b', { type: 'object', properties: { x: { type: 'string' } }, additionalProperties: false }),
-    ).toEqual(['spec.b: additionalProperties beside properties']);
+    expect(structuralProblems('spec.b', { type: 'object', properties: { x: { type: 'string' } }, additionalProperties: false })).toEqual([
+      'spec.b: additionalProperties beside properties',
+    ]);
     expect(structuralProblems('spec.c', { type: 'string', anyOf: [{ type: 'string' }], const: 'x' })).toEqual([
       'spec.c: anyOf outside an int-or-string node',
       'spec.c: keyword const is not allowed in a structural CRD',
@@ -167,7 +178,10 @@ describe('objects against the committed CRDs (as the API server sees them)', () 
   });
 
   it('reject a quantity that does not match the Kubernetes pattern', () => {
-    const spec = { ...seedWorkloadProfileSpec(), resources: { requests: { tflops: '5', vram: '3GB' }, limits: { tflops: '15', vram: '3Gi' } } };
+    const spec = {
+      ...seedWorkloadProfileSpec(),
+      resources: { requests: { tflops: '5', vram: '3GB' }, limits: { tflops: '15', vram: '3Gi' } },
+    };
     expect(ajv.validate(committed('WorkloadProfile'), profile(spec))).toBe(false);
   });
 });

@@ -51,7 +51,10 @@ describe('validateSpec says the bound', () => {
     [{ vram: '1e400' }, 'spec.resources.limits.vram: got "1e400", expected a Kubernetes quantity such as 4Gi or 512Mi, at most 1Pi'],
     [{ vram: '8Pi' }, 'spec.resources.limits.vram: got "8Pi", expected at most 1Pi of VRAM per GPU'],
     [{ tflops: '1e99' }, 'spec.resources.limits.tflops: got "1e99", expected at most 100000 TFLOPS per GPU'],
-    [{ vram: '500m' }, 'spec.resources.limits.vram: got "500m", expected at least 1Mi of VRAM (a number or a quantity without a unit is bytes): did you mean "500Mi"?'],
+    [
+      { vram: '500m' },
+      'spec.resources.limits.vram: got "500m", expected at least 1Mi of VRAM (a number or a quantity without a unit is bytes): did you mean "500Mi"?',
+    ],
   ])('%j', (limits, message) => {
     expect(validateSpec('WorkloadProfile', resources(limits)).map((i) => i.message)).toEqual([message]);
   });

@@ -203,7 +203,7 @@ describe('GPUPool spec rules', () => {
 
   it('requires positive TFLOPS quantities in the per-model table', () => {
     expect(pool({ capacityConfig: { gpuTflops: { 'NVIDIA A100': '0', H100: 'fast' } } })).toEqual([
-      'spec.capacityConfig.gpuTflops.H100: got "fast", expected a Kubernetes quantity such as \'10\', \'0.5\' or 500m (fractions as strings)',
+      "spec.capacityConfig.gpuTflops.H100: got \"fast\", expected a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings)",
       'spec.capacityConfig.gpuTflops["NVIDIA A100"]: got "0", expected a positive number of TFLOPS such as \'10\' or \'0.5\'',
     ]);
   });

@@ -1,6 +1,12 @@
 /** The pure recommender: decaying histogram, forecasts, requests/limits with OOM bump, replicas. */
 import {
-  decodeAutoScalingConfig, DecayingHistogram, forecast, ReplicaRecommender, ResourceRecommender, Resources, settle,
+  decodeAutoScalingConfig,
+  DecayingHistogram,
+  forecast,
+  ReplicaRecommender,
+  ResourceRecommender,
+  Resources,
+  settle,
 } from '../../lib/autoscale';
 import type { AutoScalingConfig } from '../../lib/api/workload-profile';
 
@@ -111,7 +117,10 @@ describe('ResourceRecommender', () => {
     expect(r.recommend(6 * HOUR).resources.tflopsRequest).toBeLessThan(20);
   });
   it('grows a TFLOPS limit by scaleUpStep while usage presses on it', () => {
-    const r = new ResourceRecommender(settingsOf({ ...config, autoSetLimits: { enable: true, scaleUpStep: '0.5', maxRatioToRequests: '10.0' } }), { ...start, tflopsLimit: 10 });
+    const r = new ResourceRecommender(
+      settingsOf({ ...config, autoSetLimits: { enable: true, scaleUpStep: '0.5', maxRatioToRequests: '10.0' } }),
+      { ...start, tflopsLimit: 10 },
+    );
     for (let t = 0; t < HOUR; t += 60) r.observe(t, 9.8, 4 * GIB);
     expect(r.recommend(HOUR).resources.tflopsLimit).toBeGreaterThanOrEqual(15);
   });
@@ -128,7 +137,14 @@ describe('settle (ignoredDeltaRange)', () => {
 
 describe('ReplicaRecommender', () => {
   const replicas = settingsOf({
-    autoSetReplicas: { enable: true, targetTFlopsOfLimits: '0.8', scaleUpStep: '0.5', scaleDownStep: '0.5', scaleUpCoolDownTime: '2m', scaleDownCoolDownTime: '10m' },
+    autoSetReplicas: {
+      enable: true,
+      targetTFlopsOfLimits: '0.8',
+      scaleUpStep: '0.5',
+      scaleDownStep: '0.5',
+      scaleUpCoolDownTime: '2m',
+      scaleDownCoolDownTime: '10m',
+    },
   }).replicas;
   const input = { current: 2, limitPerReplica: 40, min: 1, max: 6 };
   it('scales up by at most scaleUpStep (at least one replica) and respects the bounds', () => {

@@ -6,13 +6,25 @@
  */
 import { ApiObject, App, Chart, JsonPatch, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-31';
-import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, TensorFusionWorkload, WorkloadProfile } from '../../components/cdk8s';
+import {
+  GpuNode,
+  GpuPool,
+  gpuWorkload,
+  t9kGpuWorkload,
+  TensorFusionController,
+  TensorFusionWorkload,
+  WorkloadProfile,
+} from '../../components/cdk8s';
 import type { GpuWorkloadOptions } from '../../lib/annotations';
 import { KubeObject } from '../../lib/k8s/object';
 import { thrownMessage } from './frameworks';
 
-type Template = { metadata: { annotations: Record<string, string> }; spec: { containers: { name: string }[]; affinity?: unknown; schedulerName?: string } };
-const templateOf = (objects: KubeObject[], kind = 'Deployment') => (objects.find((o) => o.kind === kind)!.spec as { template: Template }).template;
+type Template = {
+  metadata: { annotations: Record<string, string> };
+  spec: { containers: { name: string }[]; affinity?: unknown; schedulerName?: string };
+};
+const templateOf = (objects: KubeObject[], kind = 'Deployment') =>
+  (objects.find((o) => o.kind === kind)!.spec as { template: Template }).template;
 const deploymentArgs = () => ({
   metadata: { name: 'train' },
   spec: {
@@ -32,7 +44,10 @@ describe('gpuWorkload reads the final pod template at synthesis', () => {
     const template = templateOf(Testing.synth(chart));
     expect(template.spec.containers.map((c) => c.name)).toEqual(['python', 'sidecar']);
     expect(template.spec.affinity).toBeDefined();
-    expect(template.metadata.annotations).toMatchObject({ 'tensor-fusion.ai/inject-container': 'python', 'tensor-fusion.ai/vram-request': '4Gi' });
+    expect(template.metadata.annotations).toMatchObject({
+      'tensor-fusion.ai/inject-container': 'python',
+      'tensor-fusion.ai/vram-request': '4Gi',
+    });
   });
 
   it('keeps a JSON patch added after the call, and checks inject-container against the patched containers', () => {
@@ -61,7 +76,10 @@ describe('gpuWorkload reads the final pod template at synthesis', () => {
     gpuWorkload(new kplus.k8s.KubeDeployment(chart, 'd', deploymentArgs()), options);
     (options as { qos: string }).qos = 'urgent';
     (options.injectContainers as string[]).push('gone');
-    expect(templateOf(Testing.synth(chart)).metadata.annotations).toMatchObject({ 'tensor-fusion.ai/qos': 'high', 'tensor-fusion.ai/inject-container': 'python' });
+    expect(templateOf(Testing.synth(chart)).metadata.annotations).toMatchObject({
+      'tensor-fusion.ai/qos': 'high',
+      'tensor-fusion.ai/inject-container': 'python',
+    });
   });
 
   it('t9kGpuWorkload also sees containers added after the call', () => {
@@ -77,11 +95,13 @@ describe('apply order in one chart', () => {
   const kinds = (objects: KubeObject[]) => objects.map((o) => o.kind);
 
   it('puts every object of the controller before the custom resources and GPU workloads declared before it', () => {
-    const alone = Testing.synth((() => {
-      const c = new Chart(Testing.app(), 'c');
-      new TensorFusionController(c, 'tf', { image: 'registry.example.com/tf:1' });
-      return c;
-    })());
+    const alone = Testing.synth(
+      (() => {
+        const c = new Chart(Testing.app(), 'c');
+        new TensorFusionController(c, 'tf', { image: 'registry.example.com/tf:1' });
+        return c;
+      })(),
+    );
     const chart = new Chart(Testing.app(), 'c');
     new GpuPool(chart, 'default-pool');
     new WorkloadProfile(chart, 'profile', { namespace: 'ml' });
@@ -107,7 +127,7 @@ describe('names', () => {
     const chart = new Chart(Testing.app(), 'c');
     expect(new GpuPool(chart, 'h100').poolName).toBe('h100');
     expect(thrownMessage(() => new GpuPool(chart, 'H100Pool'))).toBe(
-      "GpuPool H100Pool: name: got \"H100Pool\", expected a DNS-1123 label of at most 58 characters (lowercase letters, digits and '-', starting and ending with a letter or digit); name is not set, so the id was used: set name, e.g. name: \"h100pool\"",
+      'GpuPool H100Pool: name: got "H100Pool", expected a DNS-1123 label of at most 58 characters (lowercase letters, digits and \'-\', starting and ending with a letter or digit); name is not set, so the id was used: set name, e.g. name: "h100pool"',
     );
     expect(new GpuPool(chart, 'H100Pool', { name: 'h100-pool' }).poolName).toBe('h100-pool');
   });

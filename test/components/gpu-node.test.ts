@@ -55,7 +55,10 @@ describe('GpuNode', () => {
 
   it('writes the T9k accelerator and allocation-mode labels, never the xgn taint', async () => {
     const [xgn] = await both('xgn', { nodeName: 't9k-xgn-0', t9k: { accelerator: 'nvidia-gpu', allocMode: 'xgn' } });
-    expect(xgn.metadata.labels).toEqual({ 'sched.tensorstack.dev/accelerator': 'nvidia-gpu', 'sched.tensorstack.dev/node-alloc-mode': 'xgn' });
+    expect(xgn.metadata.labels).toEqual({
+      'sched.tensorstack.dev/accelerator': 'nvidia-gpu',
+      'sched.tensorstack.dev/node-alloc-mode': 'xgn',
+    });
     expect(xgn).not.toHaveProperty('spec');
     const [npu] = await both('npu', { nodeName: 'npu-0', t9k: { accelerator: 'huawei-npu' } });
     expect(npu.metadata.labels).toEqual({ 'sched.tensorstack.dev/accelerator': 'huawei-npu' });
@@ -63,7 +66,13 @@ describe('GpuNode', () => {
 
   it('synthesizes only apiVersion, kind, name and labels: no spec, no taints, no namespace even in a namespaced chart', () => {
     const objects = synthChart(
-      (chart) => new Cdk8sGpuNode(chart, 'n', { nodeName: 'n', pools: ['p'], gpu: { model: 'A', count: 1, memory: '16Gi' }, t9k: { accelerator: 'nvidia-gpu', allocMode: 'xgn' } }),
+      (chart) =>
+        new Cdk8sGpuNode(chart, 'n', {
+          nodeName: 'n',
+          pools: ['p'],
+          gpu: { model: 'A', count: 1, memory: '16Gi' },
+          t9k: { accelerator: 'nvidia-gpu', allocMode: 'xgn' },
+        }),
       { namespace: 'ml' },
     );
     expect(objects).toHaveLength(1);
@@ -83,6 +92,13 @@ describe('GpuNode', () => {
     await capture(() => void new PulumiGpuNode('guarded', { nodeName: 'gpu-7', pools: ['p'] }), ['kubernetes:core/v1:Node'], 200);
     expect(reads.slice(read)).toEqual([{ type: 'kubernetes:core/v1:Node', name: 'guarded', id: 'gpu-7' }]);
     // The component, the read (slow), then the NodePatch, which started only once the read was done.
-    expect(registrationLog.slice(log)).toEqual(['start guarded', 'done guarded', 'start read guarded', 'done read guarded', 'start guarded', 'done guarded']);
+    expect(registrationLog.slice(log)).toEqual([
+      'start guarded',
+      'done guarded',
+      'start read guarded',
+      'done read guarded',
+      'start guarded',
+      'done guarded',
+    ]);
   });
 });

@@ -20,7 +20,9 @@ describe('GpuPool', () => {
       metadata: { name: 'shared-a100' },
       spec: {
         nodeManagerConfig: {
-          nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'tensor-fusion.ai/pool-shared-a100', operator: 'In', values: ['true'] }] }] },
+          nodeSelector: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'tensor-fusion.ai/pool-shared-a100', operator: 'In', values: ['true'] }] }],
+          },
         },
         defaultUsingLocalGPU: false,
       },
@@ -46,7 +48,9 @@ describe('GpuPool', () => {
   });
 
   it('maps every prop to its spec field', async () => {
-    const nodeSelector = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'gpu-type', operator: 'In' as const, values: ['a100', 'h100'] }] }] };
+    const nodeSelector = {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: 'gpu-type', operator: 'In' as const, values: ['a100', 'h100'] }] }],
+    };
     const workerPodTemplate = { spec: { priorityClassName: 'gpu-workers' } };
     const [pool] = await both('everything', {
       name: 'everything',
@@ -70,7 +74,11 @@ describe('GpuPool', () => {
     expect(pool).toEqual({
       apiVersion: 'tensor-fusion.ai/v1',
       kind: 'GPUPool',
-      metadata: { name: 'everything', labels: { tier: 'gold' }, annotations: { owner: 'platform', 'tensor-fusion.ai/is-default-pool': 'true' } },
+      metadata: {
+        name: 'everything',
+        labels: { tier: 'gold' },
+        annotations: { owner: 'platform', 'tensor-fusion.ai/is-default-pool': 'true' },
+      },
       spec: {
         nodeManagerConfig: { nodeSelector, defaultIsolationMode: 'shared' },
         capacityConfig: {

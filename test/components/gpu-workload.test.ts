@@ -42,17 +42,26 @@ const template = () => ({ metadata: { labels: { ...app }, annotations: { 'promet
 
 /** Constructor args (metadata + spec) of each workload kind, with explicit names. */
 const WORKLOADS = {
-  Deployment: { apiVersion: 'apps/v1', args: () => ({ metadata: { name: 'train' }, spec: { replicas: 2, selector: { matchLabels: app }, template: template() } }) },
+  Deployment: {
+    apiVersion: 'apps/v1',
+    args: () => ({ metadata: { name: 'train' }, spec: { replicas: 2, selector: { matchLabels: app }, template: template() } }),
+  },
   StatefulSet: {
     apiVersion: 'apps/v1',
     args: () => ({ metadata: { name: 'train' }, spec: { serviceName: 'train', selector: { matchLabels: app }, template: template() } }),
   },
-  Job: { apiVersion: 'batch/v1', args: () => ({ metadata: { name: 'train' }, spec: { template: { ...template(), spec: { ...podSpec(), restartPolicy: 'Never' } } } }) },
+  Job: {
+    apiVersion: 'batch/v1',
+    args: () => ({ metadata: { name: 'train' }, spec: { template: { ...template(), spec: { ...podSpec(), restartPolicy: 'Never' } } } }),
+  },
   CronJob: {
     apiVersion: 'batch/v1',
     args: () => ({
       metadata: { name: 'train' },
-      spec: { schedule: '0 * * * *', jobTemplate: { spec: { template: { ...template(), spec: { ...podSpec(), restartPolicy: 'Never' } } } } },
+      spec: {
+        schedule: '0 * * * *',
+        jobTemplate: { spec: { template: { ...template(), spec: { ...podSpec(), restartPolicy: 'Never' } } } },
+      },
     }),
   },
   Pod: { apiVersion: 'v1', args: () => ({ metadata: { name: 'train', ...template().metadata }, spec: podSpec() }) },
@@ -81,7 +90,10 @@ function rawApiObject(chart: Chart, kind: Kind): ApiObject {
 }
 
 /** The pod template of a synthesized workload. */
-function podTemplateOf(object: KubeObject): { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: Record<string, unknown> } {
+function podTemplateOf(object: KubeObject): {
+  metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+  spec: Record<string, unknown>;
+} {
   const spec = object.spec as Record<string, any>;
   if (object.kind === 'Pod') return { metadata: object.metadata as never, spec };
   if (object.kind === 'CronJob') return spec.jobTemplate.spec.template;
@@ -132,7 +144,10 @@ describe.each(KINDS)('gpuWorkload on a %s', (kind) => {
 describe('gpuWorkload on other targets', () => {
   it('works on a cdk8s-plus Deployment, keeping its selector label and defaults', () => {
     const [deployment] = synthChart((chart) => {
-      const d = new kplus.Deployment(chart, 'plus', { metadata: { name: 'plus' }, containers: [{ name: 'python', image: 'pytorch/pytorch', portNumber: 8080 }] });
+      const d = new kplus.Deployment(chart, 'plus', {
+        metadata: { name: 'plus' },
+        containers: [{ name: 'python', image: 'pytorch/pytorch', portNumber: 8080 }],
+      });
       cdk8sGpuWorkload(d, OPTIONS);
     });
     const tpl = podTemplateOf(deployment);
@@ -146,7 +161,13 @@ describe('gpuWorkload on other targets', () => {
 
   it('works on a Pulumi Deployment whose container image is an Output', async () => {
     const args = WORKLOADS.Deployment.args();
-    const spec = { ...args.spec, template: { ...args.spec.template, spec: { containers: [{ name: 'python', image: pulumi.output('pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime') }] } } };
+    const spec = {
+      ...args.spec,
+      template: {
+        ...args.spec.template,
+        spec: { containers: [{ name: 'python', image: pulumi.output('pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime') }] },
+      },
+    };
     const [object] = await pulumiObjects(() => void new k8s.apps.v1.Deployment('w', pulumiGpuWorkload({ ...args, spec }, OPTIONS)));
     const [expected] = synthChart((chart) => cdk8sGpuWorkload(rawApiObject(chart, 'Deployment'), OPTIONS));
     expect(object).toEqual(expected);
@@ -158,7 +179,9 @@ describe('gpuWorkload on other targets', () => {
     expect(() => pulumiGpuWorkload(withOutputs, { qos: 'urgent' as never })).toThrow(
       'gpuWorkload train: qos: got "urgent", expected one of low, medium, high, critical',
     );
-    expect(() => pulumiT9kGpuWorkload(withOutputs, { mode: 'shared-gpu', percent: 0 })).toThrow('t9kGpuWorkload train: percent: got 0, expected an integer from 1 to 100');
+    expect(() => pulumiT9kGpuWorkload(withOutputs, { mode: 'shared-gpu', percent: 0 })).toThrow(
+      't9kGpuWorkload train: percent: got 0, expected an integer from 1 to 100',
+    );
   });
 
   it('rejects an unknown tensor-fusion.ai annotation already on the template, with a did-you-mean hint', () => {
@@ -181,7 +204,9 @@ describe('a failing call changes nothing', () => {
     const object = rawApiObject(chart, kind);
     const before = Testing.synth(chart);
     expect(() => cdk8sGpuWorkload(object, bad)).toThrow('gpuWorkload c/w: tflopsLimit: got 5, expected at least tflopsRequest (10)');
-    expect(() => cdk8sT9kGpuWorkload(object, { mode: 'shared-gpu', percent: 101 })).toThrow('t9kGpuWorkload c/w: percent: got 101, expected an integer from 1 to 100');
+    expect(() => cdk8sT9kGpuWorkload(object, { mode: 'shared-gpu', percent: 101 })).toThrow(
+      't9kGpuWorkload c/w: percent: got 101, expected an integer from 1 to 100',
+    );
     expect(Testing.synth(chart)).toEqual(before);
   });
 
@@ -189,7 +214,9 @@ describe('a failing call changes nothing', () => {
     const chart = new Chart(Testing.app(), 'c');
     const d = new kplus.Deployment(chart, 'plus', { containers: [{ name: 'python', image: 'pytorch/pytorch' }] });
     const before = Testing.synth(chart);
-    expect(() => cdk8sGpuWorkload(d, { qos: 'urgent' as never })).toThrow('gpuWorkload c/plus: qos: got "urgent", expected one of low, medium, high, critical');
+    expect(() => cdk8sGpuWorkload(d, { qos: 'urgent' as never })).toThrow(
+      'gpuWorkload c/plus: qos: got "urgent", expected one of low, medium, high, critical',
+    );
     expect(Testing.synth(chart)).toEqual(before);
   });
 
@@ -197,7 +224,9 @@ describe('a failing call changes nothing', () => {
     const args = WORKLOADS[kind].args();
     const before = structuredClone(args);
     expect(() => pulumiGpuWorkload(args, bad)).toThrow('gpuWorkload train: tflopsLimit: got 5, expected at least tflopsRequest (10)');
-    expect(() => pulumiT9kGpuWorkload(args, { mode: 'exclusive-gpu', gpus: 0 })).toThrow('t9kGpuWorkload train: gpus: got 0, expected an integer from 1 to 128');
+    expect(() => pulumiT9kGpuWorkload(args, { mode: 'exclusive-gpu', gpus: 0 })).toThrow(
+      't9kGpuWorkload train: gpus: got 0, expected an integer from 1 to 128',
+    );
     expect(args).toEqual(before);
   });
 });
@@ -220,7 +249,9 @@ describe('t9kGpuWorkload', () => {
     expect(tpl.metadata.labels).toEqual({ ...app, 'scheduler.tensorstack.dev/group-name': 'gpu-usage' });
     expect(tpl.spec.schedulerName).toBe('t9k-scheduler');
     expect(tpl.spec.nodeSelector).toEqual({ 'sched.tensorstack.dev/node-alloc-mode': 'sgn' });
-    expect((tpl.spec.containers as { resources: unknown }[])[0].resources).toEqual({ limits: { 'tensorstack.dev/nvidia-gpu-percent': 30 } });
+    expect((tpl.spec.containers as { resources: unknown }[])[0].resources).toEqual({
+      limits: { 'tensorstack.dev/nvidia-gpu-percent': 30 },
+    });
     validateAll([raw]);
   });
 
@@ -234,7 +265,9 @@ describe('t9kGpuWorkload', () => {
     expect((tpl.spec.containers as { resources: { limits: object } }[])[0].resources.limits).toEqual(
       expect.objectContaining({ 'tensorstack.dev/nvidia-gpu-node': 1 }),
     );
-    expect(tpl.spec.tolerations).toEqual([{ key: 'sched.tensorstack.dev/xgn-mode', operator: 'Equal', value: 'true', effect: 'NoSchedule' }]);
+    expect(tpl.spec.tolerations).toEqual([
+      { key: 'sched.tensorstack.dev/xgn-mode', operator: 'Equal', value: 'true', effect: 'NoSchedule' },
+    ]);
     validateAll([deployment]);
   });
 });

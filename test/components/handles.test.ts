@@ -28,7 +28,13 @@ describe('child handles', () => {
   });
 
   it('Pulumi: the same names, and the deprecated aliases return the same objects', async () => {
-    let built: { pool?: pulumi.GpuPool; node?: pulumi.GpuNode; profile?: pulumi.WorkloadProfile; workload?: pulumi.TensorFusionWorkload; controller?: pulumi.TensorFusionController } = {};
+    let built: {
+      pool?: pulumi.GpuPool;
+      node?: pulumi.GpuNode;
+      profile?: pulumi.WorkloadProfile;
+      workload?: pulumi.TensorFusionWorkload;
+      controller?: pulumi.TensorFusionController;
+    } = {};
     await capture(() => {
       built = {
         pool: new pulumi.GpuPool('p'),

@@ -10,7 +10,12 @@ import { validateAll } from '../support/validate-k8s';
 import { KubeObject } from '../../lib/k8s/object';
 
 describe('example platform parity', () => {
-  const cdk8sObjects = sortObjects(synthChart((chart) => { controllerCdk8s(chart); buildCdk8s(chart); }));
+  const cdk8sObjects = sortObjects(
+    synthChart((chart) => {
+      controllerCdk8s(chart);
+      buildCdk8s(chart);
+    }),
+  );
   let pulumiObjects: Record<string, unknown>[];
 
   beforeAll(async () => {

@@ -25,7 +25,9 @@ describe('one name per kind in a Pulumi stack', () => {
   it('refuses a pool named after a resource name another pool has set as its name', async () => {
     await capture(() => {
       new GpuPool('gpus', { name: 'training' });
-      expect(() => new GpuPool('training')).toThrow('GpuPool training: name: got "training", expected a name no other GPUPool of this stack has (GpuPool gpus already registers one)');
+      expect(() => new GpuPool('training')).toThrow(
+        'GpuPool training: name: got "training", expected a name no other GPUPool of this stack has (GpuPool gpus already registers one)',
+      );
     });
   });
 
@@ -58,7 +60,9 @@ describe('one name per kind in a Pulumi stack', () => {
       new GpuPool('a', { name: 'pool' });
       new GpuPool('b', { name: 'pool' }, { provider: other });
       const parent = new pulumi.ComponentResource('test:index:Group', 'group', {}, { providers: [other] });
-      expect(() => new GpuPool('c', { name: 'pool' }, { parent })).toThrow('GpuPool c: name: got "pool", expected a name no other GPUPool of this stack has (GpuPool b already registers one)');
+      expect(() => new GpuPool('c', { name: 'pool' }, { parent })).toThrow(
+        'GpuPool c: name: got "pool", expected a name no other GPUPool of this stack has (GpuPool b already registers one)',
+      );
     });
     await capture(() => void new GpuPool('a', { name: 'pool' }));
   });

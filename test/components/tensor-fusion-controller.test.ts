@@ -13,7 +13,6 @@ import { capture, objectsOf, valueOf } from '../support/pulumi-mocks';
 import { validateAll } from '../support/validate-k8s';
 import { find, Json, MODES } from '../render/controller/fixtures';
 
-
 describe.each(Object.entries(MODES))('TensorFusionController parity (%s)', (_, modeProps) => {
   const props = modeProps as TensorFusionControllerProps;
   let cdk8sObjects: KubeObject[];
@@ -26,7 +25,9 @@ describe.each(Object.entries(MODES))('TensorFusionController parity (%s)', (_, m
   });
 
   it('registers in Pulumi exactly what cdk8s synthesizes', () => {
-    expect(pulumiObjects.map((o) => `${o.kind}/${(o.metadata as { name: string }).name}`)).toEqual(cdk8sObjects.map((o) => `${o.kind}/${o.metadata.name}`));
+    expect(pulumiObjects.map((o) => `${o.kind}/${(o.metadata as { name: string }).name}`)).toEqual(
+      cdk8sObjects.map((o) => `${o.kind}/${o.metadata.name}`),
+    );
     expect(pulumiObjects).toEqual(cdk8sObjects);
   });
 
@@ -41,30 +42,53 @@ describe('TensorFusionController components', () => {
     const chart = new Chart(Testing.app(), 'outputs');
     const c = new Cdk8sController(chart, 'controller', { namespace: 'gpu-system' });
     let p!: PulumiController;
-    await capture(() => { p = new PulumiController('outputs', { namespace: 'gpu-system' }); });
-    const outputs = { namespace: c.namespace, webhookServiceName: c.webhookServiceName, metricsServiceName: c.metricsServiceName, serviceAccountName: c.serviceAccountName };
-    expect(outputs).toEqual({ namespace: 'gpu-system', webhookServiceName: 'tensor-fusion-webhook', metricsServiceName: 'tensor-fusion-controller-metrics', serviceAccountName: 'tensor-fusion-controller' });
+    await capture(() => {
+      p = new PulumiController('outputs', { namespace: 'gpu-system' });
+    });
+    const outputs = {
+      namespace: c.namespace,
+      webhookServiceName: c.webhookServiceName,
+      metricsServiceName: c.metricsServiceName,
+      serviceAccountName: c.serviceAccountName,
+    };
+    expect(outputs).toEqual({
+      namespace: 'gpu-system',
+      webhookServiceName: 'tensor-fusion-webhook',
+      metricsServiceName: 'tensor-fusion-controller-metrics',
+      serviceAccountName: 'tensor-fusion-controller',
+    });
     // Pulumi exposes them as Outputs (pulumi-eks style) with the same values.
     expect({
-      namespace: await valueOf(p.namespace), webhookServiceName: await valueOf(p.webhookServiceName),
-      metricsServiceName: await valueOf(p.metricsServiceName), serviceAccountName: await valueOf(p.serviceAccountName),
+      namespace: await valueOf(p.namespace),
+      webhookServiceName: await valueOf(p.webhookServiceName),
+      metricsServiceName: await valueOf(p.metricsServiceName),
+      serviceAccountName: await valueOf(p.serviceAccountName),
     }).toEqual(outputs);
     expect(new Cdk8sController(new Chart(Testing.app(), 'm'), 'c', { metrics: false }).metricsServiceName).toBeUndefined();
   });
 
   it('take schedulerVersion in both frameworks and run that kube-scheduler', async () => {
-    const image = (objects: readonly KubeObject[]) => ((find(objects, 'Deployment') as Json).spec.template.spec.containers as Json[]).find((c) => c.name === 'scheduler').image;
+    const image = (objects: readonly KubeObject[]) =>
+      ((find(objects, 'Deployment') as Json).spec.template.spec.containers as Json[]).find((c) => c.name === 'scheduler').image;
     const cdk8s = synthChart((chart) => new Cdk8sController(chart, 'controller', { schedulerVersion: 'v1.35.2' }));
-    const pulumi = objectsOf(await capture(() => void new PulumiController('version', { schedulerVersion: 'v1.35.2' }))) as unknown as KubeObject[];
+    const pulumi = objectsOf(
+      await capture(() => void new PulumiController('version', { schedulerVersion: 'v1.35.2' })),
+    ) as unknown as KubeObject[];
     expect(image(cdk8s)).toBe('registry.k8s.io/kube-scheduler:v1.35.2');
     expect(image(pulumi)).toBe(image(cdk8s));
   });
 
   it('keep the cluster-scoped policy and PriorityClasses out of the chart namespace', () => {
     const objects = synthChart((chart) => new Cdk8sController(chart, 'controller', {}), { namespace: 'chart-ns' });
-    const scoped = objects.filter((o) => ['PriorityClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind));
+    const scoped = objects.filter((o) =>
+      ['PriorityClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind),
+    );
     // Four QoS PriorityClasses; six policies (pod integrity, pod records, pod bindings, worker pods, controller writes, node guard) and their bindings.
-    expect(scoped.map((o) => o.kind).sort()).toEqual([...Array(4).fill('PriorityClass'), ...Array(6).fill('ValidatingAdmissionPolicy'), ...Array(6).fill('ValidatingAdmissionPolicyBinding')]);
+    expect(scoped.map((o) => o.kind).sort()).toEqual([
+      ...Array(4).fill('PriorityClass'),
+      ...Array(6).fill('ValidatingAdmissionPolicy'),
+      ...Array(6).fill('ValidatingAdmissionPolicyBinding'),
+    ]);
     for (const o of scoped) expect(o.metadata.namespace).toBeUndefined();
   });
 
@@ -104,7 +128,11 @@ describe('TensorFusionController components', () => {
 describe('shipped bundle', () => {
   it('fits the 1 MiB ConfigMap limit', () => {
     const bundle = loadControllerBundle();
-    const configMap = find(synthChart((chart) => new Cdk8sController(chart, 'controller', {})), 'ConfigMap', bundleConfigMapName(bundle)) as Json;
+    const configMap = find(
+      synthChart((chart) => new Cdk8sController(chart, 'controller', {})),
+      'ConfigMap',
+      bundleConfigMapName(bundle),
+    ) as Json;
     const decoded = Buffer.from(configMap.binaryData[BUNDLE_KEY], 'base64');
     expect(decoded.length).toBe(bundle.gzippedSize);
     // The API server counts key length plus decoded bytes of data and binaryData against 1 MiB.
@@ -112,11 +140,21 @@ describe('shipped bundle', () => {
     const serialized = Buffer.byteLength(JSON.stringify(configMap));
     // Printed for the report: the figures the issue asks for.
     // eslint-disable-next-line no-console
-    console.log(JSON.stringify({ bundleBytes: bundle.size, gzippedBytes: bundle.gzippedSize, configMapJsonBytes: serialized, limitBytes: CONFIGMAP_MAX_BYTES, headroom: +(1 - decoded.length / CONFIGMAP_MAX_BYTES).toFixed(3) }));
+    console.log(
+      JSON.stringify({
+        bundleBytes: bundle.size,
+        gzippedBytes: bundle.gzippedSize,
+        configMapJsonBytes: serialized,
+        limitBytes: CONFIGMAP_MAX_BYTES,
+        headroom: +(1 - decoded.length / CONFIGMAP_MAX_BYTES).toFixed(3),
+      }),
+    );
   });
 
   it('is what the Deployment runs: its checksum is on the pod template', () => {
     const objects = synthChart((chart) => new Cdk8sController(chart, 'controller', {}));
-    expect((find(objects, 'Deployment') as Json).spec.template.metadata.annotations['tensor-fusion.ai/controller-bundle-sha256']).toBe(loadControllerBundle().sha256);
+    expect((find(objects, 'Deployment') as Json).spec.template.metadata.annotations['tensor-fusion.ai/controller-bundle-sha256']).toBe(
+      loadControllerBundle().sha256,
+    );
   });
 });

@@ -8,11 +8,14 @@ import * as Pulumi from '../../components/pulumi';
 import type { GpuWorkloadOptions } from '../../lib/annotations';
 import type { T9kGpuOptions } from '../../lib/t9k';
 
-const REF_NAME = "a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)";
+const REF_NAME =
+  "a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)";
 const DNS_NAME = REF_NAME;
-const DNS_LABEL = "a DNS-1123 label of at most 63 characters (lowercase letters, digits and '-', starting and ending with a letter or digit)";
+const DNS_LABEL =
+  "a DNS-1123 label of at most 63 characters (lowercase letters, digits and '-', starting and ending with a letter or digit)";
 const LABEL_VALUE = "a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit";
-const POOL_NAME = "a DNS-1123 label of at most 58 characters (lowercase letters, digits and '-', starting and ending with a letter or digit)";
+const POOL_NAME =
+  "a DNS-1123 label of at most 58 characters (lowercase letters, digits and '-', starting and ending with a letter or digit)";
 const QOS = 'one of low, medium, high, critical';
 
 const chart = () => new Chart(Testing.app(), 'c', { namespace: 'ml' });
@@ -39,19 +42,43 @@ describe('GpuPool rules', () => {
       ['bad pool name', { name: 'Bad_Pool' }, `${ctx}name: got "Bad_Pool", expected ${POOL_NAME}`],
       ['pool name too long for the node label', { name: 'a'.repeat(59) }, `${ctx}name: got "${'a'.repeat(59)}", expected ${POOL_NAME}`],
       ['bad defaultQos', { defaultQos: 'urgent' as never }, `${ctx}defaultQos: got "urgent", expected ${QOS}`],
-      ['bad placement', { placement: 'Random' as never }, `${ctx}placement: got "Random", expected one of MinFragmentation, CompactFirst, LowLoadFirst, NodeCompactGPULowLoad`],
       [
-        'upstream\'s soft isolation',
+        'bad placement',
+        { placement: 'Random' as never },
+        `${ctx}placement: got "Random", expected one of MinFragmentation, CompactFirst, LowLoadFirst, NodeCompactGPULowLoad`,
+      ],
+      [
+        "upstream's soft isolation",
         { isolation: 'soft' as never },
         `${ctx}isolation: got "soft", expected one of hard, shared (upstream's "soft", an LD_PRELOAD limiter, is not provided by this runtime; "hard" holds limits with MPS)`,
       ],
       ['unknown isolation', { isolation: 'mps' as never }, `${ctx}isolation: got "mps", expected one of hard, shared`],
-      ['tflopsOversellRatio below 100', { tflopsOversellRatio: 50 }, `${ctx}tflopsOversellRatio: got 50, expected an integer percentage from 100 to 100000`],
-      ['tflopsOversellRatio above 100000', { tflopsOversellRatio: 100001 }, `${ctx}tflopsOversellRatio: got 100001, expected an integer percentage from 100 to 100000`],
-      ['vramExpandToHostMem above 100', { vramExpandToHostMem: 101 }, `${ctx}vramExpandToHostMem: got 101, expected an integer percentage from 0 to 100`],
-      ['vramExpandToHostDisk negative', { vramExpandToHostDisk: -1 }, `${ctx}vramExpandToHostDisk: got -1, expected an integer percentage from 0 to 100`],
+      [
+        'tflopsOversellRatio below 100',
+        { tflopsOversellRatio: 50 },
+        `${ctx}tflopsOversellRatio: got 50, expected an integer percentage from 100 to 100000`,
+      ],
+      [
+        'tflopsOversellRatio above 100000',
+        { tflopsOversellRatio: 100001 },
+        `${ctx}tflopsOversellRatio: got 100001, expected an integer percentage from 100 to 100000`,
+      ],
+      [
+        'vramExpandToHostMem above 100',
+        { vramExpandToHostMem: 101 },
+        `${ctx}vramExpandToHostMem: got 101, expected an integer percentage from 0 to 100`,
+      ],
+      [
+        'vramExpandToHostDisk negative',
+        { vramExpandToHostDisk: -1 },
+        `${ctx}vramExpandToHostDisk: got -1, expected an integer percentage from 0 to 100`,
+      ],
       ['bad label value', { labels: { tier: 'gold class' } }, `${ctx}labels["tier"]: got "gold class", expected ${LABEL_VALUE}`],
-      ['bad vram in minResources', { minResources: { vram: '4GB' } }, `${ctx}spec.capacityConfig.minResources.vram: got "4GB", expected a Kubernetes quantity such as 4Gi or 512Mi`],
+      [
+        'bad vram in minResources',
+        { minResources: { vram: '4GB' } },
+        `${ctx}spec.capacityConfig.minResources.vram: got "4GB", expected a Kubernetes quantity such as 4Gi or 512Mi`,
+      ],
       [
         'bad gpuTflops value',
         { gpuTflops: { A100: 'fast' } },
@@ -72,32 +99,62 @@ describe('GpuNode rules', () => {
       ['no nodeName (plain JavaScript)', {} as never, `${ctx}nodeName: got nothing, expected ${DNS_NAME}`],
       ['bad pool name', { nodeName: 'n', pools: ['ok', 'Bad'] }, `${ctx}pools[1]: got "Bad", expected ${POOL_NAME}`],
       ['gpu.count 0', { nodeName: 'n', gpu: { ...gpu, count: 0 } }, `${ctx}gpu.count: got 0, expected an integer from 1 to 128`],
-      ['gpu.count not an integer', { nodeName: 'n', gpu: { ...gpu, count: 1.5 } }, `${ctx}gpu.count: got 1.5, expected an integer from 1 to 128`],
-      ['gpu.memory 80GB', { nodeName: 'n', gpu: { ...gpu, memory: '80GB' } }, `${ctx}gpu.memory: got "80GB", expected a positive Kubernetes quantity such as 4Gi or 512Mi`],
+      [
+        'gpu.count not an integer',
+        { nodeName: 'n', gpu: { ...gpu, count: 1.5 } },
+        `${ctx}gpu.count: got 1.5, expected an integer from 1 to 128`,
+      ],
+      [
+        'gpu.memory 80GB',
+        { nodeName: 'n', gpu: { ...gpu, memory: '80GB' } },
+        `${ctx}gpu.memory: got "80GB", expected a positive Kubernetes quantity such as 4Gi or 512Mi`,
+      ],
       [
         'gpu.memory not whole MiB',
         { nodeName: 'n', gpu: { ...gpu, memory: '1000000000' } },
         `${ctx}gpu.memory: got "1000000000", expected a whole number of MiB, as GFD labels it (e.g. 80Gi or 81920Mi)`,
       ],
-      ['gpu.model not a label value', { nodeName: 'n', gpu: { ...gpu, model: 'A 100' } }, `${ctx}gpu.model: got "A 100", expected ${LABEL_VALUE}`],
+      [
+        'gpu.model not a label value',
+        { nodeName: 'n', gpu: { ...gpu, model: 'A 100' } },
+        `${ctx}gpu.model: got "A 100", expected ${LABEL_VALUE}`,
+      ],
       ['bad vendor', { nodeName: 'n', vendor: 'NV IDIA' }, `${ctx}vendor: got "NV IDIA", expected ${LABEL_VALUE}`],
       ['bad extra label', { nodeName: 'n', labels: { zone: 'a b' } }, `${ctx}labels["zone"]: got "a b", expected ${LABEL_VALUE}`],
-      ['unknown t9k accelerator', { nodeName: 'n', t9k: { accelerator: 'tpu' as never } }, `${ctx}t9k.accelerator: got "tpu", expected one of nvidia-gpu, amd-gpu, huawei-npu`],
+      [
+        'unknown t9k accelerator',
+        { nodeName: 'n', t9k: { accelerator: 'tpu' as never } },
+        `${ctx}t9k.accelerator: got "tpu", expected one of nvidia-gpu, amd-gpu, huawei-npu`,
+      ],
       [
         'xgn on amd-gpu',
         { nodeName: 'n', t9k: { accelerator: 'amd-gpu', allocMode: 'xgn' } },
         `${ctx}t9k.allocMode: got "xgn", expected nothing for accelerator "amd-gpu" (xgn and sgn apply to nvidia-gpu only)`,
       ],
-      ['nvidia-gpu without allocMode', { nodeName: 'n', t9k: { accelerator: 'nvidia-gpu' } }, `${ctx}t9k.allocMode: got nothing, expected one of xgn, sgn for accelerator "nvidia-gpu"`],
-      ['bad allocMode', { nodeName: 'n', t9k: { accelerator: 'nvidia-gpu', allocMode: 'xyz' as never } }, `${ctx}t9k.allocMode: got "xyz", expected one of xgn, sgn`],
+      [
+        'nvidia-gpu without allocMode',
+        { nodeName: 'n', t9k: { accelerator: 'nvidia-gpu' } },
+        `${ctx}t9k.allocMode: got nothing, expected one of xgn, sgn for accelerator "nvidia-gpu"`,
+      ],
+      [
+        'bad allocMode',
+        { nodeName: 'n', t9k: { accelerator: 'nvidia-gpu', allocMode: 'xyz' as never } },
+        `${ctx}t9k.allocMode: got "xyz", expected one of xgn, sgn`,
+      ],
     ],
   );
 });
 
-const resources = (req: { tflops: string; vram: string }, lim: { tflops: string; vram: string }) => ({ resources: { requests: req, limits: lim } });
+const resources = (req: { tflops: string; vram: string }, lim: { tflops: string; vram: string }) => ({
+  resources: { requests: req, limits: lim },
+});
 
 describe.each([
-  ['WorkloadProfile', (p: Cdk8s.WorkloadProfileProps) => new Cdk8s.WorkloadProfile(chart(), 'w', p), (p: Cdk8s.WorkloadProfileProps) => new Pulumi.WorkloadProfile('w', p)],
+  [
+    'WorkloadProfile',
+    (p: Cdk8s.WorkloadProfileProps) => new Cdk8s.WorkloadProfile(chart(), 'w', p),
+    (p: Cdk8s.WorkloadProfileProps) => new Pulumi.WorkloadProfile('w', p),
+  ],
   [
     'TensorFusionWorkload',
     (p: Cdk8s.WorkloadProfileProps) => new Cdk8s.TensorFusionWorkload(chart(), 'w', p),
@@ -116,13 +173,21 @@ describe.each([
       resources({ tflops: '5', vram: '4Gi' }, { tflops: '4', vram: '4Gi' }),
       `${ctx}spec.resources.limits.tflops: got "4", expected at least spec.resources.requests.tflops (5)`,
     ],
-    ['bad vram quantity', resources({ tflops: '5', vram: '4XB' }, { tflops: '5', vram: '4Gi' }), `${ctx}spec.resources.requests.vram: got "4XB", expected a Kubernetes quantity such as 4Gi or 512Mi, at most 1Pi`],
+    [
+      'bad vram quantity',
+      resources({ tflops: '5', vram: '4XB' }, { tflops: '5', vram: '4Gi' }),
+      `${ctx}spec.resources.requests.vram: got "4XB", expected a Kubernetes quantity such as 4Gi or 512Mi, at most 1Pi`,
+    ],
     [
       'requests without limits',
       { resources: { requests: { tflops: '1', vram: '1Gi' } } } as never,
       `${ctx}spec.resources.limits: got nothing, expected an object with fields tflops, vram (required in spec.resources)`,
     ],
-    ["seed 001's autoScaling: true", { autoScaling: true } as never, `${ctx}spec.autoScaling: got true, expected spec.autoScalingConfig instead: autoScaling is not a ${kind} field`],
+    [
+      "seed 001's autoScaling: true",
+      { autoScaling: true } as never,
+      `${ctx}spec.autoScaling: got true, expected spec.autoScalingConfig instead: autoScaling is not a ${kind} field`,
+    ],
     [
       "seed 001's minReplicas and maxReplicas",
       { minReplicas: 1, maxReplicas: 5 } as never,
@@ -148,7 +213,10 @@ const deploymentArgs = (containers: string[] = ['python'], annotations: Record<s
   metadata: { name: 'train' },
   spec: {
     selector: { matchLabels: { app: 'train' } },
-    template: { metadata: { labels: { app: 'train' }, annotations }, spec: { containers: containers.map((name) => ({ name, image: 'img' })) } },
+    template: {
+      metadata: { labels: { app: 'train' }, annotations },
+      spec: { containers: containers.map((name) => ({ name, image: 'img' })) },
+    },
   },
 });
 
@@ -158,9 +226,16 @@ type WorkloadCase<O> = [string, O, string, string[]?, Record<string, string>?];
  * Each case in cdk8s (the message names the function and the construct path; checks of the pod
  * template run at synthesis, on the final template) and in Pulumi (the function and metadata.name).
  */
-function workloadRules<O>(name: string, cdk8s: (w: ApiObject, o: O) => unknown, pulumi: (args: object, o: O) => unknown, cases: WorkloadCase<O>[]) {
+function workloadRules<O>(
+  name: string,
+  cdk8s: (w: ApiObject, o: O) => unknown,
+  pulumi: (args: object, o: O) => unknown,
+  cases: WorkloadCase<O>[],
+) {
   // Jest treats a callback parameter beyond the row's length as `done`, so rows carry one object.
-  const rows = cases.map(([rule, options, message, containers, annotations]) => [rule, { options, message, containers, annotations }] as const);
+  const rows = cases.map(
+    ([rule, options, message, containers, annotations]) => [rule, { options, message, containers, annotations }] as const,
+  );
   it.each(rows)('cdk8s: %s', (_rule, { options, message, containers, annotations }) => {
     const c = chart();
     const object = new ApiObject(c, 'd', { apiVersion: 'apps/v1', kind: 'Deployment', ...deploymentArgs(containers, annotations) });
@@ -183,8 +258,16 @@ describe('gpuWorkload rules', () => {
     ['gpuCount 129', { gpuCount: 129 }, `${ctx}gpuCount: got 129, expected an integer from 1 to 128`],
     ['negative replicas', { replicas: -1 }, `${ctx}replicas: got -1, expected an integer from 0 to 10000`],
     ['vram 80GB', { vramRequest: '80GB' }, `${ctx}vramRequest: got "80GB", expected a positive Kubernetes quantity such as 4Gi or 512Mi`],
-    ['vram limit below request', { vramRequest: '4Gi', vramLimit: '2Gi' }, `${ctx}vramLimit: got "2Gi", expected at least vramRequest (4Gi)`],
-    ['tflops not positive', { tflopsRequest: -1 }, `${ctx}tflopsRequest: got -1, expected a positive number of TFLOPS such as '10' or '0.5'`],
+    [
+      'vram limit below request',
+      { vramRequest: '4Gi', vramLimit: '2Gi' },
+      `${ctx}vramLimit: got "2Gi", expected at least vramRequest (4Gi)`,
+    ],
+    [
+      'tflops not positive',
+      { tflopsRequest: -1 },
+      `${ctx}tflopsRequest: got -1, expected a positive number of TFLOPS such as '10' or '0.5'`,
+    ],
     ['tflops limit below request', { tflopsRequest: 10, tflopsLimit: 5 }, `${ctx}tflopsLimit: got 5, expected at least tflopsRequest (10)`],
     ['bad workload name', { workload: 'Bad_W' }, `${ctx}workload: got "Bad_W", expected ${REF_NAME}`],
     ['bad workloadProfile name', { workloadProfile: 'Bad_P' }, `${ctx}workloadProfile: got "Bad_P", expected ${REF_NAME}`],
@@ -193,9 +276,21 @@ describe('gpuWorkload rules', () => {
       { generateWorkload: false },
       `${ctx}workload: got nothing, expected the name of an existing TensorFusionWorkload, since generateWorkload is false`,
     ],
-    ['noStandaloneWorkerMode without isLocalGpu', { noStandaloneWorkerMode: true }, `${ctx}noStandaloneWorkerMode: got true, expected false or nothing, unless isLocalGpu is true`],
-    ['inject-container not in the template', { injectContainers: ['pythn'] }, `${ctx}injectContainers: got "pythn", expected a container of the pod template: one of python`],
-    ['inject-container naming a container twice', { injectContainers: ['python', 'python'] }, `${ctx}injectContainers: got ["python","python"], expected each container named once ("python" is named 2 times)`],
+    [
+      'noStandaloneWorkerMode without isLocalGpu',
+      { noStandaloneWorkerMode: true },
+      `${ctx}noStandaloneWorkerMode: got true, expected false or nothing, unless isLocalGpu is true`,
+    ],
+    [
+      'inject-container not in the template',
+      { injectContainers: ['pythn'] },
+      `${ctx}injectContainers: got "pythn", expected a container of the pod template: one of python`,
+    ],
+    [
+      'inject-container naming a container twice',
+      { injectContainers: ['python', 'python'] },
+      `${ctx}injectContainers: got ["python","python"], expected each container named once ("python" is named 2 times)`,
+    ],
     [
       'inject-container missing with two containers',
       { tflopsRequest: 10 },
@@ -210,11 +305,17 @@ describe('gpuWorkload rules', () => {
       'gpuWorkload c/d',
       (annotations: Record<string, string>) => {
         const c = chart();
-        Cdk8s.gpuWorkload(new ApiObject(c, 'd', { apiVersion: 'apps/v1', kind: 'Deployment', ...deploymentArgs(['python'], annotations) }), { qos: 'low' });
+        Cdk8s.gpuWorkload(
+          new ApiObject(c, 'd', { apiVersion: 'apps/v1', kind: 'Deployment', ...deploymentArgs(['python'], annotations) }),
+          { qos: 'low' },
+        );
         return Testing.synth(c);
       },
     ],
-    ['gpuWorkload train', (annotations: Record<string, string>) => Pulumi.gpuWorkload(deploymentArgs(['python'], annotations), { qos: 'low' })],
+    [
+      'gpuWorkload train',
+      (annotations: Record<string, string>) => Pulumi.gpuWorkload(deploymentArgs(['python'], annotations), { qos: 'low' }),
+    ],
   ])('%s: rejects an unknown tensor-fusion.ai annotation with a did-you-mean hint, and a stale inject-container', (ctx, apply) => {
     expect(() => apply({ 'tensor-fusion.ai/tflop-request': '10' })).toThrow(
       new Error(
@@ -230,7 +331,9 @@ describe('gpuWorkload rules', () => {
     const c = chart();
     const service = new ApiObject(c, 'svc', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' } });
     expect(() => Cdk8s.gpuWorkload(service, { qos: 'low' })).toThrow(
-      new Error('gpuWorkload c/svc: kind: got "Service", expected a kind with a pod template: Pod, PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job, CronJob'),
+      new Error(
+        'gpuWorkload c/svc: kind: got "Service", expected a kind with a pod template: Pod, PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job, CronJob',
+      ),
     );
   });
 });
@@ -241,6 +344,10 @@ describe('t9kGpuWorkload rules', () => {
     ['percent 101', { mode: 'shared-gpu', percent: 101 }, 'percent: got 101, expected an integer from 1 to 100'],
     ['percent 0', { mode: 'shared-gpu', percent: 0 }, 'percent: got 0, expected an integer from 1 to 100'],
     ['gpus 0', { mode: 'exclusive-gpu', gpus: 0 }, 'gpus: got 0, expected an integer from 1 to 128'],
-    ['container not in the template', { mode: 'exclusive-node', container: 'nope' }, 'container: got "nope", expected one of the pod\'s containers: "python"'],
+    [
+      'container not in the template',
+      { mode: 'exclusive-node', container: 'nope' },
+      'container: got "nope", expected one of the pod\'s containers: "python"',
+    ],
   ]);
 });

@@ -108,10 +108,13 @@ describe('WorkloadProfile', () => {
   });
 
   it("takes the chart's namespace in cdk8s when none is given, and keeps an explicit one", () => {
-    const objects = synthChart((chart) => {
-      new Cdk8sWorkloadProfile(chart, 'implicit', {});
-      new Cdk8sWorkloadProfile(chart, 'explicit', { namespace: 'other' });
-    }, { namespace: 'ml' });
+    const objects = synthChart(
+      (chart) => {
+        new Cdk8sWorkloadProfile(chart, 'implicit', {});
+        new Cdk8sWorkloadProfile(chart, 'explicit', { namespace: 'other' });
+      },
+      { namespace: 'ml' },
+    );
     expect(objects.map((o) => [o.metadata.name, o.metadata.namespace])).toEqual([
       ['implicit', 'ml'],
       ['explicit', 'other'],

@@ -10,13 +10,18 @@ describeControlPlane('autoscaling on the real API server', {}, (cp) => {
   const target: ScaleTarget = { resource: deployments, namespace: 'default', name: 'web', kind: 'Deployment' };
 
   beforeAll(async () => {
-    await cp().cluster().create(deployments, {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default' },
-      spec: {
-        replicas: 1, selector: { matchLabels: { app: 'web' } },
-        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
-      },
-    });
+    await cp()
+      .cluster()
+      .create(deployments, {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
+        },
+      });
   });
 
   it('reads replicas from the owner and writes them through /scale', async () => {
@@ -31,7 +36,9 @@ describeControlPlane('autoscaling on the real API server', {}, (cp) => {
     const cluster = cp().cluster();
     expect(await hpaFor(cluster, target)).toBeUndefined();
     await cluster.create(HPA_RESOURCE, {
-      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'web-hpa', namespace: 'default' },
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'web-hpa', namespace: 'default' },
       spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 3 },
     });
     expect((await hpaFor(cluster, target))?.metadata.name).toBe('web-hpa');

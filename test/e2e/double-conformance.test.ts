@@ -11,9 +11,17 @@ import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-serv
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { poolObj } from '../runtime/fixtures';
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
-const CONFIGMAPS: ResourceType = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true, statusSubresource: false, custom: false };
+const CONFIGMAPS: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+  statusSubresource: false,
+  custom: false,
+};
 const CM = '/api/v1/namespaces/default/configmaps';
 const PODS = '/api/v1/namespaces/default/pods';
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
@@ -35,7 +43,14 @@ interface Answer {
   body: Obj;
 }
 
-async function call(t: Target, method: string, url: string, body?: unknown, ct?: string, query: Record<string, string | number | boolean> = {}): Promise<Answer> {
+async function call(
+  t: Target,
+  method: string,
+  url: string,
+  body?: unknown,
+  ct?: string,
+  query: Record<string, string | number | boolean> = {},
+): Promise<Answer> {
   const r = await t.c.request(method, url, query, body, ct);
   let parsed: Obj;
   try {
@@ -58,8 +73,9 @@ async function record(t: Target, rt: ResourceType, labelSelector: string, detail
   const list = await t.c.list(rt, { namespace: 'default', labelSelector });
   const events: string[] = [];
   const ac = new AbortController();
-  const done = t.c.watch(rt, { namespace: 'default', labelSelector, resourceVersion: list.resourceVersion, signal: ac.signal },
-    (e) => { events.push(`${e.type} ${e.object.metadata.name} ${detail(e.object as Obj)}`); });
+  const done = t.c.watch(rt, { namespace: 'default', labelSelector, resourceVersion: list.resourceVersion, signal: ac.signal }, (e) => {
+    events.push(`${e.type} ${e.object.metadata.name} ${detail(e.object as Obj)}`);
+  });
   return {
     events,
     async stop(last: string): Promise<string[]> {
@@ -74,9 +90,17 @@ async function record(t: Target, rt: ResourceType, labelSelector: string, detail
 const cm = (name: string, extra: Obj = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, ...extra });
 const lease = (name: string, spec: Obj) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec });
 const pod = (name: string, spec: Obj = {}, meta: Obj = {}) => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { conformance: 'deletion' }, ...meta }, spec: { containers: [{ name: 'main', image: 'example.io/app:1' }], ...spec },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, labels: { conformance: 'deletion' }, ...meta },
+  spec: { containers: [{ name: 'main', image: 'example.io/app:1' }], ...spec },
 });
-const tfw = (name: string, spec?: Obj, meta: Obj = {}) => ({ apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload', metadata: { name, ...meta }, ...(spec ? { spec } : {}) });
+const tfw = (name: string, spec?: Obj, meta: Obj = {}) => ({
+  apiVersion: 'tensor-fusion.ai/v1',
+  kind: 'TensorFusionWorkload',
+  metadata: { name, ...meta },
+  ...(spec ? { spec } : {}),
+});
 
 describeControlPlane('the API-server double answers as the real kube-apiserver', {}, (cp) => {
   let api: ApiServerDouble;
@@ -87,7 +111,14 @@ describeControlPlane('the API-server double answers as the real kube-apiserver',
     await cp().kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
     api = await startApiServer({ resources: [CONFIGMAPS] });
     targets.push(
-      { name: 'real', c: cp().cluster(), compactAndRestart: async () => { await cp().compactEtcd(); await cp().restartApiServer(); } },
+      {
+        name: 'real',
+        c: cp().cluster(),
+        compactAndRestart: async () => {
+          await cp().compactEtcd();
+          await cp().restartApiServer();
+        },
+      },
       { name: 'double', c: clusterFor(api), compactAndRestart: () => api.restart({ compact: true }) },
     );
   }, 90_000);
@@ -106,103 +137,194 @@ describeControlPlane('the API-server double answers as the real kube-apiserver',
     };
     // The size in the gRPC message is of the encoded etcd request, which the double only estimates.
     const grpcSize = (s: Obj) => ({ ...s, message: s.message.replace(/\(\d+ vs\. /, '(N vs. ') });
-    await conforms(async (t) => [
-      seen('data of exactly 1 MiB (keys do not count)', await call(t, 'POST', CM, cm('size-ok', { data: { a: 'x'.repeat(MiB) } }))),
-      seen('data over 1 MiB', await call(t, 'POST', CM, cm('size-data', { data: { a: 'x'.repeat(600_000), b: 'y'.repeat(600_000) } }))),
-      seen('binaryData over 1 MiB', await call(t, 'POST', CM, cm('size-binary', { binaryData: { a: Buffer.alloc(MiB + 1).toString('base64') } }))),
-      seen('body over 3 MiB', await call(t, 'POST', CM, cm('size-body', { data: { a: 'x'.repeat(3 * MiB + 1) } }))),
-      seen('annotations over 256 KiB', await call(t, 'POST', POOLS, { ...poolObj('size-annotations', 'a'), metadata: { name: 'size-annotations', annotations: { a: 'x'.repeat(256 * 1024 + 1) } } })),
-      seen('a 1.4 MiB custom resource', await call(t, 'POST', POOLS, pool('size-1400k', 1.4 * MiB))),
-      seen('a 1.6 MiB custom resource', await call(t, 'POST', POOLS, pool('size-1600k', 1.6 * MiB))),
-      seen('a 1.6 MiB Lease', await call(t, 'POST', LEASES, lease('size-1600k', { holderIdentity: 'z'.repeat(1.6 * MiB) }))),
-      grpcSize(seen('a 2.1 MiB custom resource', await call(t, 'POST', POOLS, pool('size-2100k', 2.1 * MiB)))),
-    ], [
-      { step: 'data of exactly 1 MiB (keys do not count)', code: 201 },
-      { step: 'data over 1 MiB', code: 422, reason: 'Invalid', message: 'ConfigMap "size-data" is invalid: []: Too long: may not be more than 1048576 bytes' },
-      { step: 'binaryData over 1 MiB', code: 422, reason: 'Invalid', message: 'ConfigMap "size-binary" is invalid: []: Too long: may not be more than 1048576 bytes' },
-      { step: 'body over 3 MiB', code: 413, reason: 'RequestEntityTooLarge', message: 'Request entity too large: limit is 3145728' },
-      { step: 'annotations over 256 KiB', code: 422, reason: 'Invalid', message: 'GPUPool.tensor-fusion.ai "size-annotations" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes' },
-      { step: 'a 1.4 MiB custom resource', code: 201 },
-      { step: 'a 1.6 MiB custom resource', code: 500, reason: undefined, message: 'etcdserver: request is too large' },
-      { step: 'a 1.6 MiB Lease', code: 500, reason: undefined, message: 'etcdserver: request is too large' },
-      { step: 'a 2.1 MiB custom resource', code: 500, reason: undefined, message: 'rpc error: code = ResourceExhausted desc = trying to send message larger than max (N vs. 2097152)' },
-    ]);
+    await conforms(
+      async (t) => [
+        seen('data of exactly 1 MiB (keys do not count)', await call(t, 'POST', CM, cm('size-ok', { data: { a: 'x'.repeat(MiB) } }))),
+        seen('data over 1 MiB', await call(t, 'POST', CM, cm('size-data', { data: { a: 'x'.repeat(600_000), b: 'y'.repeat(600_000) } }))),
+        seen(
+          'binaryData over 1 MiB',
+          await call(t, 'POST', CM, cm('size-binary', { binaryData: { a: Buffer.alloc(MiB + 1).toString('base64') } })),
+        ),
+        seen('body over 3 MiB', await call(t, 'POST', CM, cm('size-body', { data: { a: 'x'.repeat(3 * MiB + 1) } }))),
+        seen(
+          'annotations over 256 KiB',
+          await call(t, 'POST', POOLS, {
+            ...poolObj('size-annotations', 'a'),
+            metadata: { name: 'size-annotations', annotations: { a: 'x'.repeat(256 * 1024 + 1) } },
+          }),
+        ),
+        seen('a 1.4 MiB custom resource', await call(t, 'POST', POOLS, pool('size-1400k', 1.4 * MiB))),
+        seen('a 1.6 MiB custom resource', await call(t, 'POST', POOLS, pool('size-1600k', 1.6 * MiB))),
+        seen('a 1.6 MiB Lease', await call(t, 'POST', LEASES, lease('size-1600k', { holderIdentity: 'z'.repeat(1.6 * MiB) }))),
+        grpcSize(seen('a 2.1 MiB custom resource', await call(t, 'POST', POOLS, pool('size-2100k', 2.1 * MiB)))),
+      ],
+      [
+        { step: 'data of exactly 1 MiB (keys do not count)', code: 201 },
+        {
+          step: 'data over 1 MiB',
+          code: 422,
+          reason: 'Invalid',
+          message: 'ConfigMap "size-data" is invalid: []: Too long: may not be more than 1048576 bytes',
+        },
+        {
+          step: 'binaryData over 1 MiB',
+          code: 422,
+          reason: 'Invalid',
+          message: 'ConfigMap "size-binary" is invalid: []: Too long: may not be more than 1048576 bytes',
+        },
+        { step: 'body over 3 MiB', code: 413, reason: 'RequestEntityTooLarge', message: 'Request entity too large: limit is 3145728' },
+        {
+          step: 'annotations over 256 KiB',
+          code: 422,
+          reason: 'Invalid',
+          message:
+            'GPUPool.tensor-fusion.ai "size-annotations" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes',
+        },
+        { step: 'a 1.4 MiB custom resource', code: 201 },
+        { step: 'a 1.6 MiB custom resource', code: 500, reason: undefined, message: 'etcdserver: request is too large' },
+        { step: 'a 1.6 MiB Lease', code: 500, reason: undefined, message: 'etcdserver: request is too large' },
+        {
+          step: 'a 2.1 MiB custom resource',
+          code: 500,
+          reason: undefined,
+          message: 'rpc error: code = ResourceExhausted desc = trying to send message larger than max (N vs. 2097152)',
+        },
+      ],
+    );
   }, 120_000);
 
   test('pod deletion is graceful for bound pods: marked, shortened only, removed by a grace-0 delete', async () => {
     const grace = (b: Obj) => ({ grace: b.metadata.deletionGracePeriodSeconds, generation: b.metadata.generation });
-    await conforms(async (t) => {
-      const w = await record(t, RESOURCES.pods, 'conformance=deletion', (o) => `grace=${o.metadata.deletionGracePeriodSeconds}`);
-      const steps: Obj[] = [];
-      const step = async (name: string, a: Promise<Answer>, pick: (b: Obj) => Obj = grace) => { steps.push(seen(name, await a, pick)); };
-      const at = (Date.now() + 30_000) / 1000;
-      await step('create a bound pod', call(t, 'POST', PODS, pod('del-bound', { nodeName: 'node-a' })), () => ({}));
-      const first = await call(t, 'DELETE', `${PODS}/del-bound`);
-      steps.push(seen('delete it', first, (b) => ({ ...grace(b), deletionTimestampIn30s: Math.abs(Date.parse(b.metadata.deletionTimestamp) / 1000 - at) <= 3 })));
-      await step('delete again: unchanged', call(t, 'DELETE', `${PODS}/del-bound`), (b) => ({ ...grace(b), sameRv: b.metadata.resourceVersion === first.body.metadata.resourceVersion }));
-      await step('delete with a shorter grace', call(t, 'DELETE', `${PODS}/del-bound`, undefined, undefined, { gracePeriodSeconds: 10 }));
-      await step('delete with a longer grace: unchanged', call(t, 'DELETE', `${PODS}/del-bound`, undefined, undefined, { gracePeriodSeconds: 20 }));
-      await step('still there', call(t, 'GET', `${PODS}/del-bound`));
-      await step('the kubelet deletes it with grace 0', call(t, 'DELETE', `${PODS}/del-bound`, undefined, undefined, { gracePeriodSeconds: 0 }));
-      await step('gone', call(t, 'GET', `${PODS}/del-bound`));
-      await step('create an unbound pod', call(t, 'POST', PODS, pod('del-unbound')), () => ({}));
-      await step('delete it: at once', call(t, 'DELETE', `${PODS}/del-unbound`));
-      await step('unbound gone', call(t, 'GET', `${PODS}/del-unbound`));
-      await step('create a bound pod with terminationGracePeriodSeconds 7', call(t, 'POST', PODS, pod('del-seven', { nodeName: 'node-a', terminationGracePeriodSeconds: 7 })), () => ({}));
-      await step('delete it: grace 7', call(t, 'DELETE', `${PODS}/del-seven`));
-      await step('create a bound pod that will succeed', call(t, 'POST', PODS, pod('del-done', { nodeName: 'node-a' })), () => ({}));
-      await step('it succeeded', call(t, 'PATCH', `${PODS}/del-done/status`, { status: { phase: 'Succeeded' } }, MERGE), (b) => ({ phase: b.status.phase }));
-      await step('delete the finished pod: at once', call(t, 'DELETE', `${PODS}/del-done`));
-      await step('create a bound pod with a finalizer', call(t, 'POST', PODS, pod('del-held', { nodeName: 'node-a' }, { finalizers: ['example.com/hold'] })), () => ({}));
-      await step('delete it with grace 0: held', call(t, 'DELETE', `${PODS}/del-held`, undefined, undefined, { gracePeriodSeconds: 0 }));
-      await step('drop the finalizer', call(t, 'PATCH', `${PODS}/del-held`, { metadata: { finalizers: null } }, MERGE), () => ({}));
-      await step('held pod gone', call(t, 'GET', `${PODS}/del-held`));
-      await step('create a bound pod for a negative grace', call(t, 'POST', PODS, pod('del-negative', { nodeName: 'node-a' })), () => ({}));
-      await step('delete it with grace -1: 1 s', call(t, 'DELETE', `${PODS}/del-negative`, undefined, undefined, { gracePeriodSeconds: -1 }));
-      steps.push({ step: 'watch', events: await w.stop('MODIFIED del-negative grace=1') });
-      return steps;
-    }, [
-      { step: 'create a bound pod', code: 201 },
-      { step: 'delete it', code: 200, grace: 30, generation: 2, deletionTimestampIn30s: true },
-      { step: 'delete again: unchanged', code: 200, grace: 30, generation: 2, sameRv: true },
-      { step: 'delete with a shorter grace', code: 200, grace: 10, generation: 2 },
-      { step: 'delete with a longer grace: unchanged', code: 200, grace: 10, generation: 2 },
-      { step: 'still there', code: 200, grace: 10, generation: 2 },
-      { step: 'the kubelet deletes it with grace 0', code: 200, grace: 0, generation: 2 },
-      { step: 'gone', code: 404, reason: 'NotFound', message: 'pods "del-bound" not found' },
-      { step: 'create an unbound pod', code: 201 },
-      { step: 'delete it: at once', code: 200, grace: 0, generation: 2 },
-      { step: 'unbound gone', code: 404, reason: 'NotFound', message: 'pods "del-unbound" not found' },
-      { step: 'create a bound pod with terminationGracePeriodSeconds 7', code: 201 },
-      { step: 'delete it: grace 7', code: 200, grace: 7, generation: 2 },
-      { step: 'create a bound pod that will succeed', code: 201 },
-      { step: 'it succeeded', code: 200, phase: 'Succeeded' },
-      { step: 'delete the finished pod: at once', code: 200, grace: 0, generation: 2 },
-      { step: 'create a bound pod with a finalizer', code: 201 },
-      { step: 'delete it with grace 0: held', code: 200, grace: 0, generation: 2 },
-      { step: 'drop the finalizer', code: 200 },
-      { step: 'held pod gone', code: 404, reason: 'NotFound', message: 'pods "del-held" not found' },
-      { step: 'create a bound pod for a negative grace', code: 201 },
-      { step: 'delete it with grace -1: 1 s', code: 200, grace: 1, generation: 2 },
-      {
-        step: 'watch',
-        events: [
-          'ADDED del-bound grace=undefined', 'MODIFIED del-bound grace=30', 'MODIFIED del-bound grace=10', 'MODIFIED del-bound grace=0', 'DELETED del-bound grace=0',
-          'ADDED del-unbound grace=undefined', 'MODIFIED del-unbound grace=0', 'DELETED del-unbound grace=0',
-          'ADDED del-seven grace=undefined', 'MODIFIED del-seven grace=7',
-          'ADDED del-done grace=undefined', 'MODIFIED del-done grace=undefined', 'MODIFIED del-done grace=0', 'DELETED del-done grace=0',
-          'ADDED del-held grace=undefined', 'MODIFIED del-held grace=0', 'DELETED del-held grace=0',
-          'ADDED del-negative grace=undefined', 'MODIFIED del-negative grace=1',
-        ],
+    await conforms(
+      async (t) => {
+        const w = await record(t, RESOURCES.pods, 'conformance=deletion', (o) => `grace=${o.metadata.deletionGracePeriodSeconds}`);
+        const steps: Obj[] = [];
+        const step = async (name: string, a: Promise<Answer>, pick: (b: Obj) => Obj = grace) => {
+          steps.push(seen(name, await a, pick));
+        };
+        const at = (Date.now() + 30_000) / 1000;
+        await step('create a bound pod', call(t, 'POST', PODS, pod('del-bound', { nodeName: 'node-a' })), () => ({}));
+        const first = await call(t, 'DELETE', `${PODS}/del-bound`);
+        steps.push(
+          seen('delete it', first, (b) => ({
+            ...grace(b),
+            deletionTimestampIn30s: Math.abs(Date.parse(b.metadata.deletionTimestamp) / 1000 - at) <= 3,
+          })),
+        );
+        await step('delete again: unchanged', call(t, 'DELETE', `${PODS}/del-bound`), (b) => ({
+          ...grace(b),
+          sameRv: b.metadata.resourceVersion === first.body.metadata.resourceVersion,
+        }));
+        await step('delete with a shorter grace', call(t, 'DELETE', `${PODS}/del-bound`, undefined, undefined, { gracePeriodSeconds: 10 }));
+        await step(
+          'delete with a longer grace: unchanged',
+          call(t, 'DELETE', `${PODS}/del-bound`, undefined, undefined, { gracePeriodSeconds: 20 }),
+        );
+        await step('still there', call(t, 'GET', `${PODS}/del-bound`));
+        await step(
+          'the kubelet deletes it with grace 0',
+          call(t, 'DELETE', `${PODS}/del-bound`, undefined, undefined, { gracePeriodSeconds: 0 }),
+        );
+        await step('gone', call(t, 'GET', `${PODS}/del-bound`));
+        await step('create an unbound pod', call(t, 'POST', PODS, pod('del-unbound')), () => ({}));
+        await step('delete it: at once', call(t, 'DELETE', `${PODS}/del-unbound`));
+        await step('unbound gone', call(t, 'GET', `${PODS}/del-unbound`));
+        await step(
+          'create a bound pod with terminationGracePeriodSeconds 7',
+          call(t, 'POST', PODS, pod('del-seven', { nodeName: 'node-a', terminationGracePeriodSeconds: 7 })),
+          () => ({}),
+        );
+        await step('delete it: grace 7', call(t, 'DELETE', `${PODS}/del-seven`));
+        await step('create a bound pod that will succeed', call(t, 'POST', PODS, pod('del-done', { nodeName: 'node-a' })), () => ({}));
+        await step('it succeeded', call(t, 'PATCH', `${PODS}/del-done/status`, { status: { phase: 'Succeeded' } }, MERGE), (b) => ({
+          phase: b.status.phase,
+        }));
+        await step('delete the finished pod: at once', call(t, 'DELETE', `${PODS}/del-done`));
+        await step(
+          'create a bound pod with a finalizer',
+          call(t, 'POST', PODS, pod('del-held', { nodeName: 'node-a' }, { finalizers: ['example.com/hold'] })),
+          () => ({}),
+        );
+        await step('delete it with grace 0: held', call(t, 'DELETE', `${PODS}/del-held`, undefined, undefined, { gracePeriodSeconds: 0 }));
+        await step('drop the finalizer', call(t, 'PATCH', `${PODS}/del-held`, { metadata: { finalizers: null } }, MERGE), () => ({}));
+        await step('held pod gone', call(t, 'GET', `${PODS}/del-held`));
+        await step(
+          'create a bound pod for a negative grace',
+          call(t, 'POST', PODS, pod('del-negative', { nodeName: 'node-a' })),
+          () => ({}),
+        );
+        await step(
+          'delete it with grace -1: 1 s',
+          call(t, 'DELETE', `${PODS}/del-negative`, undefined, undefined, { gracePeriodSeconds: -1 }),
+        );
+        steps.push({ step: 'watch', events: await w.stop('MODIFIED del-negative grace=1') });
+        return steps;
       },
-    ]);
+      [
+        { step: 'create a bound pod', code: 201 },
+        { step: 'delete it', code: 200, grace: 30, generation: 2, deletionTimestampIn30s: true },
+        { step: 'delete again: unchanged', code: 200, grace: 30, generation: 2, sameRv: true },
+        { step: 'delete with a shorter grace', code: 200, grace: 10, generation: 2 },
+        { step: 'delete with a longer grace: unchanged', code: 200, grace: 10, generation: 2 },
+        { step: 'still there', code: 200, grace: 10, generation: 2 },
+        { step: 'the kubelet deletes it with grace 0', code: 200, grace: 0, generation: 2 },
+        { step: 'gone', code: 404, reason: 'NotFound', message: 'pods "del-bound" not found' },
+        { step: 'create an unbound pod', code: 201 },
+        { step: 'delete it: at once', code: 200, grace: 0, generation: 2 },
+        { step: 'unbound gone', code: 404, reason: 'NotFound', message: 'pods "del-unbound" not found' },
+        { step: 'create a bound pod with terminationGracePeriodSeconds 7', code: 201 },
+        { step: 'delete it: grace 7', code: 200, grace: 7, generation: 2 },
+        { step: 'create a bound pod that will succeed', code: 201 },
+        { step: 'it succeeded', code: 200, phase: 'Succeeded' },
+        { step: 'delete the finished pod: at once', code: 200, grace: 0, generation: 2 },
+        { step: 'create a bound pod with a finalizer', code: 201 },
+        { step: 'delete it with grace 0: held', code: 200, grace: 0, generation: 2 },
+        { step: 'drop the finalizer', code: 200 },
+        { step: 'held pod gone', code: 404, reason: 'NotFound', message: 'pods "del-held" not found' },
+        { step: 'create a bound pod for a negative grace', code: 201 },
+        { step: 'delete it with grace -1: 1 s', code: 200, grace: 1, generation: 2 },
+        {
+          step: 'watch',
+          events: [
+            'ADDED del-bound grace=undefined',
+            'MODIFIED del-bound grace=30',
+            'MODIFIED del-bound grace=10',
+            'MODIFIED del-bound grace=0',
+            'DELETED del-bound grace=0',
+            'ADDED del-unbound grace=undefined',
+            'MODIFIED del-unbound grace=0',
+            'DELETED del-unbound grace=0',
+            'ADDED del-seven grace=undefined',
+            'MODIFIED del-seven grace=7',
+            'ADDED del-done grace=undefined',
+            'MODIFIED del-done grace=undefined',
+            'MODIFIED del-done grace=0',
+            'DELETED del-done grace=0',
+            'ADDED del-held grace=undefined',
+            'MODIFIED del-held grace=0',
+            'DELETED del-held grace=0',
+            'ADDED del-negative grace=undefined',
+            'MODIFIED del-negative grace=1',
+          ],
+        },
+      ],
+    );
   }, 120_000);
 
   /** What an apply step shows: the fields our code reads and who owns what (time/apiVersion aside). */
   const owned = (b: Obj) => ({
-    labels: b.metadata.labels, owners: b.metadata.ownerReferences?.map((o: Obj) => o.uid), finalizers: b.metadata.finalizers, spec: b.spec, status: b.status,
-    managed: (b.metadata.managedFields ?? []).map((m: Obj) => ({ manager: m.manager, operation: m.operation, subresource: m.subresource, fields: m.fieldsV1 }))
-      .sort((x: Obj, y: Obj) => JSON.stringify([x.manager, x.operation, x.subresource ?? '']).localeCompare(JSON.stringify([y.manager, y.operation, y.subresource ?? '']))),
+    labels: b.metadata.labels,
+    owners: b.metadata.ownerReferences?.map((o: Obj) => o.uid),
+    finalizers: b.metadata.finalizers,
+    spec: b.spec,
+    status: b.status,
+    managed: (b.metadata.managedFields ?? [])
+      .map((m: Obj) => ({ manager: m.manager, operation: m.operation, subresource: m.subresource, fields: m.fieldsV1 }))
+      .sort((x: Obj, y: Obj) =>
+        JSON.stringify([x.manager, x.operation, x.subresource ?? '']).localeCompare(
+          JSON.stringify([y.manager, y.operation, y.subresource ?? '']),
+        ),
+      ),
   });
   const byApply = (manager: string, force = false) => ({ fieldManager: manager, ...(force ? { force: true } : {}) });
   const conflictCauses = (b: Obj) => b.details?.causes;
@@ -217,44 +339,106 @@ describeControlPlane('the API-server double answers as the real kube-apiserver',
       const w = `${TFW}/ssa-w`;
       await step('a applies', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 1, qos: 'low' }, { labels: { x: '1' } }), APPLY, byApply('a')));
       await step('b applies a field a owns', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2 }), APPLY, byApply('b')));
-      await step('b applies three fields a owns', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2, qos: 'high' }, { labels: { x: '2' } }), APPLY, byApply('b')));
+      await step(
+        'b applies three fields a owns',
+        call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2, qos: 'high' }, { labels: { x: '2' } }), APPLY, byApply('b')),
+      );
       await step('b forces', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2 }), APPLY, byApply('b', true)));
-      await step('a applies its old configuration', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 1, qos: 'low' }, { labels: { x: '1' } }), APPLY, byApply('a')));
-      await step('a leaves replicas out: b keeps it', call(t, 'PATCH', w, tfw('ssa-w', { qos: 'low' }, { labels: { x: '1' } }), APPLY, byApply('a')));
+      await step(
+        'a applies its old configuration',
+        call(t, 'PATCH', w, tfw('ssa-w', { replicas: 1, qos: 'low' }, { labels: { x: '1' } }), APPLY, byApply('a')),
+      );
+      await step(
+        'a leaves replicas out: b keeps it',
+        call(t, 'PATCH', w, tfw('ssa-w', { qos: 'low' }, { labels: { x: '1' } }), APPLY, byApply('a')),
+      );
       await step('c merge-patches gpuCount', call(t, 'PATCH', w, { spec: { gpuCount: 2 } }, MERGE, { fieldManager: 'c' }));
-      await step('a applies gpuCount', call(t, 'PATCH', w, tfw('ssa-w', { qos: 'low', gpuCount: 3 }, { labels: { x: '1' } }), APPLY, byApply('a')));
+      await step(
+        'a applies gpuCount',
+        call(t, 'PATCH', w, tfw('ssa-w', { qos: 'low', gpuCount: 3 }, { labels: { x: '1' } }), APPLY, byApply('a')),
+      );
       await step('b applies the same qos: shared', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2, qos: 'low' }), APPLY, byApply('b')));
       await step('a leaves qos and its label out', call(t, 'PATCH', w, tfw('ssa-w', {}), APPLY, byApply('a')));
       await step('b leaves qos out: removed', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2 }), APPLY, byApply('b')));
       await step('apply without fieldManager', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2 }), APPLY), () => ({}));
-      await step('apply with a stale resourceVersion', call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2 }, { resourceVersion: '1' }), APPLY, byApply('b')));
+      await step(
+        'apply with a stale resourceVersion',
+        call(t, 'PATCH', w, tfw('ssa-w', { replicas: 2 }, { resourceVersion: '1' }), APPLY, byApply('b')),
+      );
 
       const res = { requests: { tflops: '1', vram: '1Gi' }, limits: { tflops: '1', vram: '1Gi' } };
-      const affinity = (key: string) => ({ requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key, operator: 'Exists' }] }] } });
+      const affinity = (key: string) => ({
+        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key, operator: 'Exists' }] }] },
+      });
       const v = `${TFW}/ssa-v`;
-      await step('e applies nested maps and a list', call(t, 'PATCH', v, tfw('ssa-v', { resources: res, nodeAffinity: affinity('a') }), APPLY, byApply('e')));
-      await step('f applies another list: lists are atomic', call(t, 'PATCH', v, tfw('ssa-v', { nodeAffinity: affinity('b') }), APPLY, byApply('f')));
-      await step('e leaves resources out: the emptied maps go too', call(t, 'PATCH', v, tfw('ssa-v', { nodeAffinity: affinity('a') }), APPLY, byApply('e')));
+      await step(
+        'e applies nested maps and a list',
+        call(t, 'PATCH', v, tfw('ssa-v', { resources: res, nodeAffinity: affinity('a') }), APPLY, byApply('e')),
+      );
+      await step(
+        'f applies another list: lists are atomic',
+        call(t, 'PATCH', v, tfw('ssa-v', { nodeAffinity: affinity('b') }), APPLY, byApply('f')),
+      );
+      await step(
+        'e leaves resources out: the emptied maps go too',
+        call(t, 'PATCH', v, tfw('ssa-v', { nodeAffinity: affinity('a') }), APPLY, byApply('e')),
+      );
 
       const owner = (uid: string) => ({ apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUPool', name: `pool-${uid}`, uid });
       const o = `${TFW}/ssa-o`;
-      await step('g applies an owner and a finalizer', call(t, 'PATCH', o, tfw('ssa-o', { replicas: 1 }, { ownerReferences: [owner('u1')], finalizers: ['example.com/a'] }), APPLY, byApply('g')));
-      await step('h adds its own: owners are keyed by uid', call(t, 'PATCH', o, tfw('ssa-o', {}, { ownerReferences: [owner('u2')], finalizers: ['example.com/b'] }), APPLY, byApply('h')));
-      await step('h changes g\'s owner', call(t, 'PATCH', o, tfw('ssa-o', {}, { ownerReferences: [{ ...owner('u1'), name: 'other' }] }), APPLY, byApply('h')));
-      await step('g swaps its owner and drops its finalizer', call(t, 'PATCH', o, tfw('ssa-o', { replicas: 1 }, { ownerReferences: [owner('u3')], finalizers: [] }), APPLY, byApply('g')));
+      await step(
+        'g applies an owner and a finalizer',
+        call(
+          t,
+          'PATCH',
+          o,
+          tfw('ssa-o', { replicas: 1 }, { ownerReferences: [owner('u1')], finalizers: ['example.com/a'] }),
+          APPLY,
+          byApply('g'),
+        ),
+      );
+      await step(
+        'h adds its own: owners are keyed by uid',
+        call(t, 'PATCH', o, tfw('ssa-o', {}, { ownerReferences: [owner('u2')], finalizers: ['example.com/b'] }), APPLY, byApply('h')),
+      );
+      await step(
+        "h changes g's owner",
+        call(t, 'PATCH', o, tfw('ssa-o', {}, { ownerReferences: [{ ...owner('u1'), name: 'other' }] }), APPLY, byApply('h')),
+      );
+      await step(
+        'g swaps its owner and drops its finalizer',
+        call(t, 'PATCH', o, tfw('ssa-o', { replicas: 1 }, { ownerReferences: [owner('u3')], finalizers: [] }), APPLY, byApply('g')),
+      );
       const cur = (await call(t, 'GET', o)).body;
-      await step('d updates replicas and drops the finalizers', call(t, 'PUT', o, { ...cur, metadata: { ...cur.metadata, finalizers: undefined }, spec: { ...cur.spec, replicas: 5 } }, undefined, { fieldManager: 'd' }));
-      await step('g applies replicas again', call(t, 'PATCH', o, tfw('ssa-o', { replicas: 1 }, { ownerReferences: [owner('u3')] }), APPLY, byApply('g')));
+      await step(
+        'd updates replicas and drops the finalizers',
+        call(t, 'PUT', o, { ...cur, metadata: { ...cur.metadata, finalizers: undefined }, spec: { ...cur.spec, replicas: 5 } }, undefined, {
+          fieldManager: 'd',
+        }),
+      );
+      await step(
+        'g applies replicas again',
+        call(t, 'PATCH', o, tfw('ssa-o', { replicas: 1 }, { ownerReferences: [owner('u3')] }), APPLY, byApply('g')),
+      );
       const status = (phase: string) => ({ ...tfw('ssa-o'), status: { phase, workerCount: 1 } });
       await step('g applies status', call(t, 'PATCH', `${o}/status`, status('Running'), APPLY, byApply('g')));
       await step('d merge-patches status', call(t, 'PATCH', `${o}/status`, { status: { phase: 'Failed' } }, MERGE, { fieldManager: 'd' }));
       await step('g applies status again', call(t, 'PATCH', `${o}/status`, status('Running'), APPLY, byApply('g')));
 
       const p = `${TFW}/ssa-p`;
-      await step('d creates with POST', call(t, 'POST', TFW, tfw('ssa-p', { replicas: 1, resources: res }, { labels: { a: 'b' } }), undefined, { fieldManager: 'd' }));
+      await step(
+        'd creates with POST',
+        call(t, 'POST', TFW, tfw('ssa-p', { replicas: 1, resources: res }, { labels: { a: 'b' } }), undefined, { fieldManager: 'd' }),
+      );
       await step('g applies over it', call(t, 'PATCH', p, tfw('ssa-p', { replicas: 2 }), APPLY, byApply('g')));
-      await step('g forces, with resources at the same values', call(t, 'PATCH', p, tfw('ssa-p', { replicas: 2, resources: res }), APPLY, byApply('g', true)));
-      await step('d removes resources with a merge patch', call(t, 'PATCH', p, { spec: { resources: null } }, MERGE, { fieldManager: 'd' }));
+      await step(
+        'g forces, with resources at the same values',
+        call(t, 'PATCH', p, tfw('ssa-p', { replicas: 2, resources: res }), APPLY, byApply('g', true)),
+      );
+      await step(
+        'd removes resources with a merge patch',
+        call(t, 'PATCH', p, { spec: { resources: null } }, MERGE, { fieldManager: 'd' }),
+      );
       await call(t, 'PATCH', o, { metadata: { finalizers: null } }, MERGE);
       return steps;
     }, SSA_EXPECTED);
@@ -263,7 +447,9 @@ describeControlPlane('the API-server double answers as the real kube-apiserver',
   test('Leases: int32/string/MicroTime decoding and validation with the real messages', async () => {
     await conforms(async (t) => {
       const steps: Obj[] = [];
-      const step = async (name: string, a: Promise<Answer>) => { steps.push(seen(name, await a, (b) => ({ spec: b.spec }))); };
+      const step = async (name: string, a: Promise<Answer>) => {
+        steps.push(seen(name, await a, (b) => ({ spec: b.spec })));
+      };
       const post = (name: string, spec: Obj) => call(t, 'POST', LEASES, lease(name, spec));
       await step('leaseDurationSeconds 0', post('lease-a', { leaseDurationSeconds: 0 }));
       await step('leaseTransitions -1', post('lease-b', { leaseTransitions: -1 }));
@@ -281,13 +467,28 @@ describeControlPlane('the API-server double answers as the real kube-apiserver',
       await step('leaseDurationSeconds 1.5', post('lease-e', { leaseDurationSeconds: 1.5 }));
       await step('leaseDurationSeconds over int32', post('lease-e', { leaseDurationSeconds: 3_000_000_000 }));
       await step('leaseDurationSeconds true', post('lease-e', { leaseDurationSeconds: true }));
-      await step('MicroTimes with an offset come back in UTC', post('lease-f', { renewTime: '2026-01-01T00:00:00.123456Z', acquireTime: '2026-01-01T01:00:00.000000+01:00' }));
+      await step(
+        'MicroTimes with an offset come back in UTC',
+        post('lease-f', { renewTime: '2026-01-01T00:00:00.123456Z', acquireTime: '2026-01-01T01:00:00.000000+01:00' }),
+      );
       await step('a name that is no DNS subdomain', post('Lease_F', {}));
       const cur = (await call(t, 'GET', `${LEASES}/lease-d`)).body;
-      await step('update to leaseDurationSeconds 0', call(t, 'PUT', `${LEASES}/lease-d`, { ...cur, spec: { ...cur.spec, leaseDurationSeconds: 0 } }));
-      await step('merge-patch to leaseDurationSeconds 0', call(t, 'PATCH', `${LEASES}/lease-d`, { spec: { leaseDurationSeconds: 0 } }, MERGE));
-      await step('update without resourceVersion', call(t, 'PUT', `${LEASES}/lease-d`, { ...cur, metadata: { name: 'lease-d' }, spec: { holderIdentity: 'z' } }));
-      await step('apply a bad renewTime', call(t, 'PATCH', `${LEASES}/lease-d`, lease('lease-d', { renewTime: 'yesterday' }), APPLY, { fieldManager: 'x', force: true }));
+      await step(
+        'update to leaseDurationSeconds 0',
+        call(t, 'PUT', `${LEASES}/lease-d`, { ...cur, spec: { ...cur.spec, leaseDurationSeconds: 0 } }),
+      );
+      await step(
+        'merge-patch to leaseDurationSeconds 0',
+        call(t, 'PATCH', `${LEASES}/lease-d`, { spec: { leaseDurationSeconds: 0 } }, MERGE),
+      );
+      await step(
+        'update without resourceVersion',
+        call(t, 'PUT', `${LEASES}/lease-d`, { ...cur, metadata: { name: 'lease-d' }, spec: { holderIdentity: 'z' } }),
+      );
+      await step(
+        'apply a bad renewTime',
+        call(t, 'PATCH', `${LEASES}/lease-d`, lease('lease-d', { renewTime: 'yesterday' }), APPLY, { fieldManager: 'x', force: true }),
+      );
       // The real message quotes the whole patched object as Go encodes it; only its tail is compared.
       const bad = await call(t, 'PATCH', `${LEASES}/lease-d`, { spec: { renewTime: '2026-01-01T00:00:00.123Z' } }, MERGE);
       const m = seen('merge-patch a renewTime in milliseconds', bad);
@@ -301,25 +502,64 @@ describeControlPlane('the API-server double answers as the real kube-apiserver',
       const steps: Obj[] = [];
       const step = async (name: string, a: Promise<Answer>) => {
         const r = await a;
-        steps.push(seen(name, r, (b) => (b.kind === 'Status' ? { status: b.status, details: { ...b.details, uid: typeof b.details?.uid } } : { kind: b.kind, deleting: !!b.metadata?.deletionTimestamp })));
+        steps.push(
+          seen(name, r, (b) =>
+            b.kind === 'Status'
+              ? { status: b.status, details: { ...b.details, uid: typeof b.details?.uid } }
+              : { kind: b.kind, deleting: !!b.metadata?.deletionTimestamp },
+          ),
+        );
       };
       await step('a ConfigMap', call(t, 'POST', CM, cm('basic-cm')));
       await step('again', call(t, 'POST', CM, cm('basic-cm')));
-      await step('stale update', call(t, 'PUT', `${CM}/basic-cm`, cm('basic-cm', { metadata: { name: 'basic-cm', resourceVersion: '5' } })));
+      await step(
+        'stale update',
+        call(t, 'PUT', `${CM}/basic-cm`, cm('basic-cm', { metadata: { name: 'basic-cm', resourceVersion: '5' } })),
+      );
       await step('unconditional update (allowed for ConfigMaps)', call(t, 'PUT', `${CM}/basic-cm`, cm('basic-cm', { data: { a: 'b' } })));
       await step('no name', call(t, 'POST', CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }));
       await step('a bad name', call(t, 'POST', CM, cm('Basic_CM')));
-      await step('a failing JSON-patch test', call(t, 'PATCH', `${CM}/basic-cm`, [{ op: 'test', path: '/metadata/resourceVersion', value: '0' }], 'application/json-patch+json'));
+      await step(
+        'a failing JSON-patch test',
+        call(t, 'PATCH', `${CM}/basic-cm`, [{ op: 'test', path: '/metadata/resourceVersion', value: '0' }], 'application/json-patch+json'),
+      );
       await step('delete it', call(t, 'DELETE', `${CM}/basic-cm`));
       await step('get it', call(t, 'GET', `${CM}/basic-cm`));
-      await step('a ConfigMap with a finalizer', call(t, 'POST', CM, cm('basic-held', { metadata: { name: 'basic-held', finalizers: ['example.com/hold'] } })));
+      await step(
+        'a ConfigMap with a finalizer',
+        call(t, 'POST', CM, cm('basic-held', { metadata: { name: 'basic-held', finalizers: ['example.com/hold'] } })),
+      );
       await step('delete it: marked', call(t, 'DELETE', `${CM}/basic-held`));
       await call(t, 'PATCH', `${CM}/basic-held`, { metadata: { finalizers: null } }, MERGE);
-      await step('a GPU', call(t, 'POST', '/apis/tensor-fusion.ai/v1/gpus', { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPU', metadata: { name: 'basic-gpu' } }));
-      await step('the GPU again', call(t, 'POST', '/apis/tensor-fusion.ai/v1/gpus', { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPU', metadata: { name: 'basic-gpu' } }));
-      await step('a GPU with a bad name', call(t, 'POST', '/apis/tensor-fusion.ai/v1/gpus', { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPU', metadata: { name: 'Basic_GPU' } }));
+      await step(
+        'a GPU',
+        call(t, 'POST', '/apis/tensor-fusion.ai/v1/gpus', {
+          apiVersion: 'tensor-fusion.ai/v1',
+          kind: 'GPU',
+          metadata: { name: 'basic-gpu' },
+        }),
+      );
+      await step(
+        'the GPU again',
+        call(t, 'POST', '/apis/tensor-fusion.ai/v1/gpus', {
+          apiVersion: 'tensor-fusion.ai/v1',
+          kind: 'GPU',
+          metadata: { name: 'basic-gpu' },
+        }),
+      );
+      await step(
+        'a GPU with a bad name',
+        call(t, 'POST', '/apis/tensor-fusion.ai/v1/gpus', {
+          apiVersion: 'tensor-fusion.ai/v1',
+          kind: 'GPU',
+          metadata: { name: 'Basic_GPU' },
+        }),
+      );
       const gpu = (await call(t, 'GET', '/apis/tensor-fusion.ai/v1/gpus/basic-gpu')).body;
-      await step('update the GPU without resourceVersion', call(t, 'PUT', '/apis/tensor-fusion.ai/v1/gpus/basic-gpu', { ...gpu, metadata: { name: 'basic-gpu' } }));
+      await step(
+        'update the GPU without resourceVersion',
+        call(t, 'PUT', '/apis/tensor-fusion.ai/v1/gpus/basic-gpu', { ...gpu, metadata: { name: 'basic-gpu' } }),
+      );
       await step('delete the GPU', call(t, 'DELETE', '/apis/tensor-fusion.ai/v1/gpus/basic-gpu'));
       await step('get the GPU', call(t, 'GET', '/apis/tensor-fusion.ai/v1/gpus/basic-gpu'));
       await step('a Lease', call(t, 'POST', LEASES, lease('basic-lease', {})));
@@ -335,28 +575,43 @@ describeControlPlane('the API-server double answers as the real kube-apiserver',
       const started = Date.now();
       const seenEvents: string[] = [];
       const bookmarks: number[] = [];
-      const done = t.c.watch(CONFIGMAPS, { namespace: 'default', resourceVersion: list.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 5 }, (e) => {
-        if (e.type === 'BOOKMARK') bookmarks.push(Date.now() - started);
-        else seenEvents.push(e.type);
-      });
+      const done = t.c.watch(
+        CONFIGMAPS,
+        { namespace: 'default', resourceVersion: list.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 5 },
+        (e) => {
+          if (e.type === 'BOOKMARK') bookmarks.push(Date.now() - started);
+          else seenEvents.push(e.type);
+        },
+      );
       if (change) await call(t, 'POST', CM, cm(`bookmark-${Date.now()}`));
       await done;
       // Loose bounds: busy cores delay timers, never advance them.
-      return { events: seenEvents, bookmarks: bookmarks.length > 0, notInFirst1500ms: bookmarks.every((ms) => ms >= 1_500), endedAfter4s: Date.now() - started >= 4_000 };
+      return {
+        events: seenEvents,
+        bookmarks: bookmarks.length > 0,
+        notInFirst1500ms: bookmarks.every((ms) => ms >= 1_500),
+        endedAfter4s: Date.now() - started >= 4_000,
+      };
     };
-    await conforms(async (t) => [await watch(t, false), await watch(t, true)], [
-      { events: [], bookmarks: false, notInFirst1500ms: true, endedAfter4s: true },
-      { events: ['ADDED'], bookmarks: true, notInFirst1500ms: true, endedAfter4s: true },
-    ]);
+    await conforms(
+      async (t) => [await watch(t, false), await watch(t, true)],
+      [
+        { events: [], bookmarks: false, notInFirst1500ms: true, endedAfter4s: true },
+        { events: ['ADDED'], bookmarks: true, notInFirst1500ms: true, endedAfter4s: true },
+      ],
+    );
   }, 60_000);
 
   test('list pages are a snapshot at the first page; the continue token is refused after compaction', async () => {
     const page = (b: Obj) => ({
-      items: b.items?.map((i: Obj) => `${i.metadata.name}:${i.data?.v ?? '-'}`), more: !!b.metadata?.continue, remaining: b.metadata?.remainingItemCount,
+      items: b.items?.map((i: Obj) => `${i.metadata.name}:${i.data?.v ?? '-'}`),
+      more: !!b.metadata?.continue,
+      remaining: b.metadata?.remainingItemCount,
     });
     await conforms(async (t) => {
       const steps: Obj[] = [];
-      for (const n of ['pg-a', 'pg-b', 'pg-c', 'pg-d', 'pg-e']) await call(t, 'POST', CM, cm(n, { metadata: { name: n, labels: { paged: 'yes' } }, data: { v: '1' } }));
+      for (const n of ['pg-a', 'pg-b', 'pg-c', 'pg-d', 'pg-e'])
+        await call(t, 'POST', CM, cm(n, { metadata: { name: n, labels: { paged: 'yes' } }, data: { v: '1' } }));
       const q = { limit: 2, labelSelector: 'paged=yes' };
       const first = await call(t, 'GET', CM, undefined, undefined, q);
       steps.push(seen('page 1', first, page));
@@ -364,17 +619,42 @@ describeControlPlane('the API-server double answers as the real kube-apiserver',
       await call(t, 'PATCH', `${CM}/pg-d`, { data: { v: '2' } }, MERGE);
       await call(t, 'POST', CM, cm('pg-bb', { metadata: { name: 'pg-bb', labels: { paged: 'yes' } } }));
       const second = await call(t, 'GET', CM, undefined, undefined, { ...q, continue: first.body.metadata.continue });
-      steps.push(seen('page 2: as at page 1', second, (b) => ({ ...page(b), sameRv: b.metadata.resourceVersion === first.body.metadata.resourceVersion })));
+      steps.push(
+        seen('page 2: as at page 1', second, (b) => ({
+          ...page(b),
+          sameRv: b.metadata.resourceVersion === first.body.metadata.resourceVersion,
+        })),
+      );
       steps.push(seen('page 3', await call(t, 'GET', CM, undefined, undefined, { ...q, continue: second.body.metadata.continue }), page));
-      steps.push(seen('continue with a resourceVersion', await call(t, 'GET', CM, undefined, undefined, { ...q, continue: first.body.metadata.continue, resourceVersion: '1' })));
-      steps.push(seen('no selector: remainingItemCount', await call(t, 'GET', CM, undefined, undefined, { limit: 2, fieldSelector: '' }), (b) => ({ remaining: typeof b.metadata.remainingItemCount })));
+      steps.push(
+        seen(
+          'continue with a resourceVersion',
+          await call(t, 'GET', CM, undefined, undefined, { ...q, continue: first.body.metadata.continue, resourceVersion: '1' }),
+        ),
+      );
+      steps.push(
+        seen('no selector: remainingItemCount', await call(t, 'GET', CM, undefined, undefined, { limit: 2, fieldSelector: '' }), (b) => ({
+          remaining: typeof b.metadata.remainingItemCount,
+        })),
+      );
       const fresh = await call(t, 'GET', CM, undefined, undefined, q);
       await call(t, 'PATCH', `${CM}/pg-e`, { data: { v: '3' } }, MERGE);
       await t.compactAndRestart();
-      await waitFor('the API server after its restart', async () => (await call(t, 'GET', CM, undefined, undefined, { limit: 1 })).status === 200, 60_000, 200);
+      await waitFor(
+        'the API server after its restart',
+        async () => (await call(t, 'GET', CM, undefined, undefined, { limit: 1 })).status === 200,
+        60_000,
+        200,
+      );
       const expired = await call(t, 'GET', CM, undefined, undefined, { ...q, continue: fresh.body.metadata.continue });
       steps.push({ ...seen('after compaction', expired), inconsistentToken: typeof expired.body.metadata?.continue });
-      steps.push(seen('the inconsistent continuation: the current state', await call(t, 'GET', CM, undefined, undefined, { ...q, continue: expired.body.metadata.continue }), page));
+      steps.push(
+        seen(
+          'the inconsistent continuation: the current state',
+          await call(t, 'GET', CM, undefined, undefined, { ...q, continue: expired.body.metadata.continue }),
+          page,
+        ),
+      );
       return steps;
     }, PAGING_EXPECTED);
   }, 180_000);
@@ -386,7 +666,13 @@ const SSA_EXPECTED: Obj[] = [
     code: 201,
     labels: { x: '1' },
     spec: { qos: 'low', replicas: 1 },
-    managed: [{ manager: 'a', operation: 'Apply', fields: { 'f:metadata': { 'f:labels': { 'f:x': {} } }, 'f:spec': { 'f:qos': {}, 'f:replicas': {} } } }],
+    managed: [
+      {
+        manager: 'a',
+        operation: 'Apply',
+        fields: { 'f:metadata': { 'f:labels': { 'f:x': {} } }, 'f:spec': { 'f:qos': {}, 'f:replicas': {} } },
+      },
+    ],
   },
   {
     step: 'b applies a field a owns',
@@ -492,13 +778,16 @@ const SSA_EXPECTED: Obj[] = [
     step: 'apply with a stale resourceVersion',
     code: 409,
     reason: 'Conflict',
-    message: 'Operation cannot be fulfilled on tensorfusionworkloads.tensor-fusion.ai "ssa-w": the object has been modified; please apply your changes to the latest version and try again',
+    message:
+      'Operation cannot be fulfilled on tensorfusionworkloads.tensor-fusion.ai "ssa-w": the object has been modified; please apply your changes to the latest version and try again',
   },
   {
     step: 'e applies nested maps and a list',
     code: 201,
     spec: {
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }] } },
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }] },
+      },
       resources: { limits: { tflops: '1', vram: '1Gi' }, requests: { tflops: '1', vram: '1Gi' } },
     },
     managed: [
@@ -518,7 +807,8 @@ const SSA_EXPECTED: Obj[] = [
     step: 'f applies another list: lists are atomic',
     code: 409,
     reason: 'Conflict',
-    message: 'Apply failed with 1 conflict: conflict with "e": .spec.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms',
+    message:
+      'Apply failed with 1 conflict: conflict with "e": .spec.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms',
     causes: [
       {
         reason: 'FieldManagerConflict',
@@ -531,7 +821,9 @@ const SSA_EXPECTED: Obj[] = [
     step: 'e leaves resources out: the emptied maps go too',
     code: 200,
     spec: {
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }] } },
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }] },
+      },
     },
     managed: [
       {
@@ -576,12 +868,15 @@ const SSA_EXPECTED: Obj[] = [
       {
         manager: 'h',
         operation: 'Apply',
-        fields: { 'f:metadata': { 'f:finalizers': { 'v:"example.com/b"': {} }, 'f:ownerReferences': { 'k:{"uid":"u2"}': {} } }, 'f:spec': {} },
+        fields: {
+          'f:metadata': { 'f:finalizers': { 'v:"example.com/b"': {} }, 'f:ownerReferences': { 'k:{"uid":"u2"}': {} } },
+          'f:spec': {},
+        },
       },
     ],
   },
   {
-    step: 'h changes g\'s owner',
+    step: "h changes g's owner",
     code: 409,
     reason: 'Conflict',
     message: 'Apply failed with 1 conflict: conflict with "g": .metadata.ownerReferences[uid="u1"]',
@@ -602,7 +897,10 @@ const SSA_EXPECTED: Obj[] = [
       {
         manager: 'h',
         operation: 'Apply',
-        fields: { 'f:metadata': { 'f:finalizers': { 'v:"example.com/b"': {} }, 'f:ownerReferences': { 'k:{"uid":"u2"}': {} } }, 'f:spec': {} },
+        fields: {
+          'f:metadata': { 'f:finalizers': { 'v:"example.com/b"': {} }, 'f:ownerReferences': { 'k:{"uid":"u2"}': {} } },
+          'f:spec': {},
+        },
       },
     ],
   },
@@ -656,7 +954,13 @@ const SSA_EXPECTED: Obj[] = [
     code: 409,
     reason: 'Conflict',
     message: 'Apply failed with 1 conflict: conflict with "d" with subresource "status" using tensor-fusion.ai/v1: .status.phase',
-    causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "d" with subresource "status" using tensor-fusion.ai/v1', field: '.status.phase' }],
+    causes: [
+      {
+        reason: 'FieldManagerConflict',
+        message: 'conflict with "d" with subresource "status" using tensor-fusion.ai/v1',
+        field: '.status.phase',
+      },
+    ],
   },
   {
     step: 'd creates with POST',
@@ -672,7 +976,11 @@ const SSA_EXPECTED: Obj[] = [
           'f:spec': {
             '.': {},
             'f:replicas': {},
-            'f:resources': { '.': {}, 'f:limits': { '.': {}, 'f:tflops': {}, 'f:vram': {} }, 'f:requests': { '.': {}, 'f:tflops': {}, 'f:vram': {} } },
+            'f:resources': {
+              '.': {},
+              'f:limits': { '.': {}, 'f:tflops': {}, 'f:vram': {} },
+              'f:requests': { '.': {}, 'f:tflops': {}, 'f:vram': {} },
+            },
           },
         },
       },
@@ -698,7 +1006,11 @@ const SSA_EXPECTED: Obj[] = [
           'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } },
           'f:spec': {
             '.': {},
-            'f:resources': { '.': {}, 'f:limits': { '.': {}, 'f:tflops': {}, 'f:vram': {} }, 'f:requests': { '.': {}, 'f:tflops': {}, 'f:vram': {} } },
+            'f:resources': {
+              '.': {},
+              'f:limits': { '.': {}, 'f:tflops': {}, 'f:vram': {} },
+              'f:requests': { '.': {}, 'f:tflops': {}, 'f:vram': {} },
+            },
           },
         },
       },
@@ -706,7 +1018,10 @@ const SSA_EXPECTED: Obj[] = [
         manager: 'g',
         operation: 'Apply',
         fields: {
-          'f:spec': { 'f:replicas': {}, 'f:resources': { 'f:limits': { 'f:tflops': {}, 'f:vram': {} }, 'f:requests': { 'f:tflops': {}, 'f:vram': {} } } },
+          'f:spec': {
+            'f:replicas': {},
+            'f:resources': { 'f:limits': { 'f:tflops': {}, 'f:vram': {} }, 'f:requests': { 'f:tflops': {}, 'f:vram': {} } },
+          },
         },
       },
     ],
@@ -740,32 +1055,37 @@ const LEASES_EXPECTED: Obj[] = [
     step: 'both',
     code: 422,
     reason: 'Invalid',
-    message: 'Lease.coordination.k8s.io "lease-c" is invalid: [spec.leaseDurationSeconds: Invalid value: -5: must be greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]',
+    message:
+      'Lease.coordination.k8s.io "lease-c" is invalid: [spec.leaseDurationSeconds: Invalid value: -5: must be greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]',
   },
   { step: 'any holderIdentity', code: 201, spec: { holderIdentity: 'a b/c_D!', leaseDurationSeconds: 15 } },
   {
     step: 'renewTime in milliseconds (Date#toISOString)',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-01-01T00:00:00.123Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".123Z" as ".000000"',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-01-01T00:00:00.123Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".123Z" as ".000000"',
   },
   {
     step: 'renewTime in seconds',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"',
   },
   {
     step: 'renewTime in nanoseconds',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-01-01T00:00:00.123456789Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "789Z" as "Z07:00"',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-01-01T00:00:00.123456789Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "789Z" as "Z07:00"',
   },
   {
     step: 'renewTime not a time',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: parsing time "yesterday" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "yesterday" as "2006"',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: parsing time "yesterday" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "yesterday" as "2006"',
   },
   {
     step: 'renewTime with extra text',
@@ -783,37 +1103,43 @@ const LEASES_EXPECTED: Obj[] = [
     step: 'renewTime with a short month',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-1-01T00:00:00.123456Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "1-01T00:00:00.123456Z" as "01"',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-1-01T00:00:00.123456Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "1-01T00:00:00.123456Z" as "01"',
   },
   {
     step: 'renewTime a number',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go struct field LeaseSpec.spec.renewTime of type string',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go struct field LeaseSpec.spec.renewTime of type string',
   },
   {
     step: 'holderIdentity a number, then a string duration',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go struct field LeaseSpec.spec.holderIdentity of type string',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go struct field LeaseSpec.spec.holderIdentity of type string',
   },
   {
     step: 'leaseDurationSeconds 1.5',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
   },
   {
     step: 'leaseDurationSeconds over int32',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 3000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 3000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
   },
   {
     step: 'leaseDurationSeconds true',
     code: 400,
     reason: 'BadRequest',
-    message: 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal bool into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    message:
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal bool into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
   },
   {
     step: 'MicroTimes with an offset come back in UTC',
@@ -824,7 +1150,8 @@ const LEASES_EXPECTED: Obj[] = [
     step: 'a name that is no DNS subdomain',
     code: 422,
     reason: 'Invalid',
-    message: 'Lease.coordination.k8s.io "Lease_F" is invalid: metadata.name: Invalid value: "Lease_F": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')',
+    message:
+      "Lease.coordination.k8s.io \"Lease_F\" is invalid: metadata.name: Invalid value: \"Lease_F\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
   },
   {
     step: 'update to leaseDurationSeconds 0',
@@ -847,7 +1174,8 @@ const LEASES_EXPECTED: Obj[] = [
   {
     step: 'apply a bad renewTime',
     code: 500,
-    message: 'failed to convert new object (/lease-d; coordination.k8s.io/v1, Kind=Lease) to proper version: unable to convert unstructured object to coordination.k8s.io/v1, Kind=Lease: parsing time "yesterday" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "yesterday" as "2006"',
+    message:
+      'failed to convert new object (/lease-d; coordination.k8s.io/v1, Kind=Lease) to proper version: unable to convert unstructured object to coordination.k8s.io/v1, Kind=Lease: parsing time "yesterday" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "yesterday" as "2006"',
   },
   {
     step: 'merge-patch a renewTime in milliseconds',
@@ -864,7 +1192,8 @@ const BASICS_EXPECTED: Obj[] = [
     step: 'stale update',
     code: 409,
     reason: 'Conflict',
-    message: 'Operation cannot be fulfilled on configmaps "basic-cm": the object has been modified; please apply your changes to the latest version and try again',
+    message:
+      'Operation cannot be fulfilled on configmaps "basic-cm": the object has been modified; please apply your changes to the latest version and try again',
   },
   { step: 'unconditional update (allowed for ConfigMaps)', code: 200, kind: 'ConfigMap', deleting: false },
   {
@@ -877,9 +1206,15 @@ const BASICS_EXPECTED: Obj[] = [
     step: 'a bad name',
     code: 422,
     reason: 'Invalid',
-    message: 'ConfigMap "Basic_CM" is invalid: metadata.name: Invalid value: "Basic_CM": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')',
+    message:
+      "ConfigMap \"Basic_CM\" is invalid: metadata.name: Invalid value: \"Basic_CM\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
   },
-  { step: 'a failing JSON-patch test', code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' },
+  {
+    step: 'a failing JSON-patch test',
+    code: 422,
+    reason: 'Invalid',
+    message: 'the server rejected our request due to an error in our request',
+  },
   { step: 'delete it', code: 200, status: 'Success', details: { name: 'basic-cm', kind: 'configmaps', uid: 'string' } },
   { step: 'get it', code: 404, reason: 'NotFound', message: 'configmaps "basic-cm" not found' },
   { step: 'a ConfigMap with a finalizer', code: 201, kind: 'ConfigMap', deleting: false },
@@ -890,7 +1225,8 @@ const BASICS_EXPECTED: Obj[] = [
     step: 'a GPU with a bad name',
     code: 422,
     reason: 'Invalid',
-    message: 'GPU.tensor-fusion.ai "Basic_GPU" is invalid: metadata.name: Invalid value: "Basic_GPU": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')',
+    message:
+      "GPU.tensor-fusion.ai \"Basic_GPU\" is invalid: metadata.name: Invalid value: \"Basic_GPU\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
   },
   {
     step: 'update the GPU without resourceVersion',
@@ -898,7 +1234,12 @@ const BASICS_EXPECTED: Obj[] = [
     reason: 'Invalid',
     message: 'gpus.tensor-fusion.ai "basic-gpu" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
   },
-  { step: 'delete the GPU', code: 200, status: 'Success', details: { name: 'basic-gpu', group: 'tensor-fusion.ai', kind: 'gpus', uid: 'string' } },
+  {
+    step: 'delete the GPU',
+    code: 200,
+    status: 'Success',
+    details: { name: 'basic-gpu', group: 'tensor-fusion.ai', kind: 'gpus', uid: 'string' },
+  },
   { step: 'get the GPU', code: 404, reason: 'NotFound', message: 'gpus.tensor-fusion.ai "basic-gpu" not found' },
   { step: 'a Lease', code: 201, kind: 'Lease', deleting: false },
   {
@@ -925,7 +1266,8 @@ const PAGING_EXPECTED: Obj[] = [
     step: 'after compaction',
     code: 410,
     reason: 'Expired',
-    message: 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+    message:
+      'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
     inconsistentToken: 'string',
   },
   { step: 'the inconsistent continuation: the current state', code: 200, items: ['pg-bb:-', 'pg-d:2'], more: true },

@@ -23,18 +23,31 @@ describeControlPlane('control-plane harness', { controllerManager: true, schedul
 
   test('a Deployment on a KWOK node gets its pods scheduled and Running', async () => {
     const c = cp();
-    await c.kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({
-      apiVersion: 'v1', kind: 'Node',
-      metadata: { name: 'kwok-harness-0', annotations: { [KWOK_NODE_ANNOTATION.key]: KWOK_NODE_ANNOTATION.value } },
-      status: { allocatable: { cpu: '8', memory: '32Gi', pods: '110' }, capacity: { cpu: '8', memory: '32Gi', pods: '110' } },
-    }) });
+    await c.kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: 'kwok-harness-0', annotations: { [KWOK_NODE_ANNOTATION.key]: KWOK_NODE_ANNOTATION.value } },
+        status: { allocatable: { cpu: '8', memory: '32Gi', pods: '110' }, capacity: { cpu: '8', memory: '32Gi', pods: '110' } },
+      }),
+    });
     await c.kubectlOk(['create', 'deployment', 'web', '--image=nginx', '--replicas=2', '-n', 'default']);
     const cluster = c.cluster();
-    await waitFor('2 Running pods', async () => {
-      const pods = await cluster.list(RESOURCES.pods, { namespace: 'default', labelSelector: 'app=web' });
-      return pods.items.filter((p) => (p as { status?: { phase?: string } }).status?.phase === 'Running'
-        && (p as { spec?: { nodeName?: string } }).spec?.nodeName === 'kwok-harness-0').length === 2;
-    }, 60_000, 250);
+    await waitFor(
+      '2 Running pods',
+      async () => {
+        const pods = await cluster.list(RESOURCES.pods, { namespace: 'default', labelSelector: 'app=web' });
+        return (
+          pods.items.filter(
+            (p) =>
+              (p as { status?: { phase?: string } }).status?.phase === 'Running' &&
+              (p as { spec?: { nodeName?: string } }).spec?.nodeName === 'kwok-harness-0',
+          ).length === 2
+        );
+      },
+      60_000,
+      250,
+    );
   });
 
   test('after etcd compaction and an API server restart, an old resourceVersion answers 410 Gone', async () => {
@@ -44,9 +57,18 @@ describeControlPlane('control-plane harness', { controllerManager: true, schedul
     // The watch cache would still serve the old revision from memory; a restarted API server has
     // only what etcd kept.
     await cp().restartApiServer();
-    await waitFor('410 on an old resourceVersion', async () => {
-      const r = await cp().kubectl(['get', '--raw', `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${before.resourceVersion}&timeoutSeconds=1`]);
-      return /Gone|too old|410/.test(r.stdout + r.stderr);
-    }, 30_000, 500);
+    await waitFor(
+      '410 on an old resourceVersion',
+      async () => {
+        const r = await cp().kubectl([
+          'get',
+          '--raw',
+          `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${before.resourceVersion}&timeoutSeconds=1`,
+        ]);
+        return /Gone|too old|410/.test(r.stdout + r.stderr);
+      },
+      30_000,
+      500,
+    );
   });
 });

@@ -28,7 +28,8 @@ export const PULUMI_KUBERNETES_PROVIDER_VERSION = '4.25.0-dev.f47bc2d6f199';
 
 export const GO_BUILDS: readonly GoBuild[] = [
   {
-    name: 'kubernetes', module: 'k8s.io/kubernetes',
+    name: 'kubernetes',
+    module: 'k8s.io/kubernetes',
     binaries: {
       'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
       'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
@@ -48,8 +49,17 @@ export const GO_BUILDS: readonly GoBuild[] = [
 ];
 
 /** Every binary the harness can run. */
-export type Binary = 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kubectl' | 'kubelet' | 'kube-proxy' | 'etcd' | 'kwok'
-  | 'pulumi' | 'pulumi-resource-kubernetes';
+export type Binary =
+  | 'kube-apiserver'
+  | 'kube-scheduler'
+  | 'kube-controller-manager'
+  | 'kubectl'
+  | 'kubelet'
+  | 'kube-proxy'
+  | 'etcd'
+  | 'kwok'
+  | 'pulumi'
+  | 'pulumi-resource-kubernetes';
 
 /** What setup-envtest puts in KUBEBUILDER_ASSETS; the rest come from our own cache. */
 export const KUBEBUILDER_BINARIES: readonly Binary[] = ['kube-apiserver', 'etcd', 'kubectl'];
@@ -77,7 +87,13 @@ export function buildDir(build: GoBuild, env: NodeJS.ProcessEnv = process.env): 
 
 /** The KWOK stage files (node and pod lifecycles) copied from its module by the setup. */
 export function kwokStagesDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(buildDir(GO_BUILDS.find((b) => b.name === 'kwok')!, env), 'stages');
+  return path.join(
+    buildDir(
+      GO_BUILDS.find((b) => b.name === 'kwok')!,
+      env,
+    ),
+    'stages',
+  );
 }
 
 /** Path of a binary: KUBEBUILDER_ASSETS first for the ones setup-envtest provides, else our cache. */

@@ -17,7 +17,20 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { GO_BUILDS, binaryPath, cacheRoot, goModVersion } from './assets';
@@ -86,11 +99,16 @@ function recipes(): Recipe[] {
     // pid 1 ignores SIGTERM without a handler; containerd stops a sandbox with SIGKILL anyway.
     { id: 'pause', files: busybox, cmd: ['/bin/sleep', '2147483647'] },
     {
-      id: 'node', cmd: ['/usr/local/bin/node'],
+      id: 'node',
+      cmd: ['/usr/local/bin/node'],
       files: [...busybox, [node, '/usr/local/bin/node'], ...sharedLibraries(node).map((l): [string, string] => [l, l])],
       env: ['NODE_ENV=production'],
     },
-    { id: 'kube-scheduler', cmd: ['/usr/local/bin/kube-scheduler'], files: [...busybox, [binaryPath('kube-scheduler'), '/usr/local/bin/kube-scheduler']] },
+    {
+      id: 'kube-scheduler',
+      cmd: ['/usr/local/bin/kube-scheduler'],
+      files: [...busybox, [binaryPath('kube-scheduler'), '/usr/local/bin/kube-scheduler']],
+    },
   ];
 }
 
@@ -111,7 +129,9 @@ function rootfs(r: Recipe, dir: string): void {
     copyFileSync(from, dest);
     chmodSync(dest, statSync(from).mode & 0o777);
   }
-  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).split('\n').filter((a) => a && a !== 'busybox');
+  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((a) => a && a !== 'busybox');
   for (const a of applets) if (!existsSync(path.join(dir, 'bin', a))) symlinkSync('busybox', path.join(dir, 'bin', a));
   writeFileSync(path.join(dir, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
   writeFileSync(path.join(dir, 'etc/group'), 'root:x:0:\nnobody:x:65534:\n');
@@ -119,7 +139,19 @@ function rootfs(r: Recipe, dir: string): void {
 
 /** A reproducible tar of `dir`'s contents. */
 function tar(dir: string, out: string): void {
-  execFileSync('tar', ['--sort=name', '--mtime=@0', '--owner=0', '--group=0', '--numeric-owner', '--format=gnu', '-cf', out, '-C', dir, '.']);
+  execFileSync('tar', [
+    '--sort=name',
+    '--mtime=@0',
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '--format=gnu',
+    '-cf',
+    out,
+    '-C',
+    dir,
+    '.',
+  ]);
 }
 
 function blob(layout: string, data: Buffer): { digest: string; size: number } {
@@ -139,26 +171,44 @@ function pack(r: Recipe, ref: string, out: string): void {
     const layerTar = path.join(work, 'layer.tar');
     tar(root, layerTar);
     const layer = blob(layout, readFileSync(layerTar));
-    const config = blob(layout, Buffer.from(JSON.stringify({
-      architecture: 'amd64', os: 'linux',
-      config: { Cmd: r.cmd, Env: ['PATH=/usr/local/bin:/usr/bin:/bin', ...(r.env ?? [])], WorkingDir: '/' },
-      rootfs: { type: 'layers', diff_ids: [layer.digest] },
-      history: [{ created_by: `tensor-fusion-iac test/envtest/images.ts (${r.id})` }],
-    })));
-    const manifest = blob(layout, Buffer.from(JSON.stringify({
-      schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...config },
-      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', ...layer }],
-    })));
+    const config = blob(
+      layout,
+      Buffer.from(
+        JSON.stringify({
+          architecture: 'amd64',
+          os: 'linux',
+          config: { Cmd: r.cmd, Env: ['PATH=/usr/local/bin:/usr/bin:/bin', ...(r.env ?? [])], WorkingDir: '/' },
+          rootfs: { type: 'layers', diff_ids: [layer.digest] },
+          history: [{ created_by: `tensor-fusion-iac test/envtest/images.ts (${r.id})` }],
+        }),
+      ),
+    );
+    const manifest = blob(
+      layout,
+      Buffer.from(
+        JSON.stringify({
+          schemaVersion: 2,
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...config },
+          layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', ...layer }],
+        }),
+      ),
+    );
     writeFileSync(path.join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-    writeFileSync(path.join(layout, 'index.json'), JSON.stringify({
-      schemaVersion: 2,
-      manifests: [{
-        mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest,
-        platform: { architecture: 'amd64', os: 'linux' },
-        annotations: { 'io.containerd.image.name': ref, 'org.opencontainers.image.ref.name': ref.split(':').pop() },
-      }],
-    }));
+    writeFileSync(
+      path.join(layout, 'index.json'),
+      JSON.stringify({
+        schemaVersion: 2,
+        manifests: [
+          {
+            mediaType: 'application/vnd.oci.image.manifest.v1+json',
+            ...manifest,
+            platform: { architecture: 'amd64', os: 'linux' },
+            annotations: { 'io.containerd.image.name': ref, 'org.opencontainers.image.ref.name': ref.split(':').pop() },
+          },
+        ],
+      }),
+    );
     const tmp = `${out}.tmp`;
     tar(layout, tmp);
     renameSync(tmp, out);
@@ -183,7 +233,9 @@ export function buildNodeImages(log: (line: string) => void = () => undefined, e
       const started = Date.now();
       for (const old of readdirSync(dir).filter((f) => f.startsWith(`${r.id}-`))) rmSync(path.join(dir, old), { force: true });
       pack(r, ref, file);
-      log(`  image ${ref}: made ${path.basename(file)} (${(statSync(file).size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      log(
+        `  image ${ref}: made ${path.basename(file)} (${(statSync(file).size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
     }
     images.push({ id: r.id, ref, file });
   }
@@ -193,6 +245,10 @@ export function buildNodeImages(log: (line: string) => void = () => undefined, e
 /** The cached tarballs, without building: undefined for an image not made yet (or made from other inputs). */
 export function cachedNodeImages(env: NodeJS.ProcessEnv = process.env): NodeImage[] | undefined {
   if (!existsSync(BUSYBOX) || !existsSync(binaryPath('kube-scheduler'))) return undefined;
-  const images = recipes().map((r) => ({ id: r.id, ref: IMAGE_REFS[r.id], file: path.join(imagesDir(env), `${r.id}-${contentKey(r)}.tar`) }));
+  const images = recipes().map((r) => ({
+    id: r.id,
+    ref: IMAGE_REFS[r.id],
+    file: path.join(imagesDir(env), `${r.id}-${contentKey(r)}.tar`),
+  }));
   return images.every((i) => existsSync(i.file)) ? images : undefined;
 }

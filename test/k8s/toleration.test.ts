@@ -16,7 +16,12 @@ describe('tolerates', () => {
   });
 
   it('tolerationFor gives a toleration of exactly that taint', () => {
-    expect(tolerationFor(XGN_TAINT)).toEqual({ key: 'sched.tensorstack.dev/xgn-mode', operator: 'Equal', value: 'true', effect: 'NoSchedule' });
+    expect(tolerationFor(XGN_TAINT)).toEqual({
+      key: 'sched.tensorstack.dev/xgn-mode',
+      operator: 'Equal',
+      value: 'true',
+      effect: 'NoSchedule',
+    });
     expect(tolerates(tolerationFor(XGN_TAINT), XGN_TAINT)).toBe(true);
     expect(tolerates(tolerationFor(XGN_TAINT), { ...XGN_TAINT, key: 'x' })).toBe(false);
   });

@@ -20,8 +20,18 @@ function cruise(files: Record<string, string>): { code: number | null; output: s
       writeFileSync(path.join(dir, file), source);
     }
     const roots = [...new Set(Object.keys(files).map((f) => f.split('/')[0]))];
-    const r = spawnSync(process.execPath, [path.join(REPO, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), ...roots,
-      '--config', path.join(REPO, '.dependency-cruiser.cjs'), '--output-type', 'err'], { cwd: dir, encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [
+        path.join(REPO, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'),
+        ...roots,
+        '--config',
+        path.join(REPO, '.dependency-cruiser.cjs'),
+        '--output-type',
+        'err',
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
     return { code: r.status, output: r.stdout + r.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -45,16 +55,31 @@ describe('the import rules', () => {
   });
 
   it.each([
-    ['runtime-parts-not-sideways', { 'lib/runtime/agent/claims.ts': leaf, 'lib/runtime/webhook/admit.ts': uses('../agent/claims') },
-      'lib/runtime/webhook/admit.ts → lib/runtime/agent/claims.ts'],
-    ['iac-not-into-runtime', { 'lib/runtime/agent/contract.ts': leaf, 'lib/render/agent.ts': uses('../runtime/agent/contract') },
-      'lib/render/agent.ts → lib/runtime/agent/contract.ts'],
-    ['lib-not-into-components', { 'components/cdk8s/pool.ts': leaf, 'lib/render/pool.ts': uses('../../components/cdk8s/pool') },
-      'lib/render/pool.ts → components/cdk8s/pool.ts'],
-    ['frameworks-apart', { 'components/cdk8s/pool.ts': leaf, 'components/pulumi/pool.ts': uses('../cdk8s/pool') },
-      'components/pulumi/pool.ts → components/cdk8s/pool.ts'],
-    ['no-cycles', { 'lib/api/a.ts': `${uses('./b')}export const z = 1;\n`, 'lib/api/b.ts': `import { z } from './a';\nexport const x = z;\n` },
-      'lib/api/a.ts'],
+    [
+      'runtime-parts-not-sideways',
+      { 'lib/runtime/agent/claims.ts': leaf, 'lib/runtime/webhook/admit.ts': uses('../agent/claims') },
+      'lib/runtime/webhook/admit.ts → lib/runtime/agent/claims.ts',
+    ],
+    [
+      'iac-not-into-runtime',
+      { 'lib/runtime/agent/contract.ts': leaf, 'lib/render/agent.ts': uses('../runtime/agent/contract') },
+      'lib/render/agent.ts → lib/runtime/agent/contract.ts',
+    ],
+    [
+      'lib-not-into-components',
+      { 'components/cdk8s/pool.ts': leaf, 'lib/render/pool.ts': uses('../../components/cdk8s/pool') },
+      'lib/render/pool.ts → components/cdk8s/pool.ts',
+    ],
+    [
+      'frameworks-apart',
+      { 'components/cdk8s/pool.ts': leaf, 'components/pulumi/pool.ts': uses('../cdk8s/pool') },
+      'components/pulumi/pool.ts → components/cdk8s/pool.ts',
+    ],
+    [
+      'no-cycles',
+      { 'lib/api/a.ts': `${uses('./b')}export const z = 1;\n`, 'lib/api/b.ts': `import { z } from './a';\nexport const x = z;\n` },
+      'lib/api/a.ts',
+    ],
   ])('%s: an arrow it forbids fails the check, naming the rule', (rule, files, arrow) => {
     const r = cruise(files);
     expect(r.code).not.toBe(0);

@@ -10,15 +10,24 @@ import * as ts from 'typescript';
 
 const REPO = resolve(__dirname, '../..');
 /** The sources of the entry points: `./build/lib/index.d.ts` is built from `lib/index.ts`. */
-const ENTRY_POINTS = Object.values(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).exports as Record<string, string | { types?: string }>)
-  .flatMap((target) => (typeof target === 'object' && target.types ? [join(REPO, target.types.replace(/^\.\/build\//, '').replace(/\.d\.ts$/, '.ts'))] : []));
+const ENTRY_POINTS = Object.values(
+  JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).exports as Record<string, string | { types?: string }>,
+).flatMap((target) =>
+  typeof target === 'object' && target.types ? [join(REPO, target.types.replace(/^\.\/build\//, '').replace(/\.d\.ts$/, '.ts'))] : [],
+);
 
 /** Whether a declaration is ours (not from node_modules or the TypeScript libs). */
 const ours = (d: ts.Declaration) => !d.getSourceFile().fileName.includes('/node_modules/');
 
 /** Names (`Export.member.nested`) of public members without a doc comment. */
 function undocumented(): string[] {
-  const program = ts.createProgram(ENTRY_POINTS, { strict: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, skipLibCheck: true, types: ['node'] });
+  const program = ts.createProgram(ENTRY_POINTS, {
+    strict: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.CommonJS,
+    skipLibCheck: true,
+    types: ['node'],
+  });
   const checker = program.getTypeChecker();
   const missing = new Set<string>();
   const seen = new Set<ts.Type>();
@@ -29,7 +38,9 @@ function undocumented(): string[] {
     if (seen.has(type)) return;
     seen.add(type);
     if (type.isUnion() || type.isIntersection()) return type.types.forEach((t) => visitType(t, path));
-    const element = checker.getIndexInfosOfType(type)[0]?.type ?? (checker.isArrayType(type) ? checker.getTypeArguments(type as ts.TypeReference)[0] : undefined);
+    const element =
+      checker.getIndexInfosOfType(type)[0]?.type ??
+      (checker.isArrayType(type) ? checker.getTypeArguments(type as ts.TypeReference)[0] : undefined);
     if (element) visitType(element, `${path}[]`);
     if (!(type.flags & ts.TypeFlags.Object) || type.getCallSignatures().length > 0) return;
     for (const property of type.getProperties()) {
@@ -62,10 +73,15 @@ function undocumented(): string[] {
           if (!hasDoc(member)) missing.add(`${name}.${member.getName()}`);
         }
         const constructor = checker.getTypeOfSymbolAtLocation(symbol, declaration).getConstructSignatures()[0];
-        constructor?.getParameters().forEach((p) => visitType(checker.getTypeOfSymbolAtLocation(p, declaration), `${name}(${p.getName()})`));
+        constructor
+          ?.getParameters()
+          .forEach((p) => visitType(checker.getTypeOfSymbolAtLocation(p, declaration), `${name}(${p.getName()})`));
       } else if (ts.isFunctionDeclaration(declaration)) {
         const signature = checker.getSignatureFromDeclaration(declaration)!;
-        signature.getParameters().slice(1).forEach((p) => visitType(checker.getTypeOfSymbolAtLocation(p, declaration), `${name}(${p.getName()})`));
+        signature
+          .getParameters()
+          .slice(1)
+          .forEach((p) => visitType(checker.getTypeOfSymbolAtLocation(p, declaration), `${name}(${p.getName()})`));
       } else if (ts.isInterfaceDeclaration(declaration) || ts.isTypeAliasDeclaration(declaration)) {
         visitType(checker.getDeclaredTypeOfSymbol(symbol), name);
       }
@@ -78,7 +94,11 @@ function undocumented(): string[] {
 
 describe('API docs', () => {
   it('reads the entry points from package.json exports', () => {
-    expect(ENTRY_POINTS.map((f) => f.slice(REPO.length + 1))).toEqual(['lib/index.ts', 'components/pulumi/index.ts', 'components/cdk8s/index.ts']);
+    expect(ENTRY_POINTS.map((f) => f.slice(REPO.length + 1))).toEqual([
+      'lib/index.ts',
+      'components/pulumi/index.ts',
+      'components/cdk8s/index.ts',
+    ]);
   });
 
   it('documents every export of every entry point, every public member and every prop', () => {

@@ -4,7 +4,18 @@
  */
 import { readFileSync } from 'fs';
 import type { Static } from '@sinclair/typebox';
-import type { Conditions, GpuResources, GPUNodeSpec, GPUNodeStatus, GPUPoolSpec, GPUPoolStatus, GPUStatus, NodeSelector, TensorFusionWorkloadStatus, WorkloadProfileSpec } from '../../lib/api';
+import type {
+  Conditions,
+  GpuResources,
+  GPUNodeSpec,
+  GPUNodeStatus,
+  GPUPoolSpec,
+  GPUPoolStatus,
+  GPUStatus,
+  NodeSelector,
+  TensorFusionWorkloadStatus,
+  WorkloadProfileSpec,
+} from '../../lib/api';
 import type * as props from '../../lib/api/props';
 import { API_PROPS_FILE, apiPropsSource } from '../../scripts/gen-api-props';
 
@@ -32,7 +43,9 @@ describe('lib/api/props.ts', () => {
   it('has the types of the schemas (see the type check) and documents every member with @default or as required', () => {
     expect(sameTypes.every((same) => same)).toBe(true);
     const source = apiPropsSource();
-    expect(source).toContain("   * Format: a ratio from 0 to 1 such as 0.8 or 80%.\n       * @default unset\n       * @example '0.8'\n       */\n      targetTFlopsOfLimits?: string;");
+    expect(source).toContain(
+      "   * Format: a ratio from 0 to 1 such as 0.8 or 80%.\n       * @default unset\n       * @example '0.8'\n       */\n      targetTFlopsOfLimits?: string;",
+    );
     expect(source).toContain('   * @default medium\n   */\n  qos?:');
   });
 });

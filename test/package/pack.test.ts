@@ -83,7 +83,15 @@ describe('npm pack -> install -> compile -> synthesize', () => {
   it('compiles and runs a program importing tensor-fusion-iac, /cdk8s and /pulumi, which synthesizes a chart (without the runtime-only dependencies)', () => {
     const project = consumer(packed, 'consumer', {
       'tsconfig.json': JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'node16', moduleResolution: 'node16', strict: true, types: ['node'], skipLibCheck: true, outDir: 'out' },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'node16',
+          moduleResolution: 'node16',
+          strict: true,
+          types: ['node'],
+          skipLibCheck: true,
+          outDir: 'out',
+        },
         files: ['main.ts'],
       }),
       'main.ts': CONSUMER,

@@ -11,7 +11,13 @@ import { join, resolve } from 'path';
 
 export const REPO = resolve(__dirname, '../..');
 export const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
-const NPM_ENV = { ...process.env, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+const NPM_ENV = {
+  ...process.env,
+  npm_config_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
 
 /** What the controller bundle carries, so an IaC install does not: left out of every consumer. */
 export const RUNTIME_ONLY = ['@kubernetes/client-node', 'fast-json-patch', 'node-forge', 'pino', 'prom-client'];
@@ -28,10 +34,17 @@ export function pack(): Packed {
   const work = mkdtempSync(join(tmpdir(), 'tf-pack-'));
   const stage = join(work, 'stage');
   mkdirSync(stage);
-  for (const f of ['package.json', 'README.md', 'LICENSE', 'crds']) if (existsSync(join(REPO, f))) cpSync(join(REPO, f), join(stage, f), { recursive: true });
-  execFileSync(process.execPath, [TSC, '-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(stage, 'build')], { cwd: REPO, stdio: 'pipe' });
+  for (const f of ['package.json', 'README.md', 'LICENSE', 'crds'])
+    if (existsSync(join(REPO, f))) cpSync(join(REPO, f), join(stage, f), { recursive: true });
+  execFileSync(process.execPath, [TSC, '-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(stage, 'build')], {
+    cwd: REPO,
+    stdio: 'pipe',
+  });
   execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: stage, env: NPM_ENV, stdio: 'pipe' });
-  const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
+  const tarball = join(
+    work,
+    readdirSync(work).find((f) => f.endsWith('.tgz'))!,
+  );
   const entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
   return { work, tarball, entries, remove: () => rmSync(work, { recursive: true, force: true }) };
 }

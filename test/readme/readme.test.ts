@@ -42,8 +42,10 @@ function tsBlocks(file: string): Block[] {
 
 /** The user documents: the README, CONTRIBUTING.md and every page under docs/. */
 function documents(): string[] {
-  const docs = (dir: string): string[] => readdirSync(join(REPO, dir), { withFileTypes: true })
-    .flatMap((e) => e.isDirectory() ? docs(`${dir}/${e.name}`) : e.name.endsWith('.md') ? [`${dir}/${e.name}`] : []);
+  const docs = (dir: string): string[] =>
+    readdirSync(join(REPO, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? docs(`${dir}/${e.name}`) : e.name.endsWith('.md') ? [`${dir}/${e.name}`] : [],
+    );
   return ['README.md', 'CONTRIBUTING.md', ...docs('docs')];
 }
 
@@ -86,7 +88,9 @@ describe('README code blocks', () => {
       paths,
     });
     const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
-      const where = d.file ? `${d.file.fileName.replace(dir + '/', '')}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '';
+      const where = d.file
+        ? `${d.file.fileName.replace(dir + '/', '')}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
+        : '';
       return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
     });
     expect(diagnostics).toEqual([]);

@@ -9,7 +9,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-
 const template = () => ({
   metadata: { labels: { app: 'pytorch' }, annotations: { 'prometheus.io/scrape': 'true' } },
   spec: { containers: [{ name: 'python', image: 'pytorch/pytorch' }] },

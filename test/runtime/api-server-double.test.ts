@@ -9,10 +9,25 @@ const PODS = '/api/v1/namespaces/default/pods';
 const TFW = '/apis/tensor-fusion.ai/v1/namespaces/default/tensorfusionworkloads';
 const APPLY = 'application/apply-patch+yaml';
 const MiB = 1024 * 1024;
-const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true, statusSubresource: false, custom: false };
+const CONFIGMAPS = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+  statusSubresource: false,
+  custom: false,
+};
 
 /** A raw request's status and body (the Status of an error). */
-async function raw(c: ReturnType<typeof clusterFor>, method: string, path: string, body?: unknown, ct?: string, query: Record<string, string | number | boolean> = {}) {
+async function raw(
+  c: ReturnType<typeof clusterFor>,
+  method: string,
+  path: string,
+  body?: unknown,
+  ct?: string,
+  query: Record<string, string | number | boolean> = {},
+) {
   const r = await c.request(method, path, query, body, ct);
   return { code: r.status, body: JSON.parse(r.body) };
 }
@@ -20,14 +35,17 @@ async function raw(c: ReturnType<typeof clusterFor>, method: string, path: strin
 /** Watch events of pods as `TYPE name grace`, collected until `ac` aborts. */
 function podEvents(c: ReturnType<typeof clusterFor>, rv: string, ac: AbortController): { events: string[]; done: Promise<void> } {
   const events: string[] = [];
-  const done = c.watch(RESOURCES.pods, { resourceVersion: rv, signal: ac.signal },
-    (e) => { events.push(`${e.type} ${e.object.metadata.name} ${e.object.metadata.deletionGracePeriodSeconds ?? '-'}`); });
+  const done = c.watch(RESOURCES.pods, { resourceVersion: rv, signal: ac.signal }, (e) => {
+    events.push(`${e.type} ${e.object.metadata.name} ${e.object.metadata.deletionGracePeriodSeconds ?? '-'}`);
+  });
   return { events, done };
 }
 
 describe('API-server double', () => {
   let api: ApiServerDouble;
-  beforeEach(async () => { api = await startApiServer({ bookmarkIntervalMs: 50 }); });
+  beforeEach(async () => {
+    api = await startApiServer({ bookmarkIntervalMs: 50 });
+  });
   afterEach(() => api.stop());
 
   test('create, 409 AlreadyExists, stale PUT 409, CR PUT without resourceVersion 422', async () => {
@@ -44,7 +62,11 @@ describe('API-server double', () => {
     const c = clusterFor(api);
     const p = await c.create(RESOURCES.gpupools, { ...poolObj('p', 'a'), status: { phase: 'Running' } });
     expect(p.status).toBeUndefined();
-    const s = await c.replaceStatus(RESOURCES.gpupools, { ...p, metadata: { ...p.metadata, labels: { ignored: 'y' } }, status: { phase: 'Pending' } });
+    const s = await c.replaceStatus(RESOURCES.gpupools, {
+      ...p,
+      metadata: { ...p.metadata, labels: { ignored: 'y' } },
+      status: { phase: 'Pending' },
+    });
     expect(s).toMatchObject({ status: { phase: 'Pending' } });
     expect(s.metadata.labels).toBeUndefined();
     const m = await c.apply(RESOURCES.gpupools, { ...poolObj('p', 'b'), status: { phase: 'Unknown' } });
@@ -55,8 +77,9 @@ describe('API-server double', () => {
   test('patch content types: failing JSON-patch test is 422, strategic merge is 415', async () => {
     const c = clusterFor(api);
     await c.create(RESOURCES.gpupools, poolObj('p', 'a'));
-    await expect(c.jsonPatch(RESOURCES.gpupools, { name: 'p' }, [{ op: 'test', path: '/metadata/resourceVersion', value: '0' }]))
-      .rejects.toMatchObject({ code: 422 });
+    await expect(
+      c.jsonPatch(RESOURCES.gpupools, { name: 'p' }, [{ op: 'test', path: '/metadata/resourceVersion', value: '0' }]),
+    ).rejects.toMatchObject({ code: 422 });
     const res = await c.request('PATCH', '/apis/tensor-fusion.ai/v1/gpupools/p', {}, {}, 'application/strategic-merge-patch+json');
     expect(res.status).toBe(415);
   });
@@ -68,14 +91,20 @@ describe('API-server double', () => {
     api.put('gpupools', poolObj('b', 'b'));
     const events: WatchEvent[] = [];
     const ac = new AbortController();
-    const watching = c.watch(RESOURCES.gpupools, { resourceVersion: list.resourceVersion, allowWatchBookmarks: true, signal: ac.signal }, (e) => {
-      events.push(e);
-      if (e.type === 'BOOKMARK') ac.abort();
-    });
+    const watching = c.watch(
+      RESOURCES.gpupools,
+      { resourceVersion: list.resourceVersion, allowWatchBookmarks: true, signal: ac.signal },
+      (e) => {
+        events.push(e);
+        if (e.type === 'BOOKMARK') ac.abort();
+      },
+    );
     await watching;
     expect(events.map((e) => `${e.type}:${e.object.metadata.name ?? ''}`)).toEqual(['ADDED:b', 'BOOKMARK:']);
     api.store.compact();
-    await expect(c.watch(RESOURCES.gpupools, { resourceVersion: list.resourceVersion }, () => undefined)).rejects.toMatchObject({ code: 410 });
+    await expect(c.watch(RESOURCES.gpupools, { resourceVersion: list.resourceVersion }, () => undefined)).rejects.toMatchObject({
+      code: 410,
+    });
     const fresh: string[] = [];
     const ac2 = new AbortController();
     const w2 = c.watch(RESOURCES.gpupools, { signal: ac2.signal }, (e) => {
@@ -101,19 +130,50 @@ describe('API-server double', () => {
     await api.stop();
     api = await startApiServer({ resources: [CONFIGMAPS] });
     const c = clusterFor(api);
-    const cm = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data });
+    const cm = (name: string, data: Record<string, string>) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'default' },
+      data,
+    });
     expect((await raw(c, 'POST', '/api/v1/namespaces/default/configmaps', cm('ok', { a: 'x'.repeat(MiB) }))).code).toBe(201);
-    expect((await raw(c, 'POST', '/api/v1/namespaces/default/configmaps', cm('big', { a: 'x'.repeat(MiB), b: 'y' }))).body)
-      .toMatchObject({ code: 422, reason: 'Invalid', message: 'ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes' });
-    expect((await raw(c, 'POST', '/api/v1/namespaces/default/configmaps', cm('huge', { a: 'x'.repeat(3 * MiB) }))).body)
-      .toMatchObject({ code: 413, reason: 'RequestEntityTooLarge', message: 'Request entity too large: limit is 3145728' });
-    const tooLarge = await raw(c, 'POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l' }, spec: { holderIdentity: 'x'.repeat(1.6 * MiB) } });
-    expect(tooLarge).toEqual({ code: 500, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'etcdserver: request is too large', code: 500 } });
-    const grpc = await raw(c, 'POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l' }, spec: { holderIdentity: 'x'.repeat(2.1 * MiB) } });
-    expect(grpc.body.message).toMatch(/^rpc error: code = ResourceExhausted desc = trying to send message larger than max \(\d+ vs\. 2097152\)$/);
+    expect((await raw(c, 'POST', '/api/v1/namespaces/default/configmaps', cm('big', { a: 'x'.repeat(MiB), b: 'y' }))).body).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message: 'ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes',
+    });
+    expect((await raw(c, 'POST', '/api/v1/namespaces/default/configmaps', cm('huge', { a: 'x'.repeat(3 * MiB) }))).body).toMatchObject({
+      code: 413,
+      reason: 'RequestEntityTooLarge',
+      message: 'Request entity too large: limit is 3145728',
+    });
+    const tooLarge = await raw(c, 'POST', LEASES, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'l' },
+      spec: { holderIdentity: 'x'.repeat(1.6 * MiB) },
+    });
+    expect(tooLarge).toEqual({
+      code: 500,
+      body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'etcdserver: request is too large', code: 500 },
+    });
+    const grpc = await raw(c, 'POST', LEASES, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'l' },
+      spec: { holderIdentity: 'x'.repeat(2.1 * MiB) },
+    });
+    expect(grpc.body.message).toMatch(
+      /^rpc error: code = ResourceExhausted desc = trying to send message larger than max \(\d+ vs\. 2097152\)$/,
+    );
     // An update that grows an object past the limit fails the same way and leaves it as it was.
     await c.create(RESOURCES.pods, podObj('p', 'n'));
-    const err = await c.mergePatch(RESOURCES.pods, { namespace: 'default', name: 'p' }, { metadata: { labels: { a: 'b' } }, spec: { hostname: 'x'.repeat(1.6 * MiB) } })
+    const err = await c
+      .mergePatch(
+        RESOURCES.pods,
+        { namespace: 'default', name: 'p' },
+        { metadata: { labels: { a: 'b' } }, spec: { hostname: 'x'.repeat(1.6 * MiB) } },
+      )
       .catch((e: ApiError) => e);
     expect(err).toMatchObject({ code: 500, message: '500 Internal Server Error: etcdserver: request is too large' });
     expect(api.getObject('pods', 'p', 'default')?.metadata.labels).toEqual({});
@@ -128,8 +188,12 @@ describe('API-server double', () => {
     const marked = await raw(c, 'DELETE', `${PODS}/bound`);
     expect(marked.body.metadata).toMatchObject({ deletionGracePeriodSeconds: 30, generation: 2 });
     expect(Date.parse(marked.body.metadata.deletionTimestamp) - Date.now()).toBeGreaterThan(25_000);
-    expect((await raw(c, 'DELETE', `${PODS}/bound`, undefined, undefined, { gracePeriodSeconds: 5 })).body.metadata.deletionGracePeriodSeconds).toBe(5);
-    expect((await raw(c, 'DELETE', `${PODS}/bound`, undefined, undefined, { gracePeriodSeconds: 20 })).body.metadata.deletionGracePeriodSeconds).toBe(5);
+    expect(
+      (await raw(c, 'DELETE', `${PODS}/bound`, undefined, undefined, { gracePeriodSeconds: 5 })).body.metadata.deletionGracePeriodSeconds,
+    ).toBe(5);
+    expect(
+      (await raw(c, 'DELETE', `${PODS}/bound`, undefined, undefined, { gracePeriodSeconds: 20 })).body.metadata.deletionGracePeriodSeconds,
+    ).toBe(5);
     expect(await c.get(RESOURCES.pods, { namespace: 'default', name: 'bound' })).toBeDefined();
     expect(api.finishTerminating('default', 'bound')).toBe(1);
     expect(await c.get(RESOURCES.pods, { namespace: 'default', name: 'bound' })).toBeUndefined();
@@ -141,8 +205,14 @@ describe('API-server double', () => {
     ac.abort();
     await w.done;
     expect(w.events).toEqual([
-      'ADDED bound -', 'MODIFIED bound 30', 'MODIFIED bound 5', 'MODIFIED bound 0', 'DELETED bound 0',
-      'ADDED unbound -', 'MODIFIED unbound 0', 'DELETED unbound 0',
+      'ADDED bound -',
+      'MODIFIED bound 30',
+      'MODIFIED bound 5',
+      'MODIFIED bound 0',
+      'DELETED bound 0',
+      'ADDED unbound -',
+      'MODIFIED unbound 0',
+      'DELETED unbound 0',
     ]);
   });
 
@@ -151,7 +221,10 @@ describe('API-server double', () => {
     api = await startApiServer({ podTerminationMs: 100 });
     const c = clusterFor(api);
     await c.create(RESOURCES.pods, podObj('a', 'node-a'));
-    await c.create(RESOURCES.pods, { ...podObj('held', 'node-a'), metadata: { ...podObj('held', 'node-a').metadata, finalizers: ['example.com/hold'] } });
+    await c.create(RESOURCES.pods, {
+      ...podObj('held', 'node-a'),
+      metadata: { ...podObj('held', 'node-a').metadata, finalizers: ['example.com/hold'] },
+    });
     await c.delete(RESOURCES.pods, { namespace: 'default', name: 'a' });
     await c.delete(RESOURCES.pods, { namespace: 'default', name: 'held' });
     expect(api.getObject('pods', 'a', 'default')?.metadata.deletionTimestamp).toBeDefined();
@@ -167,7 +240,9 @@ describe('API-server double', () => {
       raw(c, 'PATCH', `${TFW}/w`, { ...workloadObj('w', 1), spec }, APPLY, { fieldManager: manager, ...(force ? { force: true } : {}) });
     expect((await apply('a', { replicas: 1, qos: 'low' })).code).toBe(201);
     expect((await apply('b', { replicas: 2 })).body).toMatchObject({
-      code: 409, reason: 'Conflict', message: 'Apply failed with 1 conflict: conflict with "a": .spec.replicas',
+      code: 409,
+      reason: 'Conflict',
+      message: 'Apply failed with 1 conflict: conflict with "a": .spec.replicas',
       details: { causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "a"', field: '.spec.replicas' }] },
     });
     expect((await apply('b', { replicas: 2, qos: 'low' }, true)).body.spec).toEqual({ replicas: 2, qos: 'low' });
@@ -176,20 +251,32 @@ describe('API-server double', () => {
     expect((await apply('b', { replicas: 2 })).body.spec).toEqual({ replicas: 2 });
     // An Update (merge patch) owns what it changed; an apply over it names it with its apiVersion.
     await raw(c, 'PATCH', `${TFW}/w`, { spec: { gpuCount: 2 } }, 'application/merge-patch+json', { fieldManager: 'kubectl-edit' });
-    expect((await apply('b', { replicas: 2, gpuCount: 4 })).body.message)
-      .toBe('Apply failed with 1 conflict: conflict with "kubectl-edit" using tensor-fusion.ai/v1: .spec.gpuCount');
+    expect((await apply('b', { replicas: 2, gpuCount: 4 })).body.message).toBe(
+      'Apply failed with 1 conflict: conflict with "kubectl-edit" using tensor-fusion.ai/v1: .spec.gpuCount',
+    );
     const forced = await apply('b', { replicas: 2, gpuCount: 4 }, true);
-    expect(forced.body.metadata.managedFields.map((m: { manager: string; operation: string; fieldsV1: unknown }) => [m.manager, m.operation, m.fieldsV1])).toEqual([
+    expect(
+      forced.body.metadata.managedFields.map((m: { manager: string; operation: string; fieldsV1: unknown }) => [
+        m.manager,
+        m.operation,
+        m.fieldsV1,
+      ]),
+    ).toEqual([
       ['a', 'Apply', { 'f:spec': {} }],
       ['b', 'Apply', { 'f:spec': { 'f:gpuCount': {}, 'f:replicas': {} } }],
     ]);
-    expect((await raw(c, 'PATCH', `${TFW}/w`, workloadObj('w', 1), APPLY)).body.message)
-      .toBe('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
+    expect((await raw(c, 'PATCH', `${TFW}/w`, workloadObj('w', 1), APPLY)).body.message).toBe(
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    );
   });
 
-  test('the runtime\'s forced applies: a field the next configuration leaves out disappears', async () => {
+  test("the runtime's forced applies: a field the next configuration leaves out disappears", async () => {
     const c = clusterFor(api);
-    const wl = (spec: Record<string, unknown>) => ({ ...workloadObj('w', 1), metadata: { name: 'w', namespace: 'default', labels: { app: 'w' } }, spec });
+    const wl = (spec: Record<string, unknown>) => ({
+      ...workloadObj('w', 1),
+      metadata: { name: 'w', namespace: 'default', labels: { app: 'w' } },
+      spec,
+    });
     await c.apply(RESOURCES.tensorfusionworkloads, wl({ replicas: 1, gpuCount: 2, poolName: 'p' }), { force: true });
     const next = await c.apply(RESOURCES.tensorfusionworkloads, wl({ replicas: 1, poolName: 'p' }), { force: true });
     expect(next.spec).toEqual({ replicas: 1, poolName: 'p' });
@@ -197,10 +284,11 @@ describe('API-server double', () => {
     expect(api.getObject('tensorfusionworkloads', 'w', 'default')?.spec).toEqual({ replicas: 1, poolName: 'p' });
   });
 
-  test('list pages read the first page\'s revision; after compaction the token is 410 Expired', async () => {
+  test("list pages read the first page's revision; after compaction the token is 410 Expired", async () => {
     const c = clusterFor(api);
     for (const n of ['a', 'b', 'c', 'd']) api.put('gpupools', poolObj(n, n));
-    const page = (cont?: string) => raw(c, 'GET', '/apis/tensor-fusion.ai/v1/gpupools', undefined, undefined, { limit: 2, ...(cont ? { continue: cont } : {}) });
+    const page = (cont?: string) =>
+      raw(c, 'GET', '/apis/tensor-fusion.ai/v1/gpupools', undefined, undefined, { limit: 2, ...(cont ? { continue: cont } : {}) });
     const first = await page();
     expect(first.body.metadata.remainingItemCount).toBe(2);
     api.remove('gpupools', 'c');
@@ -212,7 +300,11 @@ describe('API-server double', () => {
     api.put('gpupools', poolObj('e', 'e'));
     api.store.compact();
     const expired = await page(again.body.metadata.continue);
-    expect(expired.body).toMatchObject({ code: 410, reason: 'Expired', message: expect.stringMatching(/^The provided continue parameter is too old to display a consistent list result\./) });
+    expect(expired.body).toMatchObject({
+      code: 410,
+      reason: 'Expired',
+      message: expect.stringMatching(/^The provided continue parameter is too old to display a consistent list result\./),
+    });
     const rest = await page(expired.body.metadata.continue);
     expect(rest.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['bb', 'd']);
   });
@@ -226,8 +318,9 @@ describe('API-server double', () => {
       const { resourceVersion } = await c.list(RESOURCES.gpupools);
       const started = Date.now();
       const at: number[] = [];
-      const done = c.watch(RESOURCES.gpupools, { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3 },
-        (e) => { if (e.type === 'BOOKMARK') at.push(Date.now() - started); });
+      const done = c.watch(RESOURCES.gpupools, { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3 }, (e) => {
+        if (e.type === 'BOOKMARK') at.push(Date.now() - started);
+      });
       if (change) api.put('gpupools', poolObj(`p${started}`, 'a'));
       await done;
       return at;
@@ -239,7 +332,9 @@ describe('API-server double', () => {
     // Without timeoutSeconds the next bookmark is a minute away.
     const ac = new AbortController();
     const events: string[] = [];
-    const done = c.watch(RESOURCES.gpupools, { resourceVersion: '1', allowWatchBookmarks: true, signal: ac.signal }, (e) => { events.push(e.type); });
+    const done = c.watch(RESOURCES.gpupools, { resourceVersion: '1', allowWatchBookmarks: true, signal: ac.signal }, (e) => {
+      events.push(e.type);
+    });
     await new Promise((r) => setTimeout(r, 1500));
     ac.abort();
     await done;
@@ -248,19 +343,25 @@ describe('API-server double', () => {
 
   test('Leases: MicroTime in exactly microseconds, stored in UTC; durations > 0; no unconditional update', async () => {
     const c = clusterFor(api);
-    const post = (name: string, spec: Record<string, unknown>) => raw(c, 'POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec });
+    const post = (name: string, spec: Record<string, unknown>) =>
+      raw(c, 'POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec });
     expect((await post('ms', { renewTime: new Date(0).toISOString() })).body).toMatchObject({
-      code: 400, reason: 'BadRequest',
-      message: 'Lease in version "v1" cannot be handled as a Lease: parsing time "1970-01-01T00:00:00.000Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".000Z" as ".000000"',
+      code: 400,
+      reason: 'BadRequest',
+      message:
+        'Lease in version "v1" cannot be handled as a Lease: parsing time "1970-01-01T00:00:00.000Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".000Z" as ".000000"',
     });
-    expect((await post('zero', { leaseDurationSeconds: 0 })).body.message)
-      .toBe('Lease.coordination.k8s.io "zero" is invalid: spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0');
-    expect((await post('dur', { leaseDurationSeconds: '15' })).body.message)
-      .toBe('Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    expect((await post('zero', { leaseDurationSeconds: 0 })).body.message).toBe(
+      'Lease.coordination.k8s.io "zero" is invalid: spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0',
+    );
+    expect((await post('dur', { leaseDurationSeconds: '15' })).body.message).toBe(
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
     const ok = await post('ok', { holderIdentity: 'me', leaseDurationSeconds: 15, acquireTime: '2026-01-01T01:00:00.000001+01:00' });
     expect(ok.body.spec).toEqual({ holderIdentity: 'me', leaseDurationSeconds: 15, acquireTime: '2026-01-01T00:00:00.000001Z' });
-    expect((await raw(c, 'PUT', `${LEASES}/ok`, { ...ok.body, metadata: { name: 'ok' } })).body.message)
-      .toBe('leases.coordination.k8s.io "ok" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update');
+    expect((await raw(c, 'PUT', `${LEASES}/ok`, { ...ok.body, metadata: { name: 'ok' } })).body.message).toBe(
+      'leases.coordination.k8s.io "ok" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
+    );
     expect((await raw(c, 'GET', `${LEASES}/nope`)).body.message).toBe('leases.coordination.k8s.io "nope" not found');
   });
 });

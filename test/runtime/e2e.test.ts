@@ -15,9 +15,19 @@ import { silent } from './fixtures';
 
 /** The runtime's own kubeconfig loading (lib/runtime/kube/kubeconfig.ts), run as the process would. */
 function connect(kubeconfig: string): HttpCluster {
-  const json = execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e',
-    "require('./lib/runtime/kube/kubeconfig').loadConnection().then(async (c) => { console.log(JSON.stringify({ server: c.server, headers: await c.headers(), ca: c.agent.options.ca && String(c.agent.options.ca) })); process.exit(0); })"],
-  { encoding: 'utf8', env: { ...process.env, KUBECONFIG: kubeconfig, TS_NODE_COMPILER_OPTIONS: '{"module":"commonjs","moduleResolution":"node"}' } });
+  const json = execFileSync(
+    process.execPath,
+    [
+      '-r',
+      'ts-node/register/transpile-only',
+      '-e',
+      "require('./lib/runtime/kube/kubeconfig').loadConnection().then(async (c) => { console.log(JSON.stringify({ server: c.server, headers: await c.headers(), ca: c.agent.options.ca && String(c.agent.options.ca) })); process.exit(0); })",
+    ],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, KUBECONFIG: kubeconfig, TS_NODE_COMPILER_OPTIONS: '{"module":"commonjs","moduleResolution":"node"}' },
+    },
+  );
   const { server, headers, ca } = JSON.parse(json.trim().split('\n').pop()!);
   return new HttpCluster({ server, agent: keepAliveAgent(server, ca ? { ca } : { rejectUnauthorized: false }), headers: () => headers });
 }
@@ -29,11 +39,20 @@ function suite(kubeconfig: () => string): void {
     expect(nodes.resourceVersion).not.toBe('');
     await cluster.list(RESOURCES.gpupools);
     const abort = new AbortController();
-    const elector = new LeaderElector({ cluster, namespace: 'default', name: `e2e-${process.pid}`, identity: `e2e-${process.pid}`, logger: silent });
+    const elector = new LeaderElector({
+      cluster,
+      namespace: 'default',
+      name: `e2e-${process.pid}`,
+      identity: `e2e-${process.pid}`,
+      logger: silent,
+    });
     const done = elector.run(abort.signal);
     try {
       await waitFor('leadership', async () => elector.isLeader(), 30_000);
-      const lease = await cluster.get<{ metadata: { name: string }; spec?: { holderIdentity?: string } }>(RESOURCES.leases, { namespace: 'default', name: `e2e-${process.pid}` });
+      const lease = await cluster.get<{ metadata: { name: string }; spec?: { holderIdentity?: string } }>(RESOURCES.leases, {
+        namespace: 'default',
+        name: `e2e-${process.pid}`,
+      });
       expect(lease?.spec?.holderIdentity).toBe(`e2e-${process.pid}`);
     } finally {
       abort.abort();

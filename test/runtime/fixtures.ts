@@ -7,7 +7,10 @@ import { ApiServerDouble, Obj, clusterFor } from '../support/api-server';
 
 export const silent = pino({ level: 'silent' });
 
-export function gpuNodeObj(name: string, opts: { product?: string; count?: number; memMiB?: number; pool?: string; xgn?: boolean; ready?: boolean; taints?: unknown[] } = {}): Obj {
+export function gpuNodeObj(
+  name: string,
+  opts: { product?: string; count?: number; memMiB?: number; pool?: string; xgn?: boolean; ready?: boolean; taints?: unknown[] } = {},
+): Obj {
   const labels: Record<string, string> = {
     'kubernetes.io/hostname': name,
     [GFD.product]: opts.product ?? 'NVIDIA-A100-SXM4-80GB',
@@ -17,7 +20,8 @@ export function gpuNodeObj(name: string, opts: { product?: string; count?: numbe
   };
   if (opts.xgn) labels[T9K.allocModeLabel] = 'xgn';
   return {
-    apiVersion: 'v1', kind: 'Node',
+    apiVersion: 'v1',
+    kind: 'Node',
     metadata: { name, labels },
     spec: opts.taints ? { taints: opts.taints } : {},
     status: { conditions: [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }] },
@@ -26,24 +30,39 @@ export function gpuNodeObj(name: string, opts: { product?: string; count?: numbe
 
 export function poolObj(name: string, selectorValue: string, extra: Record<string, unknown> = {}): Obj {
   return {
-    apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUPool',
+    apiVersion: 'tensor-fusion.ai/v1',
+    kind: 'GPUPool',
     metadata: { name },
     spec: {
-      nodeManagerConfig: { nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/gpu-pool', operator: 'In', values: [selectorValue] }] }] } },
+      nodeManagerConfig: {
+        nodeSelector: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/gpu-pool', operator: 'In', values: [selectorValue] }] }],
+        },
+      },
       capacityConfig: { oversubscription: { tflopsOversellRatio: 200 }, ...extra },
     },
   };
 }
 
-export function podObj(name: string, node: string, opts: { gpus?: string; tflops?: string; vram?: string; workload?: string; ready?: boolean; phase?: string } = {}): Obj {
+export function podObj(
+  name: string,
+  node: string,
+  opts: { gpus?: string; tflops?: string; vram?: string; workload?: string; ready?: boolean; phase?: string } = {},
+): Obj {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name, namespace: 'default',
+      name,
+      namespace: 'default',
       labels: opts.workload ? { [WORKLOAD_LABEL]: opts.workload } : {},
-      annotations: opts.gpus ? {
-        [GPU_IDS_ANNOTATION]: opts.gpus, 'tensor-fusion.ai/tflops-request': opts.tflops ?? '10', 'tensor-fusion.ai/vram-request': opts.vram ?? '4Gi',
-      } : {},
+      annotations: opts.gpus
+        ? {
+            [GPU_IDS_ANNOTATION]: opts.gpus,
+            'tensor-fusion.ai/tflops-request': opts.tflops ?? '10',
+            'tensor-fusion.ai/vram-request': opts.vram ?? '4Gi',
+          }
+        : {},
     },
     spec: { nodeName: node, containers: [{ name: 'main', image: 'example.io/app:1', env: [{ name: 'A', value: 'x'.repeat(200) }] }] },
     status: { phase: opts.phase ?? 'Running', conditions: [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }] },

@@ -40,7 +40,9 @@ describe('readiness and liveness of a replica', () => {
   const start = (components: ((ctx: Parameters<typeof webhookComponent>[0]) => Component)[], env: Record<string, string> = {}) =>
     startRuntime({
       env: readEnv({ POD_NAME: 'r0', POD_NAMESPACE: 'tf', METRICS_PORT: '0', LOG_LEVEL: 'silent', ...env }),
-      connection: { server: api.url, agent: keepAliveAgent(api.url) }, logger: silent, components,
+      connection: { server: api.url, agent: keepAliveAgent(api.url) },
+      logger: silent,
+      components,
       // A broken watch counts as unhealthy at once, so the test needs no waiting.
       controller: { informer: { unhealthyAfterMs: 0, backoffInitialMs: 50, backoffMaxMs: 100 } },
       leaderElection: { leaseDurationMs: 60_000, renewDeadlineMs: 40_000, retryPeriodMs: 10_000 },
@@ -78,7 +80,10 @@ describe('readiness and liveness of a replica', () => {
     try {
       rt = await start([webhookComponent], { CERT_MODE: 'cert-manager', TLS_DIR: dir, WEBHOOK_PORT: String(port) });
       expect((await probe(rt, CONTROLLER_PATHS.healthz)).status).toBe(200);
-      await eventually(async () => expect(await probe(rt!, CONTROLLER_PATHS.healthz)).toEqual({ status: 503, body: 'not live: webhook' }), 10_000);
+      await eventually(
+        async () => expect(await probe(rt!, CONTROLLER_PATHS.healthz)).toEqual({ status: 503, body: 'not live: webhook' }),
+        10_000,
+      );
       expect((await probe(rt, CONTROLLER_PATHS.readyz)).status).toBe(503);
     } finally {
       await new Promise((r) => taken.close(r));
@@ -96,7 +101,15 @@ describe('informer memory', () => {
       const spy = clusterFor(api);
       const list = spy.list.bind(spy);
       spy.list = async <T extends K8sObject>(rt: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> => {
-        const got = await list<T>(rt, { ...opts, onPage: opts.onPage && ((items) => { pages.push(items.length); opts.onPage!(items); }) });
+        const got = await list<T>(rt, {
+          ...opts,
+          onPage:
+            opts.onPage &&
+            ((items) => {
+              pages.push(items.length);
+              opts.onPage!(items);
+            }),
+        });
         returned.push(got.items.length);
         return got;
       };
@@ -115,7 +128,10 @@ describe('informer memory', () => {
     await new Promise<void>((r) => silentServer.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(silentServer.address() as net.AddressInfo).port}`;
     try {
-      const informer = new Informer(new HttpCluster({ server: url, agent: keepAliveAgent(url), requestTimeoutMs: 3_600_000 }), RESOURCES.pods);
+      const informer = new Informer(
+        new HttpCluster({ server: url, agent: keepAliveAgent(url), requestTimeoutMs: 3_600_000 }),
+        RESOURCES.pods,
+      );
       informer.start();
       await new Promise((r) => setTimeout(r, 100));
       await informer.stop();
@@ -141,7 +157,11 @@ describe('events aggregated as client-go does', () => {
   test('messages that differ by node name collapse into one combined event after 10, counted', async () => {
     const cluster = clusterFor(api);
     for (let i = 0; i < 50; i++) {
-      await cluster.recordEvent(pool, { type: 'Warning', reason: 'UnknownGPUModel', message: `node n${i}: GPU model "X" is not in the TFLOPS table` }, 1_000 + i);
+      await cluster.recordEvent(
+        pool,
+        { type: 'Warning', reason: 'UnknownGPUModel', message: `node n${i}: GPU model "X" is not in the TFLOPS table` },
+        1_000 + i,
+      );
     }
     const got = events();
     // 9 distinct events, then one combined event (client-go's 10-message limit) counted for the
@@ -155,13 +175,17 @@ describe('events aggregated as client-go does', () => {
 
   test('the same event again patches its count instead of creating another', async () => {
     const cluster = clusterFor(api);
-    for (let i = 0; i < 5; i++) await cluster.recordEvent(pool, { type: 'Warning', reason: 'MultiplePools', message: 'node matches pools a, b; using a' }, 1_000 + i);
+    for (let i = 0; i < 5; i++)
+      await cluster.recordEvent(pool, { type: 'Warning', reason: 'MultiplePools', message: 'node matches pools a, b; using a' }, 1_000 + i);
     expect(events().map((e) => [e.reason, e.count])).toEqual([['MultiplePools', 5]]);
   });
 
   test('one object gets at most 25 events at once, then one per 5 minutes', () => {
     const c = new EventCorrelator();
-    const actions = Array.from({ length: 30 }, (_, i) => c.correlate({ object: 'o', type: 'Normal', reason: `R${i}`, message: 'm' }, 0).action);
+    const actions = Array.from(
+      { length: 30 },
+      (_, i) => c.correlate({ object: 'o', type: 'Normal', reason: `R${i}`, message: 'm' }, 0).action,
+    );
     expect(actions.filter((a) => a !== 'drop')).toHaveLength(25);
     expect(c.correlate({ object: 'o', type: 'Normal', reason: 'late', message: 'm' }, 299_999).action).toBe('drop');
     expect(c.correlate({ object: 'o', type: 'Normal', reason: 'late', message: 'm' }, 300_000).action).toBe('create');

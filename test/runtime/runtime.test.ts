@@ -4,9 +4,20 @@ import { readEnv } from '../../lib/runtime/runtime';
 describe('readEnv', () => {
   test('defaults', () => {
     expect(readEnv({ POD_NAME: 'p', POD_NAMESPACE: 'tf' })).toEqual({
-      podName: 'p', namespace: 'tf', logLevel: 'info', metricsPort: 8080, webhookPort: 9443, extenderPort: 8888, leaderElectionId: 'tensor-fusion-controller',
-      tlsSecretName: 'tensor-fusion-webhook-tls', webhookConfigName: 'tensor-fusion-webhook', webhookServiceName: 'tensor-fusion-webhook',
-      webhookExtraNames: [], certMode: 'self-managed', tlsDir: '/tls', nodeAgent: true,
+      podName: 'p',
+      namespace: 'tf',
+      logLevel: 'info',
+      metricsPort: 8080,
+      webhookPort: 9443,
+      extenderPort: 8888,
+      leaderElectionId: 'tensor-fusion-controller',
+      tlsSecretName: 'tensor-fusion-webhook-tls',
+      webhookConfigName: 'tensor-fusion-webhook',
+      webhookServiceName: 'tensor-fusion-webhook',
+      webhookExtraNames: [],
+      certMode: 'self-managed',
+      tlsDir: '/tls',
+      nodeAgent: true,
     });
     expect(readEnv({ NODE_AGENT: 'false' }).nodeAgent).toBe(false);
   });
@@ -18,9 +29,10 @@ describe('readEnv', () => {
   test('names every bad variable', () => {
     expect(() => readEnv({ METRICS_PORT: 'abc', WEBHOOK_PORT: '70000', LOG_LEVEL: 'loud', CERT_MODE: 'vault', NODE_AGENT: 'yes' })).toThrow(
       'controller environment: LOG_LEVEL: got "loud", expected one of trace, debug, info, warn, error, fatal, silent\n' +
-      'CERT_MODE: got "vault", expected one of self-managed, cert-manager\n' +
-      'NODE_AGENT: got "yes", expected "true" or "false"\n' +
-      'METRICS_PORT: got "abc", expected a port number from 0 to 65535\n' +
-      'WEBHOOK_PORT: got "70000", expected a port number from 0 to 65535');
+        'CERT_MODE: got "vault", expected one of self-managed, cert-manager\n' +
+        'NODE_AGENT: got "yes", expected "true" or "false"\n' +
+        'METRICS_PORT: got "abc", expected a port number from 0 to 65535\n' +
+        'WEBHOOK_PORT: got "70000", expected a port number from 0 to 65535',
+    );
   });
 });

@@ -17,7 +17,9 @@ function reasons(a: Allocator, r: Parameters<Allocator['allocate']>[0]): readonl
 describe('placement modes', () => {
   // Node a: gpu0 half used, gpu1 free. Node b: both free. A quarter-GPU request then goes:
   function cluster(mode: PlacementMode): Allocator {
-    const a = new Allocator({ pools: { p: { placementMode: mode, workloadMix: [{ gpuCount: 1, tflops: 100, vram: 40 * GiB, weight: 1 }] } } });
+    const a = new Allocator({
+      pools: { p: { placementMode: mode, workloadMix: [{ gpuCount: 1, tflops: 100, vram: 40 * GiB, weight: 1 }] } },
+    });
     a.addNode(node('a', 2));
     a.addNode(node('b', 2));
     expect(a.allocate(req('seed', 0.5, { placementMode: 'CompactFirst' })).ok).toBe(true);
@@ -52,12 +54,32 @@ describe('placement modes', () => {
   it('MinFragmentation keeps room for typical requests where binpack would not', () => {
     // Single-GPU nodes: a has 0.5 free, b has 0.4 free. Typical requests want 0.4 of a GPU.
     const build = (mode: PlacementMode) => {
-      const a = new Allocator({ pools: { p: { placementMode: mode, workloadMix: [{ gpuCount: 1, tflops: 40, vram: 16 * GiB, weight: 1 }] } } });
+      const a = new Allocator({
+        pools: { p: { placementMode: mode, workloadMix: [{ gpuCount: 1, tflops: 40, vram: 16 * GiB, weight: 1 }] } },
+      });
       a.addNode(node('a', 1));
       a.addNode(node('b', 1));
       a.rebuild([
-        { ...baseAlloc, id: 'ua', node: 'a', gpuIds: ['a-gpu0'], tflopsRequest: 50, tflopsLimit: 50, vramRequest: 20 * GiB, vramLimit: 20 * GiB },
-        { ...baseAlloc, id: 'ub', node: 'b', gpuIds: ['b-gpu0'], tflopsRequest: 60, tflopsLimit: 60, vramRequest: 24 * GiB, vramLimit: 24 * GiB },
+        {
+          ...baseAlloc,
+          id: 'ua',
+          node: 'a',
+          gpuIds: ['a-gpu0'],
+          tflopsRequest: 50,
+          tflopsLimit: 50,
+          vramRequest: 20 * GiB,
+          vramLimit: 20 * GiB,
+        },
+        {
+          ...baseAlloc,
+          id: 'ub',
+          node: 'b',
+          gpuIds: ['b-gpu0'],
+          tflopsRequest: 60,
+          tflopsLimit: 60,
+          vramRequest: 24 * GiB,
+          vramLimit: 24 * GiB,
+        },
       ]);
       return placed(a, req('x', 0.1)).node;
     };
@@ -130,7 +152,9 @@ const baseAlloc: Allocation = {
 describe('reasons', () => {
   it('NoNodesInPool', () => {
     const a = new Allocator();
-    expect(reasons(a, req('x', 0.1, { pool: 'missing' }))).toEqual([{ kind: 'NoNodesInPool', pool: 'missing', message: 'pool "missing" has no nodes' }]);
+    expect(reasons(a, req('x', 0.1, { pool: 'missing' }))).toEqual([
+      { kind: 'NoNodesInPool', pool: 'missing', message: 'pool "missing" has no nodes' },
+    ]);
   });
 
   it('NoGpuOfModel', () => {
@@ -179,7 +203,13 @@ describe('reasons', () => {
     placed(a, req('x', 0.5, { gpuModel: 'A100', gpuCount: 2, placementMode: 'LowLoadFirst' }));
     expect(reasons(a, req('y', 0.6, { gpuCount: 3 }))).toEqual([
       { kind: 'InsufficientVram', gpus: 2, message: '2 GPUs: not enough free VRAM' },
-      { kind: 'NotEnoughGpusOnOneNode', nodes: 2, needed: 3, mostOnOneNode: 2, message: '2 nodes: fewer than 3 fitting GPUs (at most 2 on one node)' },
+      {
+        kind: 'NotEnoughGpusOnOneNode',
+        nodes: 2,
+        needed: 3,
+        mostOnOneNode: 2,
+        message: '2 nodes: fewer than 3 fitting GPUs (at most 2 on one node)',
+      },
     ]);
   });
 
@@ -218,7 +248,16 @@ describe('release, rebuild and nodes', () => {
     const a = new Allocator();
     a.addNode(node('a', 2));
     a.addNode({ ...node('q', 1), pool: 'other' });
-    const good = { ...baseAlloc, id: 'g', node: 'a', gpuIds: ['a-gpu1'], tflopsRequest: 10, tflopsLimit: 20, vramRequest: GiB, vramLimit: GiB };
+    const good = {
+      ...baseAlloc,
+      id: 'g',
+      node: 'a',
+      gpuIds: ['a-gpu1'],
+      tflopsRequest: 10,
+      tflopsLimit: 20,
+      vramRequest: GiB,
+      vramLimit: GiB,
+    };
     const result = a.rebuild([
       good,
       { ...good },

@@ -4,7 +4,11 @@ import { AllocationRequest, NodeSpec } from '../../lib/scheduler';
 export const GiB = 2 ** 30;
 
 /** A node of `count` identical GPUs named `<name>-gpu<i>`. */
-export function node(name: string, count: number, extra: Partial<NodeSpec> & { model?: string; tflops?: number; vram?: number } = {}): NodeSpec {
+export function node(
+  name: string,
+  count: number,
+  extra: Partial<NodeSpec> & { model?: string; tflops?: number; vram?: number } = {},
+): NodeSpec {
   const { model = 'A100', tflops = 100, vram = 40 * GiB, ...rest } = extra;
   return {
     name,

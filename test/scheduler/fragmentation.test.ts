@@ -3,11 +3,33 @@ import { fragAfter, MixLearner, normaliseMix, profileOf } from '../../lib/schedu
 import { GpuState, NodeState } from '../../lib/scheduler/state';
 
 function gpu(i: number, usedT: number, usedV: number): GpuState {
-  return { id: `g${i}`, index: i, model: i % 2 === 0 ? 'A' : 'B', capT: 1000, capV: 1000, usedT, limT: usedT, usedV, limV: usedV, allocs: new Set() };
+  return {
+    id: `g${i}`,
+    index: i,
+    model: i % 2 === 0 ? 'A' : 'B',
+    capT: 1000,
+    capV: 1000,
+    usedT,
+    limT: usedT,
+    usedV,
+    limV: usedV,
+    allocs: new Set(),
+  };
 }
 
 function nodeOf(used: [number, number][], cpuUsed: number): NodeState {
-  return { name: 'n', pool: 'p', slot: 0, rank: 0, cpuCap: 100, memCap: Infinity, cpuUsed, memUsed: 0, gpus: used.map(([t, v], i) => gpu(i, t, v)), version: 0 };
+  return {
+    name: 'n',
+    pool: 'p',
+    slot: 0,
+    rank: 0,
+    cpuCap: 100,
+    memCap: Infinity,
+    cpuUsed,
+    memUsed: 0,
+    gpus: used.map(([t, v], i) => gpu(i, t, v)),
+    version: 0,
+  };
 }
 
 const mix = normaliseMix([
@@ -22,26 +44,113 @@ describe('fragmentation', () => {
   it('an empty node is fragmented only for work it cannot host', () => {
     // 2 free GPUs, 100 CPU: every GPU task fits. The CPU-only task (weight 2/9) counts all free share
     // (2 GPUs); the A-only task (1/9) counts GPU 1, a B.
-    expect(profileOf(nodeOf([[0, 0], [0, 0]], 0), mix, 1).frag).toBeCloseTo((2 / 9) * 2 + 1 / 9);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          0,
+        ),
+        mix,
+        1,
+      ).frag,
+    ).toBeCloseTo((2 / 9) * 2 + 1 / 9);
     // CPU exhausted: only the two tasks that need no CPU are hostable; the rest count both GPUs.
-    expect(profileOf(nodeOf([[0, 0], [0, 0]], 100), mix, 1).frag).toBeCloseTo((3 / 9) * 2 + (1 / 9) * 2 + (2 / 9) * 2 + 1 / 9);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          100,
+        ),
+        mix,
+        1,
+      ).frag,
+    ).toBeCloseTo((3 / 9) * 2 + (1 / 9) * 2 + (2 / 9) * 2 + 1 / 9);
   });
 
   it('counts GPUs stranded by CPU before the node runs out', () => {
     // Typical request: 1 GPU and 30 CPU. Nodes have 100 CPU.
     const cpu30 = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 30, weight: 1 }]);
-    expect(profileOf(nodeOf([[0, 0], [0, 0], [0, 0]], 0), cpu30, 1).frag).toBeCloseTo(0);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+            [0, 0],
+          ],
+          0,
+        ),
+        cpu30,
+        1,
+      ).frag,
+    ).toBeCloseTo(0);
     // 50 CPU used: one instance fits, two free GPUs are stranded.
-    expect(profileOf(nodeOf([[0, 0], [0, 0], [0, 0]], 50), cpu30, 1).frag).toBeCloseTo(2);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+            [0, 0],
+          ],
+          50,
+        ),
+        cpu30,
+        1,
+      ).frag,
+    ).toBeCloseTo(2);
     // Half a GPU is too small for it (0.5), and with 50 CPU one of the two free GPUs is stranded.
-    expect(profileOf(nodeOf([[500, 500], [0, 0], [0, 0]], 50), cpu30, 1).frag).toBeCloseTo(1.5);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [500, 500],
+            [0, 0],
+            [0, 0],
+          ],
+          50,
+        ),
+        cpu30,
+        1,
+      ).frag,
+    ).toBeCloseTo(1.5);
   });
 
   it('does not count GPUs an empty node of that shape would leave idle anyway', () => {
     // 1 GPU and 60 CPU: an empty 2-GPU, 100-CPU node hosts one, which is not fragmentation.
     const cpu60 = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 60, weight: 1 }]);
-    expect(profileOf(nodeOf([[0, 0], [0, 0]], 0), cpu60, 1).frag).toBeCloseTo(0);
-    expect(profileOf(nodeOf([[0, 0], [0, 0]], 50), cpu60, 1).frag).toBeCloseTo(2);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          0,
+        ),
+        cpu60,
+        1,
+      ).frag,
+    ).toBeCloseTo(0);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          50,
+        ),
+        cpu60,
+        1,
+      ).frag,
+    ).toBeCloseTo(2);
   });
 
   it('the incremental score equals recomputing the node after the placement', () => {
@@ -84,6 +193,9 @@ describe('fragmentation', () => {
     const shape = (cpu: number, mem: number) => ({ k: 1, t: 500, v: 500, cpu, mem, models: null });
     for (const mem of [1_000, 2_000, 3_000, 4_000]) learner.observe(shape(100, mem));
     learner.observe(shape(200, 1_000));
-    expect(learner.mix()).toEqual([{ ...shape(100, 0), p: 0.8 }, { ...shape(200, 0), p: 0.2 }]);
+    expect(learner.mix()).toEqual([
+      { ...shape(100, 0), p: 0.8 },
+      { ...shape(200, 0), p: 0.2 },
+    ]);
   });
 });

@@ -12,7 +12,12 @@ describe('unavailable nodes', () => {
     const a = new Allocator();
     a.setUnavailable('n1', 'p', 'NotReady');
     expect(reasons(a, req('x', 0.1))).toEqual(['pool "p" has no usable node: "n1" is NotReady']);
-    expect(a.choose(req('y', 0.1), ['n1']).unfit.get('n1')?.map((x) => x.message)).toEqual(['node "n1" of pool "p" is NotReady']);
+    expect(
+      a
+        .choose(req('y', 0.1), ['n1'])
+        .unfit.get('n1')
+        ?.map((x) => x.message),
+    ).toEqual(['node "n1" of pool "p" is NotReady']);
   });
 
   it('a node added again is usable and the reason forgotten', () => {

@@ -5,10 +5,13 @@ import { PLACEMENT_MODES, PlacementMode } from '../../lib/model/rules';
 const MODELS = ['A', 'B'];
 
 const nodeArb = fc.record({
-  gpus: fc.array(fc.record({ model: fc.constantFrom(...MODELS), tflops: fc.integer({ min: 1, max: 20 }), vram: fc.integer({ min: 1, max: 16 }) }), {
-    minLength: 0,
-    maxLength: 4,
-  }),
+  gpus: fc.array(
+    fc.record({ model: fc.constantFrom(...MODELS), tflops: fc.integer({ min: 1, max: 20 }), vram: fc.integer({ min: 1, max: 16 }) }),
+    {
+      minLength: 0,
+      maxLength: 4,
+    },
+  ),
   cpu: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }),
 });
 
@@ -209,24 +212,29 @@ describe('allocator invariants (fast-check)', () => {
     fc.assert(
       fc.property(scenarioArb, (s) => {
         const a = build({ ...s, mode: 'CompactFirst' });
-        run(a, { ...s, ops: s.ops.map((o) => (o.kind === 'allocate' ? { ...o, r: { ...o.r, mode: 'CompactFirst' } } : o)) }, (al, r, res) => {
-          if (!res.ok || r.gpuCount === 0) return;
-          // After placement the chosen node's free share is at most that of any node that could still take r.
-          const share = (n: { gpus: readonly { tflops: { capacity: number; available: number }; vram: { capacity: number; available: number } }[] }) =>
-            n.gpus.reduce((t, g) => t + 0.5 * (g.tflops.available / g.tflops.capacity + g.vram.available / g.vram.capacity), 0);
-          const chosen = share(al.nodeUsage(res.allocation.node) as Parameters<typeof share>[0]);
-          const better = specs(s)
-            .filter((spec) => spec.name !== res.allocation.node)
-            .filter((spec) => {
-              // The same request alone on that node, with that node's current allocations.
-              const single = new Allocator({ pools: { p: { tflopsOversellRatio: s.ratio } } });
-              single.addNode(spec);
-              single.rebuild(al.allocations().filter((x) => x.node === spec.name));
-              const got = single.allocate(r);
-              return got.ok && share(single.nodeUsage(spec.name) as Parameters<typeof share>[0]) < chosen - 1e-9;
-            });
-          expect(better.map((n) => n.name)).toEqual([]);
-        });
+        run(
+          a,
+          { ...s, ops: s.ops.map((o) => (o.kind === 'allocate' ? { ...o, r: { ...o.r, mode: 'CompactFirst' } } : o)) },
+          (al, r, res) => {
+            if (!res.ok || r.gpuCount === 0) return;
+            // After placement the chosen node's free share is at most that of any node that could still take r.
+            const share = (n: {
+              gpus: readonly { tflops: { capacity: number; available: number }; vram: { capacity: number; available: number } }[];
+            }) => n.gpus.reduce((t, g) => t + 0.5 * (g.tflops.available / g.tflops.capacity + g.vram.available / g.vram.capacity), 0);
+            const chosen = share(al.nodeUsage(res.allocation.node) as Parameters<typeof share>[0]);
+            const better = specs(s)
+              .filter((spec) => spec.name !== res.allocation.node)
+              .filter((spec) => {
+                // The same request alone on that node, with that node's current allocations.
+                const single = new Allocator({ pools: { p: { tflopsOversellRatio: s.ratio } } });
+                single.addNode(spec);
+                single.rebuild(al.allocations().filter((x) => x.node === spec.name));
+                const got = single.allocate(r);
+                return got.ok && share(single.nodeUsage(spec.name) as Parameters<typeof share>[0]) < chosen - 1e-9;
+              });
+            expect(better.map((n) => n.name)).toEqual([]);
+          },
+        );
       }),
       { numRuns: 60 },
     );

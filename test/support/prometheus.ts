@@ -35,22 +35,30 @@ export interface RunningPrometheus {
 export async function startPrometheus(targets: string[]): Promise<RunningPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'tf-prometheus-'));
   const port = await freePort();
-  writeFileSync(join(dir, 'prometheus.yml'), [
-    'global:',
-    '  scrape_interval: 1s',
-    '  evaluation_interval: 1s',
-    'scrape_configs:',
-    '  - job_name: tensor-fusion-node-agent',
-    '    static_configs:',
-    `      - targets: [${targets.map((t) => JSON.stringify(t)).join(', ')}]`,
-    '',
-  ].join('\n'));
-  const proc = startProcess('prometheus', 'prometheus', [
-    `--config.file=${join(dir, 'prometheus.yml')}`,
-    `--storage.tsdb.path=${join(dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-    '--log.level=warn',
-  ], join(dir, 'prometheus.log'));
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    [
+      'global:',
+      '  scrape_interval: 1s',
+      '  evaluation_interval: 1s',
+      'scrape_configs:',
+      '  - job_name: tensor-fusion-node-agent',
+      '    static_configs:',
+      `      - targets: [${targets.map((t) => JSON.stringify(t)).join(', ')}]`,
+      '',
+    ].join('\n'),
+  );
+  const proc = startProcess(
+    'prometheus',
+    'prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    join(dir, 'prometheus.log'),
+  );
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitFor('prometheus ready', async () => (await httpGet(`${url}/-/ready`)).status === 200, 30_000, 200, proc);
@@ -60,7 +68,8 @@ export async function startPrometheus(targets: string[]): Promise<RunningPrometh
     throw err;
   }
   return {
-    url, process: proc,
+    url,
+    process: proc,
     async stop() {
       await proc.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -48,18 +48,29 @@ export interface ChildRun {
  * must not land in the test's.
  */
 export function runInChild(program: string, op: 'preview' | 'up', kubeconfig: string): ChildRun {
-  const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'pulumi-engine-run.ts'), program, op, kubeconfig], {
-    encoding: 'utf8', cwd: path.join(__dirname, '../..'), timeout: 240_000,
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'pulumi-engine-run.ts'), program, op, kubeconfig],
+    {
+      encoding: 'utf8',
+      cwd: path.join(__dirname, '../..'),
+      timeout: 240_000,
+    },
+  );
   const last = result.stdout.trim().split('\n').pop() ?? '';
-  if (!last.startsWith('{')) throw new Error(`pulumi-engine-run.ts ${program} ${op}: no result (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+  if (!last.startsWith('{'))
+    throw new Error(`pulumi-engine-run.ts ${program} ${op}: no result (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
   return JSON.parse(last) as ChildRun;
 }
 
 /** `describe` with a control plane, skipped (failed under CI) without the engine's binaries. */
 export function describeEngine(name: string, opts: ControlPlaneOptions, body: (get: () => ControlPlane) => void): void {
   if (!engineAvailable(testFile(name)) || !controlPlaneAvailable(testFile(name), opts)) {
-    describe.skip(name, () => body(() => { throw new Error('skipped'); }));
+    describe.skip(name, () =>
+      body(() => {
+        throw new Error('skipped');
+      }),
+    );
     return;
   }
   describeControlPlane(name, opts, body);
@@ -68,7 +79,11 @@ export function describeEngine(name: string, opts: ControlPlaneOptions, body: (g
 /** `describeRealNode` (a control plane and a real node), skipped (failed under CI) without the engine's binaries. */
 export function describeEngineOnNode(name: string, opts: ControlPlaneOptions, body: (get: () => NodeHarness) => void): void {
   if (!engineAvailable(testFile(name))) {
-    describe.skip(name, () => body(() => { throw new Error('skipped'); }));
+    describe.skip(name, () =>
+      body(() => {
+        throw new Error('skipped');
+      }),
+    );
     return;
   }
   describeRealNode(name, opts, {}, body);
@@ -126,17 +141,25 @@ export interface EngineStack {
 export async function engineStack(kubeconfig: string, stackName: string, program: PulumiFn): Promise<EngineStack> {
   const dir = mkdtempSync(path.join(tmpdir(), 'tf-pulumi-'));
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(path.dirname(binaryPath('pulumi'))) });
-  const stack = await LocalWorkspace.createStack({ projectName: PROJECT, stackName, program }, {
-    workDir: dir,
-    pulumiCommand,
-    envVars: engineEnv(kubeconfig, path.join(dir, 'home')),
-    projectSettings: { name: PROJECT, runtime: 'nodejs', backend: { url: `file://${dir}` } },
-  });
+  const stack = await LocalWorkspace.createStack(
+    { projectName: PROJECT, stackName, program },
+    {
+      workDir: dir,
+      pulumiCommand,
+      envVars: engineEnv(kubeconfig, path.join(dir, 'home')),
+      projectSettings: { name: PROJECT, runtime: 'nodejs', backend: { url: `file://${dir}` } },
+    },
+  );
   const log = path.join(dir, 'engine.log');
   const record = (): Recording => {
     const steps: Step[] = [];
     const outcomes: Step[] = [];
-    const stepOf = (m: StepEventMetadata): Step => ({ op: m.op, type: m.type, name: m.urn.slice(m.urn.lastIndexOf('::') + 2), detailedDiff: Object.keys(m.detailedDiff ?? {}) });
+    const stepOf = (m: StepEventMetadata): Step => ({
+      op: m.op,
+      type: m.type,
+      name: m.urn.slice(m.urn.lastIndexOf('::') + 2),
+      detailedDiff: Object.keys(m.detailedDiff ?? {}),
+    });
     const onEvent = (event: EngineEvent) => {
       if (event.resourcePreEvent) steps.push(stepOf(event.resourcePreEvent.metadata));
       if (event.resOutputsEvent) outcomes.push(stepOf(event.resOutputsEvent.metadata));

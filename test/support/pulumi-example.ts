@@ -18,7 +18,7 @@ import type { ControlPlane } from './control-plane';
 import { kwokNode } from './control-plane/install';
 import { NODE_NAME } from './node';
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 /** The node another manager provisioned, and that manager. */
 export const TAINTED_NODE = 't9k-sgn-0';
@@ -48,7 +48,10 @@ export function exampleProgram(props: PlatformProps = { pool, pytorchGpu }): () 
     pulumi.runtime.registerStackTransformation((args) => {
       if (args.type !== 'kubernetes:core/v1:Pod' || !T9K_POD_NAMES.has(args.name)) return undefined;
       const p = args.props as Obj;
-      return { props: { ...p, metadata: { ...p.metadata, annotations: { ...p.metadata?.annotations, 'pulumi.com/skipAwait': 'true' } } }, opts: args.opts };
+      return {
+        props: { ...p, metadata: { ...p.metadata, annotations: { ...p.metadata?.annotations, 'pulumi.com/skipAwait': 'true' } } },
+        opts: args.opts,
+      };
     });
     buildPlatform(new TensorFusionController('tensor-fusion', testController), props);
   };

@@ -57,7 +57,8 @@ export async function capture(program: () => void | Promise<void>, slow: readonl
   const start = registered.length;
   await program();
   // Registration is asynchronous: wait until the queue of registrations stops growing.
-  const inFlight = () => registrationLog.filter((l) => l.startsWith('start ')).length - registrationLog.filter((l) => l.startsWith('done ')).length;
+  const inFlight = () =>
+    registrationLog.filter((l) => l.startsWith('start ')).length - registrationLog.filter((l) => l.startsWith('done ')).length;
   let last = -1;
   while (last !== registered.length || inFlight() > 0) {
     last = registered.length;

@@ -8,7 +8,6 @@ import { API_VERSION } from '../../lib/model/group';
 type ModelClass = new (data: unknown) => { validate(): void };
 
 function modelClass(apiVersion: string, kind: string): ModelClass | undefined {
-   
   const mod = require(`kubernetes-models/${apiVersion}`) as Record<string, unknown>;
   const cls = mod[kind];
   return typeof cls === 'function' ? (cls as ModelClass) : undefined;
@@ -29,7 +28,6 @@ export function validateBuiltIn(object: KubeObject): void {
 export function validateAll(objects: readonly KubeObject[]): void {
   for (const object of objects) {
     if (object.apiVersion === API_VERSION) {
-       
       const { validateObject } = require('../../lib/api/validate') as {
         validateObject(o: unknown): { message: string }[];
       };

@@ -33,9 +33,7 @@ describe('t9kNodeLabels', () => {
     expect(messages({ accelerator: 'nvidia-gpu' })).toEqual([
       't9k.allocMode: got nothing, expected one of xgn, sgn for accelerator "nvidia-gpu"',
     ]);
-    expect(messages({ accelerator: 'nvidia-gpu', allocMode: 'shared' })).toEqual([
-      't9k.allocMode: got "shared", expected one of xgn, sgn',
-    ]);
+    expect(messages({ accelerator: 'nvidia-gpu', allocMode: 'shared' })).toEqual(['t9k.allocMode: got "shared", expected one of xgn, sgn']);
   });
 
   it.each([

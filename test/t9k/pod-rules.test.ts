@@ -21,7 +21,10 @@ describe('checkNoTensorFusionMix', () => {
   it('accepts either system alone', () => {
     expect(checkNoTensorFusionMix(t9kShared)).toBeUndefined();
     expect(
-      checkNoTensorFusionMix({ metadata: { annotations: { 'tensor-fusion.ai/gpupool': 'p' } }, spec: { containers: [{ name: 'a', resources: { limits: { cpu: 1 } } }] } }),
+      checkNoTensorFusionMix({
+        metadata: { annotations: { 'tensor-fusion.ai/gpupool': 'p' } },
+        spec: { containers: [{ name: 'a', resources: { limits: { cpu: 1 } } }] },
+      }),
     ).toBeUndefined();
     expect(checkT9kPod(t9kShared)).toEqual([]);
   });
@@ -40,7 +43,12 @@ describe('checkSharedGpuPool', () => {
   });
 
   it('accepts a pool with an sgn node, a node of unknown mode, or no known nodes', () => {
-    expect(checkSharedGpuPool('p', [{ name: 'a', allocMode: 'xgn' }, { name: 'b', allocMode: 'sgn' }])).toBeUndefined();
+    expect(
+      checkSharedGpuPool('p', [
+        { name: 'a', allocMode: 'xgn' },
+        { name: 'b', allocMode: 'sgn' },
+      ]),
+    ).toBeUndefined();
     expect(checkSharedGpuPool('p', [{ name: 'a', allocMode: 'xgn' }, { name: 'b' }])).toBeUndefined();
     expect(checkSharedGpuPool('p', [])).toBeUndefined();
   });

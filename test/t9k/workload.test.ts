@@ -15,14 +15,16 @@ function deepFreeze<T>(value: T): T {
 }
 
 function template(...containers: { name: string; [key: string]: unknown }[]): T9kPodTemplateLike {
-  return { metadata: { labels: { app: 'demo' } }, spec: { containers: containers.map((c) => ({ image: 'example.io/example-image:latest', ...c })) } };
+  return {
+    metadata: { labels: { app: 'demo' } },
+    spec: { containers: containers.map((c) => ({ image: 'example.io/example-image:latest', ...c })) },
+  };
 }
 
 /** Validates a template's pod spec as a Pod against the Kubernetes OpenAPI schema. */
 function validatePod(result: T9kPodTemplateLike): void {
   new Pod({ metadata: { name: 'demo', ...result.metadata }, spec: result.spec as never }).validate();
 }
-
 
 describe('t9kPodTemplate: seed 004 examples', () => {
   it('exclusive GPU: tensorstack.dev/nvidia-gpu: 2 on an xgn node', () => {
@@ -32,7 +34,9 @@ describe('t9kPodTemplate: seed 004 examples', () => {
       metadata: { labels: { app: 'demo', 'scheduler.tensorstack.dev/group-name': 'gpu-usage' } },
       spec: {
         schedulerName: 't9k-scheduler',
-        containers: [{ name: 'exclusive', image: 'example.io/example-image:latest', resources: { limits: { 'tensorstack.dev/nvidia-gpu': 2 } } }],
+        containers: [
+          { name: 'exclusive', image: 'example.io/example-image:latest', resources: { limits: { 'tensorstack.dev/nvidia-gpu': 2 } } },
+        ],
         nodeSelector: { 'sched.tensorstack.dev/node-alloc-mode': 'xgn' },
         tolerations: [XGN_TOLERATION],
       },
@@ -121,13 +125,23 @@ describe('t9kPodTemplate: validation', () => {
     ['percent 101', { mode: 'shared-gpu', percent: 101 }, ['percent: got 101, expected an integer from 1 to 100']],
     ['percent 12.5', { mode: 'shared-gpu', percent: 12.5 }, ['percent: got 12.5, expected an integer from 1 to 100']],
     ['percent as string', { mode: 'shared-gpu', percent: '30' }, ['percent: got "30", expected an integer from 1 to 100']],
-    ['gpus on shared', { mode: 'shared-gpu', percent: 30, gpus: 1 }, ['gpus: got 1, expected nothing for mode "shared-gpu" (gpus is for exclusive-gpu)']],
-    ['percent on node', { mode: 'exclusive-node', percent: 30 }, ['percent: got 30, expected nothing for mode "exclusive-node" (percent is for shared-gpu)']],
+    [
+      'gpus on shared',
+      { mode: 'shared-gpu', percent: 30, gpus: 1 },
+      ['gpus: got 1, expected nothing for mode "shared-gpu" (gpus is for exclusive-gpu)'],
+    ],
+    [
+      'percent on node',
+      { mode: 'exclusive-node', percent: 30 },
+      ['percent: got 30, expected nothing for mode "exclusive-node" (percent is for shared-gpu)'],
+    ],
     ['empty container', { mode: 'exclusive-node', container: '' }, ['container: got "", expected a container name']],
     [
       'bad group name',
       { mode: 'exclusive-node', groupName: 'Gpu usage' },
-      ["groupName: got \"Gpu usage\", expected a label value: 1 to 63 characters, alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"],
+      [
+        "groupName: got \"Gpu usage\", expected a label value: 1 to 63 characters, alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric",
+      ],
     ],
   ])('%s', (_name, options, expected) => {
     expect(checkT9kGpuOptions(options as T9kGpuOptions).map((i) => i.message)).toEqual(expected);
@@ -199,7 +213,10 @@ describe('t9kPodTemplate: validation', () => {
   });
 
   it('rejects T9k resources on a template with tensor-fusion.ai annotations', () => {
-    const annotated = { ...template({ name: 'a' }), metadata: { annotations: { 'tensor-fusion.ai/vram-request': '4Gi', 'example.com/x': 'y' } } };
+    const annotated = {
+      ...template({ name: 'a' }),
+      metadata: { annotations: { 'tensor-fusion.ai/vram-request': '4Gi', 'example.com/x': 'y' } },
+    };
     expect(issueMessages(() => t9kPodTemplate(annotated, { mode: 'shared-gpu', percent: 30 }))).toEqual([
       'metadata.annotations["tensor-fusion.ai/vram-request"]: got "4Gi", expected no tensor-fusion.ai GPU key on a pod that requests T9k resources (spec.containers[0].resources.limits["tensorstack.dev/nvidia-gpu-percent"]); use one GPU-sharing system per pod',
     ]);
@@ -223,13 +240,21 @@ describe('shared GPU on a known pool', () => {
   ];
 
   it('rejects a shared-GPU request on a pool whose nodes are all xgn', () => {
-    expect(() => t9kPodTemplate(template, { mode: 'shared-gpu', percent: 30, pool: { name: 'training', nodes: t9kPoolNodes('training', nodes) } })).toThrow(
+    expect(() =>
+      t9kPodTemplate(template, { mode: 'shared-gpu', percent: 30, pool: { name: 'training', nodes: t9kPoolNodes('training', nodes) } }),
+    ).toThrow(
       'mode: got "shared-gpu", expected exclusive-gpu or exclusive-node: every node of pool "training" is xgn (gpu-a100-0, gpu-a100-1); shared GPUs need an sgn node',
     );
   });
 
   it('accepts it on a pool with an sgn node', () => {
-    const out = t9kPodTemplate(template, { mode: 'shared-gpu', percent: 30, pool: { name: 'inference', nodes: t9kPoolNodes('inference', nodes) } });
-    expect((out.spec.containers[0] as { resources?: { limits?: object } }).resources?.limits).toEqual({ 'tensorstack.dev/nvidia-gpu-percent': 30 });
+    const out = t9kPodTemplate(template, {
+      mode: 'shared-gpu',
+      percent: 30,
+      pool: { name: 'inference', nodes: t9kPoolNodes('inference', nodes) },
+    });
+    expect((out.spec.containers[0] as { resources?: { limits?: object } }).resources?.limits).toEqual({
+      'tensorstack.dev/nvidia-gpu-percent': 30,
+    });
   });
 });

@@ -82,8 +82,12 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
     { name: 'device-plugins', hostPath: { path: AGENT_DEFAULTS.pluginDir, type: 'Directory' } },
   ];
   const initSecurity = {
-    allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 1000,
-    capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    runAsUser: 1000,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
   };
   const daemonSet: KubeObject = {
     apiVersion: 'apps/v1',
@@ -105,7 +109,14 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
           tolerations: [{ operator: 'Exists' }],
           priorityClassName: 'system-node-critical',
           ...(shipping.initContainers.length
-            ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: INIT_RESOURCES, securityContext: initSecurity })) }
+            ? {
+                initContainers: shipping.initContainers.map((c) => ({
+                  ...c,
+                  imagePullPolicy: 'IfNotPresent',
+                  resources: INIT_RESOURCES,
+                  securityContext: initSecurity,
+                })),
+              }
             : {}),
           containers: [container],
           volumes: [...shipping.volumes, ...hostVolumes],
@@ -114,11 +125,17 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
     },
   };
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { ...labels, [POD_SECURITY_ENFORCE_LABEL]: 'privileged' } } },
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace, labels: { ...labels, [POD_SECURITY_ENFORCE_LABEL]: 'privileged' } },
+    },
     ...shipping.objects,
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } },
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name, labels },
       // The pods of its node: to label series, and to find the pod a device-plugin Allocate is for.
       // Its GPUs' status: the IsolationReady condition (a node's agent can write any GPU's status;
       // RBAC cannot scope by node, as the kubelet's NodeRestriction does for Nodes).
@@ -130,15 +147,23 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       ],
     },
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name, labels },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
       subjects: [{ kind: 'ServiceAccount', name, namespace }],
     },
     daemonSet,
     {
-      apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace, labels },
       // Headless: Prometheus scrapes every agent (endpoints role), not one behind a virtual IP.
-      spec: { clusterIP: 'None', selector: AGENT_SELECTOR, ports: [{ name: AGENT_NAMES.port, port: AGENT_DEFAULTS.port, targetPort: AGENT_NAMES.port }] },
+      spec: {
+        clusterIP: 'None',
+        selector: AGENT_SELECTOR,
+        ports: [{ name: AGENT_NAMES.port, port: AGENT_DEFAULTS.port, targetPort: AGENT_NAMES.port }],
+      },
     },
   ];
 }

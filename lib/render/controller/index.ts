@@ -29,7 +29,15 @@ export { nodeGuardMessage } from './node-guard';
 export { bindingValidations, controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations } from './integrity';
 export type { PolicyValidation } from './integrity';
 export { PREEMPTION_REASON, workerImageValidations, workerShapeValidations, writeLimitValidations } from './limits';
-export { AUTHENTICATION_READER_ROLE, BLOCKING_OWNER_RESOURCES, controllerClusterRules, controllerNamespaceRules, CONTROLLER_API_RESOURCES, KUBE_SCHEDULER_CLUSTER_ROLES, STATUS_WRITTEN_RESOURCES } from './rbac';
+export {
+  AUTHENTICATION_READER_ROLE,
+  BLOCKING_OWNER_RESOURCES,
+  controllerClusterRules,
+  controllerNamespaceRules,
+  CONTROLLER_API_RESOURCES,
+  KUBE_SCHEDULER_CLUSTER_ROLES,
+  STATUS_WRITTEN_RESOURCES,
+} from './rbac';
 export type { PolicyRule } from './rbac';
 export { KUBE_SCHEDULER_SECURE_PORT, renderSchedulerConfiguration, SCHEDULER_CONFIG_KEY } from './scheduler';
 export type { KubeSchedulerConfiguration, SchedulerExtender } from './scheduler';

@@ -73,17 +73,20 @@ function unchanged(field: Field, key: string): string {
  */
 const EXEMPT = 'byController';
 
-const forbidden = (expression: string, message: string): PolicyValidation => ({ expression: `variables.${EXEMPT} || ${expression}`, message, reason: 'Forbidden' });
+const forbidden = (expression: string, message: string): PolicyValidation => ({
+  expression: `variables.${EXEMPT} || ${expression}`,
+  message,
+  reason: 'Forbidden',
+});
 
 /** The integrity policy's checks, on updates (pods and pods/status) of pods that have the label before or after. */
 export function integrityValidations(namespace: string): PolicyValidation[] {
   const who = `only the tensor-fusion controller (${controllerUser(namespace)}) may`;
   const optedIn = (side: Side) => `(${present(side, 'labels', ENABLED_LABEL)} && ${value(side, 'labels', ENABLED_LABEL)} == 'true')`;
   return [
-    ...PROTECTED_ANNOTATIONS.map((key) => forbidden(
-      unchanged('annotations', key),
-      `the pod annotation ${key} may not be added, changed or removed: ${who}`,
-    )),
+    ...PROTECTED_ANNOTATIONS.map((key) =>
+      forbidden(unchanged('annotations', key), `the pod annotation ${key} may not be added, changed or removed: ${who}`),
+    ),
     // Not only once bound: taken off between the extender's filter and its bind, the label would let
     // the pod be bound with records that nothing counts.
     forbidden(
@@ -107,10 +110,12 @@ export function integrityValidations(namespace: string): PolicyValidation[] {
 export function recordValidations(namespace: string): PolicyValidation[] {
   const skipped = skippedNamespaces(namespace);
   const who = `only the tensor-fusion controller (${controllerUser(namespace)}) may set them`;
-  return [forbidden(
-    `!${anyPresent('object', 'annotations', [SHARE_ANNOTATION, ALLOCATION_ANNOTATION])}`,
-    `pods in ${skipped.join(' and ')} are not seen by the tensor-fusion webhook and may not carry ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: ${who}`,
-  )];
+  return [
+    forbidden(
+      `!${anyPresent('object', 'annotations', [SHARE_ANNOTATION, ALLOCATION_ANNOTATION])}`,
+      `pods in ${skipped.join(' and ')} are not seen by the tensor-fusion webhook and may not carry ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: ${who}`,
+    ),
+  ];
 }
 
 /**
@@ -136,7 +141,13 @@ export function bindingValidations(namespace: string): PolicyValidation[] {
 const skippedNamespaces = (namespace: string): string[] => [...WEBHOOK_EXCLUDED_NAMESPACES, namespace];
 
 /** A policy on pods with the exemption variable, and its binding (Deny). */
-function podPolicy(name: string, labels: Record<string, string>, namespace: string, matchConstraints: Record<string, unknown>, validations: PolicyValidation[]): KubeObject[] {
+function podPolicy(
+  name: string,
+  labels: Record<string, string>,
+  namespace: string,
+  matchConstraints: Record<string, unknown>,
+  validations: PolicyValidation[],
+): KubeObject[] {
   return [
     {
       apiVersion: API_VERSION,
@@ -144,11 +155,18 @@ function podPolicy(name: string, labels: Record<string, string>, namespace: stri
       metadata: { name, labels },
       // Ignore would let through, on any evaluation error, exactly the changes these policies refuse.
       spec: {
-        failurePolicy: 'Fail', matchConstraints, validations,
+        failurePolicy: 'Fail',
+        matchConstraints,
+        validations,
         variables: [{ name: EXEMPT, expression: `request.userInfo.username == ${literal(controllerUser(namespace))}` }],
       },
     },
-    { apiVersion: API_VERSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name, labels }, spec: { policyName: name, validationActions: ['Deny'] } },
+    {
+      apiVersion: API_VERSION,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name, labels },
+      spec: { policyName: name, validationActions: ['Deny'] },
+    },
   ];
 }
 
@@ -159,19 +177,41 @@ function podPolicy(name: string, labels: Record<string, string>, namespace: stri
  * (a Binding has no labels to select on), a small object.
  */
 export function renderIntegrityPolicy(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject[] {
-  const rule = (operations: string[], resources: string[]) => ({ resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations, resources }] });
+  const rule = (operations: string[], resources: string[]) => ({
+    resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations, resources }],
+  });
   return [
-    ...podPolicy(CONTROLLER_NAMES.integrityPolicy, labels, props.namespace, {
-      // Labels and annotations can be changed through pods/status as well.
-      ...rule(['UPDATE'], ['pods', 'pods/status']),
-      // Matched when the old or the new pod has the label (any value), as the API server reads it.
-      objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'Exists' }] },
-    }, integrityValidations(props.namespace)),
-    ...podPolicy(CONTROLLER_NAMES.recordsPolicy, labels, props.namespace, {
-      ...rule(['CREATE'], ['pods']),
-      namespaceSelector: { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: skippedNamespaces(props.namespace) }] },
-      objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
-    }, recordValidations(props.namespace)),
-    ...podPolicy(CONTROLLER_NAMES.bindingsPolicy, labels, props.namespace, rule(['CREATE'], ['pods/binding', 'bindings']), bindingValidations(props.namespace)),
+    ...podPolicy(
+      CONTROLLER_NAMES.integrityPolicy,
+      labels,
+      props.namespace,
+      {
+        // Labels and annotations can be changed through pods/status as well.
+        ...rule(['UPDATE'], ['pods', 'pods/status']),
+        // Matched when the old or the new pod has the label (any value), as the API server reads it.
+        objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'Exists' }] },
+      },
+      integrityValidations(props.namespace),
+    ),
+    ...podPolicy(
+      CONTROLLER_NAMES.recordsPolicy,
+      labels,
+      props.namespace,
+      {
+        ...rule(['CREATE'], ['pods']),
+        namespaceSelector: {
+          matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: skippedNamespaces(props.namespace) }],
+        },
+        objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
+      },
+      recordValidations(props.namespace),
+    ),
+    ...podPolicy(
+      CONTROLLER_NAMES.bindingsPolicy,
+      labels,
+      props.namespace,
+      rule(['CREATE'], ['pods/binding', 'bindings']),
+      bindingValidations(props.namespace),
+    ),
   ];
 }

@@ -14,7 +14,14 @@
 import { ANNOTATION } from '../../annotations';
 import { KINDS } from '../../api/kinds';
 import { KubeObject } from '../../k8s/object';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL, PLACEMENT_ANNOTATIONS, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../model/keys';
+import {
+  ALLOCATION_ANNOTATION,
+  ENABLED_LABEL,
+  MANAGED_BY_LABEL,
+  PLACEMENT_ANNOTATIONS,
+  SHARE_RELEASED_ANNOTATION,
+  WORKLOAD_LABEL,
+} from '../../model/keys';
 import { API_VERSION } from '../../model/group';
 import { XGN_TAINT } from '../../t9k/keys';
 import { controllerUser, literal, PolicyValidation, present } from './integrity';
@@ -34,7 +41,8 @@ const forbidden = (expression: string, message: string): PolicyValidation => ({ 
 /** Every container list of a pod spec (all: containers, initContainers, ephemeralContainers). */
 function everyContainer(side: string, predicate: (c: string) => string): string {
   return ['containers', 'initContainers', 'ephemeralContainers']
-    .map((list) => `(!has(${side}.spec.${list}) || ${side}.spec.${list}.all(c, ${predicate('c')}))`).join(' && ');
+    .map((list) => `(!has(${side}.spec.${list}) || ${side}.spec.${list}.all(c, ${predicate('c')}))`)
+    .join(' && ');
 }
 
 const NOT_PRIVILEGED =
@@ -80,7 +88,8 @@ export function workerImageValidations(): PolicyValidation[] {
   const worker = 'params.spec.componentConfig.worker';
   const hasWorker = `has(params.spec.componentConfig) && has(${worker})`;
   const template = `${worker}.podTemplate.spec`;
-  const inTemplate = (list: string) => `(has(${worker}.podTemplate) && has(${template}) && has(${template}.${list}) && ${template}.${list}.exists(t, has(t.image) && t.image == c.image))`;
+  const inTemplate = (list: string) =>
+    `(has(${worker}.podTemplate) && has(${template}) && has(${template}.${list}) && ${template}.${list}.exists(t, has(t.image) && t.image == c.image))`;
   const allowedImage = `(${hasWorker} && ((has(${worker}.image) && ${worker}.image == c.image) || ${inTemplate('containers')} || ${inTemplate('initContainers')}))`;
   const namesThisPool = `${present('object', 'annotations', ANNOTATION.pool)} && object.metadata.annotations[${literal(ANNOTATION.pool)}] == params.metadata.name`;
   return [
@@ -93,8 +102,9 @@ export function workerImageValidations(): PolicyValidation[] {
 
 /** The keys of a metadata map other than `except` are the same on both sides. */
 function sameMapExcept(field: string, except?: string | readonly string[]): string {
-  const keys = typeof except === 'string' ? [except] : except ?? [];
-  const skip = (k: string) => (keys.length === 1 ? `${k} == ${literal(keys[0])} || ` : keys.length > 1 ? `${k} in [${keys.map(literal).join(', ')}] || ` : '');
+  const keys = typeof except === 'string' ? [except] : (except ?? []);
+  const skip = (k: string) =>
+    keys.length === 1 ? `${k} == ${literal(keys[0])} || ` : keys.length > 1 ? `${k} in [${keys.map(literal).join(', ')}] || ` : '';
   const covered = (from: string, to: string) =>
     `(!has(${from}.metadata.${field}) || ${from}.metadata.${field}.all(k, ${skip('k')}(has(${to}.metadata.${field}) && k in ${to}.metadata.${field} && ${to}.metadata.${field}[k] == ${from}.metadata.${field}[k])))`;
   return `${covered('object', 'oldObject')} && ${covered('oldObject', 'object')}`;
@@ -105,13 +115,28 @@ function sameField(path: string): string {
 }
 
 /** Node fields besides labels, annotations and taints that a patch could change. */
-const NODE_FIELDS = ['spec.unschedulable', 'spec.providerID', 'spec.podCIDR', 'spec.podCIDRs', 'spec.configSource', 'spec.externalID', 'metadata.ownerReferences', 'metadata.finalizers'];
+const NODE_FIELDS = [
+  'spec.unschedulable',
+  'spec.providerID',
+  'spec.podCIDR',
+  'spec.podCIDRs',
+  'spec.configSource',
+  'spec.externalID',
+  'metadata.ownerReferences',
+  'metadata.finalizers',
+];
 
 /** Pod annotations an in-place resize rewrites (lib/runtime/autoscale/resize.ts): the record and what the containers read. */
 export const RESIZE_ANNOTATIONS: readonly string[] = [ALLOCATION_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)];
 
 /** Pod fields besides labels and annotations that an update could change. */
-const POD_FIELDS = ['metadata.ownerReferences', 'metadata.finalizers', 'spec.activeDeadlineSeconds', 'spec.tolerations', 'spec.schedulingGates'];
+const POD_FIELDS = [
+  'metadata.ownerReferences',
+  'metadata.finalizers',
+  'spec.activeDeadlineSeconds',
+  'spec.tolerations',
+  'spec.schedulingGates',
+];
 
 /** The checks on pod deletes and updates and node patches by the controller's ServiceAccount. */
 export function writeLimitValidations(): PolicyValidation[] {
@@ -120,8 +145,7 @@ export function writeLimitValidations(): PolicyValidation[] {
   const ownedWorker =
     `${present('oldObject', 'labels', WORKLOAD_LABEL)} && has(oldObject.metadata.ownerReferences) && oldObject.metadata.ownerReferences.exists(r, ` +
     `r.apiVersion == '${API_VERSION}' && r.kind == '${KINDS.TensorFusionWorkload.kind}' && r.name == oldObject.metadata.labels[${literal(WORKLOAD_LABEL)}] && has(r.controller) && r.controller)`;
-  const preempted =
-    `has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(c, c.type == 'DisruptionTarget' && c.status == 'True' && has(c.reason) && c.reason == '${PREEMPTION_REASON}')`;
+  const preempted = `has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(c, c.type == 'DisruptionTarget' && c.status == 'True' && has(c.reason) && c.reason == '${PREEMPTION_REASON}')`;
   return [
     forbidden(
       `request.resource.resource != 'pods' || request.operation != 'DELETE' || (${ownedWorker}) || (${preempted})`,
@@ -130,7 +154,13 @@ export function writeLimitValidations(): PolicyValidation[] {
     forbidden(
       `request.resource.resource != 'pods' || request.operation != 'UPDATE' || (${present('oldObject', 'annotations', ALLOCATION_ANNOTATION)} && ` +
         `${sameMapExcept('annotations', RESIZE_ANNOTATIONS)} && ${sameMapExcept('labels')} && ${POD_FIELDS.map(sameField).join(' && ')} && ` +
-        ['containers', 'initContainers'].map((l) => `(has(object.spec.${l}) ? object.spec.${l}.map(c, c.image) : []) == (has(oldObject.spec.${l}) ? oldObject.spec.${l}.map(c, c.image) : [])`).join(' && ') + ')',
+        ['containers', 'initContainers']
+          .map(
+            (l) =>
+              `(has(object.spec.${l}) ? object.spec.${l}.map(c, c.image) : []) == (has(oldObject.spec.${l}) ? oldObject.spec.${l}.map(c, c.image) : [])`,
+          )
+          .join(' && ') +
+        ')',
       `the tensor-fusion controller may change only the annotations ${RESIZE_ANNOTATIONS.join(', ')} of a pod, and only of one that holds a GPU allocation (an in-place resize)`,
     ),
     forbidden(`${node} || (${sameMapExcept('labels')})`, 'the tensor-fusion controller may not change node labels'),
@@ -143,7 +173,10 @@ export function writeLimitValidations(): PolicyValidation[] {
         `(!has(object.spec.taints) || !has(oldObject.spec.taints) || ${others('object')} == ${others('oldObject')}))`,
       `the tensor-fusion controller may add, change or remove only the node taint ${XGN_TAINT.key}`,
     ),
-    forbidden(`${node} || (${NODE_FIELDS.map(sameField).join(' && ')})`, `the tensor-fusion controller may not change node fields other than its taint and annotation`),
+    forbidden(
+      `${node} || (${NODE_FIELDS.map(sameField).join(' && ')})`,
+      `the tensor-fusion controller may not change node fields other than its taint and annotation`,
+    ),
   ];
 }
 
@@ -180,17 +213,27 @@ export function renderWriteLimits(props: ResolvedControllerProps, labels: Record
       // conversion of the pod, per pool, and no pool at all means a refusal, so no other pod may reach
       // this policy. Not the workload label: the webhook puts that on every GPU pod of a workload. The
       // shape checks of the writes policy refuse the controller's pods without the label.
-      matchConstraints: { resourceRules: [rule(['pods'], ['CREATE'])], objectSelector: { matchExpressions: [{ key: MANAGED_BY_LABEL, operator: 'Exists' }] } },
+      matchConstraints: {
+        resourceRules: [rule(['pods'], ['CREATE'])],
+        objectSelector: { matchExpressions: [{ key: MANAGED_BY_LABEL, operator: 'Exists' }] },
+      },
       validations: workerImageValidations(),
     }),
     {
-      apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: workers, labels },
+      apiVersion: ADMISSION,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: workers, labels },
       spec: { policyName: workers, validationActions: ['Deny'], paramRef: { selector: {}, parameterNotFoundAction: 'Deny' } },
     },
     policy(writes, labels, props, {
       matchConstraints: { resourceRules: [rule(['pods'], ['CREATE', 'DELETE', 'UPDATE']), rule(['nodes'], ['UPDATE'])] },
       validations: [...workerShapeValidations(), ...writeLimitValidations()],
     }),
-    { apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: writes, labels }, spec: { policyName: writes, validationActions: ['Deny'] } },
+    {
+      apiVersion: ADMISSION,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: writes, labels },
+      spec: { policyName: writes, validationActions: ['Deny'] },
+    },
   ];
 }

@@ -29,14 +29,21 @@ export function renderNodeGuard(labels: Record<string, string>): KubeObject[] {
         // Ignore would let through, on any evaluation error, exactly the create this policy refuses.
         failurePolicy: 'Fail',
         matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['nodes'] }] },
-        validations: [{
-          expression: `!${present('object', 'annotations', GPU_NODE_ANNOTATION)}`,
-          // The message has no quote of its own: the node's name is spliced into one CEL string.
-          messageExpression: `'${nodeGuardMessage("' + object.metadata.name + '")}'`,
-          reason: 'Forbidden',
-        }],
+        validations: [
+          {
+            expression: `!${present('object', 'annotations', GPU_NODE_ANNOTATION)}`,
+            // The message has no quote of its own: the node's name is spliced into one CEL string.
+            messageExpression: `'${nodeGuardMessage("' + object.metadata.name + '")}'`,
+            reason: 'Forbidden',
+          },
+        ],
       },
     },
-    { apiVersion: API_VERSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name, labels }, spec: { policyName: name, validationActions: ['Deny'] } },
+    {
+      apiVersion: API_VERSION,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name, labels },
+      spec: { policyName: name, validationActions: ['Deny'] },
+    },
   ];
 }

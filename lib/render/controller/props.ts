@@ -200,15 +200,27 @@ const RELEASE_TAG = /^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/;
 function checkNamespace(value: unknown): FieldIssue | undefined {
   return isDnsLabel(value)
     ? undefined
-    : fieldIssue('namespace', value, 'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit');
+    : fieldIssue(
+        'namespace',
+        value,
+        'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit',
+      );
 }
 
 function checkImage(field: string, value: unknown): FieldIssue | undefined {
-  return typeof value === 'string' && IMAGE_REF.test(value) ? undefined : fieldIssue(field, value, 'an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>');
+  return typeof value === 'string' && IMAGE_REF.test(value)
+    ? undefined
+    : fieldIssue(
+        field,
+        value,
+        'an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>',
+      );
 }
 
 function checkReleaseTag(field: string, value: unknown): FieldIssue | undefined {
-  return typeof value === 'string' && RELEASE_TAG.test(value) ? undefined : fieldIssue(field, value, `a Kubernetes release tag such as ${CONTROLLER_DEFAULTS.schedulerVersion}`);
+  return typeof value === 'string' && RELEASE_TAG.test(value)
+    ? undefined
+    : fieldIssue(field, value, `a Kubernetes release tag such as ${CONTROLLER_DEFAULTS.schedulerVersion}`);
 }
 
 /** An http(s) URL without query or fragment: the recommender appends /api/v1/... to it. */
@@ -217,8 +229,12 @@ function checkPrometheusUrl(value: unknown): FieldIssue | undefined {
   try {
     const u = new URL(String(value));
     ok = typeof value === 'string' && (u.protocol === 'http:' || u.protocol === 'https:') && !u.search && !u.hash;
-  } catch { /* not a URL */ }
-  return ok ? undefined : fieldIssue('prometheusUrl', value, 'an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090');
+  } catch {
+    /* not a URL */
+  }
+  return ok
+    ? undefined
+    : fieldIssue('prometheusUrl', value, 'an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090');
 }
 
 function checkBoolean(field: string, value: unknown): FieldIssue | undefined {
@@ -233,14 +249,22 @@ function checkResources(resources: ResolvedControllerProps['resources']): FieldI
       const field = `resources.${kind}.${resource}`;
       const input: unknown = resources[kind][resource];
       const value = typeof input === 'string' ? parseQuantity(input) : undefined;
-      if (value === undefined || value <= 0) issues.push(fieldIssue(field, input, `a positive Kubernetes quantity such as ${resource === 'cpu' ? '500m' : '256Mi'}`));
+      if (value === undefined || value <= 0)
+        issues.push(fieldIssue(field, input, `a positive Kubernetes quantity such as ${resource === 'cpu' ? '500m' : '256Mi'}`));
       else parsed[field] = value;
     }
   }
   for (const resource of ['cpu', 'memory'] as const) {
     const limit = `resources.limits.${resource}`;
     const request = `resources.requests.${resource}`;
-    const issue = checkLimitAtLeastRequest(limit, parsed[limit], resources.limits[resource], request, parsed[request], resources.requests[resource]);
+    const issue = checkLimitAtLeastRequest(
+      limit,
+      parsed[limit],
+      resources.limits[resource],
+      request,
+      parsed[request],
+      resources.requests[resource],
+    );
     if (issue) issues.push(issue);
   }
   return issues;
@@ -310,7 +334,9 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     checkEnum('certificateMode', r.certificateMode, CERT_MODES),
     checkBoolean('metrics', r.metrics),
     checkBoolean('serviceMonitor', r.serviceMonitor),
-    r.serviceMonitor === true && r.metrics === false ? fieldIssue('serviceMonitor', true, 'false when metrics is false (the ServiceMonitor scrapes the metrics Service)') : undefined,
+    r.serviceMonitor === true && r.metrics === false
+      ? fieldIssue('serviceMonitor', true, 'false when metrics is false (the ServiceMonitor scrapes the metrics Service)')
+      : undefined,
     r.image === undefined ? undefined : checkImage('image', r.image),
     checkImage('nodeImage', r.nodeImage),
     checkBoolean('installCrds', r.installCrds),

@@ -40,7 +40,12 @@ export const AUTHENTICATION_READER_ROLE = { namespace: 'kube-system', name: 'ext
 export const CONTROLLER_API_RESOURCES: readonly string[] = KIND_NAMES.map((k) => KINDS[k].plural);
 
 /** The tensor-fusion.ai resources whose `.status` the controller writes (PUT to /status). */
-export const STATUS_WRITTEN_RESOURCES: readonly string[] = [KINDS.GPUPool.plural, KINDS.GPUNode.plural, KINDS.GPU.plural, KINDS.TensorFusionWorkload.plural];
+export const STATUS_WRITTEN_RESOURCES: readonly string[] = [
+  KINDS.GPUPool.plural,
+  KINDS.GPUNode.plural,
+  KINDS.GPU.plural,
+  KINDS.TensorFusionWorkload.plural,
+];
 
 /**
  * Owners of objects the controller writes with `blockOwnerDeletion: true`: GPUPool (of GPUNodes),
@@ -114,7 +119,12 @@ export function controllerNamespaceRules(props: Pick<ResolvedControllerProps, 'c
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [CONTROLLER_NAMES.lease] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     // The scheduler's lock: system:kube-scheduler allows get/update only on the Lease `kube-scheduler`.
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [CONTROLLER_NAMES.schedulerLease] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['get', 'update'],
+      resourceNames: [CONTROLLER_NAMES.schedulerLease],
+    },
   ];
   // In cert-manager mode the Secret is mounted, which needs no RBAC.
   if (props.certificateMode === 'self-managed') {
@@ -129,25 +139,37 @@ export function renderRbac(props: ResolvedControllerProps, labels: Record<string
   const { namespace } = props;
   const subjects = [{ kind: 'ServiceAccount', name, namespace }];
   const schedulerBindings: KubeObject[] = KUBE_SCHEDULER_CLUSTER_ROLES.map((role) => ({
-    apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: { name: `${name}-${role.replace(/^system:/, '')}`, labels },
-    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: role }, subjects,
+    apiVersion: RBAC,
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `${name}-${role.replace(/^system:/, '')}`, labels },
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: role },
+    subjects,
   }));
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels }, automountServiceAccountToken: true },
     { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name, labels }, rules: controllerClusterRules(props) },
     {
-      apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: { name, labels },
-      roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name }, subjects,
+      apiVersion: RBAC,
+      kind: 'ClusterRoleBinding',
+      metadata: { name, labels },
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name },
+      subjects,
     },
     ...schedulerBindings,
     { apiVersion: RBAC, kind: 'Role', metadata: { name, namespace, labels }, rules: controllerNamespaceRules(props) },
     {
-      apiVersion: RBAC, kind: 'RoleBinding', metadata: { name, namespace, labels },
-      roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name }, subjects,
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: { name, namespace, labels },
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name },
+      subjects,
     },
     {
-      apiVersion: RBAC, kind: 'RoleBinding', metadata: { name: `${name}-authentication-reader`, namespace: AUTHENTICATION_READER_ROLE.namespace, labels },
-      roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: AUTHENTICATION_READER_ROLE.name }, subjects,
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: { name: `${name}-authentication-reader`, namespace: AUTHENTICATION_READER_ROLE.namespace, labels },
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: AUTHENTICATION_READER_ROLE.name },
+      subjects,
     },
   ];
 }

@@ -81,40 +81,55 @@ export type KubeSchedulerConfiguration = {
  * The scheduler configuration for a controller in `namespace` whose extender listens on
  * 127.0.0.1:`extenderPort`. No `clientConnection`: in the pod the in-cluster ServiceAccount is used.
  */
-export function renderSchedulerConfiguration(namespace: string, extenderPort: number = CONTROLLER_ENV_DEFAULTS.extenderPort): KubeSchedulerConfiguration {
+export function renderSchedulerConfiguration(
+  namespace: string,
+  extenderPort: number = CONTROLLER_ENV_DEFAULTS.extenderPort,
+): KubeSchedulerConfiguration {
   return {
     apiVersion: 'kubescheduler.config.k8s.io/v1',
     kind: 'KubeSchedulerConfiguration',
-    leaderElection: { leaderElect: true, resourceLock: 'leases', resourceNamespace: namespace, resourceName: CONTROLLER_NAMES.schedulerLease },
+    leaderElection: {
+      leaderElect: true,
+      resourceLock: 'leases',
+      resourceNamespace: namespace,
+      resourceName: CONTROLLER_NAMES.schedulerLease,
+    },
     // The extender chooses among the feasible nodes the scheduler hands it. Below 100 the scheduler
     // stops looking after a sample of a large cluster, and the pool's placement mode (e.g.
     // MinFragmentation) would only ever compare the nodes in that sample.
     percentageOfNodesToScore: 100,
-    profiles: [{
-      schedulerName: SCHEDULER_NAME,
-      // The extender places shares; the share resource only carries a container's GPU, MPS daemon and
-      // limits from the agent to the kubelet, which admits the pod only where the agent serves it.
-      pluginConfig: [{ name: 'NodeResourcesFit', args: { ignoredResources: [SHARE_RESOURCE] } }],
-    }],
-    extenders: [{
-      urlPrefix: `http://127.0.0.1:${extenderPort}${CONTROLLER_PATHS.extender}`,
-      filterVerb: EXTENDER_VERBS.filter,
-      prioritizeVerb: EXTENDER_VERBS.prioritize,
-      weight: 1,
-      bindVerb: EXTENDER_VERBS.bind,
-      // Loopback inside the pod: nothing crosses the network.
-      enableHTTPS: false,
-      // The extender has its own node cache (informers): the scheduler sends node names only.
-      nodeCacheCapable: true,
-      httpTimeout: `${EXTENDER_HTTP_TIMEOUT_SECONDS}s`,
-      // Not ignorable: without the extender a GPU pod must wait, not be placed blind.
-      ignorable: false,
-    }],
+    profiles: [
+      {
+        schedulerName: SCHEDULER_NAME,
+        // The extender places shares; the share resource only carries a container's GPU, MPS daemon and
+        // limits from the agent to the kubelet, which admits the pod only where the agent serves it.
+        pluginConfig: [{ name: 'NodeResourcesFit', args: { ignoredResources: [SHARE_RESOURCE] } }],
+      },
+    ],
+    extenders: [
+      {
+        urlPrefix: `http://127.0.0.1:${extenderPort}${CONTROLLER_PATHS.extender}`,
+        filterVerb: EXTENDER_VERBS.filter,
+        prioritizeVerb: EXTENDER_VERBS.prioritize,
+        weight: 1,
+        bindVerb: EXTENDER_VERBS.bind,
+        // Loopback inside the pod: nothing crosses the network.
+        enableHTTPS: false,
+        // The extender has its own node cache (informers): the scheduler sends node names only.
+        nodeCacheCapable: true,
+        httpTimeout: `${EXTENDER_HTTP_TIMEOUT_SECONDS}s`,
+        // Not ignorable: without the extender a GPU pod must wait, not be placed blind.
+        ignorable: false,
+      },
+    ],
   };
 }
 
 /** The ConfigMap holding the configuration, and its checksum for the pod template. */
-export function renderSchedulerConfigMap(props: ResolvedControllerProps, labels: Record<string, string>): { configMap: KubeObject; checksum: string } {
+export function renderSchedulerConfigMap(
+  props: ResolvedControllerProps,
+  labels: Record<string, string>,
+): { configMap: KubeObject; checksum: string } {
   const text = stringify(renderSchedulerConfiguration(props.namespace));
   return {
     configMap: {
@@ -152,4 +167,7 @@ export function schedulerContainer(props: ResolvedControllerProps): Record<strin
 }
 
 /** The volume of the configuration ConfigMap. */
-export const SCHEDULER_CONFIG_VOLUME = { name: CONFIG_VOLUME, configMap: { name: CONTROLLER_NAMES.schedulerConfigMap, defaultMode: 0o444 } };
+export const SCHEDULER_CONFIG_VOLUME = {
+  name: CONFIG_VOLUME,
+  configMap: { name: CONTROLLER_NAMES.schedulerConfigMap, defaultMode: 0o444 },
+};

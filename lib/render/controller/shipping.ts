@@ -38,12 +38,15 @@ export function bundleConfigMapName(bundle: Pick<ControllerBundleRef, 'version' 
  * but the installer: the controller has no ConfigMap grant) still cannot change the code that runs.
  */
 export function unpackScript(sha256: string): string {
-  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`TensorFusionController: bundle sha256: got ${JSON.stringify(sha256)}, expected 64 hex digits`);
-  return `const fs=require('fs'),zlib=require('zlib'),crypto=require('crypto');` +
+  if (!/^[0-9a-f]{64}$/.test(sha256))
+    throw new Error(`TensorFusionController: bundle sha256: got ${JSON.stringify(sha256)}, expected 64 hex digits`);
+  return (
+    `const fs=require('fs'),zlib=require('zlib'),crypto=require('crypto');` +
     `const code=zlib.gunzipSync(fs.readFileSync('${BUNDLE_DIR}/${BUNDLE_KEY}'));` +
     `const got=crypto.createHash('sha256').update(code).digest('hex');` +
     `if(got!=='${sha256}'){console.error('controller bundle sha256: got '+got+', expected ${sha256}');process.exit(1);}` +
-    `fs.writeFileSync('${ENTRY}',code);`;
+    `fs.writeFileSync('${ENTRY}',code);`
+  );
 }
 
 /** What the pod template needs for one way of shipping. */
@@ -76,14 +79,16 @@ export function renderShipping(props: ResolvedControllerProps, labels: Record<st
     objects: [configMap],
     image: props.nodeImage,
     command: ['node', ENTRY],
-    initContainers: [{
-      name: 'unpack',
-      image: props.nodeImage,
-      command: ['node', '-e', unpackScript(bundle.sha256)],
-      // A digest mismatch's message then shows in the pod's status and `kubectl describe pod`.
-      terminationMessagePolicy: 'FallbackToLogsOnError',
-      volumeMounts: [{ name: 'bundle', mountPath: BUNDLE_DIR, readOnly: true }, app],
-    }],
+    initContainers: [
+      {
+        name: 'unpack',
+        image: props.nodeImage,
+        command: ['node', '-e', unpackScript(bundle.sha256)],
+        // A digest mismatch's message then shows in the pod's status and `kubectl describe pod`.
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+        volumeMounts: [{ name: 'bundle', mountPath: BUNDLE_DIR, readOnly: true }, app],
+      },
+    ],
     volumes: [
       { name: 'bundle', configMap: { name, defaultMode: 0o444 } },
       { name: 'app', emptyDir: { sizeLimit: '64Mi' } },

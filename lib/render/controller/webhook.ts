@@ -30,34 +30,37 @@ export function webhookDnsNames(namespace: string): string[] {
 
 export function renderWebhookConfiguration(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject {
   const { namespace } = props;
-  const annotations = props.certificateMode === 'cert-manager'
-    ? { [CERT_MANAGER_INJECT_CA_ANNOTATION]: `${namespace}/${CONTROLLER_NAMES.certificate}` }
-    : undefined;
+  const annotations =
+    props.certificateMode === 'cert-manager'
+      ? { [CERT_MANAGER_INJECT_CA_ANNOTATION]: `${namespace}/${CONTROLLER_NAMES.certificate}` }
+      : undefined;
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
     metadata: { name: CONTROLLER_NAMES.webhookConfiguration, labels, ...(annotations ? { annotations } : {}) },
-    webhooks: [{
-      name: CONTROLLER_NAMES.webhook,
-      admissionReviewVersions: ['v1'],
-      // No caBundle here: the controller or cainjector owns that field, so re-applying never clears it.
-      clientConfig: {
-        service: { name: CONTROLLER_NAMES.webhookService, namespace, path: CONTROLLER_PATHS.mutatePods, port: WEBHOOK_SERVICE_PORT },
+    webhooks: [
+      {
+        name: CONTROLLER_NAMES.webhook,
+        admissionReviewVersions: ['v1'],
+        // No caBundle here: the controller or cainjector owns that field, so re-applying never clears it.
+        clientConfig: {
+          service: { name: CONTROLLER_NAMES.webhookService, namespace, path: CONTROLLER_PATHS.mutatePods, port: WEBHOOK_SERVICE_PORT },
+        },
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
+        objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
+        // The controller's own namespace is excluded so that a down controller can always be restarted.
+        namespaceSelector: {
+          matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...WEBHOOK_EXCLUDED_NAMESPACES, namespace] }],
+        },
+        failurePolicy: props.failurePolicy,
+        matchPolicy: 'Equivalent',
+        // The webhook only validates, resolves and marks the pod; placement happens at bind time.
+        sideEffects: 'None',
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+        // Other webhooks may add containers after us; run again so they get their GPU share too.
+        reinvocationPolicy: 'IfNeeded',
       },
-      rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
-      objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
-      // The controller's own namespace is excluded so that a down controller can always be restarted.
-      namespaceSelector: {
-        matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...WEBHOOK_EXCLUDED_NAMESPACES, namespace] }],
-      },
-      failurePolicy: props.failurePolicy,
-      matchPolicy: 'Equivalent',
-      // The webhook only validates, resolves and marks the pod; placement happens at bind time.
-      sideEffects: 'None',
-      timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
-      // Other webhooks may add containers after us; run again so they get their GPU share too.
-      reinvocationPolicy: 'IfNeeded',
-    }],
+    ],
   };
 }
 
@@ -89,7 +92,12 @@ export function renderCertificates(props: ResolvedControllerProps, labels: Recor
         renewBefore: CA_RENEW_BEFORE,
       },
     },
-    { apiVersion: CERT_MANAGER, kind: 'Issuer', metadata: { name: CONTROLLER_NAMES.caIssuer, namespace, labels }, spec: { ca: { secretName: CONTROLLER_NAMES.caCertificate } } },
+    {
+      apiVersion: CERT_MANAGER,
+      kind: 'Issuer',
+      metadata: { name: CONTROLLER_NAMES.caIssuer, namespace, labels },
+      spec: { ca: { secretName: CONTROLLER_NAMES.caCertificate } },
+    },
     {
       apiVersion: CERT_MANAGER,
       kind: 'Certificate',

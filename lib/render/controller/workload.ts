@@ -93,20 +93,37 @@ function controllerPodSpec(props: ResolvedControllerProps, shipping: Shipping): 
     // Preferred, not required: a one-node cluster must still run both replicas.
     affinity: {
       podAntiAffinity: {
-        preferredDuringSchedulingIgnoredDuringExecution: [{
-          weight: 100,
-          podAffinityTerm: { topologyKey: HOSTNAME_LABEL, labelSelector: { matchLabels: SELECTOR_LABELS } },
-        }],
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: { topologyKey: HOSTNAME_LABEL, labelSelector: { matchLabels: SELECTOR_LABELS } },
+          },
+        ],
       },
     },
     ...(props.nodeSelector ? { nodeSelector: props.nodeSelector } : {}),
     ...(props.tolerations ? { tolerations: props.tolerations } : {}),
     ...(shipping.initContainers.length
-      ? { initContainers: shipping.initContainers.map((c) => ({ ...c, imagePullPolicy: 'IfNotPresent', resources: props.resources, securityContext: CONTAINER_SECURITY })) }
+      ? {
+          initContainers: shipping.initContainers.map((c) => ({
+            ...c,
+            imagePullPolicy: 'IfNotPresent',
+            resources: props.resources,
+            securityContext: CONTAINER_SECURITY,
+          })),
+        }
       : {}),
     // Both containers run as the pod's ServiceAccount, which holds kube-scheduler's permissions too.
-    containers: [controllerContainer(props, shipping), { ...schedulerContainer(props), resources: props.resources, securityContext: CONTAINER_SECURITY }],
-    volumes: [...shipping.volumes, { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, ...(certManager ? [tlsVolume] : []), SCHEDULER_CONFIG_VOLUME],
+    containers: [
+      controllerContainer(props, shipping),
+      { ...schedulerContainer(props), resources: props.resources, securityContext: CONTAINER_SECURITY },
+    ],
+    volumes: [
+      ...shipping.volumes,
+      { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+      ...(certManager ? [tlsVolume] : []),
+      SCHEDULER_CONFIG_VOLUME,
+    ],
   };
 }
 
@@ -114,7 +131,12 @@ function controllerPodSpec(props: ResolvedControllerProps, shipping: Shipping): 
  * @param schedulerConfigChecksum sha256 of the scheduler configuration: kube-scheduler reads it only at
  *   start, so a new one must roll the pods.
  */
-export function renderWorkload(props: ResolvedControllerProps, labels: Record<string, string>, shipping: Shipping, schedulerConfigChecksum: string): KubeObject[] {
+export function renderWorkload(
+  props: ResolvedControllerProps,
+  labels: Record<string, string>,
+  shipping: Shipping,
+  schedulerConfigChecksum: string,
+): KubeObject[] {
   const { namespace } = props;
   const name = CONTROLLER_NAMES.controller;
   const podSpec = controllerPodSpec(props, shipping);

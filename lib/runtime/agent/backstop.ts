@@ -36,7 +36,12 @@ export function breaches(procs: readonly GpuProcess[], shares: readonly MpsShare
   for (const share of shares) {
     const mine = procs.filter((p) => p.podUid === share.id);
     for (const p of mine.filter((x) => !x.mpsClient)) {
-      out.push({ pid: p.pid, share, reason: 'MpsBypassed', message: `process ${p.pid} of ${share.pod} uses GPU ${p.gpuUuid} outside its MPS daemon (CUDA_MPS_PIPE_DIRECTORY changed?), where no limit binds it; it was stopped` });
+      out.push({
+        pid: p.pid,
+        share,
+        reason: 'MpsBypassed',
+        message: `process ${p.pid} of ${share.pod} uses GPU ${p.gpuUuid} outside its MPS daemon (CUDA_MPS_PIPE_DIRECTORY changed?), where no limit binds it; it was stopped`,
+      });
     }
     const allowed = share.vramLimitBytes * Math.max(1, share.containers ?? 1);
     for (const uuid of new Set(mine.map((p) => p.gpuUuid))) {
@@ -44,7 +49,12 @@ export function breaches(procs: readonly GpuProcess[], shares: readonly MpsShare
       let total = clients.reduce((n, p) => n + p.usedBytes, 0);
       for (const p of [...clients].reverse()) {
         if (total <= allowed) break;
-        out.push({ pid: p.pid, share, reason: 'VramLimitExceeded', message: `${share.pod} holds ${Math.round(total / MIB)} MiB on GPU ${uuid}, over its limit of ${Math.round(allowed / MIB)} MiB (more processes than containers); its newest process ${p.pid} was ended` });
+        out.push({
+          pid: p.pid,
+          share,
+          reason: 'VramLimitExceeded',
+          message: `${share.pod} holds ${Math.round(total / MIB)} MiB on GPU ${uuid}, over its limit of ${Math.round(allowed / MIB)} MiB (more processes than containers); its newest process ${p.pid} was ended`,
+        });
         total -= p.usedBytes;
       }
     }

@@ -74,16 +74,48 @@ export class GpuCollector {
     const M = AGENT_METRICS;
     const labelNames = POD_GPU_LABELS;
     const lastCollectS = () => this.lastCollectS;
-    new Gauge({ name: M.lastCollect, help: 'Unix time of the last collection, seconds.', registers, collect() { this.set(lastCollectS()); } });
+    new Gauge({
+      name: M.lastCollect,
+      help: 'Unix time of the last collection, seconds.',
+      registers,
+      collect() {
+        this.set(lastCollectS());
+      },
+    });
     this.vram = new Gauge({ name: M.vramUsed, help: 'Device memory used by the container on the GPU, bytes.', labelNames, registers });
-    this.compute = new Gauge({ name: M.computeUsed, help: "SM utilisation of the container on the GPU times the GPU's FP16 TFLOPS.", labelNames, registers });
+    this.compute = new Gauge({
+      name: M.computeUsed,
+      help: "SM utilisation of the container on the GPU times the GPU's FP16 TFLOPS.",
+      labelNames,
+      registers,
+    });
     this.sm = new Gauge({ name: M.smUtilization, help: 'SM utilisation of the container on the GPU, 0 to 1.', labelNames, registers });
-    this.estimated = new Gauge({ name: M.computeEstimated, help: "ESTIMATE for MPS clients: the GPU's MPS server activity times its TFLOPS, split by the clients' caps.", labelNames, registers });
-    this.cap = new Gauge({ name: M.computeCap, help: "The container's compute cap on the GPU: its pod's MPS thread percentage times the GPU's TFLOPS.", labelNames, registers });
-    this.capacity = new Gauge({ name: M.gpuCapacity, help: 'FP16 TFLOPS of the GPU (0 when its model is not in the catalog).', labelNames: GPU_LABELS, registers });
+    this.estimated = new Gauge({
+      name: M.computeEstimated,
+      help: "ESTIMATE for MPS clients: the GPU's MPS server activity times its TFLOPS, split by the clients' caps.",
+      labelNames,
+      registers,
+    });
+    this.cap = new Gauge({
+      name: M.computeCap,
+      help: "The container's compute cap on the GPU: its pod's MPS thread percentage times the GPU's TFLOPS.",
+      labelNames,
+      registers,
+    });
+    this.capacity = new Gauge({
+      name: M.gpuCapacity,
+      help: 'FP16 TFLOPS of the GPU (0 when its model is not in the catalog).',
+      labelNames: GPU_LABELS,
+      registers,
+    });
     this.mpsServers = new Gauge({ name: M.mpsServers, help: 'MPS server processes on the GPU.', labelNames: GPU_LABELS, registers });
     this.unattributed = new Gauge({ name: M.unattributed, help: 'GPU processes that belong to no known pod.', registers });
-    this.errors = new Counter({ name: M.collectErrors, help: 'Failed nvidia-smi runs by query.', labelNames: ['query'] as const, registers });
+    this.errors = new Counter({
+      name: M.collectErrors,
+      help: 'Failed nvidia-smi runs by query.',
+      labelNames: ['query'] as const,
+      registers,
+    });
   }
 
   private async smi(query: 'gpus' | 'apps' | 'pmon', args: string[]): Promise<string | undefined> {
@@ -119,14 +151,22 @@ export class GpuCollector {
       const mine = rows.filter((r) => r.pid === app.pid);
       if (mine.some(isMpsServer) || (mine.length === 0 && (await this.isMpsServer(app.pid)))) continue;
       const owner = await podOfPid(this.opts.procRoot, app.pid);
-      out.push({ pid: app.pid, gpuUuid: app.gpuUuid, usedBytes: app.usedBytes, mpsClient: mine.some(isMpsClient), ...(owner ? { podUid: owner.podUid } : {}) });
+      out.push({
+        pid: app.pid,
+        gpuUuid: app.gpuUuid,
+        usedBytes: app.usedBytes,
+        mpsClient: mine.some(isMpsClient),
+        ...(owner ? { podUid: owner.podUid } : {}),
+      });
     }
     return out;
   }
 
   /** Collects once; concurrent scrapes share one run. */
   collect(): Promise<void> {
-    this.inFlight ??= this.collectOnce().finally(() => { this.inFlight = undefined; });
+    this.inFlight ??= this.collectOnce().finally(() => {
+      this.inFlight = undefined;
+    });
     return this.inFlight;
   }
 
@@ -163,13 +203,28 @@ export class GpuCollector {
       }
       const owner = await podOfPid(this.opts.procRoot, app.pid);
       const named = owner && this.opts.resolver.resolve(owner.podUid, owner.containerId);
-      if (!gpu || !owner || !named) { unattributed++; continue; }
+      if (!gpu || !owner || !named) {
+        unattributed++;
+        continue;
+      }
       const labels = {
-        namespace: named.namespace, pod: named.pod, container: named.container ?? owner.containerId ?? '',
-        pod_uid: owner.podUid, gpu_uuid: app.gpuUuid, gpu_model: gpu.model,
+        namespace: named.namespace,
+        pod: named.pod,
+        container: named.container ?? owner.containerId ?? '',
+        pod_uid: owner.podUid,
+        gpu_uuid: app.gpuUuid,
+        gpu_model: gpu.model,
       };
       const key = JSON.stringify(labels);
-      const row = rows.get(key) ?? { labels, bytes: 0, sm: 0, tflops: gpu.tflops, measured: pmonText !== undefined, mps: false, capRatio: named.threadPercentage === undefined ? undefined : named.threadPercentage / 100 };
+      const row = rows.get(key) ?? {
+        labels,
+        bytes: 0,
+        sm: 0,
+        tflops: gpu.tflops,
+        measured: pmonText !== undefined,
+        mps: false,
+        capRatio: named.threadPercentage === undefined ? undefined : named.threadPercentage / 100,
+      };
       row.bytes += app.usedBytes;
       row.sm += sum(samples ?? [], (x) => x.sm);
       // pmon shows `-` for an MPS client: its work is on the server's line, so it measured nothing here.

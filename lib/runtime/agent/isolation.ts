@@ -58,13 +58,37 @@ export class NodeIsolation {
 
   constructor(private readonly opts: NodeIsolationOptions) {
     this.plugin = new DevicePluginServer({
-      pluginDir: opts.pluginDir, resourceName: SHARE_RESOURCE, socketName: SOCKET_NAME,
-      devices: () => this.devices(), allocate: (ids) => this.allocate(ids), log: opts.log,
+      pluginDir: opts.pluginDir,
+      resourceName: SHARE_RESOURCE,
+      socketName: SOCKET_NAME,
+      devices: () => this.devices(),
+      allocate: (ids) => this.allocate(ids),
+      log: opts.log,
     });
-    this.readyGauge = new Gauge({ name: AGENT_METRICS.isolationReady, help: 'Whether the GPU\'s MPS isolation is ready (1) or not (0), with the reason', labelNames: ['gpu_uuid', 'gpu_model', 'reason'], registers: [opts.registry] });
+    this.readyGauge = new Gauge({
+      name: AGENT_METRICS.isolationReady,
+      help: "Whether the GPU's MPS isolation is ready (1) or not (0), with the reason",
+      labelNames: ['gpu_uuid', 'gpu_model', 'reason'],
+      registers: [opts.registry],
+    });
     const sup = opts.supervisor;
-    new Gauge({ name: AGENT_METRICS.mpsShares, help: 'Shares with an MPS control daemon on the node', registers: [opts.registry], collect() { this.set(sup.shares().length); } });
-    new Counter({ name: AGENT_METRICS.mpsRestarts, help: 'Share MPS daemons replaced after they died or stopped answering', registers: [opts.registry], collect() { this.reset(); this.inc(sup.restarts()); } });
+    new Gauge({
+      name: AGENT_METRICS.mpsShares,
+      help: 'Shares with an MPS control daemon on the node',
+      registers: [opts.registry],
+      collect() {
+        this.set(sup.shares().length);
+      },
+    });
+    new Counter({
+      name: AGENT_METRICS.mpsRestarts,
+      help: 'Share MPS daemons replaced after they died or stopped answering',
+      registers: [opts.registry],
+      collect() {
+        this.reset();
+        this.inc(sup.restarts());
+      },
+    });
   }
 
   /** Takes over the shares left by a previous agent, computes readiness, serves the plugin, starts the rounds. */
@@ -74,10 +98,16 @@ export class NodeIsolation {
     const holding = new Set(pods.filter((p) => !ended(p)).map((p) => p.metadata.uid));
     await this.opts.supervisor.adopt((id) => holding.has(id));
     // A pod already running was served by the previous agent.
-    for (const p of pods) if ((p.status as { phase?: string } | undefined)?.phase === 'Running' && p.metadata.uid) this.served.set(p.metadata.uid, Number.MAX_SAFE_INTEGER);
+    for (const p of pods)
+      if ((p.status as { phase?: string } | undefined)?.phase === 'Running' && p.metadata.uid)
+        this.served.set(p.metadata.uid, Number.MAX_SAFE_INTEGER);
     await this.writeReadiness();
     await this.plugin.start();
-    this.timer = setInterval(() => { this.round ??= this.tick().finally(() => { this.round = undefined; }); }, this.opts.intervalMs ?? AGENT_DEFAULTS.intervalMs);
+    this.timer = setInterval(() => {
+      this.round ??= this.tick().finally(() => {
+        this.round = undefined;
+      });
+    }, this.opts.intervalMs ?? AGENT_DEFAULTS.intervalMs);
     this.timer.unref();
   }
 
@@ -87,10 +117,15 @@ export class NodeIsolation {
       if (this.gpus.length === 0) await this.refreshInventory();
       const pods = await this.pods();
       const live = new Map(pods.filter((p) => !ended(p)).map((p) => [p.metadata.uid!, p]));
-      await Promise.all(this.opts.supervisor.shares().filter((share) => !live.has(share.id)).map((share) => {
-        this.opts.log?.('pod gone or ending: its MPS clients are ended through its daemon', { pod: share.pod });
-        return this.opts.supervisor.release(share.id);
-      }));
+      await Promise.all(
+        this.opts.supervisor
+          .shares()
+          .filter((share) => !live.has(share.id))
+          .map((share) => {
+            this.opts.log?.('pod gone or ending: its MPS clients are ended through its daemon', { pod: share.pod });
+            return this.opts.supervisor.release(share.id);
+          }),
+      );
       for (const uid of this.served.keys()) if (!pods.some((p) => p.metadata.uid === uid)) this.served.delete(uid);
       await this.opts.supervisor.check();
       await this.enforce(live);
@@ -109,7 +144,11 @@ export class NodeIsolation {
     const kill = this.opts.kill ?? ((pid: number) => process.kill(pid, 'SIGKILL'));
     for (const b of breaches(procs, this.opts.supervisor.shares())) {
       if (b.reason === 'VramLimitExceeded') await this.opts.supervisor.terminateClient(b.share.id, b.pid);
-      try { kill(b.pid); } catch { /* already gone */ }
+      try {
+        kill(b.pid);
+      } catch {
+        /* already gone */
+      }
       this.opts.log?.(b.message, { pod: b.share.pod, reason: b.reason });
       const pod = live.get(b.share.id);
       if (pod) await this.opts.cluster.recordEvent(pod, { type: 'Warning', reason: b.reason, message: b.message });
@@ -137,9 +176,12 @@ export class NodeIsolation {
   }
 
   private devices(): Device[] {
-    return this.gpus.flatMap((g) => Array.from({ length: AGENT_DEFAULTS.slotsPerGpu }, (_, k) => ({
-      ID: `gpu${g.index}-${k}`, health: this.ready.get(g.uuid)?.ready === false ? UNHEALTHY : HEALTHY,
-    })));
+    return this.gpus.flatMap((g) =>
+      Array.from({ length: AGENT_DEFAULTS.slotsPerGpu }, (_, k) => ({
+        ID: `gpu${g.index}-${k}`,
+        health: this.ready.get(g.uuid)?.ready === false ? UNHEALTHY : HEALTHY,
+      })),
+    );
   }
 
   private async allocate(ids: string[]) {
@@ -168,7 +210,9 @@ export class NodeIsolation {
       if (this.opts.supervisor.has(next.metadata.uid!)) continue;
       try {
         void this.opts.supervisor.ensure(mpsShareOf(next, this.gpus)).catch(() => undefined); // Allocate retries and reports
-      } catch { /* no share record yet: Allocate reports it */ }
+      } catch {
+        /* no share record yet: Allocate reports it */
+      }
     }
   }
 
@@ -179,7 +223,10 @@ export class NodeIsolation {
     this.readyGauge.reset();
     for (const g of this.gpus) {
       const r = this.ready.get(g.uuid)!;
-      this.readyGauge.set({ gpu_uuid: g.uuid, gpu_model: lookupGpuTflops(g.name.replace(/\s+/g, '-'))?.model ?? g.name, reason: r.reason }, r.ready ? 1 : 0);
+      this.readyGauge.set(
+        { gpu_uuid: g.uuid, gpu_model: lookupGpuTflops(g.name.replace(/\s+/g, '-'))?.model ?? g.name, reason: r.reason },
+        r.ready ? 1 : 0,
+      );
       await this.writeCondition(gpuName(this.opts.nodeName, g.index), r);
     }
     if ([...this.ready].some(([u, r]) => before.get(u)?.ready !== r.ready)) this.plugin.update();
@@ -188,7 +235,13 @@ export class NodeIsolation {
   private async writeCondition(gpu: string, r: GpuReadiness): Promise<void> {
     const key = JSON.stringify(r);
     if (this.written.get(gpu) === key) return;
-    const condition = { type: GPU_ISOLATION_CONDITION, status: r.ready ? 'True' : 'False', reason: r.reason, message: r.message, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+    const condition = {
+      type: GPU_ISOLATION_CONDITION,
+      status: r.ready ? 'True' : 'False',
+      reason: r.reason,
+      message: r.message,
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
     try {
       await this.opts.cluster.mergePatch(RESOURCES.gpus, { name: gpu }, { status: { conditions: [condition] } }, 'status');
       this.written.set(gpu, key);

@@ -23,11 +23,16 @@ export async function runAgent(): Promise<void> {
   const log = (msg: string, fields?: Record<string, unknown>) => logger.info(fields ?? {}, msg);
   const isolation = env.isolation
     ? new NodeIsolation({
-      cluster, nodeName: env.nodeName, registry: agent.collector.registry,
-      inventory: () => agent.collector.inventory(), processes: () => agent.collector.processes(),
-      pluginDir: env.pluginDir, devRoot: env.devRoot, log,
-      supervisor: new MpsSupervisor({ controlBin: env.mpsControl, baseDir: env.mpsDir, isolateShm: env.mpsShmIsolation, log }),
-    })
+        cluster,
+        nodeName: env.nodeName,
+        registry: agent.collector.registry,
+        inventory: () => agent.collector.inventory(),
+        processes: () => agent.collector.processes(),
+        pluginDir: env.pluginDir,
+        devRoot: env.devRoot,
+        log,
+        supervisor: new MpsSupervisor({ controlBin: env.mpsControl, baseDir: env.mpsDir, isolateShm: env.mpsShmIsolation, log }),
+      })
     : undefined;
   await isolation?.start();
   logger.info({ port: agent.server.port, nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, isolation: env.isolation }, 'agent started');

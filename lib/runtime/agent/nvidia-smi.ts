@@ -45,13 +45,19 @@ export function isMpsServer(row: Pick<SmiPmon, 'command'>): boolean {
 }
 
 const MIB = 2 ** 20;
-const csvRows = (text: string) => text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('No running'));
+const csvRows = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('No running'));
 
 export function parseGpus(text: string): SmiGpu[] {
-  return csvRows(text).map((line) => {
-    const [index, uuid, ...name] = line.split(',').map((f) => f.trim());
-    return { index: Number(index), uuid, name: name.join(',') };
-  }).filter((g) => Number.isInteger(g.index) && g.uuid);
+  return csvRows(text)
+    .map((line) => {
+      const [index, uuid, ...name] = line.split(',').map((f) => f.trim());
+      return { index: Number(index), uuid, name: name.join(',') };
+    })
+    .filter((g) => Number.isInteger(g.index) && g.uuid);
 }
 
 export function parseComputeApps(text: string): SmiApp[] {
@@ -79,8 +85,11 @@ export function parsePmon(text: string): SmiPmon[] {
     if (!Number.isInteger(pid)) continue; // `-` rows: a GPU with no process
     const sm = Number(f[si]);
     out.push({
-      gpuIndex: Number(f[gi]), pid, sm: Number.isFinite(sm) ? Math.min(sm, 100) / 100 : 0,
-      type: ti >= 0 ? f[ti] ?? '' : '', command: ci >= 0 ? f.slice(ci).join(' ') : '',
+      gpuIndex: Number(f[gi]),
+      pid,
+      sm: Number.isFinite(sm) ? Math.min(sm, 100) / 100 : 0,
+      type: ti >= 0 ? (f[ti] ?? '') : '',
+      command: ci >= 0 ? f.slice(ci).join(' ') : '',
     });
   }
   return out;

@@ -26,7 +26,10 @@ export function containerIdOf(containerID: string | undefined): string | undefin
 export function indexPods(pods: K8sObject[]): Map<string, Named> {
   const out = new Map<string, Named>();
   for (const p of pods) {
-    const status = (p.status ?? {}) as { containerStatuses?: { name: string; containerID?: string }[]; initContainerStatuses?: { name: string; containerID?: string }[] };
+    const status = (p.status ?? {}) as {
+      containerStatuses?: { name: string; containerID?: string }[];
+      initContainerStatuses?: { name: string; containerID?: string }[];
+    };
     const containers = new Map<string, string>();
     for (const c of [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])]) {
       const id = containerIdOf(c.containerID);
@@ -35,7 +38,9 @@ export function indexPods(pods: K8sObject[]): Map<string, Named> {
     const percent = Number(p.metadata.annotations?.[PLACEMENT_ANNOTATIONS.mpsThreadPercentage]);
     if (p.metadata.uid) {
       out.set(p.metadata.uid, {
-        namespace: p.metadata.namespace ?? '', pod: p.metadata.name ?? '', containers,
+        namespace: p.metadata.namespace ?? '',
+        pod: p.metadata.name ?? '',
+        containers,
         ...(percent > 0 && percent <= 100 ? { threadPercentage: percent } : {}),
       });
     }
@@ -48,13 +53,22 @@ export class NodePodResolver implements PodResolver {
   private lastRefresh = 0;
   private refreshing: Promise<void> | undefined;
 
-  constructor(private readonly cluster: Cluster, private readonly nodeName: string, private readonly minRefreshMs = 5_000) {}
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly nodeName: string,
+    private readonly minRefreshMs = 5_000,
+  ) {}
 
   async refresh(): Promise<void> {
     this.refreshing ??= this.cluster
       .list(RESOURCES.pods, { fieldSelector: `spec.nodeName=${this.nodeName}` })
-      .then((list) => { this.index = indexPods(list.items); this.lastRefresh = Date.now(); })
-      .finally(() => { this.refreshing = undefined; });
+      .then((list) => {
+        this.index = indexPods(list.items);
+        this.lastRefresh = Date.now();
+      })
+      .finally(() => {
+        this.refreshing = undefined;
+      });
     return this.refreshing;
   }
 
@@ -66,6 +80,11 @@ export class NodePodResolver implements PodResolver {
     const stale = !hit || (containerId !== undefined && container === undefined);
     if (stale && Date.now() - this.lastRefresh >= this.minRefreshMs) void this.refresh().catch(() => undefined);
     if (!hit) return undefined;
-    return { namespace: hit.namespace, pod: hit.pod, container, ...(hit.threadPercentage ? { threadPercentage: hit.threadPercentage } : {}) };
+    return {
+      namespace: hit.namespace,
+      pod: hit.pod,
+      container,
+      ...(hit.threadPercentage ? { threadPercentage: hit.threadPercentage } : {}),
+    };
   }
 }

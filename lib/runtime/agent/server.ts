@@ -38,11 +38,13 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
   const mpsShmIsolation = flag(E.mpsShmIsolation, 'true', 'false');
   throwIfInvalid(issues, 'agent environment');
   return {
-    nodeName, port,
+    nodeName,
+    port,
     nvidiaSmi: env[E.nvidiaSmi] || AGENT_DEFAULTS.nvidiaSmi,
     procRoot: env[E.procRoot] || AGENT_DEFAULTS.procRoot,
     logLevel: env[E.logLevel] || 'info',
-    isolation, mpsShmIsolation,
+    isolation,
+    mpsShmIsolation,
     mpsControl: env[E.mpsControl] || AGENT_DEFAULTS.mpsControl,
     mpsDir: env[E.mpsDir] || AGENT_DEFAULTS.mpsDir,
     pluginDir: env[E.pluginDir] || AGENT_DEFAULTS.pluginDir,
@@ -57,10 +59,13 @@ export interface Agent {
 }
 
 /** Starts the agent's HTTP server; `resolver` names pods (the API server's in production). */
-export async function startAgent(env: Pick<AgentEnv, 'port' | 'nvidiaSmi' | 'procRoot'> & Partial<AgentEnv>, resolver: PodResolver, host?: string): Promise<Agent> {
+export async function startAgent(
+  env: Pick<AgentEnv, 'port' | 'nvidiaSmi' | 'procRoot'> & Partial<AgentEnv>,
+  resolver: PodResolver,
+  host?: string,
+): Promise<Agent> {
   const collector = new GpuCollector({ nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, resolver });
   const server = new OpsServer({ port: env.port, host, registry: collector.registry, readiness: {} });
   await server.start();
   return { server, collector, stop: () => server.stop() };
 }
-

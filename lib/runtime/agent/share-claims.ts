@@ -21,7 +21,10 @@ type PodLike = K8sObject & {
   spec?: { containers?: ContainerLike[]; initContainers?: ContainerLike[] };
   status?: { phase?: string; conditions?: { type: string; lastTransitionTime?: string }[] };
 };
-interface ContainerLike { name: string; resources?: { limits?: Record<string, unknown> } }
+interface ContainerLike {
+  name: string;
+  resources?: { limits?: Record<string, unknown> };
+}
 
 /** How many of the pod's containers (init ones included) request the share resource. */
 export function shareContainers(pod: PodLike): number {
@@ -35,9 +38,17 @@ export function nextClaim(pods: readonly PodLike[], served: ReadonlyMap<string, 
   // the name as a last tie-break for anything else.
   const rv = (p: PodLike) => Number(p.metadata.resourceVersion) || Number.MAX_SAFE_INTEGER;
   return pods
-    .filter((p) => p.metadata.uid && !p.metadata.deletionTimestamp && (p.status?.phase ?? 'Pending') === 'Pending'
-      && allocationOf(p) && (served.get(p.metadata.uid) ?? 0) < shareContainers(p))
-    .sort((a, b) => rv(a) - rv(b) || (`${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1))[0];
+    .filter(
+      (p) =>
+        p.metadata.uid &&
+        !p.metadata.deletionTimestamp &&
+        (p.status?.phase ?? 'Pending') === 'Pending' &&
+        allocationOf(p) &&
+        (served.get(p.metadata.uid) ?? 0) < shareContainers(p),
+    )
+    .sort(
+      (a, b) => rv(a) - rv(b) || (`${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1),
+    )[0];
 }
 
 /**
@@ -52,14 +63,27 @@ export function mpsShareOf(pod: PodLike, gpus: readonly SmiGpu[]): MpsShare {
   const uuids = a.gpuIds.map((id) => {
     const index = gpuIndexOf(id);
     const gpu = gpus.find((g) => g.index === index);
-    if (!gpu) throw new Error(`pod ${name}: GPU ${id} is not on this node (nvidia-smi lists indexes ${gpus.map((g) => g.index).join(', ') || 'none'})`);
+    if (!gpu)
+      throw new Error(
+        `pod ${name}: GPU ${id} is not on this node (nvidia-smi lists indexes ${gpus.map((g) => g.index).join(', ') || 'none'})`,
+      );
     return gpu.uuid;
   });
   const annotations = pod.metadata.annotations ?? {};
   const mem = /^\d+=(\d+)M/.exec(annotations[PLACEMENT_ANNOTATIONS.mpsMemoryLimit] ?? '');
   const pct = Number(annotations[PLACEMENT_ANNOTATIONS.mpsThreadPercentage]);
-  if (!mem || !(pct >= 1 && pct <= 100)) throw new Error(`pod ${name}: no MPS limits in ${PLACEMENT_ANNOTATIONS.mpsMemoryLimit} and ${PLACEMENT_ANNOTATIONS.mpsThreadPercentage}`);
-  return { id: a.id, pod: name, gpuUuids: uuids, vramLimitBytes: Number(mem[1]) * 2 ** 20, threadPercentage: pct, containers: Math.max(1, shareContainers(pod)) };
+  if (!mem || !(pct >= 1 && pct <= 100))
+    throw new Error(
+      `pod ${name}: no MPS limits in ${PLACEMENT_ANNOTATIONS.mpsMemoryLimit} and ${PLACEMENT_ANNOTATIONS.mpsThreadPercentage}`,
+    );
+  return {
+    id: a.id,
+    pod: name,
+    gpuUuids: uuids,
+    vramLimitBytes: Number(mem[1]) * 2 ** 20,
+    threadPercentage: pct,
+    containers: Math.max(1, shareContainers(pod)),
+  };
 }
 
 /** Where a CUDA process looks for an MPS daemon when CUDA_MPS_PIPE_DIRECTORY is unset. */
@@ -75,7 +99,13 @@ export const CONTROL_DEVICES = ['nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools'] a
  * where installed, add the driver's libraries for those GPUs. The MPS limit variables are
  * informational: the daemon holds the limits whatever they say.
  */
-export function containerResponse(share: MpsShare, dirs: ShareDirs, gpus: readonly SmiGpu[], devRoot: string, exists: (path: string) => boolean): ContainerAllocateResponse {
+export function containerResponse(
+  share: MpsShare,
+  dirs: ShareDirs,
+  gpus: readonly SmiGpu[],
+  devRoot: string,
+  exists: (path: string) => boolean,
+): ContainerAllocateResponse {
   const indexes = share.gpuUuids.map((u) => gpus.find((g) => g.uuid === u)!.index);
   // The device minor number is the driver's index on every host seen; NVML would say for sure.
   const names = [...CONTROL_DEVICES, ...indexes.map((i) => `nvidia${i}`)];
@@ -93,6 +123,9 @@ export function containerResponse(share: MpsShare, dirs: ShareDirs, gpus: readon
       { container_path: DEFAULT_PIPE_DIRECTORY, host_path: dirs.pipeDir, read_only: false },
       { container_path: '/dev/shm', host_path: dirs.shmDir, read_only: false },
     ],
-    devices: names.map((n) => `${devRoot}/${n}`).filter(exists).map((host) => ({ container_path: `/dev/${host.split('/').pop()}`, host_path: host, permissions: 'rw' })),
+    devices: names
+      .map((n) => `${devRoot}/${n}`)
+      .filter(exists)
+      .map((host) => ({ container_path: `/dev/${host.split('/').pop()}`, host_path: host, permissions: 'rw' })),
   };
 }

@@ -48,7 +48,9 @@ export function autoscaleComponent(ctx: RuntimeContext, env: NodeJS.ProcessEnv =
     async start() {
       timer = setInterval(() => {
         if (running || !ctx.isLeader() || !ctx.controller.hasSynced()) return;
-        running = loop.tick().finally(() => { running = undefined; });
+        running = loop.tick().finally(() => {
+          running = undefined;
+        });
       }, AUTOSCALE_INTERVAL_MS);
       timer.unref();
     },

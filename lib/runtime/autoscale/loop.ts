@@ -7,7 +7,16 @@
  */
 import type { Logger } from 'pino';
 import type { Condition, TensorFusionWorkload } from '../../api';
-import { AutoscaleSettings, decodeAutoScalingConfig, Recommendation, ReplicaRecommender, ResourceRecommender, Resources, settle, StatusRecommendation } from '../../autoscale';
+import {
+  AutoscaleSettings,
+  decodeAutoScalingConfig,
+  Recommendation,
+  ReplicaRecommender,
+  ResourceRecommender,
+  Resources,
+  settle,
+  StatusRecommendation,
+} from '../../autoscale';
 import type { FieldIssue } from '../../model/errors';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
@@ -81,7 +90,12 @@ function historyOf(s: ReturnType<typeof decodeAutoScalingConfig>['settings']): n
 function specResources(wl: Workload): Resources | undefined {
   const r = wl.spec?.resources;
   const n = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? parseQuantity(v) : undefined);
-  const out = { tflopsRequest: n(r?.requests.tflops), tflopsLimit: n(r?.limits.tflops), vramRequest: n(r?.requests.vram), vramLimit: n(r?.limits.vram) };
+  const out = {
+    tflopsRequest: n(r?.requests.tflops),
+    tflopsLimit: n(r?.limits.tflops),
+    vramRequest: n(r?.requests.vram),
+    vramLimit: n(r?.limits.vram),
+  };
   return Object.values(out).every((v) => v !== undefined) ? (out as Resources) : undefined;
 }
 
@@ -89,7 +103,10 @@ function changedBeyond(prev: StatusRecommendation | undefined, next: Resources, 
   if (!prev) return true;
   const q = (v: string | number) => parseQuantity(v) ?? 0;
   const was: Resources = {
-    tflopsRequest: q(prev.requests.tflops), tflopsLimit: q(prev.limits.tflops), vramRequest: q(prev.requests.vram), vramLimit: q(prev.limits.vram),
+    tflopsRequest: q(prev.requests.tflops),
+    tflopsLimit: q(prev.limits.tflops),
+    vramRequest: q(prev.requests.vram),
+    vramLimit: q(prev.limits.vram),
   };
   return (Object.keys(next) as (keyof Resources)[]).some((k) => settle(was[k], next[k], delta) !== was[k]);
 }
@@ -110,7 +127,9 @@ function blockedCondition(issues: readonly FieldIssue[], hasPrometheus: boolean)
   }
   if (!hasPrometheus) {
     return {
-      type: AUTOSCALING_CONDITION, status: 'False', reason: 'PrometheusNotConfigured',
+      type: AUTOSCALING_CONDITION,
+      status: 'False',
+      reason: 'PrometheusNotConfigured',
       message: 'autoscaling is off: set the prometheusUrl prop of TensorFusionController to the Prometheus that scrapes the node agent',
     };
   }
@@ -118,7 +137,10 @@ function blockedCondition(issues: readonly FieldIssue[], hasPrometheus: boolean)
 }
 
 const NO_RESOURCES: ConditionUpdate = {
-  type: AUTOSCALING_CONDITION, status: 'False', reason: 'NoResources', message: 'spec.resources (requests and limits) is needed as the starting point',
+  type: AUTOSCALING_CONDITION,
+  status: 'False',
+  reason: 'NoResources',
+  message: 'spec.resources (requests and limits) is needed as the starting point',
 };
 
 /** The recommendation where it moved beyond `delta` from `current`, else `current`; VRAM (incompressible) always rises. */
@@ -133,7 +155,9 @@ function settleResources(current: Resources, recommended: Resources, delta: numb
 
 function recommendingCondition(podCount: number, rec: Recommendation): ConditionUpdate {
   return {
-    type: AUTOSCALING_CONDITION, status: 'True', reason: 'Recommending',
+    type: AUTOSCALING_CONDITION,
+    status: 'True',
+    reason: 'Recommending',
     message: `from ${podCount} pod(s), confidence ${rec.confidence.toFixed(2)} aggregation periods${rec.oomBump ? ', VRAM raised after an OOM kill' : ''}`,
   };
 }
@@ -200,8 +224,12 @@ export class AutoscaleLoop {
     const known = this.states.get(key);
     if (known && known.configKey === configKey) return known;
     const state: State = {
-      configKey, current: start, lastSampleS: now - historyOf(settings), ooms: new Set(),
-      resources: new ResourceRecommender(settings, start), replicas: new ReplicaRecommender(settings.replicas),
+      configKey,
+      current: start,
+      lastSampleS: now - historyOf(settings),
+      ooms: new Set(),
+      resources: new ResourceRecommender(settings, start),
+      replicas: new ReplicaRecommender(settings.replicas),
     };
     this.states.set(key, state);
     return state;
@@ -211,7 +239,8 @@ export class AutoscaleLoop {
   private async recordRecommendation(wl: Workload, next: Resources): Promise<void> {
     const r = formatRecommendation(next);
     await this.opts.cluster.recordEvent(wl, {
-      type: 'Normal', reason: 'AutoscaleRecommendation',
+      type: 'Normal',
+      reason: 'AutoscaleRecommendation',
       message: `requests tflops ${r.requests.tflops} vram ${r.requests.vram}, limits tflops ${r.limits.tflops} vram ${r.limits.vram}`,
     });
   }
@@ -256,47 +285,78 @@ export class AutoscaleLoop {
         const id = `${pod.metadata.uid}/${kill.container}/${kill.atS}`;
         if (state.ooms.has(id) || kill.atS < sinceS) continue;
         const selector = `namespace=${promString(namespace)},pod=${promString(pod.metadata.name ?? '')},container=${promString(kill.container)}`;
-        const [peak] = await this.opts.prometheus!.query(`max(max_over_time(${AGENT_METRICS.vramUsed}{${selector}}[${lookback}s]))`, kill.atS);
+        const [peak] = await this.opts.prometheus!.query(
+          `max(max_over_time(${AGENT_METRICS.vramUsed}{${selector}}[${lookback}s]))`,
+          kill.atS,
+        );
         state.resources.oom(kill.atS, Math.max(peak?.value ?? 0, state.current.vramRequest));
         state.ooms.add(id);
-        this.opts.logger?.info({ workload: key, pod: pod.metadata.name, container: kill.container, vram: peak?.value }, 'OOM kill fed to the recommender');
+        this.opts.logger?.info(
+          { workload: key, pod: pod.metadata.name, container: kill.container, vram: peak?.value },
+          'OOM kill fed to the recommender',
+        );
       }
     }
   }
 
   private async scaleReplicas(
-    wl: Workload, state: State, selector: string, current: Resources, now: number,
+    wl: Workload,
+    state: State,
+    selector: string,
+    current: Resources,
+    now: number,
     autoscaling: { desiredReplicas?: number },
   ): Promise<ConditionUpdate> {
     const target = scaleTargetOf(wl);
     if (!target) {
-      return { type: REPLICA_CONDITION, status: 'False', reason: 'NoScalableOwner', message: 'the workload is not owned by a Deployment or StatefulSet' };
+      return {
+        type: REPLICA_CONDITION,
+        status: 'False',
+        reason: 'NoScalableOwner',
+        message: 'the workload is not owned by a Deployment or StatefulSet',
+      };
     }
     const hpa = await hpaFor(this.opts.cluster, target);
     if (hpa) {
       return {
-        type: REPLICA_CONDITION, status: 'False', reason: 'HorizontalPodAutoscalerPresent',
+        type: REPLICA_CONDITION,
+        status: 'False',
+        reason: 'HorizontalPodAutoscalerPresent',
         message: `HorizontalPodAutoscaler ${hpa.metadata.name} already scales ${target.kind} ${target.name}; autoSetReplicas does not act`,
       };
     }
     const replicas = await this.opts.scale.getReplicas(target);
-    if (replicas === undefined) return { type: REPLICA_CONDITION, status: 'False', reason: 'OwnerNotFound', message: `${target.kind} ${target.name} was not found` };
+    if (replicas === undefined)
+      return { type: REPLICA_CONDITION, status: 'False', reason: 'OwnerNotFound', message: `${target.kind} ${target.name} was not found` };
     const s = this.settingsOf(state).replicas;
-    const [usage] = await this.opts.prometheus!.query(`sum(avg_over_time(${AGENT_METRICS.computeUsed}{${selector}}[${s.evaluationS}s]))`, now);
+    const [usage] = await this.opts.prometheus!.query(
+      `sum(avg_over_time(${AGENT_METRICS.computeUsed}{${selector}}[${s.evaluationS}s]))`,
+      now,
+    );
     const gpuCount = wl.spec?.gpuCount ?? 1;
     const decision = state.replicas.decide({
-      nowS: now, current: replicas, usageTflops: usage?.value, limitPerReplica: current.tflopsLimit * gpuCount,
-      min: 1, max: Math.max(1, this.opts.maxReplicas(wl, replicas)),
+      nowS: now,
+      current: replicas,
+      usageTflops: usage?.value,
+      limitPerReplica: current.tflopsLimit * gpuCount,
+      min: 1,
+      max: Math.max(1, this.opts.maxReplicas(wl, replicas)),
     });
     autoscaling.desiredReplicas = decision.replicas;
     if (decision.replicas !== replicas) {
       await this.opts.scale.setReplicas(target, decision.replicas);
       await this.opts.cluster.recordEvent(wl, {
-        type: 'Normal', reason: 'AutoscaleReplicas',
+        type: 'Normal',
+        reason: 'AutoscaleReplicas',
         message: `${target.kind} ${target.name} scaled from ${replicas} to ${decision.replicas} (${decision.reason}, usage ${(usage?.value ?? 0).toFixed(1)} TFLOPS)`,
       });
     }
-    return { type: REPLICA_CONDITION, status: 'True', reason: 'Scaling', message: `${target.kind} ${target.name}: ${decision.replicas} replicas (${decision.reason})` };
+    return {
+      type: REPLICA_CONDITION,
+      status: 'True',
+      reason: 'Scaling',
+      message: `${target.kind} ${target.name}: ${decision.replicas} replicas (${decision.reason})`,
+    };
   }
 
   private settingsOf(state: State) {
@@ -307,13 +367,20 @@ export class AutoscaleLoop {
   private async writeStatus(wl: Workload, conditions: ConditionUpdate[], autoscaling?: unknown): Promise<void> {
     const now = toIso(this.opts.nowS());
     const rt = RESOURCES.tensorfusionworkloads;
-    await updateWithRetry<Workload>(this.opts.cluster, rt, { namespace: wl.metadata.namespace, name: wl.metadata.name! }, (cur) => {
-      const status = { workerCount: 0, ...cur.status } as NonNullable<Workload['status']>;
-      let conds = status.conditions;
-      for (const c of conditions) conds = setCondition(conds, c, now);
-      const next = { ...status, conditions: conds, ...(autoscaling ? { autoscaling } : {}) } as Workload['status'];
-      // Only a change is written: conditions keep their transition time when nothing moved.
-      return JSON.stringify(next) === JSON.stringify(cur.status) ? undefined : { ...cur, status: next };
-    }, (next) => this.opts.cluster.replaceStatus(rt, next), { cached: wl });
+    await updateWithRetry<Workload>(
+      this.opts.cluster,
+      rt,
+      { namespace: wl.metadata.namespace, name: wl.metadata.name! },
+      (cur) => {
+        const status = { workerCount: 0, ...cur.status } as NonNullable<Workload['status']>;
+        let conds = status.conditions;
+        for (const c of conditions) conds = setCondition(conds, c, now);
+        const next = { ...status, conditions: conds, ...(autoscaling ? { autoscaling } : {}) } as Workload['status'];
+        // Only a change is written: conditions keep their transition time when nothing moved.
+        return JSON.stringify(next) === JSON.stringify(cur.status) ? undefined : { ...cur, status: next };
+      },
+      (next) => this.opts.cluster.replaceStatus(rt, next),
+      { cached: wl },
+    );
   }
 }

@@ -35,7 +35,10 @@ interface ApiAnswer {
 export const MAX_POINTS = 11_000;
 
 export class PrometheusClient {
-  constructor(private readonly baseUrl: string, private readonly timeoutMs = 10_000) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly timeoutMs = 10_000,
+  ) {}
 
   private async get(path: string, params: Record<string, string>): Promise<ApiAnswer['data']> {
     const url = new URL(path, this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`);

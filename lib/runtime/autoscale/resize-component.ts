@@ -12,10 +12,16 @@ import { ResizablePlacement, ShareResizer } from './resize';
 export const RESIZE_INTERVAL_MS = 10_000;
 
 /** Starts the resizer's timer; the returned function stops it and waits for a pass under way. */
-export function startResizer(ctx: RuntimeContext, state: ResizablePlacement, active: () => boolean | Promise<boolean>): () => Promise<void> {
+export function startResizer(
+  ctx: RuntimeContext,
+  state: ResizablePlacement,
+  active: () => boolean | Promise<boolean>,
+): () => Promise<void> {
   const c = ctx.controller;
   const resizer = new ShareResizer({
-    cluster: ctx.cluster, state, active,
+    cluster: ctx.cluster,
+    state,
+    active,
     workloads: () => c.workloads.list() as Workload[],
     pods: (key) => c.pods.byIndex(INDEX_BY_WORKLOAD, key) as K8sObject[],
     logger: ctx.logger.child({ component: 'resize' }),
@@ -23,7 +29,9 @@ export function startResizer(ctx: RuntimeContext, state: ResizablePlacement, act
   let running: Promise<void> | undefined;
   const timer = setInterval(() => {
     if (running || !c.hasSynced()) return;
-    running = resizer.tick().finally(() => { running = undefined; });
+    running = resizer.tick().finally(() => {
+      running = undefined;
+    });
   }, RESIZE_INTERVAL_MS);
   timer.unref();
   return async () => {

@@ -15,7 +15,15 @@
 import type { Logger } from 'pino';
 import { escapePathComponent } from 'fast-json-patch';
 import type { Condition } from '../../api';
-import { applyRecommendation, appliesToShares, changedAmounts, decodeAutoScalingConfig, recommendationOf, Resources, sameResources } from '../../autoscale';
+import {
+  applyRecommendation,
+  appliesToShares,
+  changedAmounts,
+  decodeAutoScalingConfig,
+  recommendationOf,
+  Resources,
+  sameResources,
+} from '../../autoscale';
 import type { Allocation, AllocateResult, ShareAmounts } from '../../scheduler';
 import { Cluster, JsonPatchOp, K8sObject, updateWithRetry } from '../kube/cluster';
 import { bindingAnnotations, DeviceInfo } from '../pod-share/record';
@@ -51,11 +59,18 @@ export interface ShareResizerOptions {
   readonly logger?: Logger;
 }
 
-const amountsOf = (a: Resources): ShareAmounts => ({ tflopsRequest: a.tflopsRequest, tflopsLimit: a.tflopsLimit, vramRequest: a.vramRequest, vramLimit: a.vramLimit });
+const amountsOf = (a: Resources): ShareAmounts => ({
+  tflopsRequest: a.tflopsRequest,
+  tflopsLimit: a.tflopsLimit,
+  vramRequest: a.vramRequest,
+  vramLimit: a.vramLimit,
+});
 
 /** `old -> new` for each amount that changes, in the annotations' words. */
 function describeChange(old: Resources, next: Resources): string {
-  return changedAmounts(old, next).map((c) => `${c.key} ${c.from} -> ${c.to}`).join(', ');
+  return changedAmounts(old, next)
+    .map((c) => `${c.key} ${c.from} -> ${c.to}`)
+    .join(', ');
 }
 
 export class ShareResizer {
@@ -97,11 +112,18 @@ export class ShareResizer {
     const cur = wl.status?.conditions?.find((c) => c.type === RESIZE_CONDITION);
     if (blocked.length > 0) {
       await this.setCondition(wl, {
-        type: RESIZE_CONDITION, status: 'False', reason: 'NoRoomOnGpu',
+        type: RESIZE_CONDITION,
+        status: 'False',
+        reason: 'NoRoomOnGpu',
         message: `the recommendation stays in status for ${blocked.length} pod(s) whose GPUs have no room: ${blocked.join('; ')}`,
       });
     } else if (resized > 0 || cur?.status === 'False') {
-      await this.setCondition(wl, { type: RESIZE_CONDITION, status: 'True', reason: 'Resized', message: 'every bound pod holds the recommended share' });
+      await this.setCondition(wl, {
+        type: RESIZE_CONDITION,
+        status: 'True',
+        reason: 'Resized',
+        message: 'every bound pod holds the recommended share',
+      });
     }
   }
 
@@ -110,8 +132,10 @@ export class ShareResizer {
     const { state, cluster } = this.opts;
     const uid = held.id;
     const union: ShareAmounts = {
-      tflopsRequest: Math.max(held.tflopsRequest, next.tflopsRequest), tflopsLimit: Math.max(held.tflopsLimit, next.tflopsLimit),
-      vramRequest: Math.max(held.vramRequest, next.vramRequest), vramLimit: Math.max(held.vramLimit, next.vramLimit),
+      tflopsRequest: Math.max(held.tflopsRequest, next.tflopsRequest),
+      tflopsLimit: Math.max(held.tflopsLimit, next.tflopsLimit),
+      vramRequest: Math.max(held.vramRequest, next.vramRequest),
+      vramLimit: Math.max(held.vramLimit, next.vramLimit),
     };
     const grown = state.resize(uid, union, true);
     if (!grown) return 'its share is not held by this extender';
@@ -121,7 +145,11 @@ export class ShareResizer {
     const ops: JsonPatchOp[] = [
       // The pod of that UID only: a pod recreated under the same name holds another share.
       { op: 'test', path: '/metadata/uid', value: uid },
-      ...Object.entries(annotations).map(([k, value]): JsonPatchOp => ({ op: 'add', path: `/metadata/annotations/${escapePathComponent(k)}`, value })),
+      ...Object.entries(annotations).map(([k, value]): JsonPatchOp => ({
+        op: 'add',
+        path: `/metadata/annotations/${escapePathComponent(k)}`,
+        value,
+      })),
     ];
     try {
       await cluster.jsonPatch(RESOURCES.pods, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, ops);
@@ -133,7 +161,8 @@ export class ShareResizer {
     const change = describeChange(held, next);
     this.opts.logger?.info({ pod: keyOf(pod.metadata), node: held.node, change }, 'share resized in place');
     await cluster.recordEvent(pod, {
-      type: 'Normal', reason: 'ShareResized',
+      type: 'Normal',
+      reason: 'ShareResized',
       message: `GPU share resized in place on ${held.node} (${held.gpuIds.join(', ')}): ${change}; MPS limits in ${LIMITS_MOUNT_PATH} now, in the environment at the next restart`,
     });
     return undefined;
@@ -142,10 +171,17 @@ export class ShareResizer {
   private async setCondition(wl: Workload, c: Omit<Condition, 'lastTransitionTime'>): Promise<void> {
     const at = new Date(this.now()).toISOString();
     const rt = RESOURCES.tensorfusionworkloads;
-    await updateWithRetry<Workload>(this.opts.cluster as Cluster, rt, { namespace: wl.metadata.namespace, name: wl.metadata.name! }, (cur) => {
-      const status = { workerCount: 0, ...cur.status } as NonNullable<Workload['status']>;
-      const next = { ...status, conditions: setCondition(status.conditions, c, at) } as Workload['status'];
-      return JSON.stringify(next) === JSON.stringify(cur.status) ? undefined : { ...cur, status: next };
-    }, (obj) => this.opts.cluster.replaceStatus(rt, obj), { cached: wl });
+    await updateWithRetry<Workload>(
+      this.opts.cluster as Cluster,
+      rt,
+      { namespace: wl.metadata.namespace, name: wl.metadata.name! },
+      (cur) => {
+        const status = { workerCount: 0, ...cur.status } as NonNullable<Workload['status']>;
+        const next = { ...status, conditions: setCondition(status.conditions, c, at) } as Workload['status'];
+        return JSON.stringify(next) === JSON.stringify(cur.status) ? undefined : { ...cur, status: next };
+      },
+      (obj) => this.opts.cluster.replaceStatus(rt, obj),
+      { cached: wl },
+    );
   }
 }

@@ -14,7 +14,9 @@ export const SCALABLE_OWNERS: ReadonlyMap<string, ResourceType> = new Map([
   ['apps/v1 StatefulSet', apps('statefulsets', 'StatefulSet')],
 ]);
 
-export const HPA_RESOURCE: ResourceType = resourceType('autoscaling/v2', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler', { statusSubresource: true });
+export const HPA_RESOURCE: ResourceType = resourceType('autoscaling/v2', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler', {
+  statusSubresource: true,
+});
 
 export interface ScaleTarget {
   readonly resource: ResourceType;

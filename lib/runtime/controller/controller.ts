@@ -21,7 +21,6 @@ import { TopOwners } from '../top-owner';
 import { primaryKeys, wireWatches } from './watches';
 import { workloadReconciler } from './workload';
 
-
 export interface ControllerOptions {
   /** Used by the informers (reads). */
   cluster: Cluster;
@@ -72,7 +71,15 @@ export class Controller {
   constructor(private readonly opts: ControllerOptions) {
     const clock = opts.clock ?? realClock;
     this.caches = createCaches(opts.cluster, { clock, metrics: opts.metrics, logger: opts.logger, informer: opts.informer });
-    ({ nodes: this.nodes, pods: this.pods, pools: this.pools, gpuNodes: this.gpuNodes, gpus: this.gpus, workloads: this.workloads, profiles: this.profiles } = this.caches);
+    ({
+      nodes: this.nodes,
+      pods: this.pods,
+      pools: this.pools,
+      gpuNodes: this.gpuNodes,
+      gpus: this.gpus,
+      workloads: this.workloads,
+      profiles: this.profiles,
+    } = this.caches);
     this.queue = new WorkQueue({ clock, ...opts.queue });
     this.ctx = this.context(clock);
     wireWatches(this.caches, DECLARED, this.queue, opts.podStatusDelayMs ?? 1_000);
@@ -123,9 +130,14 @@ export class Controller {
     this.writer = writer;
     await this.waitForSync();
     for (const k of primaryKeys(this.caches, DECLARED)) this.queue.add(encodeKey(k));
-    this.workersDone = runWorkers(this.queue, this.opts.workers ?? 2, (key) => this.reconcile(key), (key, err) => {
-      this.opts.logger?.warn({ key, err: String(err) }, 'reconcile failed; will retry');
-    });
+    this.workersDone = runWorkers(
+      this.queue,
+      this.opts.workers ?? 2,
+      (key) => this.reconcile(key),
+      (key, err) => {
+        this.opts.logger?.warn({ key, err: String(err) }, 'reconcile failed; will retry');
+      },
+    );
   }
 
   async stop(): Promise<void> {

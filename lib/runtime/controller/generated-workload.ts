@@ -40,7 +40,11 @@ function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
@@ -69,7 +73,11 @@ export function generatingPods(name: string, pods: readonly K8sObject[]): K8sObj
  * a profile gone) are passed over for the next newest.
  */
 export async function planGeneratedWorkload(
-  namespace: string, name: string, pods: readonly K8sObject[], existing: TensorFusionWorkload | undefined, view: SettingsView,
+  namespace: string,
+  name: string,
+  pods: readonly K8sObject[],
+  existing: TensorFusionWorkload | undefined,
+  view: SettingsView,
   ownerOf?: OwnerOf,
 ): Promise<GenerationPlan> {
   const generating = generatingPods(name, pods);
@@ -83,7 +91,9 @@ export async function planGeneratedWorkload(
     // A `workload` annotation that no longer matches the label means the label was edited: not ours to follow.
     if (Array.isArray(r) || !r.settings.generateWorkload || (r.settings.workload !== undefined && r.settings.workload !== name)) continue;
     if (existing && !isGenerated(existing)) {
-      return { skipped: `TensorFusionWorkload ${namespace}/${name} exists and was not generated (no ${GENERATED_WORKLOAD_LABEL}: "true"); left as it is` };
+      return {
+        skipped: `TensorFusionWorkload ${namespace}/${name} exists and was not generated (no ${GENERATED_WORKLOAD_LABEL}: "true"); left as it is`,
+      };
     }
     const spec = workloadSpec(r) as unknown as Record<string, unknown>;
     const have = (existing?.spec ?? {}) as Record<string, unknown>;
@@ -97,16 +107,24 @@ export async function planGeneratedWorkload(
         added.push(o);
       }
     }
-    if (existing && added.length === 0 && GENERATED_FIELDS.every((k) => canonical(have[k]) === canonical(spec[k]))
-      && existing.metadata?.labels?.[WORKLOAD_LABEL] === name) return {};
+    if (
+      existing &&
+      added.length === 0 &&
+      GENERATED_FIELDS.every((k) => canonical(have[k]) === canonical(spec[k])) &&
+      existing.metadata?.labels?.[WORKLOAD_LABEL] === name
+    )
+      return {};
     // No controller flag and no blockOwnerDeletion: the owners do not manage the workload, and
     // blockOwnerDeletion would need update rights on every owner kind's finalizers.
     const ownerReferences = [...owners.values()].map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid }));
     return {
       apply: {
-        apiVersion: API_VERSION, kind: 'TensorFusionWorkload',
+        apiVersion: API_VERSION,
+        kind: 'TensorFusionWorkload',
         metadata: {
-          name, namespace, labels: { [WORKLOAD_LABEL]: name, [GENERATED_WORKLOAD_LABEL]: 'true' },
+          name,
+          namespace,
+          labels: { [WORKLOAD_LABEL]: name, [GENERATED_WORKLOAD_LABEL]: 'true' },
           ...(ownerReferences.length > 0 ? { ownerReferences } : {}),
         },
         spec,

@@ -30,7 +30,9 @@ export const nodeWatches: Watches<NodeKey> = {
     { cache: 'pools', keys: (_p, caches) => caches.nodes.list().map((n) => nodeKey(n.metadata.name!)), changed: specOrAnnotationsChanged },
     // The GPU shares held on a node are its GPUs' usage.
     {
-      cache: 'pods', old: true, delayed: true,
+      cache: 'pods',
+      old: true,
+      delayed: true,
       keys: (p) => (p.spec?.nodeName && p.metadata.annotations?.[GPU_IDS_ANNOTATION] ? [nodeKey(p.spec.nodeName)] : []),
     },
   ],
@@ -46,10 +48,18 @@ export async function reconcileNode(ctx: ReconcileContext, { name }: NodeKey): P
   const existing = ctx.caches.gpus.byIndex(INDEX_BY_OWNER, name);
   if (!node || !pool || !inv) return removeGpuObjects(ctx, name, existing);
   if (pools.length > 1) {
-    await ctx.writer.recordEvent(node, { type: 'Warning', reason: 'MultiplePools', message: `node matches pools ${pools.map((p) => p.metadata.name).join(', ')}; using ${pool.metadata.name}` });
+    await ctx.writer.recordEvent(node, {
+      type: 'Warning',
+      reason: 'MultiplePools',
+      message: `node matches pools ${pools.map((p) => p.metadata.name).join(', ')}; using ${pool.metadata.name}`,
+    });
   }
   if (inv.unknownModel) {
-    await ctx.writer.recordEvent(pool, { type: 'Warning', reason: 'UnknownGPUModel', message: `node ${name}: GPU model ${JSON.stringify(inv.product)} is not in the TFLOPS table; set spec.capacityConfig.gpuTflops` });
+    await ctx.writer.recordEvent(pool, {
+      type: 'Warning',
+      reason: 'UnknownGPUModel',
+      message: `node ${name}: GPU model ${JSON.stringify(inv.product)} is not in the TFLOPS table; set spec.capacityConfig.gpuTflops`,
+    });
   }
   const gpuNode = await ensureGpuNode(ctx, name, pool);
   const usage = ctx.usage(ctx.caches.pods.byIndex(INDEX_BY_NODE, name));
@@ -71,8 +81,13 @@ export const nodeReconciler: Reconciler<NodeKey> = { kind: 'node', watches: node
 
 /** The pools whose selector matches the node, by name; the node belongs to the first. */
 function poolsFor(ctx: ReconcileContext, node: NodeLike): Pool[] {
-  return ctx.caches.pools.list()
-    .filter((p) => !p.metadata.deletionTimestamp && matchesNodeSelector({ name: node.metadata.name ?? '', labels: node.metadata.labels }, p.spec?.nodeManagerConfig?.nodeSelector))
+  return ctx.caches.pools
+    .list()
+    .filter(
+      (p) =>
+        !p.metadata.deletionTimestamp &&
+        matchesNodeSelector({ name: node.metadata.name ?? '', labels: node.metadata.labels }, p.spec?.nodeManagerConfig?.nodeSelector),
+    )
     .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
 
@@ -95,7 +110,8 @@ async function ensureGpuNode(ctx: ReconcileContext, name: string, pool: Pool): P
   const poolRef = controllerRefTo(pool, 'GPUPool');
   if (gpuNode && sameLabels(gpuNode.metadata.labels, wantLabels) && hasOwner(gpuNode, poolRef.uid)) return gpuNode;
   return ctx.writer.apply(RESOURCES.gpunodes, {
-    apiVersion: API_VERSION, kind: 'GPUNode',
+    apiVersion: API_VERSION,
+    kind: 'GPUNode',
     metadata: { name, labels: wantLabels, ownerReferences: [poolRef] },
     spec: { manageMode: 'AutoSelect' },
   });
@@ -107,7 +123,9 @@ async function ensureGpu(ctx: ReconcileContext, node: string, gName: string, gpu
   const gpu = ctx.caches.gpus.get(gName);
   if (gpu && gpu.metadata.labels?.[MANAGED_BY_LABEL] === node && hasOwner(gpu, nodeRef.uid)) return gpu;
   return ctx.writer.apply(RESOURCES.gpus, {
-    apiVersion: API_VERSION, kind: 'GPU', metadata: { name: gName, labels: { [MANAGED_BY_LABEL]: node }, ownerReferences: [nodeRef] },
+    apiVersion: API_VERSION,
+    kind: 'GPU',
+    metadata: { name: gName, labels: { [MANAGED_BY_LABEL]: node }, ownerReferences: [nodeRef] },
   });
 }
 

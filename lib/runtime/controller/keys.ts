@@ -5,11 +5,21 @@
 import { workloadCacheKey } from '../caches';
 
 /** A Node, reconciled into its xgn taint, GPUNode and GPU objects. */
-export interface NodeKey { readonly kind: 'node'; readonly name: string }
+export interface NodeKey {
+  readonly kind: 'node';
+  readonly name: string;
+}
 /** A GPUPool, whose status is reconciled. */
-export interface PoolKey { readonly kind: 'pool'; readonly name: string }
+export interface PoolKey {
+  readonly kind: 'pool';
+  readonly name: string;
+}
 /** A TensorFusionWorkload (possibly still to be generated from its pods), whose status is reconciled. */
-export interface WorkloadKey { readonly kind: 'workload'; readonly namespace: string; readonly name: string }
+export interface WorkloadKey {
+  readonly kind: 'workload';
+  readonly namespace: string;
+  readonly name: string;
+}
 
 export type ControllerKey = NodeKey | PoolKey | WorkloadKey;
 /** The reconcilers, by the kind of key they take (also the `controller` label of the metrics). */

@@ -10,13 +10,20 @@ type Requirement = NonNullable<Term['matchExpressions']>[number];
 function matchesRequirement(value: string | undefined, req: Requirement): boolean {
   const values = req.values ?? [];
   switch (req.operator) {
-    case 'In': return value !== undefined && values.includes(value);
-    case 'NotIn': return value === undefined || !values.includes(value);
-    case 'Exists': return value !== undefined;
-    case 'DoesNotExist': return value === undefined;
-    case 'Gt': return value !== undefined && values.length === 1 && Number(value) > Number(values[0]);
-    case 'Lt': return value !== undefined && values.length === 1 && Number(value) < Number(values[0]);
-    default: return false;
+    case 'In':
+      return value !== undefined && values.includes(value);
+    case 'NotIn':
+      return value === undefined || !values.includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+    case 'Gt':
+      return value !== undefined && values.length === 1 && Number(value) > Number(values[0]);
+    case 'Lt':
+      return value !== undefined && values.length === 1 && Number(value) < Number(values[0]);
+    default:
+      return false;
   }
 }
 
@@ -31,7 +38,9 @@ export function matchesNodeSelector(node: { name: string; labels?: Record<string
     const exprs = term.matchExpressions ?? [];
     const fields = term.matchFields ?? [];
     if (exprs.length === 0 && fields.length === 0) return false;
-    return exprs.every((r) => matchesRequirement(labels[r.key], r)) &&
-      fields.every((r) => matchesRequirement(r.key === 'metadata.name' ? node.name : undefined, r));
+    return (
+      exprs.every((r) => matchesRequirement(labels[r.key], r)) &&
+      fields.every((r) => matchesRequirement(r.key === 'metadata.name' ? node.name : undefined, r))
+    );
   });
 }

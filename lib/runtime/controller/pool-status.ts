@@ -11,15 +11,18 @@ export const poolWatches: Watches<PoolKey> = {
   for: { cache: 'pools', keys: (p) => [poolKey(p.metadata.name!)] },
   // A GPUNode moving between pools changes both: the old one is mapped too.
   owns: [{ cache: 'gpuNodes', keys: (g) => managedBy(g).map(poolKey), old: true }],
-  watches: [{
-    cache: 'gpus',
-    // Pool status counts GPU objects from this cache, so a GPU arriving after its GPUNode's last
-    // status change must requeue the pool too.
-    keys: (g, caches) => managedBy(g).flatMap((node) => {
-      const gpuNode = caches.gpuNodes.get(node);
-      return gpuNode ? managedBy(gpuNode).map(poolKey) : [];
-    }),
-  }],
+  watches: [
+    {
+      cache: 'gpus',
+      // Pool status counts GPU objects from this cache, so a GPU arriving after its GPUNode's last
+      // status change must requeue the pool too.
+      keys: (g, caches) =>
+        managedBy(g).flatMap((node) => {
+          const gpuNode = caches.gpuNodes.get(node);
+          return gpuNode ? managedBy(gpuNode).map(poolKey) : [];
+        }),
+    },
+  ],
 };
 
 /** Writes the pool's status from its members; a pool being deleted is left alone. */
@@ -27,8 +30,16 @@ export async function reconcilePoolStatus(ctx: ReconcileContext, { name }: PoolK
   const pool = ctx.caches.pools.get(name);
   if (!pool || pool.metadata.deletionTimestamp) return;
   const members = ctx.caches.gpuNodes.byIndex(INDEX_BY_OWNER, name);
-  const gpuPhases = members.flatMap((n) => ctx.caches.gpus.byIndex(INDEX_BY_OWNER, n.metadata.name!).map((g) => g.status?.phase ?? 'Pending'));
-  const status = gpuPoolStatus(pool, members.map((m) => m.status), gpuPhases, pool.status, ctx.now());
+  const gpuPhases = members.flatMap((n) =>
+    ctx.caches.gpus.byIndex(INDEX_BY_OWNER, n.metadata.name!).map((g) => g.status?.phase ?? 'Pending'),
+  );
+  const status = gpuPoolStatus(
+    pool,
+    members.map((m) => m.status),
+    gpuPhases,
+    pool.status,
+    ctx.now(),
+  );
   await writeStatus(ctx.writer, RESOURCES.gpupools, pool, status);
 }
 

@@ -35,7 +35,10 @@ export interface Watches<K> {
 
 /** An update predicate: the spec or the annotations changed (a status-only update did not). */
 export function specOrAnnotationsChanged(old: K8sObject, cur: K8sObject): boolean {
-  return JSON.stringify(old.spec) !== JSON.stringify(cur.spec) || JSON.stringify(old.metadata.annotations) !== JSON.stringify(cur.metadata.annotations);
+  return (
+    JSON.stringify(old.spec) !== JSON.stringify(cur.spec) ||
+    JSON.stringify(old.metadata.annotations) !== JSON.stringify(cur.metadata.annotations)
+  );
 }
 
 /** A watch with its cache's object type erased, for the wiring that serves every cache. */
@@ -49,10 +52,7 @@ interface AnyWatch {
 
 /** Every watch of every reconciler, primary ones first. */
 function allWatches(declared: readonly Watches<ControllerKey>[]): AnyWatch[] {
-  return [
-    ...declared.map((d) => d.for),
-    ...declared.flatMap((d) => [...(d.owns ?? []), ...(d.watches ?? [])]),
-  ] as AnyWatch[];
+  return [...declared.map((d) => d.for), ...declared.flatMap((d) => [...(d.owns ?? []), ...(d.watches ?? [])])] as AnyWatch[];
 }
 
 /** The keys of every object of the primary kinds, to enqueue once when reconciling starts. */
@@ -67,7 +67,12 @@ export type EventSources = { readonly [C in CacheName]: ReadCaches[C] & Pick<Inf
  * Registers one handler set per watched cache; each event adds the keys of every watch on that
  * cache to `queue`, in declaration order (after `delayMs` for delayed watches).
  */
-export function wireWatches(caches: EventSources, declared: readonly Watches<ControllerKey>[], queue: Pick<WorkQueue, 'add' | 'addAfter'>, delayMs: number): void {
+export function wireWatches(
+  caches: EventSources,
+  declared: readonly Watches<ControllerKey>[],
+  queue: Pick<WorkQueue, 'add' | 'addAfter'>,
+  delayMs: number,
+): void {
   const watches = allWatches(declared);
   const enqueue = (w: AnyWatch, obj: K8sObject) => {
     for (const k of w.keys(obj, caches)) {

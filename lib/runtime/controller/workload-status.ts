@@ -14,7 +14,10 @@ function isPodReady(pod: PodLike): boolean {
  * written by the recommender are kept.
  */
 export function workloadStatus(
-  pods: PodLike[], desiredReplicas: number | undefined, previous: TensorFusionWorkloadStatus | undefined, now: string,
+  pods: PodLike[],
+  desiredReplicas: number | undefined,
+  previous: TensorFusionWorkloadStatus | undefined,
+  now: string,
 ): TensorFusionWorkloadStatus {
   const workers = pods.filter((p) => !p.metadata.deletionTimestamp);
   const ready = workers.filter(isPodReady).length;
@@ -27,11 +30,15 @@ export function workloadStatus(
     readyWorkers: ready,
     // Written by the recommender (lib/runtime/autoscale/); carried over, never recomputed here.
     ...(previous?.autoscaling ? { autoscaling: previous.autoscaling } : {}),
-    conditions: setCondition(previous?.conditions, {
-      type: 'Ready',
-      status: phase === 'Running' ? 'True' : 'False',
-      reason: phase === 'Running' ? 'WorkersReady' : failed > 0 ? 'WorkerFailed' : 'WorkersNotReady',
-      message: `${ready}/${expected} workers ready${failed ? `, ${failed} failed` : ''}`,
-    }, now),
+    conditions: setCondition(
+      previous?.conditions,
+      {
+        type: 'Ready',
+        status: phase === 'Running' ? 'True' : 'False',
+        reason: phase === 'Running' ? 'WorkersReady' : failed > 0 ? 'WorkerFailed' : 'WorkersNotReady',
+        message: `${ready}/${expected} workers ready${failed ? `, ${failed} failed` : ''}`,
+      },
+      now,
+    ),
   };
 }

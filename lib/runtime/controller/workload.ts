@@ -26,8 +26,13 @@ function labelledFor(p: PodLike): WorkloadKey[] {
 
 /** The workloads generated from pods that name the profile (in its namespace). */
 function namingProfile(profile: K8sObject, caches: ReadCaches): WorkloadKey[] {
-  return caches.pods.list()
-    .filter((p) => p.metadata.namespace === profile.metadata.namespace && p.metadata.annotations?.[ANNOTATION.workloadProfile] === profile.metadata.name)
+  return caches.pods
+    .list()
+    .filter(
+      (p) =>
+        p.metadata.namespace === profile.metadata.namespace &&
+        p.metadata.annotations?.[ANNOTATION.workloadProfile] === profile.metadata.name,
+    )
     .flatMap(labelledFor);
 }
 
@@ -36,7 +41,11 @@ export const workloadWatches: Watches<WorkloadKey> = {
   watches: [
     { cache: 'pods', keys: labelledFor, old: true, delayed: true },
     // Generated workloads carry pool defaults, so a pool change may change them.
-    { cache: 'pools', keys: (_p, caches) => caches.workloads.list().filter(isGenerated).map(keyOfWorkload), changed: specOrAnnotationsChanged },
+    {
+      cache: 'pools',
+      keys: (_p, caches) => caches.workloads.list().filter(isGenerated).map(keyOfWorkload),
+      changed: specOrAnnotationsChanged,
+    },
     // A profile change reaches the workloads generated from pods that name it.
     { cache: 'profiles', keys: namingProfile },
   ],

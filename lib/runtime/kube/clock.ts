@@ -31,10 +31,13 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
       clock.clearTimeout(handle);
       resolve();
     };
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const handle = clock.setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

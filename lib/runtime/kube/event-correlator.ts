@@ -12,7 +12,14 @@
 /** What to do with one event. */
 export type EventAction =
   | { readonly action: 'create'; readonly key: string; readonly message: string }
-  | { readonly action: 'patch'; readonly key: string; readonly name: string; readonly count: number; readonly message: string; readonly firstTimestampMs: number }
+  | {
+      readonly action: 'patch';
+      readonly key: string;
+      readonly name: string;
+      readonly count: number;
+      readonly message: string;
+      readonly firstTimestampMs: number;
+    }
   | { readonly action: 'drop' };
 
 export interface EventCorrelatorOptions {

@@ -9,7 +9,16 @@ import * as https from 'node:https';
 import * as tls from 'node:tls';
 import { FIELD_MANAGER } from '../../model/field-manager';
 import {
-  ApiError, Cluster, EventRecord, JsonPatchOp, K8sObject, ListOptions, ObjectList, ObjectRef, WatchEvent, WatchOptions,
+  ApiError,
+  Cluster,
+  EventRecord,
+  JsonPatchOp,
+  K8sObject,
+  ListOptions,
+  ObjectList,
+  ObjectRef,
+  WatchEvent,
+  WatchOptions,
   isNotFound,
 } from './cluster';
 import { EventCorrelator, EventCorrelatorOptions } from './event-correlator';
@@ -66,7 +75,9 @@ export function toApiError(status: number, headers: http.IncomingHttpHeaders, bo
     const s = JSON.parse(body) as { reason?: string; message?: string };
     if (s.reason) reason = s.reason;
     if (s.message) message = s.message;
-  } catch { /* not a Status body: keep the raw text */ }
+  } catch {
+    /* not a Status body: keep the raw text */
+  }
   return new ApiError(status, reason, message, retryAfter(headers));
 }
 
@@ -76,7 +87,10 @@ export class HttpCluster implements Cluster {
   /** Events repeat with every reconcile: aggregated and rate-limited as client-go's recorder does. */
   private readonly events: EventCorrelator;
 
-  constructor(private readonly conn: Connection, events: EventCorrelatorOptions = {}) {
+  constructor(
+    private readonly conn: Connection,
+    events: EventCorrelatorOptions = {},
+  ) {
     this.events = new EventCorrelator(events);
     this.base = new URL(conn.server);
     this.transport = this.base.protocol === 'https:' ? https : http;
@@ -91,14 +105,32 @@ export class HttpCluster implements Cluster {
     if (contentType) headers['Content-Type'] = contentType;
     const basePath = this.base.pathname.replace(/\/$/, '');
     return this.transport.request({
-      protocol: this.base.protocol, hostname: this.base.hostname, port: this.base.port,
-      method, path: basePath + path, headers, agent: this.conn.agent, signal,
+      protocol: this.base.protocol,
+      hostname: this.base.hostname,
+      port: this.base.port,
+      method,
+      path: basePath + path,
+      headers,
+      agent: this.conn.agent,
+      signal,
     });
   }
 
   /** One request/response round trip with a JSON body. */
-  async request(method: string, path: string, query: Query = {}, body?: unknown, contentType?: string, signal?: AbortSignal): Promise<RawResponse> {
-    const req = await this.open(method, path + queryString(query), body === undefined ? undefined : contentType ?? 'application/json', signal);
+  async request(
+    method: string,
+    path: string,
+    query: Query = {},
+    body?: unknown,
+    contentType?: string,
+    signal?: AbortSignal,
+  ): Promise<RawResponse> {
+    const req = await this.open(
+      method,
+      path + queryString(query),
+      body === undefined ? undefined : (contentType ?? 'application/json'),
+      signal,
+    );
     if (signal?.aborted) {
       req.destroy();
       throw new Error(`${method} ${path}: aborted`);
@@ -116,7 +148,14 @@ export class HttpCluster implements Cluster {
     });
   }
 
-  private async call<T>(method: string, path: string, query: Query = {}, body?: unknown, contentType?: string, signal?: AbortSignal): Promise<T> {
+  private async call<T>(
+    method: string,
+    path: string,
+    query: Query = {},
+    body?: unknown,
+    contentType?: string,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const res = await this.request(method, path, query, body, contentType, signal);
     if (res.status < 200 || res.status >= 300) throw toApiError(res.status, res.headers, res.body);
     return JSON.parse(res.body) as T;
@@ -137,9 +176,12 @@ export class HttpCluster implements Cluster {
     let resourceVersion = '';
     do {
       const page = await this.call<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
-        'GET', resourcePath(rt, opts.namespace),
+        'GET',
+        resourcePath(rt, opts.namespace),
         { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
-        undefined, undefined, opts.signal,
+        undefined,
+        undefined,
+        opts.signal,
       );
       for (const item of page.items) {
         // Lists omit kind/apiVersion on items; restore them so cached objects are self-describing.
@@ -156,8 +198,12 @@ export class HttpCluster implements Cluster {
 
   async watch<T extends K8sObject>(rt: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void): Promise<void> {
     const query: Query = {
-      watch: 1, resourceVersion: opts.resourceVersion, allowWatchBookmarks: opts.allowWatchBookmarks || undefined,
-      timeoutSeconds: opts.timeoutSeconds, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector,
+      watch: 1,
+      resourceVersion: opts.resourceVersion,
+      allowWatchBookmarks: opts.allowWatchBookmarks || undefined,
+      timeoutSeconds: opts.timeoutSeconds,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
     };
     const signal = opts.signal;
     if (signal?.aborted) return;
@@ -211,34 +257,67 @@ export class HttpCluster implements Cluster {
   }
 
   replace<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T> {
-    return this.call<T>('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name), { fieldManager: FIELD_MANAGER }, this.withType(rt, obj));
+    return this.call<T>(
+      'PUT',
+      resourcePath(rt, obj.metadata.namespace, obj.metadata.name),
+      { fieldManager: FIELD_MANAGER },
+      this.withType(rt, obj),
+    );
   }
 
   replaceStatus<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T> {
-    return this.call<T>('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'), { fieldManager: FIELD_MANAGER }, this.withType(rt, obj));
+    return this.call<T>(
+      'PUT',
+      resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'),
+      { fieldManager: FIELD_MANAGER },
+      this.withType(rt, obj),
+    );
   }
 
   apply<T extends K8sObject>(rt: ResourceType, obj: T, opts: { force?: boolean; subresource?: 'status' } = {}): Promise<T> {
     return this.call<T>(
-      'PATCH', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, opts.subresource),
+      'PATCH',
+      resourcePath(rt, obj.metadata.namespace, obj.metadata.name, opts.subresource),
       { fieldManager: FIELD_MANAGER, force: opts.force ?? true },
       // JSON is valid YAML, and the API server accepts it under the apply content type.
-      this.withType(rt, obj), 'application/apply-patch+yaml',
+      this.withType(rt, obj),
+      'application/apply-patch+yaml',
     );
   }
 
   jsonPatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, ops: JsonPatchOp[], subresource?: 'status'): Promise<T> {
-    return this.call<T>('PATCH', resourcePath(rt, ref.namespace, ref.name, subresource), { fieldManager: FIELD_MANAGER }, ops, 'application/json-patch+json');
+    return this.call<T>(
+      'PATCH',
+      resourcePath(rt, ref.namespace, ref.name, subresource),
+      { fieldManager: FIELD_MANAGER },
+      ops,
+      'application/json-patch+json',
+    );
   }
 
   mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status' | 'scale'): Promise<T> {
-    return this.call<T>('PATCH', resourcePath(rt, ref.namespace, ref.name, subresource), { fieldManager: FIELD_MANAGER }, patch, 'application/merge-patch+json');
+    return this.call<T>(
+      'PATCH',
+      resourcePath(rt, ref.namespace, ref.name, subresource),
+      { fieldManager: FIELD_MANAGER },
+      patch,
+      'application/merge-patch+json',
+    );
   }
 
   async bind(ref: ObjectRef & { uid?: string }, node: string, annotations?: Record<string, string>): Promise<void> {
-    const metadata = { name: ref.name, namespace: ref.namespace, ...(ref.uid ? { uid: ref.uid } : {}), ...(annotations ? { annotations } : {}) };
-    await this.call('POST', resourcePath(RESOURCES.pods, ref.namespace, ref.name, 'binding'), {},
-      { apiVersion: 'v1', kind: 'Binding', metadata, target: { apiVersion: 'v1', kind: 'Node', name: node } });
+    const metadata = {
+      name: ref.name,
+      namespace: ref.namespace,
+      ...(ref.uid ? { uid: ref.uid } : {}),
+      ...(annotations ? { annotations } : {}),
+    };
+    await this.call(
+      'POST',
+      resourcePath(RESOURCES.pods, ref.namespace, ref.name, 'binding'),
+      {},
+      { apiVersion: 'v1', kind: 'Binding', metadata, target: { apiVersion: 'v1', kind: 'Node', name: node } },
+    );
   }
 
   async delete(rt: ResourceType, ref: ObjectRef): Promise<boolean> {
@@ -261,8 +340,13 @@ export class HttpCluster implements Cluster {
     try {
       if (decision.action === 'patch') {
         try {
-          await this.call('PATCH', resourcePath(RESOURCES.events, namespace, decision.name), {},
-            { count: decision.count, lastTimestamp: ts, message: decision.message }, 'application/merge-patch+json');
+          await this.call(
+            'PATCH',
+            resourcePath(RESOURCES.events, namespace, decision.name),
+            {},
+            { count: decision.count, lastTimestamp: ts, message: decision.message },
+            'application/merge-patch+json',
+          );
           return;
         } catch (err) {
           // Expired (events live an hour) or deleted: create it again.
@@ -270,18 +354,32 @@ export class HttpCluster implements Cluster {
           this.events.forget(decision.key);
         }
       }
-      const created = await this.call<K8sObject>('POST', resourcePath(RESOURCES.events, namespace), {}, {
-        apiVersion: 'v1', kind: 'Event',
-        metadata: { generateName: `${meta.name}.`, namespace },
-        involvedObject: {
-          apiVersion: involved.apiVersion, kind: involved.kind, name: meta.name, namespace: meta.namespace,
-          uid: meta.uid, resourceVersion: meta.resourceVersion,
+      const created = await this.call<K8sObject>(
+        'POST',
+        resourcePath(RESOURCES.events, namespace),
+        {},
+        {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { generateName: `${meta.name}.`, namespace },
+          involvedObject: {
+            apiVersion: involved.apiVersion,
+            kind: involved.kind,
+            name: meta.name,
+            namespace: meta.namespace,
+            uid: meta.uid,
+            resourceVersion: meta.resourceVersion,
+          },
+          type: event.type,
+          reason: event.reason,
+          message: decision.message,
+          count: 1,
+          firstTimestamp: ts,
+          lastTimestamp: ts,
+          source: { component: this.conn.userAgent ?? 'tensor-fusion-controller' },
+          reportingComponent: 'tensor-fusion-controller',
         },
-        type: event.type, reason: event.reason, message: decision.message, count: 1,
-        firstTimestamp: ts, lastTimestamp: ts,
-        source: { component: this.conn.userAgent ?? 'tensor-fusion-controller' },
-        reportingComponent: 'tensor-fusion-controller',
-      });
+      );
       this.events.created(decision.key, created.metadata.name as string, nowMs);
     } catch {
       // Best effort, as the interface says: the next occurrence tries again.

@@ -64,7 +64,11 @@ export class Informer<T extends K8sObject = K8sObject> {
   private loop?: Promise<void>;
   private syncWaiters: Array<() => void> = [];
 
-  constructor(private readonly cluster: Cluster, readonly resource: ResourceType, private readonly opts: InformerOptions<T> = {}) {
+  constructor(
+    private readonly cluster: Cluster,
+    readonly resource: ResourceType,
+    private readonly opts: InformerOptions<T> = {},
+  ) {
     this.clock = opts.clock ?? realClock;
     this.transform = opts.transform ?? stripManagedFields;
     this.random = opts.random ?? Math.random;
@@ -197,7 +201,10 @@ export class Informer<T extends K8sObject = K8sObject> {
     // rather than grown from every listed key: it only shrinks, and is empty on the first list.
     const unseen = new Set(this.store.keys());
     const list = await this.cluster.list<T>(this.resource, {
-      namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector, limit: this.opts.pageSize,
+      namespace: this.opts.namespace,
+      labelSelector: this.opts.labelSelector,
+      fieldSelector: this.opts.fieldSelector,
+      limit: this.opts.pageSize,
       signal,
       onPage: (items) => {
         for (const raw of items) {
@@ -242,15 +249,24 @@ export class Informer<T extends K8sObject = K8sObject> {
     };
     arm();
     try {
-      await this.cluster.watch<T>(this.resource, {
-        namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector,
-        resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds, signal: local.signal,
-      }, (event) => {
-        arm();
-        this.disconnectedSince = undefined;
-        onProgress();
-        this.apply(event);
-      });
+      await this.cluster.watch<T>(
+        this.resource,
+        {
+          namespace: this.opts.namespace,
+          labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          signal: local.signal,
+        },
+        (event) => {
+          arm();
+          this.disconnectedSince = undefined;
+          onProgress();
+          this.apply(event);
+        },
+      );
     } finally {
       this.clock.clearTimeout(timer);
       signal.removeEventListener('abort', onOuterAbort);

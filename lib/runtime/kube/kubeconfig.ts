@@ -21,7 +21,10 @@ export async function loadConnection(userAgent?: string): Promise<Connection> {
   const tls: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(tls);
   const agent = keepAliveAgent(cluster.server, {
-    ca: tls.ca, cert: tls.cert, key: tls.key, servername: tls.servername,
+    ca: tls.ca,
+    cert: tls.cert,
+    key: tls.key,
+    servername: tls.servername,
     ...(cluster.skipTLSVerify ? { rejectUnauthorized: false } : {}),
   });
   let cached: { at: number; headers: Record<string, string> } | undefined;

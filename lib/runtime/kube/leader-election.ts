@@ -77,7 +77,9 @@ export class LeaderElector {
     this.retryMs = opts.retryPeriodMs ?? 2_000;
     this.random = opts.random ?? Math.random;
     if (!(this.leaseMs > this.renewDeadlineMs && this.renewDeadlineMs > JITTER_FACTOR * this.retryMs)) {
-      throw new Error(`leader election: need leaseDuration > renewDeadline > ${JITTER_FACTOR} x retryPeriod, got ${this.leaseMs}/${this.renewDeadlineMs}/${this.retryMs} ms`);
+      throw new Error(
+        `leader election: need leaseDuration > renewDeadline > ${JITTER_FACTOR} x retryPeriod, got ${this.leaseMs}/${this.renewDeadlineMs}/${this.retryMs} ms`,
+      );
     }
   }
 
@@ -128,7 +130,8 @@ export class LeaderElector {
     const now = microTime(this.clock.wallNow());
     try {
       await this.opts.cluster.replace<Lease>(RESOURCES.leases, {
-        apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
         metadata: { name: this.opts.name, namespace: this.opts.namespace, resourceVersion: this.leaseResourceVersion },
         spec: { holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
       });
@@ -146,8 +149,16 @@ export class LeaderElector {
       const lease = await cluster.get<Lease>(RESOURCES.leases, { namespace, name });
       if (!lease) {
         const created = await cluster.create<Lease>(RESOURCES.leases, {
-          apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: wall, renewTime: wall, leaseTransitions: 0 },
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: wall,
+            renewTime: wall,
+            leaseTransitions: 0,
+          },
         });
         this.observe(created, started);
         this.renewedAt = started;
@@ -162,9 +173,11 @@ export class LeaderElector {
       const updated = await cluster.replace<Lease>(RESOURCES.leases, {
         ...lease,
         spec: {
-          holderIdentity: identity, leaseDurationSeconds: durationSeconds, renewTime: wall,
+          holderIdentity: identity,
+          leaseDurationSeconds: durationSeconds,
+          renewTime: wall,
           acquireTime: mine ? spec.acquireTime : wall,
-          leaseTransitions: mine ? spec.leaseTransitions ?? 0 : (spec.leaseTransitions ?? 0) + 1,
+          leaseTransitions: mine ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
         },
       });
       this.observe(updated, started);

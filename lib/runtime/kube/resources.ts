@@ -25,14 +25,14 @@ export interface ResourceType {
  * is the one home of kind scope (built-in kinds and ours).
  * @example resourceType('apps/v1', 'deployments', 'Deployment', { statusSubresource: true })
  */
-export function resourceType(
-  apiVersion: string, plural: string, kind: string,
-  opts: { statusSubresource?: boolean } = {},
-): ResourceType {
+export function resourceType(apiVersion: string, plural: string, kind: string, opts: { statusSubresource?: boolean } = {}): ResourceType {
   const slash = apiVersion.indexOf('/');
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   return {
-    group, version: apiVersion.slice(slash + 1), plural, kind,
+    group,
+    version: apiVersion.slice(slash + 1),
+    plural,
+    kind,
     namespaced: !isClusterScoped(apiVersion, kind),
     statusSubresource: opts.statusSubresource ?? false,
     custom: group === GROUP,
@@ -77,4 +77,3 @@ export function resourcePath(rt: ResourceType, namespace?: string, name?: string
 export function keyOf(meta: { namespace?: string; name?: string }): string {
   return meta.namespace ? `${meta.namespace}/${meta.name}` : `${meta.name}`;
 }
-

@@ -35,7 +35,12 @@ export class WorkQueue {
 
   constructor(opts: WorkQueueOptions = {}) {
     this.clock = opts.clock ?? realClock;
-    this.opts = { baseDelayMs: opts.baseDelayMs ?? 5, maxDelayMs: opts.maxDelayMs ?? 1_000_000, qps: opts.qps ?? 10, burst: opts.burst ?? 100 };
+    this.opts = {
+      baseDelayMs: opts.baseDelayMs ?? 5,
+      maxDelayMs: opts.maxDelayMs ?? 1_000_000,
+      qps: opts.qps ?? 10,
+      burst: opts.burst ?? 100,
+    };
     this.tokens = this.opts.burst;
     this.lastRefill = this.clock.now();
   }

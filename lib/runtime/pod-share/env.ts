@@ -42,9 +42,7 @@ export const NVIDIA_ENV = {
 } as const;
 
 /** A plain variable, or one the kubelet fills from a pod field (here: an annotation). */
-export type EnvVar =
-  | { name: string; value: string }
-  | { name: string; valueFrom: { fieldRef: { fieldPath: string } } };
+export type EnvVar = { name: string; value: string } | { name: string; valueFrom: { fieldRef: { fieldPath: string } } };
 
 /** Placement-dependent variables and the annotation each one reads (written at bind). */
 export const PLACEMENT_ENV: ReadonlyArray<readonly [name: string, annotation: string]> = [

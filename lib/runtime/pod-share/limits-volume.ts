@@ -47,7 +47,13 @@ export function limitsVolumeIssues(pod: K8sObject): FieldIssue[] {
   const issues: FieldIssue[] = [];
   volumes.forEach((v, i) => {
     if (isObject(v) && v.name === LIMITS_VOLUME && !isOurs(v)) {
-      issues.push(fieldIssue(`spec.volumes[${i}].name`, v.name, `a name other than "${LIMITS_VOLUME}", which the webhook gives the volume of MPS limit files it adds`));
+      issues.push(
+        fieldIssue(
+          `spec.volumes[${i}].name`,
+          v.name,
+          `a name other than "${LIMITS_VOLUME}", which the webhook gives the volume of MPS limit files it adds`,
+        ),
+      );
     }
   });
   return issues;
@@ -62,7 +68,8 @@ export function limitsVolumeOps(pod: K8sObject, containers: readonly string[]): 
   const spec = isObject(pod.spec) ? pod.spec : {};
   const volumes = spec.volumes;
   if (!Array.isArray(volumes)) ops.push({ op: 'add', path: '/spec/volumes', value: [limitsVolume()] });
-  else if (!volumes.some((v) => isObject(v) && v.name === LIMITS_VOLUME)) ops.push({ op: 'add', path: '/spec/volumes/-', value: limitsVolume() });
+  else if (!volumes.some((v) => isObject(v) && v.name === LIMITS_VOLUME))
+    ops.push({ op: 'add', path: '/spec/volumes/-', value: limitsVolume() });
   const list = Array.isArray(spec.containers) ? spec.containers : [];
   const mount = { name: LIMITS_VOLUME, mountPath: LIMITS_MOUNT_PATH, readOnly: true };
   for (const name of containers) {
@@ -75,4 +82,3 @@ export function limitsVolumeOps(pod: K8sObject, containers: readonly string[]): 
   }
   return ops;
 }
-

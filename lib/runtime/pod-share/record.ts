@@ -20,7 +20,8 @@ export function allocationOf(pod: K8sObject): Allocation | undefined {
   if (typeof text !== 'string' || !uid) return undefined;
   try {
     const a = JSON.parse(text) as unknown;
-    if (!isObject(a) || a.id !== uid || typeof a.pool !== 'string' || typeof a.node !== 'string' || !Array.isArray(a.gpuIds)) return undefined;
+    if (!isObject(a) || a.id !== uid || typeof a.pool !== 'string' || typeof a.node !== 'string' || !Array.isArray(a.gpuIds))
+      return undefined;
     return a as unknown as Allocation;
   } catch {
     return undefined;

@@ -40,10 +40,14 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
   // Only the extender in use signals room (a replica that is not the scheduling leader would only
   // double the writes), a quiet one too, and only while a pod it turned away may be waiting.
   const signal = new RetrySignal({
-    cluster: ctx.cluster, logger, active: async () => extender.hasWaiting() && await extenderInUse(), sent: (at) => extender.announced(at),
+    cluster: ctx.cluster,
+    logger,
+    active: async () => extender.hasWaiting() && (await extenderInUse()),
+    sent: (at) => extender.announced(at),
   });
   const swept = new Counter({
-    name: 'tf_extender_sweep_room_total', registers: [ctx.metrics.registry],
+    name: 'tf_extender_sweep_room_total',
+    registers: [ctx.metrics.registry],
     help: 'Nodes stamped by the sweep: room for a pod turned away since the last stamp was sent (or a minute before), with no stamp under way.',
   });
   const state = new PlacementState({
@@ -51,11 +55,19 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
     onRoom: (node) => signal.roomAt(node),
   });
   const extender: Extender = new Extender({
-    state, cluster: ctx.cluster, pods, logger, schedulerTenure: async () => schedulerTenure(await schedulerLease(ctx), hostname(), Date.now()),
+    state,
+    cluster: ctx.cluster,
+    pods,
+    logger,
+    schedulerTenure: async () => schedulerTenure(await schedulerLease(ctx), hostname(), Date.now()),
   });
   const extenderInUse = inUse(ctx, extender);
   const server = new ExtenderServer({
-    extender, prefix: CONTROLLER_PATHS.extender, port: ctx.env.extenderPort, logger, observe: callObserver(ctx.metrics.registry),
+    extender,
+    prefix: CONTROLLER_PATHS.extender,
+    port: ctx.env.extenderPort,
+    logger,
+    observe: callObserver(ctx.metrics.registry),
   });
   let listening = false;
   let stopResizer: (() => Promise<void>) | undefined;
@@ -96,10 +108,18 @@ export function extenderComponent(ctx: RuntimeContext): ExtenderComponent {
 /** Counts and times each extender call, by verb. */
 function callObserver(registry: Registry): (verb: string, seconds: number, ok: boolean) => void {
   const registers = [registry];
-  const calls = new Counter({ name: 'tf_extender_calls_total', help: 'Scheduler extender calls by verb and outcome.', labelNames: ['verb', 'outcome'] as const, registers });
+  const calls = new Counter({
+    name: 'tf_extender_calls_total',
+    help: 'Scheduler extender calls by verb and outcome.',
+    labelNames: ['verb', 'outcome'] as const,
+    registers,
+  });
   const seconds = new Histogram({
-    name: 'tf_extender_call_duration_seconds', help: 'Time to answer one extender call.', labelNames: ['verb'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
+    name: 'tf_extender_call_duration_seconds',
+    help: 'Time to answer one extender call.',
+    labelNames: ['verb'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
+    registers,
   });
   return (verb, s, ok) => {
     calls.inc({ verb, outcome: ok ? 'ok' : 'error' });
@@ -117,5 +137,7 @@ function inUse(ctx: RuntimeContext, extender: Extender): () => Promise<boolean> 
 
 /** The scheduler Lease as the API server has it now; undefined when it cannot be read. */
 function schedulerLease(ctx: RuntimeContext): Promise<Lease | undefined> {
-  return ctx.cluster.get<Lease>(RESOURCES.leases, { namespace: ctx.env.namespace, name: CONTROLLER_NAMES.schedulerLease }).catch(() => undefined);
+  return ctx.cluster
+    .get<Lease>(RESOURCES.leases, { namespace: ctx.env.namespace, name: CONTROLLER_NAMES.schedulerLease })
+    .catch(() => undefined);
 }

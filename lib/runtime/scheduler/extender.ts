@@ -27,7 +27,13 @@ import { boundNode, isActivePod } from '../pod-lifecycle';
 import { podRequests } from '../pod-requests';
 import { allocationRequest, mpsParts, shareOf } from '../share';
 import {
-  ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority, MAX_EXTENDER_PRIORITY, nodeNamesOf,
+  ExtenderArgs,
+  ExtenderBindingArgs,
+  ExtenderBindingResult,
+  ExtenderFilterResult,
+  HostPriority,
+  MAX_EXTENDER_PRIORITY,
+  nodeNamesOf,
 } from './protocol';
 import { BIND_UNCONFIRMED, nodeReason } from './reasons';
 import { bindingAnnotations } from '../pod-share/record';
@@ -142,7 +148,9 @@ export class Extender {
         this.resyncMs = performance.now() - started;
         this.lastResync = this.now();
       }
-    })().finally(() => { this.resyncing = undefined; });
+    })().finally(() => {
+      this.resyncing = undefined;
+    });
     await this.resyncing;
   }
 
@@ -173,7 +181,7 @@ export class Extender {
     if (state.isBinding(uid)) return this.refuse(pod, request, nodes, Object.fromEntries(nodes.map((n) => [n, BIND_UNCONFIRMED])));
     state.cancel(uid);
     let best = state.best(request, nodes);
-    if (best === undefined && await this.freshBeforeRefusal()) best = state.best(request, nodes);
+    if (best === undefined && (await this.freshBeforeRefusal())) best = state.best(request, nodes);
     if (best === undefined) {
       // Only a refusal shows kube-scheduler's per-node reasons (`kubectl describe pod`), so only a
       // refusal pays for judging every node.
@@ -217,7 +225,10 @@ export class Extender {
     const nodes = nodeNamesOf(args);
     const uid = args.Pod?.metadata?.uid;
     const share = args.Pod && shareOf(args.Pod);
-    const best = share && uid ? (this.opts.state.holding(uid)?.node ?? this.opts.state.best(allocationRequest(uid, share, podRequests(args.Pod)), nodes)) : undefined;
+    const best =
+      share && uid
+        ? (this.opts.state.holding(uid)?.node ?? this.opts.state.best(allocationRequest(uid, share, podRequests(args.Pod)), nodes))
+        : undefined;
     return nodes.map((n) => ({ Host: n, Score: n === best ? MAX_EXTENDER_PRIORITY : 0 }));
   }
 
@@ -266,7 +277,10 @@ export class Extender {
       const unknown = sent && isOutcomeUnknown(err);
       if (unknown) state.binding(ref.uid);
       else state.cancel(ref.uid);
-      this.opts.logger?.warn({ pod: `${ref.namespace}/${ref.name}`, node: args.Node, err: String(err), unknownOutcome: unknown }, 'bind failed');
+      this.opts.logger?.warn(
+        { pod: `${ref.namespace}/${ref.name}`, node: args.Node, err: String(err), unknownOutcome: unknown },
+        'bind failed',
+      );
       return { Error: err instanceof Error ? err.message : String(err) };
     }
   }
@@ -278,7 +292,12 @@ export class Extender {
    * annotations, on this node) was ours. Not later: a Binding sent after kube-scheduler gave up could
    * land after another replica's scheduler took over and listed the pods.
    */
-  private async createBinding(ref: ObjectRef & { uid: string }, node: string, started: number, annotations?: Record<string, string>): Promise<void> {
+  private async createBinding(
+    ref: ObjectRef & { uid: string },
+    node: string,
+    started: number,
+    annotations?: Record<string, string>,
+  ): Promise<void> {
     const { cluster } = this.opts;
     try {
       await cluster.bind(ref, node, annotations);
@@ -289,8 +308,10 @@ export class Extender {
       } catch (again) {
         if (!isConflict(again)) throw again;
         const pod = await cluster.get(RESOURCES.pods, ref);
-        const ours = pod?.metadata.uid === ref.uid && boundNode(pod) === node
-          && Object.entries(annotations ?? {}).every(([k, v]) => pod.metadata.annotations?.[k] === v);
+        const ours =
+          pod?.metadata.uid === ref.uid &&
+          boundNode(pod) === node &&
+          Object.entries(annotations ?? {}).every(([k, v]) => pod.metadata.annotations?.[k] === v);
         if (!ours) throw again;
       }
     }

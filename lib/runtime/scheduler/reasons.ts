@@ -28,7 +28,8 @@ export function nodeReason(reasons: readonly PlacementReason[], gpuCount: number
   if (short && short.kind === 'NotEnoughGpusOnOneNode') return `fewer than ${gpuCount} GPUs with room for the share`;
   const missing = lacking(reasons);
   if (missing.length > 0) return `not enough free ${missing.join(' or ')} on any GPU`;
-  if (reasons.some((r) => r.kind === 'TflopsOversellExceeded')) return 'TFLOPS limits would exceed the pool\'s oversell ratio on every GPU';
-  if (reasons.some((r) => r.kind === 'InsufficientCpu' || r.kind === 'InsufficientMemory')) return 'not enough CPU or memory for the GPU share';
+  if (reasons.some((r) => r.kind === 'TflopsOversellExceeded')) return "TFLOPS limits would exceed the pool's oversell ratio on every GPU";
+  if (reasons.some((r) => r.kind === 'InsufficientCpu' || r.kind === 'InsufficientMemory'))
+    return 'not enough CPU or memory for the GPU share';
   return first.message;
 }

@@ -72,11 +72,17 @@ export class RetrySignal {
       if (!(await this.opts.active())) return;
       const sentAt = Date.now();
       const at = new Date(sentAt).toISOString();
-      await Promise.all(nodes.map((name) => this.opts.cluster.mergePatch(RESOURCES.nodes, { name }, { metadata: { annotations: { [SHARE_RELEASED_ANNOTATION]: at } } })
-        .then(() => this.opts.sent?.(sentAt), (err) => {
-          this.opts.logger?.debug({ node: name, err: String(err) }, 'retry signal not sent');
-          if (!isNotFound(err)) this.retryLater(name);
-        })));
+      await Promise.all(
+        nodes.map((name) =>
+          this.opts.cluster.mergePatch(RESOURCES.nodes, { name }, { metadata: { annotations: { [SHARE_RELEASED_ANNOTATION]: at } } }).then(
+            () => this.opts.sent?.(sentAt),
+            (err) => {
+              this.opts.logger?.debug({ node: name, err: String(err) }, 'retry signal not sent');
+              if (!isNotFound(err)) this.retryLater(name);
+            },
+          ),
+        ),
+      );
     } finally {
       this.sending--;
     }

@@ -41,7 +41,8 @@ export class ExtenderServer {
       res.end(text);
       this.opts.observe?.(verb, Number(process.hrtime.bigint() - started) / 1e9, ok);
     };
-    if (req.method !== 'POST' || !Object.values(EXTENDER_VERBS).includes(verb as never)) return void send(404, { Error: `no extender verb at ${req.method} ${req.url}` }, false);
+    if (req.method !== 'POST' || !Object.values(EXTENDER_VERBS).includes(verb as never))
+      return void send(404, { Error: `no extender verb at ${req.method} ${req.url}` }, false);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of req as AsyncIterable<Buffer>) {

@@ -114,10 +114,22 @@ export class PlacementState {
         },
       });
     };
-    watch(s.gpus, (g) => gpuInfo(g) ?? null, (g) => gpuInfo(g)?.node);
+    watch(
+      s.gpus,
+      (g) => gpuInfo(g) ?? null,
+      (g) => gpuInfo(g)?.node,
+    );
     watch(s.nodes, (n) => allocatable(n));
-    watch(s.gpuNodes, (n) => n.metadata.labels?.[MANAGED_BY_LABEL] ?? null, (n) => n.metadata.name);
-    watch(s.pools, (p) => poolConfig(p), (p) => [...this.nodePool()].find(([, pool]) => pool === p.metadata.name)?.[0]);
+    watch(
+      s.gpuNodes,
+      (n) => n.metadata.labels?.[MANAGED_BY_LABEL] ?? null,
+      (n) => n.metadata.name,
+    );
+    watch(
+      s.pools,
+      (p) => poolConfig(p),
+      (p) => [...this.nodePool()].find(([, pool]) => pool === p.metadata.name)?.[0],
+    );
     s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
   }
 
@@ -160,7 +172,19 @@ export class PlacementState {
     if (!pool) return undefined;
     const r = podRequests(pod);
     if (r.cpu === 0 && r.memory === 0) return undefined;
-    return { id: uid, pool, node, gpuIds: [], tflopsRequest: 0, tflopsLimit: 0, vramRequest: 0, vramLimit: 0, cpu: r.cpu, memory: r.memory, qos: 'low' };
+    return {
+      id: uid,
+      pool,
+      node,
+      gpuIds: [],
+      tflopsRequest: 0,
+      tflopsLimit: 0,
+      vramRequest: 0,
+      vramLimit: 0,
+      cpu: r.cpu,
+      memory: r.memory,
+      qos: 'low',
+    };
   }
 
   private observeBackground(pod: K8sObject): void {
@@ -248,14 +272,24 @@ export class PlacementState {
     }
     // GPU nodes with no usable GPU: refusals name why (NotReady, isolation) rather than "no nodes".
     const notIsolated = new Map<string, Set<string>>();
-    for (const g of infos.values()) if (g.isolationNotReady) notIsolated.set(g.node, (notIsolated.get(g.node) ?? new Set()).add(g.isolationNotReady));
+    for (const g of infos.values())
+      if (g.isolationNotReady) notIsolated.set(g.node, (notIsolated.get(g.node) ?? new Set()).add(g.isolationNotReady));
     for (const [name, pool] of owners) {
       if (placed.has(name)) continue;
       const node = s.nodes.get(name);
       const isolation = notIsolated.get(name);
       // Running GPUs left out only for their isolation: that is the reason, whatever else the node says.
-      allocator.setUnavailable(name, pool, !node ? 'gone' : isolation ? `isolation not ready (${[...isolation].sort().join(', ')})`
-        : !isNodeReady(node as never) ? 'NotReady' : 'without a Running GPU');
+      allocator.setUnavailable(
+        name,
+        pool,
+        !node
+          ? 'gone'
+          : isolation
+            ? `isolation not ready (${[...isolation].sort().join(', ')})`
+            : !isNodeReady(node as never)
+              ? 'NotReady'
+              : 'without a Running GPU',
+      );
     }
     // Background usage is recomputed from the pods: node membership may have changed with the topology.
     this.background.clear();
@@ -298,16 +332,24 @@ export class PlacementState {
   private scheduleExpiry(): void {
     const oldest = this.reserved.values().next().value;
     if (this.expiryTimer || !oldest) return;
-    this.expiryTimer = setTimeout(() => {
-      this.expiryTimer = undefined;
-      this.expireReservations();
-      this.scheduleExpiry();
-    }, Math.max(0, oldest.at + this.ttl - this.now()) + 1).unref();
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = undefined;
+        this.expireReservations();
+        this.scheduleExpiry();
+      },
+      Math.max(0, oldest.at + this.ttl - this.now()) + 1,
+    ).unref();
   }
 
   /** GPU objects usable for placement, by name. */
   gpus(): Map<string, GpuInfo> {
-    this.gpuInfos ??= new Map([...this.opts.sources.gpus.list()].map((g) => gpuInfo(g)).filter((g): g is GpuInfo => !!g).map((g) => [g.name, g]));
+    this.gpuInfos ??= new Map(
+      [...this.opts.sources.gpus.list()]
+        .map((g) => gpuInfo(g))
+        .filter((g): g is GpuInfo => !!g)
+        .map((g) => [g.name, g]),
+    );
     return this.gpuInfos;
   }
 
@@ -418,7 +460,8 @@ export class PlacementState {
       // while the record is being written any list may.
       this.heldSince.set(uid, recordPending ? Infinity : this.now());
       const a = r.allocation;
-      if (a.tflopsRequest < before.tflopsRequest || a.vramRequest < before.vramRequest || a.tflopsLimit < before.tflopsLimit) this.opts.onRoom?.(a.node);
+      if (a.tflopsRequest < before.tflopsRequest || a.vramRequest < before.vramRequest || a.tflopsLimit < before.tflopsLimit)
+        this.opts.onRoom?.(a.node);
     }
     return r;
   }

@@ -57,7 +57,10 @@ export class TurnedAway {
    * @param maxChecks Fit checks per sweep (each judges the pod's nodes, as filter does): many different
    *   waiting requests are checked over several sweeps rather than in one long pause of the extender.
    */
-  constructor(private readonly reannounceMs = 60_000, private readonly maxChecks = 32) {}
+  constructor(
+    private readonly reannounceMs = 60_000,
+    private readonly maxChecks = 32,
+  ) {}
 
   get size(): number {
     return this.pods.size;
@@ -67,7 +70,7 @@ export class TurnedAway {
     this.forget(pod.uid);
     const key = nodes.join('\n');
     let list = this.lists.get(key);
-    if (!list) this.lists.set(key, list = { id: this.nextListId++, key, nodes: [...nodes], users: 0 });
+    if (!list) this.lists.set(key, (list = { id: this.nextListId++, key, nodes: [...nodes], users: 0 }));
     list.users++;
     const { id: _id, ...rest } = request;
     this.pods.set(pod.uid, { pod, request, requestKey: JSON.stringify(rest), list, at: now });

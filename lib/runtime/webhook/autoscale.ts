@@ -6,7 +6,14 @@
  * no recommendation worth a round trip).
  */
 import type { TensorFusionWorkload } from '../../api';
-import { applyRecommendation, appliesToShares, changedAmounts, decodeAutoScalingConfig, recommendationOf, sameResources } from '../../autoscale';
+import {
+  applyRecommendation,
+  appliesToShares,
+  changedAmounts,
+  decodeAutoScalingConfig,
+  recommendationOf,
+  sameResources,
+} from '../../autoscale';
 import type { ShareSettings } from '../pod-share/env';
 import type { ResolvedPod } from './resolve';
 
@@ -19,7 +26,10 @@ import type { ResolvedPod } from './resolve';
  * //  the recommendation in the status of TensorFusionWorkload apps/web (autoSetRequests, autoSetLimits)'
  */
 export function autoscaledShare(
-  r: ResolvedPod, namespace: string, workloadName: string | undefined, workload: TensorFusionWorkload | undefined,
+  r: ResolvedPod,
+  namespace: string,
+  workloadName: string | undefined,
+  workload: TensorFusionWorkload | undefined,
 ): { share: ShareSettings; warning?: string } {
   const config = r.settings.autoScalingConfig;
   const recommended = recommendationOf(workload);
@@ -29,7 +39,9 @@ export function autoscaledShare(
   const next = applyRecommendation(settings, recommended, r.share);
   if (sameResources(next, r.share)) return { share: r.share };
   const changes = changedAmounts(r.share, next).map((c) => `${c.key}: ${c.from} became ${c.to}`);
-  const blocks = [settings.requests.enable ? 'autoSetRequests' : '', settings.limits.enable ? 'autoSetLimits' : ''].filter(Boolean).join(', ');
+  const blocks = [settings.requests.enable ? 'autoSetRequests' : '', settings.limits.enable ? 'autoSetLimits' : '']
+    .filter(Boolean)
+    .join(', ');
   const list = changes.length > 1 ? `${changes.slice(0, -1).join(', ')} and ${changes[changes.length - 1]}` : changes[0];
   return {
     share: { ...r.share, ...next },

@@ -49,7 +49,11 @@ type Cache<T> = Pick<Informer<Obj<T>>, 'get' | 'list'>;
 export function cachedSettingsView(caches: { pools: Cache<GPUPool>; profiles: Pick<Cache<WorkloadProfile>, 'get'> }): SettingsView {
   return {
     pool: (name) => caches.pools.get(name),
-    poolNames: () => caches.pools.list().map((p) => p.metadata.name as string).sort(),
+    poolNames: () =>
+      caches.pools
+        .list()
+        .map((p) => p.metadata.name as string)
+        .sort(),
     defaultPool: () => defaultPoolOf(caches.pools.list()),
     profile: (namespace, name) => caches.profiles.get(`${namespace}/${name}`),
   };
@@ -58,7 +62,11 @@ export function cachedSettingsView(caches: { pools: Cache<GPUPool>; profiles: Pi
 export class InformerView implements AdmissionView {
   private readonly cached: SettingsView;
 
-  constructor(private readonly cluster: Cluster, readonly informers: ViewInformers, readonly nodeAgent = true) {
+  constructor(
+    private readonly cluster: Cluster,
+    readonly informers: ViewInformers,
+    readonly nodeAgent = true,
+  ) {
     this.cached = cachedSettingsView(informers);
   }
 
@@ -83,7 +91,10 @@ export class InformerView implements AdmissionView {
   }
 
   async profile(namespace: string, name: string): Promise<WorkloadProfile | undefined> {
-    return this.informers.profiles.get(`${namespace}/${name}`) ?? this.cluster.get<Obj<WorkloadProfile>>(RESOURCES.workloadprofiles, { namespace, name });
+    return (
+      this.informers.profiles.get(`${namespace}/${name}`) ??
+      this.cluster.get<Obj<WorkloadProfile>>(RESOURCES.workloadprofiles, { namespace, name })
+    );
   }
 
   cachedWorkload(namespace: string, name: string): TensorFusionWorkload | undefined {

@@ -27,13 +27,22 @@ export function webhookComponent(ctx: RuntimeContext): WebhookComponent {
     name: 'webhook',
     async start() {
       webhook = startWebhook({
-        cluster: ctx.cluster, namespace: ctx.env.namespace, env: ctx.env, isLeader: () => ctx.isLeader(),
-        logger: ctx.logger.child({ component: 'webhook' }), metrics: ctx.metrics,
+        cluster: ctx.cluster,
+        namespace: ctx.env.namespace,
+        env: ctx.env,
+        isLeader: () => ctx.isLeader(),
+        logger: ctx.logger.child({ component: 'webhook' }),
+        metrics: ctx.metrics,
         informers: {
-          pools: c.pools, profiles: c.profiles, workloads: c.workloads, pods: c.pods as unknown as Informer<K8sObject>,
+          pools: c.pools,
+          profiles: c.profiles,
+          workloads: c.workloads,
+          pods: c.pods as unknown as Informer<K8sObject>,
         } as Partial<ViewInformers> & { pods: Informer<K8sObject> },
       });
-      webhook.whenReady().catch(() => { failed = true; });
+      webhook.whenReady().catch(() => {
+        failed = true;
+      });
     },
     async stop() {
       await webhook?.close();

@@ -36,7 +36,10 @@ export class DecisionCache {
   private readonly entries = new Map<string, Answer>();
   private generation = 0;
 
-  constructor(private readonly maxEntries = DECISION_CACHE_ENTRIES, private readonly maxKeyChars = DECISION_CACHE_MAX_KEY_CHARS) {}
+  constructor(
+    private readonly maxEntries = DECISION_CACHE_ENTRIES,
+    private readonly maxKeyChars = DECISION_CACHE_MAX_KEY_CHARS,
+  ) {}
 
   /** What decisions read has changed: every answer is decided again. */
   invalidate(): void {

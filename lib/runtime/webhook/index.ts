@@ -19,7 +19,16 @@ export { createCa, issueServingCert, notAfter } from './certificates';
 export type { KeyPair } from './certificates';
 export { createViewInformers, defaultPoolOf, InformerView } from './cluster-view';
 export type { ViewInformers } from './cluster-view';
-export { annotationRef, localGpuEnv, mpsMemoryLimit, mpsThreadPercentage, NVIDIA_ENV, PLACEMENT_ENV, remoteClientEnv, TF_ENV } from '../pod-share/env';
+export {
+  annotationRef,
+  localGpuEnv,
+  mpsMemoryLimit,
+  mpsThreadPercentage,
+  NVIDIA_ENV,
+  PLACEMENT_ENV,
+  remoteClientEnv,
+  TF_ENV,
+} from '../pod-share/env';
 export { topOwnerName } from './owner';
 export { mergeEnv, podPatch } from './patch';
 export type { PodMutation } from './patch';

@@ -111,7 +111,9 @@ function ensureInitContainers(ops: JsonPatchOp[], current: unknown, wanted: PodM
     const i = list.findIndex((e) => isObject(e) && e.name === c.name);
     if (i < 0) {
       missing.push({
-        name: c.name, ...(c.image !== undefined ? { image: c.image } : {}), env: c.env.map((v) => ({ ...v })),
+        name: c.name,
+        ...(c.image !== undefined ? { image: c.image } : {}),
+        env: c.env.map((v) => ({ ...v })),
         ...(c.securityContext ? { securityContext: c.securityContext } : {}),
       });
       continue;
@@ -122,7 +124,8 @@ function ensureInitContainers(ops: JsonPatchOp[], current: unknown, wanted: PodM
     const path = `/spec/initContainers/${i}`;
     if (c.image !== undefined && have.image !== c.image) ops.push({ op: 'add', path: `${path}/image`, value: c.image });
     setEnv(ops, `${path}/env`, have.env, c.env);
-    if (c.securityContext && !isObject(have.securityContext)) ops.push({ op: 'add', path: `${path}/securityContext`, value: c.securityContext });
+    if (c.securityContext && !isObject(have.securityContext))
+      ops.push({ op: 'add', path: `${path}/securityContext`, value: c.securityContext });
   }
   if (missing.length === 0) return;
   // Ours go first so that they run before the user's init containers, in the order given.
@@ -164,10 +167,16 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
   setMap(ops, '/metadata/annotations', meta.annotations, m.annotations);
   setMap(ops, '/metadata/labels', meta.labels, m.labels);
 
-  const touchesSpec = m.schedulerName !== undefined || m.priority !== undefined || m.env !== undefined || m.initContainers !== undefined || m.limits !== undefined;
+  const touchesSpec =
+    m.schedulerName !== undefined ||
+    m.priority !== undefined ||
+    m.env !== undefined ||
+    m.initContainers !== undefined ||
+    m.limits !== undefined;
   if (!isObject(pod.spec) && touchesSpec) ops.push({ op: 'add', path: '/spec', value: {} });
   const spec = isObject(pod.spec) ? pod.spec : {};
-  if (m.schedulerName !== undefined && spec.schedulerName !== m.schedulerName) ops.push({ op: 'add', path: '/spec/schedulerName', value: m.schedulerName });
+  if (m.schedulerName !== undefined && spec.schedulerName !== m.schedulerName)
+    ops.push({ op: 'add', path: '/spec/schedulerName', value: m.schedulerName });
   if (m.priority) {
     const { className, value, preemptionPolicy } = m.priority;
     if (spec.priorityClassName !== className) ops.push({ op: 'add', path: '/spec/priorityClassName', value: className });

@@ -35,7 +35,10 @@ export interface ResolvedPod {
  * pod's containers; without it that check is skipped (the controller caches no container lists).
  */
 export async function resolvePodSettings(
-  annotations: Record<string, unknown>, namespace: string, view: SettingsView, containers?: readonly string[],
+  annotations: Record<string, unknown>,
+  namespace: string,
+  view: SettingsView,
+  containers?: readonly string[],
 ): Promise<ResolvedPod | FieldIssue[]> {
   const decoded = decodeGpuAnnotations(annotations, containers ? { containers: [...containers] } : {});
   if (decoded.issues.length > 0) return [...decoded.issues];
@@ -45,7 +48,13 @@ export async function resolvePodSettings(
   if (a.workloadProfile !== undefined) {
     profile = await view.profile(namespace, a.workloadProfile);
     if (!profile) {
-      return [fieldIssue(ANNOTATION.workloadProfile, a.workloadProfile, `the name of a WorkloadProfile in namespace ${JSON.stringify(namespace)}`)];
+      return [
+        fieldIssue(
+          ANNOTATION.workloadProfile,
+          a.workloadProfile,
+          `the name of a WorkloadProfile in namespace ${JSON.stringify(namespace)}`,
+        ),
+      ];
     }
   }
   const profilePool = typeof profile?.spec?.poolName === 'string' ? profile.spec.poolName : undefined;
@@ -55,29 +64,49 @@ export async function resolvePodSettings(
   }
   const poolObject = view.pool(poolName);
   if (!poolObject) {
-    const field = a.pool !== undefined ? ANNOTATION.pool : profilePool !== undefined ? 'WorkloadProfile.spec.poolName' : DEFAULT_POOL_ANNOTATION;
+    const field =
+      a.pool !== undefined ? ANNOTATION.pool : profilePool !== undefined ? 'WorkloadProfile.spec.poolName' : DEFAULT_POOL_ANNOTATION;
     const names = view.poolNames();
-    return [fieldIssue(field, poolName, names.length ? `the name of a GPUPool: ${names.join(', ')}` : 'the name of a GPUPool, but the cluster has none')];
+    return [
+      fieldIssue(
+        field,
+        poolName,
+        names.length ? `the name of a GPUPool: ${names.join(', ')}` : 'the name of a GPUPool, but the cluster has none',
+      ),
+    ];
   }
   const resolved = resolveWorkloadSettings(a, profile?.spec, poolObject.spec);
   if (resolved.issues.length > 0) return [...resolved.issues];
   const s = resolved.settings;
   const issues: FieldIssue[] = [];
   if (s.tflopsRequest === undefined) {
-    issues.push(fieldIssue(ANNOTATION.tflopsRequest, undefined, `a TFLOPS request (or ${ANNOTATION.tflopsLimit}), here or in the WorkloadProfile`));
+    issues.push(
+      fieldIssue(ANNOTATION.tflopsRequest, undefined, `a TFLOPS request (or ${ANNOTATION.tflopsLimit}), here or in the WorkloadProfile`),
+    );
   }
   if (s.vramRequest === undefined) {
-    issues.push(fieldIssue(ANNOTATION.vramRequest, undefined, `a VRAM request (or ${ANNOTATION.vramLimit}), here or in the WorkloadProfile`));
+    issues.push(
+      fieldIssue(ANNOTATION.vramRequest, undefined, `a VRAM request (or ${ANNOTATION.vramLimit}), here or in the WorkloadProfile`),
+    );
   }
   if (s.isLocalGpu && s.noStandaloneWorkerMode && !poolObject.spec.componentConfig?.worker?.image) {
-    issues.push(fieldIssue(ANNOTATION.noStandaloneWorkerMode, 'true',
-      `"false" or nothing, unless GPUPool ${JSON.stringify(poolName)} sets spec.componentConfig.worker.image (the worker this mode injects)`));
+    issues.push(
+      fieldIssue(
+        ANNOTATION.noStandaloneWorkerMode,
+        'true',
+        `"false" or nothing, unless GPUPool ${JSON.stringify(poolName)} sets spec.componentConfig.worker.image (the worker this mode injects)`,
+      ),
+    );
   }
   if (issues.length > 0) return issues;
   const share: ShareSettings = {
-    pool: poolName, qos: s.qos, gpuCount: s.gpuCount,
-    tflopsRequest: s.tflopsRequest as number, tflopsLimit: s.tflopsLimit as number,
-    vramRequest: s.vramRequest as number, vramLimit: s.vramLimit as number,
+    pool: poolName,
+    qos: s.qos,
+    gpuCount: s.gpuCount,
+    tflopsRequest: s.tflopsRequest as number,
+    tflopsLimit: s.tflopsLimit as number,
+    vramRequest: s.vramRequest as number,
+    vramLimit: s.vramLimit as number,
   };
   return { settings: s, pool: poolName, poolObject, share };
 }
@@ -86,9 +115,16 @@ export async function resolvePodSettings(
 export function shareRequest(r: ResolvedPod, containers = 1): ShareRequest {
   const s = r.share;
   return {
-    pool: s.pool, qos: s.qos, gpuCount: s.gpuCount, tflopsRequest: s.tflopsRequest, tflopsLimit: s.tflopsLimit,
-    vramRequest: s.vramRequest, vramLimit: s.vramLimit, ...(r.settings.gpuModel !== undefined ? { gpuModel: r.settings.gpuModel } : {}),
-    ...(r.settings.gpuIndices !== undefined ? { gpuIndices: r.settings.gpuIndices } : {}), ...(containers > 1 ? { containers } : {}),
+    pool: s.pool,
+    qos: s.qos,
+    gpuCount: s.gpuCount,
+    tflopsRequest: s.tflopsRequest,
+    tflopsLimit: s.tflopsLimit,
+    vramRequest: s.vramRequest,
+    vramLimit: s.vramLimit,
+    ...(r.settings.gpuModel !== undefined ? { gpuModel: r.settings.gpuModel } : {}),
+    ...(r.settings.gpuIndices !== undefined ? { gpuIndices: r.settings.gpuIndices } : {}),
+    ...(containers > 1 ? { containers } : {}),
   };
 }
 
@@ -96,7 +132,10 @@ export function shareRequest(r: ResolvedPod, containers = 1): ShareRequest {
 export function workloadSpec(r: ResolvedPod): TensorFusionWorkloadSpec {
   const s = r.settings;
   const spec: Record<string, unknown> = {
-    poolName: r.pool, qos: s.qos, isLocalGPU: s.isLocalGpu, gpuCount: s.gpuCount,
+    poolName: r.pool,
+    qos: s.qos,
+    isLocalGPU: s.isLocalGpu,
+    gpuCount: s.gpuCount,
     resources: {
       requests: { tflops: formatTflops(s.tflopsRequest ?? 0), vram: formatBytes(s.vramRequest ?? 0) },
       limits: { tflops: formatTflops(s.tflopsLimit ?? 0), vram: formatBytes(s.vramLimit ?? 0) },

@@ -6,5 +6,9 @@ import { resourceType } from '../kube/resources';
 
 export const WEBHOOK_RESOURCES = {
   secrets: resourceType('v1', 'secrets', 'Secret'),
-  mutatingwebhookconfigurations: resourceType('admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration'),
+  mutatingwebhookconfigurations: resourceType(
+    'admissionregistration.k8s.io/v1',
+    'mutatingwebhookconfigurations',
+    'MutatingWebhookConfiguration',
+  ),
 } as const;

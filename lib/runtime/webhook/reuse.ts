@@ -56,6 +56,11 @@ export function reuseIssues(s: ResolvedWorkloadSettings, pool: string, workload:
   const name = `${workload.metadata?.namespace}/${workload.metadata?.name}`;
   return pairs
     .filter((p) => p.workload !== undefined && !same(p.pod, p.workload))
-    .map((p) => fieldIssue(ANNOTATION[p.option], show(p.option, p.pod),
-      `${JSON.stringify(show(p.option, p.workload))}, the spec.${p.path} of TensorFusionWorkload ${name}, which this pod reuses and which was not generated, so it is not changed`));
+    .map((p) =>
+      fieldIssue(
+        ANNOTATION[p.option],
+        show(p.option, p.pod),
+        `${JSON.stringify(show(p.option, p.workload))}, the spec.${p.path} of TensorFusionWorkload ${name}, which this pod reuses and which was not generated, so it is not changed`,
+      ),
+    );
 }

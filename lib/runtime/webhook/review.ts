@@ -42,8 +42,11 @@ export type Decision =
   | { readonly allowed: true; readonly patch: readonly JsonPatchOp[]; readonly warnings?: readonly string[] }
   | { readonly allowed: false; readonly code: number; readonly message: string };
 
-export const allow = (patch: readonly JsonPatchOp[] = [], warnings?: readonly string[]): Decision =>
-  ({ allowed: true, patch, ...(warnings && warnings.length ? { warnings } : {}) });
+export const allow = (patch: readonly JsonPatchOp[] = [], warnings?: readonly string[]): Decision => ({
+  allowed: true,
+  patch,
+  ...(warnings && warnings.length ? { warnings } : {}),
+});
 
 /** Most issues a denial lists; the rest are counted (a pod with 500 unknown keys once gave a 170 kB answer). */
 export const MAX_DENIAL_ISSUES = 10;
@@ -53,7 +56,13 @@ export const deny = (issues: readonly FieldIssue[] | string, code = 403): Decisi
   if (typeof issues === 'string') return { allowed: false, code, message: issues };
   const shown = issues.slice(0, MAX_DENIAL_ISSUES).map((i) => i.message);
   const more = issues.length - shown.length;
-  if (more > 0) shown.push(`(and ${more} more ${more === 1 ? 'issue' : 'issues'}, fields ${issues.slice(MAX_DENIAL_ISSUES, MAX_DENIAL_ISSUES + 3).map((i) => i.field).join(', ')}${more > 3 ? ', ...' : ''})`);
+  if (more > 0)
+    shown.push(
+      `(and ${more} more ${more === 1 ? 'issue' : 'issues'}, fields ${issues
+        .slice(MAX_DENIAL_ISSUES, MAX_DENIAL_ISSUES + 3)
+        .map((i) => i.field)
+        .join(', ')}${more > 3 ? ', ...' : ''})`,
+    );
   return { allowed: false, code, message: shown.join('\n') };
 };
 
@@ -64,7 +73,8 @@ export const deny = (issues: readonly FieldIssue[] | string, code = 403): Decisi
 export function parseReview(body: unknown): AdmissionReview | string {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'body: expected an AdmissionReview object';
   const review = body as AdmissionReview;
-  if (review.apiVersion !== ADMISSION_API_VERSION) return `apiVersion: got ${JSON.stringify(review.apiVersion)}, expected "${ADMISSION_API_VERSION}"`;
+  if (review.apiVersion !== ADMISSION_API_VERSION)
+    return `apiVersion: got ${JSON.stringify(review.apiVersion)}, expected "${ADMISSION_API_VERSION}"`;
   const req = review.request;
   if (req === null || typeof req !== 'object' || typeof req.uid !== 'string' || req.uid === '') {
     return 'request.uid: expected a non-empty string';
@@ -79,18 +89,25 @@ export type Answer = Omit<AdmissionResponse, 'uid'>;
 export function responseOf(decision: Decision): Answer {
   return decision.allowed
     ? {
-      allowed: true,
-      ...(decision.patch.length > 0
-        ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(decision.patch)).toString('base64') }
-        : {}),
-      ...(decision.warnings ? { warnings: [...decision.warnings] } : {}),
-    }
-    : { allowed: false, status: { code: decision.code, message: decision.message, reason: decision.code === 403 ? 'Forbidden' : 'InternalError' } };
+        allowed: true,
+        ...(decision.patch.length > 0
+          ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(decision.patch)).toString('base64') }
+          : {}),
+        ...(decision.warnings ? { warnings: [...decision.warnings] } : {}),
+      }
+    : {
+        allowed: false,
+        status: { code: decision.code, message: decision.message, reason: decision.code === 403 ? 'Forbidden' : 'InternalError' },
+      };
 }
 
 /** Answers `review` with `response` in the AdmissionReview the API server expects. */
 export function answerReview(review: AdmissionReview, response: Answer): AdmissionReview {
-  return { apiVersion: review.apiVersion ?? ADMISSION_API_VERSION, kind: 'AdmissionReview', response: { uid: review.request?.uid ?? '', ...response } };
+  return {
+    apiVersion: review.apiVersion ?? ADMISSION_API_VERSION,
+    kind: 'AdmissionReview',
+    response: { uid: review.request?.uid ?? '', ...response },
+  };
 }
 
 /** Wraps a decision in the AdmissionReview the API server expects. */

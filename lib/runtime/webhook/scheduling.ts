@@ -29,8 +29,11 @@ export function isT9kPod(pod: K8sObject): boolean {
 export function schedulerIssue(pod: K8sObject): FieldIssue | undefined {
   const name = specOf(pod).schedulerName;
   if (name === undefined || name === '' || name === DEFAULT_SCHEDULER_NAME || name === SCHEDULER_NAME) return undefined;
-  return fieldIssue('spec.schedulerName', name,
-    `nothing, "${DEFAULT_SCHEDULER_NAME}" or "${SCHEDULER_NAME}", since local GPU shares are placed by ${SCHEDULER_NAME}`);
+  return fieldIssue(
+    'spec.schedulerName',
+    name,
+    `nothing, "${DEFAULT_SCHEDULER_NAME}" or "${SCHEDULER_NAME}", since local GPU shares are placed by ${SCHEDULER_NAME}`,
+  );
 }
 
 /** A priority class with the values the Priority admission plugin derives from it. */
@@ -50,5 +53,7 @@ export function priorityFor(pod: K8sObject, qos: QosLevel): { priority?: PodPrio
   if (typeof have !== 'string' || have === '' || have === ours) {
     return { priority: { className: ours, value: QOS_PRIORITY_VALUES[qos], preemptionPolicy: QOS_PREEMPTION_POLICY } };
   }
-  return { warning: `spec.priorityClassName: kept ${JSON.stringify(have)}, so QoS "${qos}" does not set the pod's scheduling priority (it would be ${JSON.stringify(ours)})` };
+  return {
+    warning: `spec.priorityClassName: kept ${JSON.stringify(have)}, so QoS "${qos}" does not set the pod's scheduling priority (it would be ${JSON.stringify(ours)})`,
+  };
 }

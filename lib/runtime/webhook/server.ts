@@ -47,7 +47,9 @@ export class AdmissionServer {
 
   async listen(): Promise<void> {
     // Paused on connect: the gate starts each connection's TLS when the requests before it are served.
-    const server = https.createServer({ cert: this.opts.tls.cert, key: this.opts.tls.key, pauseOnConnect: true }, (req, res) => this.serve(req, res));
+    const server = https.createServer({ cert: this.opts.tls.cert, key: this.opts.tls.key, pauseOnConnect: true }, (req, res) =>
+      this.serve(req, res),
+    );
     this.gate = new HandshakeGate(server);
     server.keepAliveTimeout = KEEP_ALIVE_MS;
     server.headersTimeout = KEEP_ALIVE_MS + 5_000;
@@ -92,7 +94,8 @@ export class AdmissionServer {
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
-    const observe = (o: Parameters<NonNullable<AdmissionServerOptions['observe']>>[0]) => this.opts.observe?.(o, (performance.now() - started) / 1000);
+    const observe = (o: Parameters<NonNullable<AdmissionServerOptions['observe']>>[0]) =>
+      this.opts.observe?.(o, (performance.now() - started) / 1000);
     const url = req.url ?? '';
     const path = url.split('?')[0];
     if (path !== this.opts.path) return void this.send(res, 404, 'not found');
@@ -117,7 +120,11 @@ export class AdmissionServer {
     });
   }
 
-  private async answer(res: ServerResponse, text: string | undefined, observe: (o: 'allowed' | 'denied' | 'error' | 'bad-request') => void): Promise<void> {
+  private async answer(
+    res: ServerResponse,
+    text: string | undefined,
+    observe: (o: 'allowed' | 'denied' | 'error' | 'bad-request') => void,
+  ): Promise<void> {
     if (text === undefined) {
       observe('bad-request');
       return this.send(res, 413, `body larger than ${MAX_BODY_BYTES} bytes`);
@@ -149,7 +156,8 @@ export class AdmissionServer {
   private send(res: ServerResponse, status: number, body: unknown): void {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     res.writeHead(status, {
-      'Content-Type': typeof body === 'string' ? 'text/plain' : 'application/json', 'Content-Length': Buffer.byteLength(text),
+      'Content-Type': typeof body === 'string' ? 'text/plain' : 'application/json',
+      'Content-Length': Buffer.byteLength(text),
       ...(this.draining ? { Connection: 'close' } : {}),
     });
     res.end(text);

@@ -24,7 +24,11 @@ import { planWorkers } from './workers';
 import { serviceDnsNames } from '../../k8s/names';
 
 /** The webhook's settings, as the runtime reads them from the environment (CONTROLLER_ENV). */
-export type WebhookEnv = Pick<RuntimeEnv, 'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'> & Partial<Pick<RuntimeEnv, 'webhookExtraNames' | 'nodeAgent'>>;
+export type WebhookEnv = Pick<
+  RuntimeEnv,
+  'webhookPort' | 'certMode' | 'tlsDir' | 'tlsSecretName' | 'webhookConfigName' | 'webhookServiceName'
+> &
+  Partial<Pick<RuntimeEnv, 'webhookExtraNames' | 'nodeAgent'>>;
 
 export interface StartWebhookOptions {
   /** Unfenced client: reads on a cache miss, TLS, and (leader only) remote-mode worker pods. */
@@ -73,10 +77,18 @@ export interface WebhookHandle {
 function admissionObserver(metrics?: RuntimeMetrics): NonNullable<AdmissionServerOptions['observe']> {
   if (!metrics) return () => {};
   const registers = [metrics.registry];
-  const admissions = new Counter({ name: 'tf_webhook_admissions_total', help: 'Admission reviews by outcome.', labelNames: ['outcome'] as const, registers });
+  const admissions = new Counter({
+    name: 'tf_webhook_admissions_total',
+    help: 'Admission reviews by outcome.',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
   const seconds = new Histogram({
-    name: 'tf_webhook_admission_duration_seconds', help: 'Time to answer one admission review.', labelNames: ['outcome'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers,
+    name: 'tf_webhook_admission_duration_seconds',
+    help: 'Time to answer one admission review.',
+    labelNames: ['outcome'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
+    registers,
   });
   return (outcome, s) => {
     admissions.inc({ outcome });
@@ -89,11 +101,21 @@ function webhookInformers(opts: StartWebhookOptions) {
   const { cluster } = opts;
   const created = createViewInformers(cluster, opts.informerOptions);
   const informers: ViewInformers = { ...created, ...opts.informers };
-  const own = (Object.keys(created) as (keyof ViewInformers)[]).filter((k) => !opts.informers?.[k]).map((k) => created[k] as unknown as Informer<K8sObject>);
-  const view = new InformerView(cluster, { pools: informers.pools, profiles: informers.profiles, workloads: informers.workloads }, opts.env.nodeAgent ?? true);
+  const own = (Object.keys(created) as (keyof ViewInformers)[])
+    .filter((k) => !opts.informers?.[k])
+    .map((k) => created[k] as unknown as Informer<K8sObject>);
+  const view = new InformerView(
+    cluster,
+    { pools: informers.pools, profiles: informers.profiles, workloads: informers.workloads },
+    opts.env.nodeAgent ?? true,
+  );
   const ownPods = opts.informers?.pods
     ? undefined
-    : new Informer<K8sObject>(cluster, RESOURCES.pods, { ...opts.informerOptions, labelSelector: `${ENABLED_LABEL}=true`, transform: slimPod });
+    : new Informer<K8sObject>(cluster, RESOURCES.pods, {
+        ...opts.informerOptions,
+        labelSelector: `${ENABLED_LABEL}=true`,
+        transform: slimPod,
+      });
   const pods = opts.informers?.pods ?? ownPods!;
   if (ownPods) own.push(ownPods);
   return { informers, view, pods, own };
@@ -102,25 +124,41 @@ function webhookInformers(opts: StartWebhookOptions) {
 /** The TLS source `env.certMode` names: the mounted Secret (cert-manager) or our own CA. */
 function tlsSourceFor(opts: StartWebhookOptions): TlsSource {
   const { env, cluster, namespace, logger } = opts;
-  return opts.tls ?? (env.certMode === 'cert-manager'
-    ? new FileTlsSource(env.tlsDir, logger)
-    : new SelfManagedTlsSource({
-      cluster, namespace, secretName: env.tlsSecretName, webhookConfigName: env.webhookConfigName,
-      dnsNames: [...serviceDnsNames(env.webhookServiceName, namespace), ...(env.webhookExtraNames ?? [])], isLeader: opts.isLeader, logger,
-      caPropagationMs: opts.caPropagationMs,
-    }));
+  return (
+    opts.tls ??
+    (env.certMode === 'cert-manager'
+      ? new FileTlsSource(env.tlsDir, logger)
+      : new SelfManagedTlsSource({
+          cluster,
+          namespace,
+          secretName: env.tlsSecretName,
+          webhookConfigName: env.webhookConfigName,
+          dnsNames: [...serviceDnsNames(env.webhookServiceName, namespace), ...(env.webhookExtraNames ?? [])],
+          isLeader: opts.isLeader,
+          logger,
+          caPropagationMs: opts.caPropagationMs,
+        }))
+  );
 }
 
 /** One pass of the leader's worker loop: creates and deletes pods so each remote workload has its replicas. */
 async function syncWorkerPods(
-  cluster: Cluster, workloads: ViewInformers['workloads'], view: InformerView, pods: Informer<K8sObject>, logger?: Logger,
+  cluster: Cluster,
+  workloads: ViewInformers['workloads'],
+  view: InformerView,
+  pods: Informer<K8sObject>,
+  logger?: Logger,
 ): Promise<{ created: number; deleted: number }> {
   let created = 0;
   let deleted = 0;
   for (const wl of workloads.list()) {
     if (wl.spec?.isLocalGPU !== false || wl.metadata.deletionTimestamp) continue;
     const ns = wl.metadata.namespace as string;
-    const plan = planWorkers(wl, view.pool(String(wl.spec.poolName ?? '')), pods.list().filter((p) => p.metadata.namespace === ns));
+    const plan = planWorkers(
+      wl,
+      view.pool(String(wl.spec.poolName ?? '')),
+      pods.list().filter((p) => p.metadata.namespace === ns),
+    );
     if (plan.problem) logger?.warn({ workload: `${ns}/${wl.metadata.name}` }, plan.problem);
     for (const name of plan.delete) if (await cluster.delete(RESOURCES.pods, { namespace: ns, name })) deleted++;
     for (const pod of plan.create) {
@@ -151,7 +189,9 @@ function every(timers: NodeJS.Timeout[], ms: number, fn: () => Promise<unknown>,
   const t = setInterval(() => {
     if (busy) return;
     busy = true;
-    fn().catch((err) => logger?.warn({ err: String(err) }, 'webhook background task failed')).finally(() => (busy = false));
+    fn()
+      .catch((err) => logger?.warn({ err: String(err) }, 'webhook background task failed'))
+      .finally(() => (busy = false));
   }, ms);
   t.unref();
   timers.push(t);
@@ -160,9 +200,14 @@ function every(timers: NodeJS.Timeout[], ms: number, fn: () => Promise<unknown>,
 /** The loops the webhook runs once serving: TLS polling (renewal by the leader) and the leader's worker pods. */
 function startLoops(timers: NodeJS.Timeout[], opts: StartWebhookOptions, tls: TlsSource, syncWorkers: () => Promise<unknown>): void {
   every(timers, opts.tlsPollMs ?? 10_000, () => tls.tick(), opts.logger);
-  every(timers, opts.workerSyncIntervalMs ?? 30_000, async () => {
-    if (opts.isLeader()) await syncWorkers();
-  }, opts.logger);
+  every(
+    timers,
+    opts.workerSyncIntervalMs ?? 30_000,
+    async () => {
+      if (opts.isLeader()) await syncWorkers();
+    },
+    opts.logger,
+  );
 }
 
 /**
@@ -194,7 +239,15 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
     await Promise.all([...view.informerList(), pods].map((i) => i.waitForSync()));
     await waitForCertificate(tls, () => closed, opts.tlsPollMs ?? 10_000, logger);
     if (closed) return;
-    server = new AdmissionServer({ path: CONTROLLER_PATHS.mutatePods, port: env.webhookPort, host: opts.host, tls: tls.current()!, handle, logger, observe });
+    server = new AdmissionServer({
+      path: CONTROLLER_PATHS.mutatePods,
+      port: env.webhookPort,
+      host: opts.host,
+      tls: tls.current()!,
+      handle,
+      logger,
+      observe,
+    });
     await server.listen();
     serving = true;
     startLoops(timers, opts, tls, syncWorkers);

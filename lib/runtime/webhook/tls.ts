@@ -56,13 +56,19 @@ abstract class PollingSource implements TlsSource {
 
 /** cert-manager mode: the files of the mounted Secret. */
 export class FileTlsSource extends PollingSource {
-  constructor(private readonly dir: string, private readonly logger?: Logger) {
+  constructor(
+    private readonly dir: string,
+    private readonly logger?: Logger,
+  ) {
     super();
   }
 
   async tick(): Promise<void> {
     try {
-      const [cert, key] = await Promise.all([readFile(path.join(this.dir, 'tls.crt'), 'utf8'), readFile(path.join(this.dir, 'tls.key'), 'utf8')]);
+      const [cert, key] = await Promise.all([
+        readFile(path.join(this.dir, 'tls.crt'), 'utf8'),
+        readFile(path.join(this.dir, 'tls.key'), 'utf8'),
+      ]);
       if (cert.trim() && key.trim()) this.publish({ cert, key });
     } catch (err) {
       this.logger?.warn({ err: String(err), dir: this.dir }, 'TLS files not readable yet');
@@ -175,8 +181,12 @@ export class SelfManagedTlsSource extends PollingSource {
     }
     let cert: KeyPair = { cert: unb64(d[SECRET_KEYS.cert]), key: unb64(d[SECRET_KEYS.key]) };
     const certExpiry = notAfter(cert.cert)?.getTime() ?? 0;
-    const needCert = needCa || forceCert || !cert.key || certExpiry - now < (o.renewBeforeDays ?? 90) * DAY_MS
-      || !certMatches(cert.cert, ca.cert, o.dnsNames);
+    const needCert =
+      needCa ||
+      forceCert ||
+      !cert.key ||
+      certExpiry - now < (o.renewBeforeDays ?? 90) * DAY_MS ||
+      !certMatches(cert.cert, ca.cert, o.dnsNames);
     // The bundle goes first, and has time to reach the API servers' caches, so that they trust the
     // new CA before any replica serves a certificate it signed.
     const bundleChanged = await this.publishBundle(bundle);
@@ -185,11 +195,16 @@ export class SelfManagedTlsSource extends PollingSource {
     cert = issueServingCert(ca, o.dnsNames, { notBefore: new Date(now), days: o.certDays ?? 365 });
     const data = {
       ...(secret?.data ?? {}),
-      [SECRET_KEYS.caCert]: b64(ca.cert), [SECRET_KEYS.caKey]: b64(ca.key), [SECRET_KEYS.caBundle]: b64(bundle),
-      [SECRET_KEYS.cert]: b64(cert.cert), [SECRET_KEYS.key]: b64(cert.key),
+      [SECRET_KEYS.caCert]: b64(ca.cert),
+      [SECRET_KEYS.caKey]: b64(ca.key),
+      [SECRET_KEYS.caBundle]: b64(bundle),
+      [SECRET_KEYS.cert]: b64(cert.cert),
+      [SECRET_KEYS.key]: b64(cert.key),
     };
     const body: Secret = {
-      apiVersion: 'v1', kind: 'Secret', type: secret?.type ?? 'Opaque',
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: secret?.type ?? 'Opaque',
       metadata: { ...(secret?.metadata ?? {}), name: o.secretName, namespace: o.namespace },
       data,
     };
@@ -211,14 +226,17 @@ export class SelfManagedTlsSource extends PollingSource {
     const ops: JsonPatchOp[] = [];
     webhooks.forEach((w, i) => {
       if (w.clientConfig?.caBundle === want) return;
-      ops.push(w.clientConfig
-        ? { op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: want }
-        : { op: 'add', path: `/webhooks/${i}/clientConfig`, value: { caBundle: want } });
+      ops.push(
+        w.clientConfig
+          ? { op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: want }
+          : { op: 'add', path: `/webhooks/${i}/clientConfig`, value: { caBundle: want } },
+      );
     });
     if (ops.length === 0) return false;
     try {
       await o.cluster.jsonPatch(rt, { name: o.webhookConfigName }, [
-        { op: 'test', path: '/metadata/resourceVersion', value: config.metadata.resourceVersion }, ...ops,
+        { op: 'test', path: '/metadata/resourceVersion', value: config.metadata.resourceVersion },
+        ...ops,
       ]);
       return true;
     } catch (err) {

@@ -14,7 +14,6 @@ import { isActivePod } from '../pod-lifecycle';
 import { controllerRefTo } from '../top-owner';
 import { REPLICAS_MAX } from '../../model/rules';
 
-
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the pool's worker template is user-written JSON, read as it comes
 type JsonObject = Record<string, any>;
 /** Name of the container that runs the worker image. */
@@ -48,7 +47,7 @@ export function workerImage(pool: GPUPool): string | undefined {
   const worker = pool.spec.componentConfig?.worker;
   if (worker?.image) return worker.image;
   const containers = (worker?.podTemplate as { spec?: { containers?: JsonObject[] } } | undefined)?.spec?.containers;
-  const main = Array.isArray(containers) ? containers.find((c) => c?.name === WORKER_CONTAINER) ?? containers[0] : undefined;
+  const main = Array.isArray(containers) ? (containers.find((c) => c?.name === WORKER_CONTAINER) ?? containers[0]) : undefined;
   return typeof main?.image === 'string' && main.image !== '' ? main.image : undefined;
 }
 
@@ -90,14 +89,14 @@ export function workerPod(workload: TensorFusionWorkload, pool: GPUPool, i: numb
   put(ANNOTATION.gpuCount, s.gpuCount);
   put(ANNOTATION.gpuModel, s.gpuModel);
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name: `${name}-worker-${i}`, namespace,
+      name: `${name}-worker-${i}`,
+      namespace,
       labels: { ...(template.metadata?.labels ?? {}), [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: name, [MANAGED_BY_LABEL]: name },
       annotations,
-      ownerReferences: workload.metadata.uid
-        ? [controllerRefTo(workload, 'TensorFusionWorkload')]
-        : undefined,
+      ownerReferences: workload.metadata.uid ? [controllerRefTo(workload, 'TensorFusionWorkload')] : undefined,
     },
     spec: { ...spec, containers },
   };
@@ -111,7 +110,10 @@ export function planWorkers(workload: TensorFusionWorkload, pool: GPUPool | unde
   const name = workload.metadata.name as string;
   // Bounded again here: a workload stored before the CRD bound may ask for more.
   const wanted = workload.spec?.isLocalGPU === false ? Math.min(REPLICAS_MAX, Math.max(0, Number(workload.spec?.replicas ?? 0))) : 0;
-  const mine = pods.filter((p) => p.metadata.labels?.[WORKLOAD_LABEL] === name && ORDINAL.test(p.metadata.name ?? '') && p.metadata.name?.startsWith(`${name}-worker-`));
+  const mine = pods.filter(
+    (p) =>
+      p.metadata.labels?.[WORKLOAD_LABEL] === name && ORDINAL.test(p.metadata.name ?? '') && p.metadata.name?.startsWith(`${name}-worker-`),
+  );
   const ordinal = (p: K8sObject) => Number(ORDINAL.exec(p.metadata.name as string)![1]);
   const del: string[] = [];
   const taken = new Set<number>();
@@ -128,7 +130,12 @@ export function planWorkers(workload: TensorFusionWorkload, pool: GPUPool | unde
     if (taken.has(i) || terminating.has(i)) continue;
     if (!pool) return { create: [], delete: del, problem: `GPUPool ${JSON.stringify(workload.spec?.poolName)} not found` };
     const pod = workerPod(workload, pool, i);
-    if (!pod) return { create: [], delete: del, problem: `GPUPool ${JSON.stringify(pool.metadata.name)} names no worker image (spec.componentConfig.worker)` };
+    if (!pod)
+      return {
+        create: [],
+        delete: del,
+        problem: `GPUPool ${JSON.stringify(pool.metadata.name)} names no worker image (spec.componentConfig.worker)`,
+      };
     create.push(pod);
   }
   return { create, delete: del };

@@ -17,7 +17,7 @@ jest.setTimeout(300_000);
 
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 const NS = 'faults';
 const POOL = 'faults';
@@ -26,10 +26,18 @@ const GiB = 2 ** 30;
 /** An opted-in pod of `vram` on the node's one 80 GiB GPU, running `script` in busybox. */
 function gpuPod(name: string, vram: string, script = SLEEP_SCRIPT, grace = 1): Obj {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name, namespace: NS, labels: { [ENABLED_LABEL]: 'true', app: name },
-      annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': vram },
+      name,
+      namespace: NS,
+      labels: { [ENABLED_LABEL]: 'true', app: name },
+      annotations: {
+        'tensor-fusion.ai/gpupool': POOL,
+        'tensor-fusion.ai/is-local-gpu': 'true',
+        'tensor-fusion.ai/tflops-request': '10',
+        'tensor-fusion.ai/vram-request': vram,
+      },
     },
     spec: { containers: [busyboxContainer('main', script)], terminationGracePeriodSeconds: grace },
   };
@@ -43,36 +51,53 @@ describeRealNode('faults on a real node', { controllerManager: true, users: [use
   const create = (o: Obj) => cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(o) });
   const runningPod = async (name: string): Promise<Obj> => {
     let p: Obj = {};
-    await eventually(async () => {
-      p = await pod(name);
-      expect(p.status.phase).toBe('Running');
-      expect(p.status.containerStatuses?.[0]?.state?.running).toBeTruthy();
-    }, 120_000, 500);
+    await eventually(
+      async () => {
+        p = await pod(name);
+        expect(p.status.phase).toBe('Running');
+        expect(p.status.containerStatuses?.[0]?.state?.running).toBeTruthy();
+      },
+      120_000,
+      500,
+    );
     return p;
   };
   /** The GPU's free VRAM as the controller reports it, once it matches `expected`. */
   const gpuAvailableVram = async (expected: number): Promise<void> => {
-    await eventually(async () => {
-      const gpus = (await get(['gpus'])).items as Obj[];
-      expect(gpus).toHaveLength(1);
-      expect(parseQuantity(gpus[0].status.available.vram)).toBe(expected);
-    }, 60_000, 500);
+    await eventually(
+      async () => {
+        const gpus = (await get(['gpus'])).items as Obj[];
+        expect(gpus).toHaveLength(1);
+        expect(parseQuantity(gpus[0].status.available.vram)).toBe(expected);
+      },
+      60_000,
+      500,
+    );
   };
   /** What a running pod's share and containers are: must not change across node faults. */
   const fingerprint = (p: Obj) => ({
-    uid: p.metadata.uid, node: p.spec.nodeName, allocation: p.metadata.annotations[ALLOCATION_ANNOTATION],
-    containerID: p.status.containerStatuses[0].containerID, restarts: p.status.containerStatuses[0].restartCount,
+    uid: p.metadata.uid,
+    node: p.spec.nodeName,
+    allocation: p.metadata.annotations[ALLOCATION_ANNOTATION],
+    containerID: p.status.containerStatuses[0].containerID,
+    restarts: p.status.containerStatuses[0].restartCount,
   });
-  const scheduledEvents = async (name: string) => ((await get(['events', '-n', NS, '--field-selector', `involvedObject.name=${name},reason=Scheduled`])).items as Obj[]).length;
+  const scheduledEvents = async (name: string) =>
+    ((await get(['events', '-n', NS, '--field-selector', `involvedObject.name=${name},reason=Scheduled`])).items as Obj[]).length;
 
   beforeAll(async () => {
     ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'faults.yaml', [
-      renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 1, memory: '80Gi' } }),
-      // Shared isolation: hard isolation's node side (the agent's device plugin) is test/e2e/node/isolation.test.ts.
-      renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-    ])]);
+    await cp().kubectlOk([
+      'apply',
+      '--server-side',
+      '-f',
+      writeYaml(synth.dir, 'faults.yaml', [
+        renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 1, memory: '80Gi' } }),
+        // Shared isolation: hard isolation's node side (the agent's device plugin) is test/e2e/node/isolation.test.ts.
+        renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      ]),
+    ]);
     await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
     await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 1, totalGPUs: 1 }), 60_000, 500);
     await defaultServiceAccount(cp(), NS);
@@ -110,13 +135,17 @@ describeRealNode('faults on a real node', { controllerManager: true, users: [use
   test('a container that exits with an error is restarted by the kubelet and keeps its share', async () => {
     await create(gpuPod('flaky', '5Gi', 'sleep 2; exit 3'));
     let first: Obj | undefined;
-    await eventually(async () => {
-      const p = await pod('flaky');
-      first ??= p.metadata.annotations?.[ALLOCATION_ANNOTATION] ? p : undefined;
-      const s = p.status.containerStatuses?.[0];
-      expect(s?.restartCount).toBeGreaterThanOrEqual(2);
-      expect(s.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
-    }, 120_000, 1_000);
+    await eventually(
+      async () => {
+        const p = await pod('flaky');
+        first ??= p.metadata.annotations?.[ALLOCATION_ANNOTATION] ? p : undefined;
+        const s = p.status.containerStatuses?.[0];
+        expect(s?.restartCount).toBeGreaterThanOrEqual(2);
+        expect(s.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+      },
+      120_000,
+      1_000,
+    );
     const p = await pod('flaky');
     expect(p.metadata.uid).toBe(first!.metadata.uid);
     expect(p.metadata.annotations[ALLOCATION_ANNOTATION]).toBe(first!.metadata.annotations[ALLOCATION_ANNOTATION]);
@@ -135,10 +164,14 @@ describeRealNode('faults on a real node', { controllerManager: true, users: [use
     await cp().kubectlOk(['delete', 'pod', '-n', NS, 'slow-exit', '--wait=false']);
     // 50 GiB are asked for and 20 GiB are free until slow-exit's container has exited.
     await create(gpuPod('next', '50Gi'));
-    await eventually(async () => {
-      const cond = ((await pod('next')).status.conditions as Obj[] ?? []).find((c) => c.type === 'PodScheduled');
-      expect(cond?.reason).toBe('Unschedulable');
-    }, 60_000, 500);
+    await eventually(
+      async () => {
+        const cond = (((await pod('next')).status.conditions as Obj[]) ?? []).find((c) => c.type === 'PodScheduled');
+        expect(cond?.reason).toBe('Unschedulable');
+      },
+      60_000,
+      500,
+    );
     const waiting = await pod('slow-exit');
     expect(waiting.metadata.deletionTimestamp).toBeTruthy();
     expect(waiting.status.containerStatuses[0].state.running).toBeTruthy();
@@ -150,4 +183,3 @@ describeRealNode('faults on a real node', { controllerManager: true, users: [use
     await gpuAvailableVram(20 * GiB);
   });
 });
-

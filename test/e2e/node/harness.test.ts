@@ -17,13 +17,16 @@ const OPTS = { node: true, controllerManager: true };
 
 /** Processes whose command line names `marker`. */
 function processesNaming(marker: string): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
-    try {
-      return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
-    } catch {
-      return false;
-    }
-  }).map(Number);
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 (controlPlaneAvailable(FILE, OPTS) && realNodeAvailable(FILE) ? describe : describe.skip)('the real-node harness', () => {
@@ -35,11 +38,19 @@ function processesNaming(marker: string): number[] {
     try {
       node = await RealNode.start(cp);
       await defaultServiceAccount(cp, 'default');
-      await cp.kubectlOk(['create', '-f', '-'], { input: JSON.stringify({
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: 'default' },
-        spec: { nodeName: node.name, terminationGracePeriodSeconds: 0, containers: [busyboxContainer('c')] },
-      }) });
-      await eventually(async () => expect(JSON.parse(await cp.kubectlOk(['get', 'pod', 'probe', '-o', 'json'])).status.phase).toBe('Running'), 60_000, 500);
+      await cp.kubectlOk(['create', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'probe', namespace: 'default' },
+          spec: { nodeName: node.name, terminationGracePeriodSeconds: 0, containers: [busyboxContainer('c')] },
+        }),
+      });
+      await eventually(
+        async () => expect(JSON.parse(await cp.kubectlOk(['get', 'pod', 'probe', '-o', 'json'])).status.phase).toBe('Running'),
+        60_000,
+        500,
+      );
       // While it runs: the kubelet's sysctl, its cgroups, the pod's shim, the bind mounts.
       expect(globalSysctls()['vm/overcommit_memory']).toBe('1');
       expect(nodeCgroupDirs().some((d) => d.includes('/kubepods/'))).toBe(true);
@@ -52,7 +63,9 @@ function processesNaming(marker: string): number[] {
     expect(globalSysctls()).toEqual(before);
     expect(nodeCgroupDirs()).toEqual([]);
     expect(processesNaming(node!.socket)).toEqual([]);
-    expect(mountsUnder(['/var/lib/kubelet', '/run/containerd', '/var/lib/cni', '/var/log/pods', '/var/log/containers', node!.dir])).toEqual([]);
+    expect(mountsUnder(['/var/lib/kubelet', '/run/containerd', '/var/lib/cni', '/var/log/pods', '/var/log/containers', node!.dir])).toEqual(
+      [],
+    );
     if (!process.env.TF_ENVTEST_KEEP) expect(existsSync(node!.dir)).toBe(false);
   });
 });

@@ -27,7 +27,7 @@ import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(300_000);
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 const NS = 'apps';
 const POOL = 'install';
@@ -39,7 +39,12 @@ function synthController(): { file: string; docs: Obj[] } {
   new TensorFusionController(new Chart(app, 'controller'), 'tensor-fusion', { ...exampleController, nodeImage: IMAGE_REFS.node });
   app.synth();
   const file = path.join(outdir, 'controller.k8s.yaml');
-  return { file, docs: parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean) };
+  return {
+    file,
+    docs: parseAllDocuments(readFileSync(file, 'utf8'))
+      .map((d) => d.toJS())
+      .filter(Boolean),
+  };
 }
 
 describeRealNode('the controller install as pods on a real node', { controllerManager: true, scheduler: true }, {}, (h) => {
@@ -49,56 +54,113 @@ describeRealNode('the controller install as pods on a real node', { controllerMa
   const deployment = synth.docs.find((d) => d.kind === 'Deployment' && d.metadata.name === CONTROLLER_NAMES.controller)!;
   const ns = deployment.metadata.namespace as string;
   afterAll(() => rmSync(path.dirname(synth.file), { recursive: true, force: true }));
-  const controllerPods = async (): Promise<Obj[]> => (await get(['pods', '-n', ns, '-l', Object.entries(deployment.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(',')])).items;
+  const controllerPods = async (): Promise<Obj[]> =>
+    (
+      await get([
+        'pods',
+        '-n',
+        ns,
+        '-l',
+        Object.entries(deployment.spec.selector.matchLabels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+      ])
+    ).items;
 
   test('kubectl apply of the synthesized YAML: the bundle digest checks, both replicas become Ready and hold the Leases', async () => {
     expect(deployment.spec.replicas).toBe(2);
     await cp().kubectlOk(['apply', '--server-side', '-f', synth.file]);
-    const rollout = await cp().kubectl(['rollout', 'status', '-n', ns, `deployment/${CONTROLLER_NAMES.controller}`, '--timeout=240s'], { timeoutMs: 250_000 });
+    const rollout = await cp().kubectl(['rollout', 'status', '-n', ns, `deployment/${CONTROLLER_NAMES.controller}`, '--timeout=240s'], {
+      timeoutMs: 250_000,
+    });
     expect(rollout.stderr).toBe('');
     const pods = await controllerPods();
-    expect(pods.map((p) => [p.spec.nodeName, p.status.phase, p.status.containerStatuses.every((c: Obj) => c.ready)])).toEqual([[NODE_NAME, 'Running', true], [NODE_NAME, 'Running', true]]);
-    for (const p of pods) expect(p.status.initContainerStatuses[0]).toMatchObject({ name: 'unpack', state: { terminated: { exitCode: 0 } } });
+    expect(pods.map((p) => [p.spec.nodeName, p.status.phase, p.status.containerStatuses.every((c: Obj) => c.ready)])).toEqual([
+      [NODE_NAME, 'Running', true],
+      [NODE_NAME, 'Running', true],
+    ]);
+    for (const p of pods)
+      expect(p.status.initContainerStatuses[0]).toMatchObject({ name: 'unpack', state: { terminated: { exitCode: 0 } } });
     const names = pods.map((p) => p.metadata.name);
-    await eventually(async () => {
-      const holders = await Promise.all([CONTROLLER_NAMES.lease, CONTROLLER_NAMES.schedulerLease].map(async (l) => (await get(['lease', '-n', ns, l])).spec.holderIdentity as string));
-      // Our identity is `<pod>_<uuid>`, kube-scheduler's `<pod hostname>_<uuid>`. The two elections are
-      // independent (every replica's extender serves its own kube-scheduler), so either pod may hold either.
-      for (const holder of holders.map((x) => x.replace(/_[0-9a-f-]{36}$/, ''))) expect(names).toContain(holder);
-    }, 120_000, 1_000);
+    await eventually(
+      async () => {
+        const holders = await Promise.all(
+          [CONTROLLER_NAMES.lease, CONTROLLER_NAMES.schedulerLease].map(
+            async (l) => (await get(['lease', '-n', ns, l])).spec.holderIdentity as string,
+          ),
+        );
+        // Our identity is `<pod>_<uuid>`, kube-scheduler's `<pod hostname>_<uuid>`. The two elections are
+        // independent (every replica's extender serves its own kube-scheduler), so either pod may hold either.
+        for (const holder of holders.map((x) => x.replace(/_[0-9a-f-]{36}$/, ''))) expect(names).toContain(holder);
+      },
+      120_000,
+      1_000,
+    );
   });
 
   test('a GPU pod is admitted through the webhook Service and placed by the in-pod kube-scheduler and extender, on the real node', async () => {
-    await cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(path.dirname(synth.file), 'platform.yaml', [
-      renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 1, memory: '80Gi' } }),
-      // Shared isolation: hard isolation's node side (the agent's device plugin) is test/e2e/node/isolation.test.ts.
-      renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-    ])]);
-    await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 1, totalGPUs: 1 }), 120_000, 1_000);
+    await cp().kubectlOk([
+      'apply',
+      '--server-side',
+      '-f',
+      writeYaml(path.dirname(synth.file), 'platform.yaml', [
+        renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 1, memory: '80Gi' } }),
+        // Shared isolation: hard isolation's node side (the agent's device plugin) is test/e2e/node/isolation.test.ts.
+        renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      ]),
+    ]);
+    await eventually(
+      async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 1, totalGPUs: 1 }),
+      120_000,
+      1_000,
+    );
     await defaultServiceAccount(cp(), NS);
     // The leader publishes its CA into the webhook configuration before the API server can call it.
-    await eventually(async () => expect((await get(['mutatingwebhookconfiguration', CONTROLLER_NAMES.webhookConfiguration])).webhooks[0].clientConfig.caBundle).toBeTruthy(), 60_000, 500);
+    await eventually(
+      async () =>
+        expect(
+          (await get(['mutatingwebhookconfiguration', CONTROLLER_NAMES.webhookConfiguration])).webhooks[0].clientConfig.caBundle,
+        ).toBeTruthy(),
+      60_000,
+      500,
+    );
     const webhook = (await get(['mutatingwebhookconfiguration', CONTROLLER_NAMES.webhookConfiguration])).webhooks[0];
     expect(webhook.clientConfig.service).toMatchObject({ name: CONTROLLER_NAMES.webhookService, namespace: ns });
     expect(webhook.clientConfig.url).toBeUndefined();
     const trainer = JSON.stringify({
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: {
-        name: 'trainer', namespace: NS, labels: { [ENABLED_LABEL]: 'true' },
-        annotations: { 'tensor-fusion.ai/gpupool': POOL, 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '2Gi' },
+        name: 'trainer',
+        namespace: NS,
+        labels: { [ENABLED_LABEL]: 'true' },
+        annotations: {
+          'tensor-fusion.ai/gpupool': POOL,
+          'tensor-fusion.ai/is-local-gpu': 'true',
+          'tensor-fusion.ai/tflops-request': '10',
+          'tensor-fusion.ai/vram-request': '2Gi',
+        },
       },
       spec: { terminationGracePeriodSeconds: 1, containers: [busyboxContainer('main')] },
     });
     // Until kube-proxy has the webhook Service's endpoints, its rule answers "no route to host" (seen
     // once in four runs): a server dry run reaches the webhook once the Service routes.
-    await eventually(async () => expect((await cp().kubectl(['create', '--dry-run=server', '-f', '-'], { input: trainer })).code).toBe(0), 60_000, 1_000);
+    await eventually(
+      async () => expect((await cp().kubectl(['create', '--dry-run=server', '-f', '-'], { input: trainer })).code).toBe(0),
+      60_000,
+      1_000,
+    );
     await cp().kubectlOk(['create', '-f', '-'], { input: trainer });
     let pod: Obj = {};
-    await eventually(async () => {
-      pod = await get(['pod', '-n', NS, 'trainer']);
-      expect(pod.status.phase).toBe('Running');
-    }, 120_000, 500);
+    await eventually(
+      async () => {
+        pod = await get(['pod', '-n', NS, 'trainer']);
+        expect(pod.status.phase).toBe('Running');
+      },
+      120_000,
+      500,
+    );
     expect(pod.spec.schedulerName).toBe(SCHEDULER_NAME);
     expect(pod.spec.nodeName).toBe(NODE_NAME);
     expect(JSON.parse(pod.metadata.annotations[ALLOCATION_ANNOTATION])).toMatchObject({ id: pod.metadata.uid, node: NODE_NAME });
@@ -112,15 +174,21 @@ describeRealNode('the controller install as pods on a real node', { controllerMa
     await cp().kubectlOk(['scale', '-n', ns, `deployment/${CONTROLLER_NAMES.controller}`, '--replicas=0']);
     await eventually(async () => expect(await controllerPods()).toEqual([]), 120_000, 1_000);
     await cp().kubectlOk(['delete', 'configmap', '-n', ns, configMap.metadata.name]);
-    await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify({ ...configMap, binaryData: { [BUNDLE_KEY]: gzipSync('process.exit(0)').toString('base64') } }) });
+    await cp().kubectlOk(['create', '-f', '-'], {
+      input: JSON.stringify({ ...configMap, binaryData: { [BUNDLE_KEY]: gzipSync('process.exit(0)').toString('base64') } }),
+    });
     await cp().kubectlOk(['scale', '-n', ns, `deployment/${CONTROLLER_NAMES.controller}`, '--replicas=1']);
-    await eventually(async () => {
-      const [pod] = await controllerPods();
-      const init = pod?.status.initContainerStatuses?.[0];
-      const terminated = init?.state.terminated ?? init?.lastState.terminated;
-      expect(terminated?.exitCode).toBe(1);
-      expect(terminated.message).toMatch(new RegExp(`controller bundle sha256: got [0-9a-f]{64}, expected ${expected}`));
-      expect(pod.status.containerStatuses.every((c: Obj) => !c.ready && !c.state.running)).toBe(true);
-    }, 120_000, 1_000);
+    await eventually(
+      async () => {
+        const [pod] = await controllerPods();
+        const init = pod?.status.initContainerStatuses?.[0];
+        const terminated = init?.state.terminated ?? init?.lastState.terminated;
+        expect(terminated?.exitCode).toBe(1);
+        expect(terminated.message).toMatch(new RegExp(`controller bundle sha256: got [0-9a-f]{64}, expected ${expected}`));
+        expect(pod.status.containerStatuses.every((c: Obj) => !c.ready && !c.state.running)).toBe(true);
+      },
+      120_000,
+      1_000,
+    );
   });
 });

@@ -12,12 +12,18 @@ import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { T9K } from '../../../lib/t9k/keys';
 import { eventually } from '../../runtime/fixtures';
 import { policyDenial } from '../../support/control-plane';
-import { createExampleNodes, exampleProgram as program, OTHER_MANAGER, OTHER_TAINT, TAINTED_NODE as TAINTED } from '../../support/pulumi-example';
+import {
+  createExampleNodes,
+  exampleProgram as program,
+  OTHER_MANAGER,
+  OTHER_TAINT,
+  TAINTED_NODE as TAINTED,
+} from '../../support/pulumi-example';
 import { describeEngineOnNode, engineStack, EngineStack, Step } from '../../support/pulumi-engine';
 
 jest.setTimeout(600_000);
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 /**
  * The steps that change a cluster object, as `<op> <Kind> <name>`: not the unchanged ones, not the
@@ -38,10 +44,32 @@ describeEngineOnNode('examples/pulumi with the real engine', { controllerManager
   let otherManagerFields: Obj;
   /** Every object the cluster has (kind/namespace/name), but for the ones its own controllers churn. */
   const inventory = async (): Promise<string[]> => {
-    const kinds = ['namespaces', 'customresourcedefinitions', 'clusterroles', 'clusterrolebindings', 'priorityclasses',
-      'mutatingwebhookconfigurations', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'deployments', 'services', 'configmaps', 'pods'];
-    const out = await cp().kubectlOk(['get', kinds.join(','), '-A', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\\n"}{end}']);
-    return out.split('\n').filter(Boolean).filter((l) => !l.startsWith('ConfigMap/') || !l.endsWith('/kube-root-ca.crt')).sort();
+    const kinds = [
+      'namespaces',
+      'customresourcedefinitions',
+      'clusterroles',
+      'clusterrolebindings',
+      'priorityclasses',
+      'mutatingwebhookconfigurations',
+      'validatingadmissionpolicies',
+      'validatingadmissionpolicybindings',
+      'deployments',
+      'services',
+      'configmaps',
+      'pods',
+    ];
+    const out = await cp().kubectlOk([
+      'get',
+      kinds.join(','),
+      '-A',
+      '-o',
+      'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\\n"}{end}',
+    ]);
+    return out
+      .split('\n')
+      .filter(Boolean)
+      .filter((l) => !l.startsWith('ConfigMap/') || !l.endsWith('/kube-root-ca.crt'))
+      .sort();
   };
 
   beforeAll(async () => {
@@ -49,7 +77,9 @@ describeEngineOnNode('examples/pulumi with the real engine', { controllerManager
     before = await inventory();
     engine = await engineStack(cp().kubeconfig, 'example', program());
   });
-  afterAll(() => { if (!process.env.TF_ENVTEST_KEEP) engine?.remove(); });
+  afterAll(() => {
+    if (!process.env.TF_ENVTEST_KEEP) engine?.remove();
+  });
 
   test('up on a fresh stack creates everything in an order the cluster accepts, awaits the controller, and the GPU workload is admitted and placed', async () => {
     const started = Date.now();
@@ -100,7 +130,9 @@ describeEngineOnNode('examples/pulumi with the real engine', { controllerManager
     const preview = engine.record();
     const result = await engine.stack.preview({ ...preview.options, diff: true });
     expect(changed(preview.steps)).toEqual(['update GPUPool default-pool']);
-    expect(preview.steps.find((s) => s.op === 'update')!.detailedDiff).toEqual(['spec.capacityConfig.oversubscription.tflopsOversellRatio']);
+    expect(preview.steps.find((s) => s.op === 'update')!.detailedDiff).toEqual([
+      'spec.capacityConfig.oversubscription.tflopsOversellRatio',
+    ]);
     expect(result.stdout).toMatch(/~ tflopsOversellRatio: 500 => 600/);
     const up = engine.record();
     await engine.stack.up(up.options);
@@ -111,11 +143,16 @@ describeEngineOnNode('examples/pulumi with the real engine', { controllerManager
   });
 
   test("a workload's tflopsRequest changed: the Deployment is updated in place, and its new pod admitted and placed with it", async () => {
-    engine.stack.workspace.program = program({ pool: { ...examplePool, tflopsOversellRatio: 600 }, pytorchGpu: { ...pytorchGpu, tflopsRequest: '12' } });
+    engine.stack.workspace.program = program({
+      pool: { ...examplePool, tflopsOversellRatio: 600 },
+      pytorchGpu: { ...pytorchGpu, tflopsRequest: '12' },
+    });
     const preview = engine.record();
     const result = await engine.stack.preview({ ...preview.options, diff: true });
     expect(changed(preview.steps)).toEqual(['update Deployment pytorch-example']);
-    expect(preview.steps.find((s) => s.op === 'update')!.detailedDiff).toEqual([expect.stringContaining('tensor-fusion.ai/tflops-request')]);
+    expect(preview.steps.find((s) => s.op === 'update')!.detailedDiff).toEqual([
+      expect.stringContaining('tensor-fusion.ai/tflops-request'),
+    ]);
     expect(result.stdout).toMatch(/~ tensor-fusion.ai\/tflops-request: "10" => "12"/);
     const up = engine.record();
     await engine.stack.up(up.options);
@@ -127,16 +164,31 @@ describeEngineOnNode('examples/pulumi with the real engine', { controllerManager
   });
 
   test('renaming a pool shows a replacement', async () => {
-    engine.stack.workspace.program = program({ pool: { ...examplePool, tflopsOversellRatio: 600, name: 'renamed-pool' }, pytorchGpu: { ...pytorchGpu, tflopsRequest: '12' } });
+    engine.stack.workspace.program = program({
+      pool: { ...examplePool, tflopsOversellRatio: 600, name: 'renamed-pool' },
+      pytorchGpu: { ...pytorchGpu, tflopsRequest: '12' },
+    });
     const preview = engine.record();
     await engine.stack.preview({ ...preview.options, diff: true });
     expect(changed(preview.steps)).toContain('replace GPUPool default-pool');
     expect(new Set(changed(preview.steps).map((c) => c.split(' ').slice(1).join(' ')))).toEqual(new Set(['GPUPool default-pool']));
-    engine.stack.workspace.program = program({ pool: { ...examplePool, tflopsOversellRatio: 600 }, pytorchGpu: { ...pytorchGpu, tflopsRequest: '12' } });
+    engine.stack.workspace.program = program({
+      pool: { ...examplePool, tflopsOversellRatio: 600 },
+      pytorchGpu: { ...pytorchGpu, tflopsRequest: '12' },
+    });
   });
 
   test('refresh after an object was edited by hand shows the drift, and up puts it back', async () => {
-    await cp().kubectlOk(['patch', 'workloadprofile', '-n', NAMESPACE, 'default-profile', '--type=merge', '-p', JSON.stringify({ spec: { qos: 'high' } })]);
+    await cp().kubectlOk([
+      'patch',
+      'workloadprofile',
+      '-n',
+      NAMESPACE,
+      'default-profile',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { qos: 'high' } }),
+    ]);
     const refresh = engine.record();
     await engine.stack.refresh(refresh.options);
     expect(changed(refresh.outcomes)).toEqual(['update WorkloadProfile default-profile']);
@@ -153,9 +205,13 @@ describeEngineOnNode('examples/pulumi with the real engine', { controllerManager
     expect(result.stderr).toContain(policyDenial(CONTROLLER_NAMES.nodeGuardPolicy, nodeGuardMessage('ghost-node')));
     expect((await cp().kubectl(['get', 'node', 'ghost-node'])).stderr).toContain('NotFound');
     // The same manifest for a node that exists only labels it.
-    await cp().kubectlOk(['apply', '--server-side', '--field-manager=kubectl-e2e', '-f', '-'], { input: JSON.stringify(renderGpuNode({ nodeName: 'gpu-a100-0', labels: { 'e2e/kubectl': 'yes' } })) });
+    await cp().kubectlOk(['apply', '--server-side', '--field-manager=kubectl-e2e', '-f', '-'], {
+      input: JSON.stringify(renderGpuNode({ nodeName: 'gpu-a100-0', labels: { 'e2e/kubectl': 'yes' } })),
+    });
     expect((await get(['node', 'gpu-a100-0'])).metadata.labels).toHaveProperty(['e2e/kubectl'], 'yes');
-    await cp().kubectlOk(['apply', '--server-side', '--field-manager=kubectl-e2e', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'gpu-a100-0' } }) });
+    await cp().kubectlOk(['apply', '--server-side', '--field-manager=kubectl-e2e', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'gpu-a100-0' } }),
+    });
   });
 
   test('destroy removes everything in an order the cluster accepts and leaves the cluster as it was', async () => {
@@ -168,12 +224,18 @@ describeEngineOnNode('examples/pulumi with the real engine', { controllerManager
     await eventually(async () => expect(await inventory()).toEqual(before), 120_000, 1_000);
     for (const name of Object.keys(nodes)) {
       const node = await get(['node', name]);
-      expect(Object.keys(node.metadata.labels).filter((k) => k.startsWith('tensor-fusion.ai/') || k.startsWith('sched.tensorstack.dev/') || k.startsWith('nvidia.com/'))).toEqual([]);
+      expect(
+        Object.keys(node.metadata.labels).filter(
+          (k) => k.startsWith('tensor-fusion.ai/') || k.startsWith('sched.tensorstack.dev/') || k.startsWith('nvidia.com/'),
+        ),
+      ).toEqual([]);
       expect(node.metadata.annotations).not.toHaveProperty([GPU_NODE_ANNOTATION]);
     }
     const node = await get(['node', TAINTED, '--show-managed-fields']);
     expect(node.spec.taints).toEqual([OTHER_TAINT]);
     expect(node.metadata.labels.team).toBe('ml');
-    expect(node.metadata.managedFields.find((f: Obj) => f.manager === OTHER_MANAGER && f.operation === 'Apply').fieldsV1).toEqual(otherManagerFields);
+    expect(node.metadata.managedFields.find((f: Obj) => f.manager === OTHER_MANAGER && f.operation === 'Apply').fieldsV1).toEqual(
+      otherManagerFields,
+    );
   });
 });

@@ -10,12 +10,15 @@ jest.setTimeout(300_000);
 
 describeEngine('the real engine on bad input', { controllerManager: false }, (cp) => {
   // Outside the namespace (no root) the real-node suites skip, and so does this check.
-  (process.env[NODE_NET.reasonEnv] ? test.skip : test)('nothing the engine sends can leave: a dial to an outside address fails at once', async () => {
-    // The engine and the provider run in this network namespace (scripts/in-netns.ts) too.
-    const dial = await dialOutside();
-    expect(dial.code).toBe('ENETUNREACH');
-    expect(dial.ms).toBeLessThan(1_000);
-  });
+  (process.env[NODE_NET.reasonEnv] ? test.skip : test)(
+    'nothing the engine sends can leave: a dial to an outside address fails at once',
+    async () => {
+      // The engine and the provider run in this network namespace (scripts/in-netns.ts) too.
+      const dial = await dialOutside();
+      expect(dial.code).toBe('ENETUNREACH');
+      expect(dial.ms).toBeLessThan(1_000);
+    },
+  );
 
   test.each([
     ['a plain value', 'bad-plain-prop'],

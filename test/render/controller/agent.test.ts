@@ -4,7 +4,7 @@ import { renderController } from '../../../lib/render/controller';
 import { AGENT_DEFAULTS } from '../../../lib/contract/agent';
 import { FAKE_BUNDLE } from './fixtures';
 
-type Json = any;  
+type Json = any;
 const of = (objects: KubeObject[], kind: string) => objects.filter((o) => o.kind === kind) as Json[];
 
 describe('node agent', () => {
@@ -17,7 +17,12 @@ describe('node agent', () => {
     const [ds] = of(objects, 'DaemonSet');
     expect(ds.metadata).toMatchObject({ name: 'tensor-fusion-node-agent', namespace: 'tensor-fusion-system-agent' });
     const pod = ds.spec.template.spec;
-    expect(pod).toMatchObject({ hostPID: true, nodeSelector: { 'nvidia.com/gpu.present': 'true' }, tolerations: [{ operator: 'Exists' }], serviceAccountName: 'tensor-fusion-node-agent' });
+    expect(pod).toMatchObject({
+      hostPID: true,
+      nodeSelector: { 'nvidia.com/gpu.present': 'true' },
+      tolerations: [{ operator: 'Exists' }],
+      serviceAccountName: 'tensor-fusion-node-agent',
+    });
     const [c] = pod.containers;
     expect(c.image).toBe('node:24-bookworm-slim');
     expect([...c.command, ...c.args]).toEqual(['node', '/app/controller.js', 'agent']);
@@ -25,7 +30,10 @@ describe('node agent', () => {
     expect(c.env[0]).toEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } });
     // The bundle ConfigMap is copied into the agent namespace (a volume cannot cross namespaces).
     const volume = pod.volumes.find((v: Json) => v.configMap);
-    const maps = of(objects, 'ConfigMap').filter((m) => m.metadata.name === volume.configMap.name).map((m) => m.metadata.namespace).sort();
+    const maps = of(objects, 'ConfigMap')
+      .filter((m) => m.metadata.name === volume.configMap.name)
+      .map((m) => m.metadata.namespace)
+      .sort();
     expect(maps).toEqual(['tensor-fusion-system', 'tensor-fusion-system-agent']);
     const ns = of(objects, 'Namespace').find((n) => n.metadata.name === 'tensor-fusion-system-agent');
     expect(ns.metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged');
@@ -35,10 +43,12 @@ describe('node agent', () => {
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
     // The node side of hard isolation: the kubelet's plugin folder and the shares' MPS folders, at the same paths.
-    expect(pod.volumes).toEqual(expect.arrayContaining([
-      { name: 'mps', hostPath: { path: '/run/tensor-fusion/mps', type: 'DirectoryOrCreate' } },
-      { name: 'device-plugins', hostPath: { path: '/var/lib/kubelet/device-plugins', type: 'Directory' } },
-    ]));
+    expect(pod.volumes).toEqual(
+      expect.arrayContaining([
+        { name: 'mps', hostPath: { path: '/run/tensor-fusion/mps', type: 'DirectoryOrCreate' } },
+        { name: 'device-plugins', hostPath: { path: '/var/lib/kubelet/device-plugins', type: 'Directory' } },
+      ]),
+    );
     expect(ds.spec.updateStrategy).toEqual({ type: 'OnDelete' });
     expect(of(objects, 'Service').find((s) => s.metadata.namespace === 'tensor-fusion-system-agent').spec.clusterIP).toBe('None');
   });
@@ -55,18 +65,26 @@ describe('node agent', () => {
     const withUrl = renderController({ prometheusUrl: 'http://prometheus.monitoring:9090' }, FAKE_BUNDLE);
     const controller = of(withUrl, 'Deployment')[0].spec.template.spec.containers.find((c: Json) => c.name === 'controller');
     expect(controller.env).toContainEqual({ name: 'PROMETHEUS_URL', value: 'http://prometheus.monitoring:9090' });
-    expect(rulesOf(withUrl)).toEqual(expect.arrayContaining([
-      { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['get'] },
-      { apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets/scale'], verbs: ['patch'] },
-      { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
-    ]));
+    expect(rulesOf(withUrl)).toEqual(
+      expect.arrayContaining([
+        { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['get'] },
+        { apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets/scale'], verbs: ['patch'] },
+        { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
+      ]),
+    );
     expect(JSON.stringify(rulesOf(renderController({}, FAKE_BUNDLE)))).not.toContain('scale');
   });
 
   it.each([
     [{ nodeAgent: 'yes' }, 'TensorFusionController: nodeAgent: got "yes", expected true or false'],
-    [{ prometheusUrl: 'prometheus:9090' }, 'TensorFusionController: prometheusUrl: got "prometheus:9090", expected an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090'],
-    [{ prometheusUrl: 'http://p:9090/?x=1' }, 'TensorFusionController: prometheusUrl: got "http://p:9090/?x=1", expected an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090'],
+    [
+      { prometheusUrl: 'prometheus:9090' },
+      'TensorFusionController: prometheusUrl: got "prometheus:9090", expected an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090',
+    ],
+    [
+      { prometheusUrl: 'http://p:9090/?x=1' },
+      'TensorFusionController: prometheusUrl: got "http://p:9090/?x=1", expected an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090',
+    ],
   ])('refuses %j', (props, message) => {
     expect(() => renderController(props as never, FAKE_BUNDLE)).toThrow(message);
   });

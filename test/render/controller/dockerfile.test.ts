@@ -9,8 +9,12 @@ import { CONTROLLER_DEFAULTS, CONTROLLER_UID, renderController } from '../../../
 import { podSpec } from './fixtures';
 
 const instructions = readFileSync(path.join(packageRoot(), 'Dockerfile'), 'utf8')
-  .split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'))
-  .map((l) => { const [op, ...rest] = l.trim().split(/\s+/); return [op.toUpperCase(), rest.join(' ')] as const; });
+  .split('\n')
+  .filter((l) => l.trim() && !l.trim().startsWith('#'))
+  .map((l) => {
+    const [op, ...rest] = l.trim().split(/\s+/);
+    return [op.toUpperCase(), rest.join(' ')] as const;
+  });
 const all = (op: string) => instructions.filter(([o]) => o === op).map(([, arg]) => arg);
 
 describe('Dockerfile', () => {
@@ -31,7 +35,9 @@ describe('Dockerfile', () => {
   });
 
   it('copies the shipped bundle and runs it as the non-root uid the pod declares', () => {
-    const [src, dest] = all('COPY')[0].split(' ').filter((a) => !a.startsWith('--'));
+    const [src, dest] = all('COPY')[0]
+      .split(' ')
+      .filter((a) => !a.startsWith('--'));
     expect(src).toBe(CONTROLLER_BUNDLE_FILE.split(path.sep).join('/'));
     expect(all('ENTRYPOINT')).toEqual([JSON.stringify(['node', dest]).replace(/,/g, ', ')]);
     expect(all('USER')).toEqual([`${CONTROLLER_UID}:${CONTROLLER_UID}`]);
@@ -42,6 +48,8 @@ describe('Dockerfile', () => {
 
   it('exposes the ports the pod declares', () => {
     const spec = podSpec(renderController({ image: 'example/tf:1' }));
-    expect(all('EXPOSE')[0].split(' ').map(Number).sort()).toEqual(spec.containers[0].ports.map((p: { containerPort: number }) => p.containerPort).sort());
+    expect(all('EXPOSE')[0].split(' ').map(Number).sort()).toEqual(
+      spec.containers[0].ports.map((p: { containerPort: number }) => p.containerPort).sort(),
+    );
   });
 });

@@ -17,7 +17,6 @@ export function find(objects: readonly KubeObject[], kind: string, name?: string
   return found[0];
 }
 
- 
 export type Json = any;
 
 export function podSpec(objects: readonly KubeObject[]): Json {
@@ -37,7 +36,9 @@ export const MODES = {
   certManager: { certificateMode: 'cert-manager', serviceMonitor: true, failurePolicy: 'Ignore' },
   image: { image: 'registry.example.com/tensor-fusion-controller:0.1.0', metrics: false, installCrds: false, namespace: 'gpu-system' },
   tuned: {
-    replicas: 3, logLevel: 'debug', nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
+    replicas: 3,
+    logLevel: 'debug',
+    nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
     tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' }],
     resources: { requests: { cpu: '200m' }, limits: { memory: '1Gi' } },
     schedulerVersion: 'v1.35.2',

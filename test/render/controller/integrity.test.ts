@@ -1,5 +1,12 @@
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/model/keys';
-import { bindingValidations, controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations, renderController } from '../../../lib/render/controller';
+import {
+  bindingValidations,
+  controllerUser,
+  integrityValidations,
+  PROTECTED_ANNOTATIONS,
+  recordValidations,
+  renderController,
+} from '../../../lib/render/controller';
 import { validateAll } from '../../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json } from './fixtures';
 
@@ -29,7 +36,9 @@ describe('pod integrity policies', () => {
     });
     expect(records.spec.matchConstraints).toEqual({
       resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
-      namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['kube-system', 'tensor-fusion-system'] }] },
+      namespaceSelector: {
+        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['kube-system', 'tensor-fusion-system'] }],
+      },
       objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] },
     });
     // Both ways to create a Binding: the pod's subresource and the older namespaced collection.
@@ -40,20 +49,27 @@ describe('pod integrity policies', () => {
     for (const o of [integrity, records, binds, ...bindings]) expect(o.metadata.namespace).toBeUndefined();
   });
 
-  it.each(['tensor-fusion-system', 'gpu-system'])('exempt the controller\'s ServiceAccount in %s, and no one else, in every check (a variable, not a matchCondition)', (namespace) => {
-    const objects = render(namespace);
-    expect(controllerUser(namespace)).toBe(`system:serviceaccount:${namespace}:tensor-fusion-controller`);
-    for (const name of POLICIES) {
-      const policy = find(objects, 'ValidatingAdmissionPolicy', name) as Json;
-      expect(policy.spec.variables).toEqual([{ name: 'byController', expression: `request.userInfo.username == '${controllerUser(namespace)}'` }]);
-      for (const v of policy.spec.validations) expect(v.expression.startsWith(BY)).toBe(true);
-    }
-    const serviceAccount = find(objects, 'ServiceAccount');
-    expect(`system:serviceaccount:${serviceAccount.metadata.namespace}:${serviceAccount.metadata.name}`).toBe(controllerUser(namespace));
-  });
+  it.each(['tensor-fusion-system', 'gpu-system'])(
+    "exempt the controller's ServiceAccount in %s, and no one else, in every check (a variable, not a matchCondition)",
+    (namespace) => {
+      const objects = render(namespace);
+      expect(controllerUser(namespace)).toBe(`system:serviceaccount:${namespace}:tensor-fusion-controller`);
+      for (const name of POLICIES) {
+        const policy = find(objects, 'ValidatingAdmissionPolicy', name) as Json;
+        expect(policy.spec.variables).toEqual([
+          { name: 'byController', expression: `request.userInfo.username == '${controllerUser(namespace)}'` },
+        ]);
+        for (const v of policy.spec.validations) expect(v.expression.startsWith(BY)).toBe(true);
+      }
+      const serviceAccount = find(objects, 'ServiceAccount');
+      expect(`system:serviceaccount:${serviceAccount.metadata.namespace}:${serviceAccount.metadata.name}`).toBe(controllerUser(namespace));
+    },
+  );
 
   it('protect the allocation, GPU ids, share and every placement annotation', () => {
-    expect([...PROTECTED_ANNOTATIONS].sort()).toEqual([ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, SHARE_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)].sort());
+    expect([...PROTECTED_ANNOTATIONS].sort()).toEqual(
+      [ALLOCATION_ANNOTATION, GPU_IDS_ANNOTATION, SHARE_ANNOTATION, ...Object.values(PLACEMENT_ANNOTATIONS)].sort(),
+    );
     expect(PROTECTED_ANNOTATIONS).toHaveLength(7);
   });
 
@@ -62,7 +78,8 @@ describe('pod integrity policies', () => {
     for (const key of PROTECTED_ANNOTATIONS) {
       const [v] = validations.filter((x) => x.message.includes(`annotation ${key} `));
       expect(v).toEqual({
-        expression: `${BY}(${has('object', 'annotations', key)} == ${has('oldObject', 'annotations', key)} && ` +
+        expression:
+          `${BY}(${has('object', 'annotations', key)} == ${has('oldObject', 'annotations', key)} && ` +
           `(!${has('object', 'annotations', key)} || object.metadata.annotations['${key}'] == oldObject.metadata.annotations['${key}']))`,
         message: `the pod annotation ${key} may not be added, changed or removed: only the tensor-fusion controller (${USER}) may`,
         reason: 'Forbidden',
@@ -71,34 +88,47 @@ describe('pod integrity policies', () => {
   });
 
   it('refuse removing or changing the opt-in label of a pod that holds an allocation or waits for one', () => {
-    const [v] = integrityValidations('tensor-fusion-system').filter((x) => x.message.startsWith(`the label ${ENABLED_LABEL} may not be removed`));
+    const [v] = integrityValidations('tensor-fusion-system').filter((x) =>
+      x.message.startsWith(`the label ${ENABLED_LABEL} may not be removed`),
+    );
     expect(v.expression).toBe(
       `${BY}!(${has('oldObject', 'annotations', ALLOCATION_ANNOTATION)} || ${has('oldObject', 'annotations', SHARE_ANNOTATION)}) || !${has('oldObject', 'labels', ENABLED_LABEL)} || ` +
         `(${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels['${ENABLED_LABEL}'] == oldObject.metadata.labels['${ENABLED_LABEL}'])`,
     );
-    expect(v.message).toBe(`the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}) or waits for one (${SHARE_ANNOTATION}): only the tensor-fusion controller (${USER}) may; delete the pod to release its share`);
+    expect(v.message).toBe(
+      `the label ${ENABLED_LABEL} may not be removed or changed on a pod that holds a GPU allocation (${ALLOCATION_ANNOTATION}) or waits for one (${SHARE_ANNOTATION}): only the tensor-fusion controller (${USER}) may; delete the pod to release its share`,
+    );
   });
 
   it('refuse opting in, after creation, a pod that carries any placement annotation (no webhook resolved it)', () => {
-    const [v] = integrityValidations('tensor-fusion-system').filter((x) => x.message.startsWith(`the label ${ENABLED_LABEL}: "true" may not be added`));
+    const [v] = integrityValidations('tensor-fusion-system').filter((x) =>
+      x.message.startsWith(`the label ${ENABLED_LABEL}: "true" may not be added`),
+    );
     const optedIn = (side: string) => `(${has(side, 'labels', ENABLED_LABEL)} && ${side}.metadata.labels['${ENABLED_LABEL}'] == 'true')`;
-    expect(v.expression).toBe(`${BY}${optedIn('oldObject')} || !${optedIn('object')} || !(${PROTECTED_ANNOTATIONS.map((k) => has('object', 'annotations', k)).join(' || ')})`);
-    expect(v.message).toBe(`the label ${ENABLED_LABEL}: "true" may not be added to a pod that carries any of the annotations ${PROTECTED_ANNOTATIONS.join(', ')}: the webhook resolves a share only when a pod is created; create the pod with the label`);
+    expect(v.expression).toBe(
+      `${BY}${optedIn('oldObject')} || !${optedIn('object')} || !(${PROTECTED_ANNOTATIONS.map((k) => has('object', 'annotations', k)).join(' || ')})`,
+    );
+    expect(v.message).toBe(
+      `the label ${ENABLED_LABEL}: "true" may not be added to a pod that carries any of the annotations ${PROTECTED_ANNOTATIONS.join(', ')}: the webhook resolves a share only when a pod is created; create the pod with the label`,
+    );
   });
 
   it('refuse on create a share or allocation in a namespace the webhook skips', () => {
-    expect(recordValidations('gpu-system')).toEqual([{
-      expression: `${BY}!(${has('object', 'annotations', SHARE_ANNOTATION)} || ${has('object', 'annotations', ALLOCATION_ANNOTATION)})`,
-      message: `pods in kube-system and gpu-system are not seen by the tensor-fusion webhook and may not carry ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: only the tensor-fusion controller (system:serviceaccount:gpu-system:tensor-fusion-controller) may set them`,
-      reason: 'Forbidden',
-    }]);
+    expect(recordValidations('gpu-system')).toEqual([
+      {
+        expression: `${BY}!(${has('object', 'annotations', SHARE_ANNOTATION)} || ${has('object', 'annotations', ALLOCATION_ANNOTATION)})`,
+        message: `pods in kube-system and gpu-system are not seen by the tensor-fusion webhook and may not carry ${SHARE_ANNOTATION} or ${ALLOCATION_ANNOTATION}: only the tensor-fusion controller (system:serviceaccount:gpu-system:tensor-fusion-controller) may set them`,
+        reason: 'Forbidden',
+      },
+    ]);
   });
 
   it('refuse a Binding that would copy a protected annotation or the opt-in label onto the pod', () => {
     expect(bindingValidations('gpu-system')).toEqual([
       {
         expression: `${BY}!(${PROTECTED_ANNOTATIONS.map((k) => has('object', 'annotations', k)).join(' || ')})`,
-        message: `a Binding may not carry the annotations ${PROTECTED_ANNOTATIONS.join(', ')}, which it would copy onto the pod: ` +
+        message:
+          `a Binding may not carry the annotations ${PROTECTED_ANNOTATIONS.join(', ')}, which it would copy onto the pod: ` +
           'only the tensor-fusion controller (system:serviceaccount:gpu-system:tensor-fusion-controller) may bind with them, when its scheduler extender places a GPU share',
         reason: 'Forbidden',
       },
@@ -111,7 +141,11 @@ describe('pod integrity policies', () => {
   });
 
   it('read a map only after has() on it (a pod or Binding without labels or annotations is no error)', () => {
-    const validations = [...integrityValidations('tensor-fusion-system'), ...recordValidations('tensor-fusion-system'), ...bindingValidations('tensor-fusion-system')];
+    const validations = [
+      ...integrityValidations('tensor-fusion-system'),
+      ...recordValidations('tensor-fusion-system'),
+      ...bindingValidations('tensor-fusion-system'),
+    ];
     expect(validations).toHaveLength(PROTECTED_ANNOTATIONS.length + 5);
     for (const v of validations) {
       for (const m of v.expression.matchAll(/(object|oldObject)\.metadata\.(labels|annotations)\[/g)) {

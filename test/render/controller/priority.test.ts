@@ -8,7 +8,12 @@ describe('QoS PriorityClasses', () => {
 
   it('has one class per QoS level, named as the webhook names it, with values increasing with the level', () => {
     expect(classes.map((c) => c.metadata.name)).toEqual(QOS_LEVELS.map(qosPriorityClassName));
-    expect(classes.map((c) => c.metadata.name)).toEqual(['tensor-fusion-low', 'tensor-fusion-medium', 'tensor-fusion-high', 'tensor-fusion-critical']);
+    expect(classes.map((c) => c.metadata.name)).toEqual([
+      'tensor-fusion-low',
+      'tensor-fusion-medium',
+      'tensor-fusion-high',
+      'tensor-fusion-critical',
+    ]);
     const values = classes.map((c) => c.value as number);
     expect(values).toEqual([...values].sort((a, b) => a - b));
     expect(new Set(values).size).toBe(values.length);

@@ -51,32 +51,92 @@ describe('TensorFusionController props', () => {
   });
 
   it.each<[string, unknown, string]>([
-    ['namespace', { namespace: 'Tensor_Fusion' }, 'namespace: got "Tensor_Fusion", expected a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit'],
-    ['namespace length', { namespace: 'a'.repeat(64) }, `namespace: got "${'a'.repeat(64)}", expected a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`],
+    [
+      'namespace',
+      { namespace: 'Tensor_Fusion' },
+      'namespace: got "Tensor_Fusion", expected a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit',
+    ],
+    [
+      'namespace length',
+      { namespace: 'a'.repeat(64) },
+      `namespace: got "${'a'.repeat(64)}", expected a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`,
+    ],
     ['replicas', { replicas: 0 }, 'replicas: got 0, expected an integer of at least 1'],
     ['replicas fraction', { replicas: 1.5 }, 'replicas: got 1.5, expected an integer of at least 1'],
-    ['cpu request', { resources: { requests: { cpu: 'lots' } } }, 'resources.requests.cpu: got "lots", expected a positive Kubernetes quantity such as 500m'],
-    ['memory limit', { resources: { limits: { memory: '0' } } }, 'resources.limits.memory: got "0", expected a positive Kubernetes quantity such as 256Mi'],
-    ['limit below request', { resources: { requests: { memory: '1Gi' } } }, 'resources.limits.memory: got "512Mi", expected at least resources.requests.memory (1Gi)'],
+    [
+      'cpu request',
+      { resources: { requests: { cpu: 'lots' } } },
+      'resources.requests.cpu: got "lots", expected a positive Kubernetes quantity such as 500m',
+    ],
+    [
+      'memory limit',
+      { resources: { limits: { memory: '0' } } },
+      'resources.limits.memory: got "0", expected a positive Kubernetes quantity such as 256Mi',
+    ],
+    [
+      'limit below request',
+      { resources: { requests: { memory: '1Gi' } } },
+      'resources.limits.memory: got "512Mi", expected at least resources.requests.memory (1Gi)',
+    ],
     ['logLevel', { logLevel: 'verbose' }, 'logLevel: got "verbose", expected one of trace, debug, info, warn, error, fatal'],
     ['nodeSelector', { nodeSelector: ['a'] }, 'nodeSelector: got ["a"], expected a map of node label keys to string values'],
     ['nodeSelector value', { nodeSelector: { pool: true } }, 'nodeSelector.pool: got true, expected a string label value'],
     ['tolerations', { tolerations: { key: 'a' } }, 'tolerations: got {"key":"a"}, expected a list of tolerations'],
-    ['toleration operator', { tolerations: [{ key: 'a', operator: 'In' }] }, 'tolerations[0].operator: got "In", expected one of Exists, Equal'],
-    ['toleration effect', { tolerations: [{ key: 'a', effect: 'NoRun' }] }, 'tolerations[0].effect: got "NoRun", expected one of NoSchedule, PreferNoSchedule, NoExecute'],
-    ['toleration Exists value', { tolerations: [{ key: 'a', operator: 'Exists', value: 'x' }] }, 'tolerations[0].value: got "x", expected no value when operator is Exists'],
-    ['tolerationSeconds', { tolerations: [{ key: 'a', effect: 'NoSchedule', tolerationSeconds: 30 }] }, 'tolerations[0].tolerationSeconds: got 30, expected no tolerationSeconds unless effect is NoExecute'],
+    [
+      'toleration operator',
+      { tolerations: [{ key: 'a', operator: 'In' }] },
+      'tolerations[0].operator: got "In", expected one of Exists, Equal',
+    ],
+    [
+      'toleration effect',
+      { tolerations: [{ key: 'a', effect: 'NoRun' }] },
+      'tolerations[0].effect: got "NoRun", expected one of NoSchedule, PreferNoSchedule, NoExecute',
+    ],
+    [
+      'toleration Exists value',
+      { tolerations: [{ key: 'a', operator: 'Exists', value: 'x' }] },
+      'tolerations[0].value: got "x", expected no value when operator is Exists',
+    ],
+    [
+      'tolerationSeconds',
+      { tolerations: [{ key: 'a', effect: 'NoSchedule', tolerationSeconds: 30 }] },
+      'tolerations[0].tolerationSeconds: got 30, expected no tolerationSeconds unless effect is NoExecute',
+    ],
     ['failurePolicy', { failurePolicy: 'Retry' }, 'failurePolicy: got "Retry", expected one of Fail, Ignore'],
     ['certificateMode', { certificateMode: 'manual' }, 'certificateMode: got "manual", expected one of self-managed, cert-manager'],
     ['metrics', { metrics: 'yes' }, 'metrics: got "yes", expected true or false'],
     ['serviceMonitor', { serviceMonitor: 1 }, 'serviceMonitor: got 1, expected true or false'],
-    ['serviceMonitor without metrics', { metrics: false, serviceMonitor: true }, 'serviceMonitor: got true, expected false when metrics is false (the ServiceMonitor scrapes the metrics Service)'],
-    ['image', { image: 'my image' }, 'image: got "my image", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>'],
-    ['nodeImage', { nodeImage: '' }, 'nodeImage: got "", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>'],
-    ['nodeImage digest', { nodeImage: 'node:24-alpine@sha256:abc' }, 'nodeImage: got "node:24-alpine@sha256:abc", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>'],
+    [
+      'serviceMonitor without metrics',
+      { metrics: false, serviceMonitor: true },
+      'serviceMonitor: got true, expected false when metrics is false (the ServiceMonitor scrapes the metrics Service)',
+    ],
+    [
+      'image',
+      { image: 'my image' },
+      'image: got "my image", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>',
+    ],
+    [
+      'nodeImage',
+      { nodeImage: '' },
+      'nodeImage: got "", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>',
+    ],
+    [
+      'nodeImage digest',
+      { nodeImage: 'node:24-alpine@sha256:abc' },
+      'nodeImage: got "node:24-alpine@sha256:abc", expected an image reference such as registry.example.com/tensor-fusion-controller:0.1.0, optionally pinned by @sha256:<64 hex digits>',
+    ],
     ['installCrds', { installCrds: 'no' }, 'installCrds: got "no", expected true or false'],
-    ['schedulerVersion', { schedulerVersion: '1.36.3' }, 'schedulerVersion: got "1.36.3", expected a Kubernetes release tag such as v1.36.3'],
-    ['schedulerVersion image', { schedulerVersion: 'registry.k8s.io/kube-scheduler:v1.36.3' }, 'schedulerVersion: got "registry.k8s.io/kube-scheduler:v1.36.3", expected a Kubernetes release tag such as v1.36.3'],
+    [
+      'schedulerVersion',
+      { schedulerVersion: '1.36.3' },
+      'schedulerVersion: got "1.36.3", expected a Kubernetes release tag such as v1.36.3',
+    ],
+    [
+      'schedulerVersion image',
+      { schedulerVersion: 'registry.k8s.io/kube-scheduler:v1.36.3' },
+      'schedulerVersion: got "registry.k8s.io/kube-scheduler:v1.36.3", expected a Kubernetes release tag such as v1.36.3',
+    ],
   ])('rejects a bad %s with a message naming field, value and what is allowed', (_, props, expected) => {
     expect(message(props)).toBe(`TensorFusionController: ${expected}`);
   });

@@ -9,7 +9,13 @@ import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, SCHEDULER_CONFIG_
 import { NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL } from '../../../lib/k8s/labels';
 import { renderCrds } from '../../../lib/api/crd';
 import { isClusterScoped } from '../../../lib/model/kinds';
-import { BUNDLE_KEY, bundleConfigMapName, CONTROLLER_ENV, renderController, TensorFusionControllerProps } from '../../../lib/render/controller';
+import {
+  BUNDLE_KEY,
+  bundleConfigMapName,
+  CONTROLLER_ENV,
+  renderController,
+  TensorFusionControllerProps,
+} from '../../../lib/render/controller';
 import { validateAll } from '../../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
 
@@ -29,10 +35,27 @@ describe('renderController', () => {
     const objects = render();
     const crds = renderCrds().length;
     expect(kinds(objects)).toEqual([
-      'Namespace', ...Array(crds).fill('CustomResourceDefinition'), ...Array(4).fill('PriorityClass'),
-      'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'RoleBinding',
-      'Secret', 'ConfigMap', 'ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'Service', 'NetworkPolicy',
-      ...Array(6).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(), 'MutatingWebhookConfiguration',
+      'Namespace',
+      ...Array(crds).fill('CustomResourceDefinition'),
+      ...Array(4).fill('PriorityClass'),
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ClusterRoleBinding',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'RoleBinding',
+      'Secret',
+      'ConfigMap',
+      'ConfigMap',
+      'Deployment',
+      'PodDisruptionBudget',
+      'Service',
+      'Service',
+      'NetworkPolicy',
+      ...Array(6).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(),
+      'MutatingWebhookConfiguration',
     ]);
     expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(renderCrds());
     const ns = find(objects, 'Namespace');
@@ -43,22 +66,31 @@ describe('renderController', () => {
     }
     for (const o of objects.filter((x) => isClusterScoped(x.apiVersion, x.kind))) expect(o.metadata.namespace).toBeUndefined();
     // The one object outside its namespace: kube-scheduler's authentication reader, by nature in kube-system.
-    expect(objects.filter((o) => o.metadata.namespace === 'kube-system').map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['RoleBinding/tensor-fusion-controller-authentication-reader']);
+    expect(objects.filter((o) => o.metadata.namespace === 'kube-system').map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'RoleBinding/tensor-fusion-controller-authentication-reader',
+    ]);
   });
 
   describe('webhook configuration', () => {
-    it.each(['tensor-fusion-system', 'gpu-system'])('excludes kube-system and its own namespace %s, and admits only opted-in pods', (namespace) => {
-      const [webhook] = (find(render({ namespace }), 'MutatingWebhookConfiguration') as Json).webhooks;
-      expect(webhook.namespaceSelector).toEqual({ matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: ['kube-system', namespace] }] });
-      expect(webhook.objectSelector).toEqual({ matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] });
-      expect(webhook.clientConfig).toEqual({ service: { name: 'tensor-fusion-webhook', namespace, path: '/mutate-pods', port: 443 } });
-    });
+    it.each(['tensor-fusion-system', 'gpu-system'])(
+      'excludes kube-system and its own namespace %s, and admits only opted-in pods',
+      (namespace) => {
+        const [webhook] = (find(render({ namespace }), 'MutatingWebhookConfiguration') as Json).webhooks;
+        expect(webhook.namespaceSelector).toEqual({
+          matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: ['kube-system', namespace] }],
+        });
+        expect(webhook.objectSelector).toEqual({ matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['true'] }] });
+        expect(webhook.clientConfig).toEqual({ service: { name: 'tensor-fusion-webhook', namespace, path: '/mutate-pods', port: 443 } });
+      },
+    );
 
     it('mutates pod creation only, without side effects, within 5 seconds, reinvoked if needed', () => {
       const config = find(render(), 'MutatingWebhookConfiguration') as Json;
       expect(config.metadata.name).toBe('tensor-fusion-webhook');
       const [webhook] = config.webhooks;
-      expect(webhook.rules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }]);
+      expect(webhook.rules).toEqual([
+        { apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' },
+      ]);
       expect(webhook.sideEffects).toBe('None');
       expect(webhook.timeoutSeconds).toBeLessThanOrEqual(5);
       expect(webhook.reinvocationPolicy).toBe('IfNeeded');
@@ -82,10 +114,17 @@ describe('renderController', () => {
   describe('certificates', () => {
     it('self-managed: pre-creates the empty TLS Secret and tells the controller which webhook to patch', () => {
       const objects = render();
-      expect(find(objects, 'Secret')).toEqual(expect.objectContaining({ metadata: expect.objectContaining({ name: 'tensor-fusion-webhook-tls' }), type: 'Opaque' }));
+      expect(find(objects, 'Secret')).toEqual(
+        expect.objectContaining({ metadata: expect.objectContaining({ name: 'tensor-fusion-webhook-tls' }), type: 'Opaque' }),
+      );
       expect((find(objects, 'Secret') as Json).data).toBeUndefined();
       const env = envOf(objects);
-      expect(env).toMatchObject({ CERT_MODE: 'self-managed', TLS_SECRET_NAME: 'tensor-fusion-webhook-tls', WEBHOOK_CONFIG_NAME: 'tensor-fusion-webhook', WEBHOOK_SERVICE_NAME: 'tensor-fusion-webhook' });
+      expect(env).toMatchObject({
+        CERT_MODE: 'self-managed',
+        TLS_SECRET_NAME: 'tensor-fusion-webhook-tls',
+        WEBHOOK_CONFIG_NAME: 'tensor-fusion-webhook',
+        WEBHOOK_SERVICE_NAME: 'tensor-fusion-webhook',
+      });
       expect(env.TLS_DIR).toBeUndefined();
       expect(kinds(objects)).not.toContain('Certificate');
     });
@@ -100,16 +139,27 @@ describe('renderController', () => {
       ]);
       const [ca, cert] = objects.filter((o) => o.kind === 'Certificate') as Json[];
       expect(ca.metadata.name).toBe('tensor-fusion-webhook-ca');
-      expect(ca.spec).toMatchObject({ isCA: true, secretName: 'tensor-fusion-webhook-ca', issuerRef: { name: 'tensor-fusion-selfsigned', kind: 'Issuer', group: 'cert-manager.io' } });
+      expect(ca.spec).toMatchObject({
+        isCA: true,
+        secretName: 'tensor-fusion-webhook-ca',
+        issuerRef: { name: 'tensor-fusion-selfsigned', kind: 'Issuer', group: 'cert-manager.io' },
+      });
       expect(ca.spec.privateKey.rotationPolicy).toBe('Never');
       expect(cert.metadata.name).toBe('tensor-fusion-webhook');
       expect(cert.spec.secretName).toBe('tensor-fusion-webhook-tls');
       // The serving certificate is never signed by the self-signed Issuer: renewals keep the CA.
       expect(cert.spec.issuerRef).toEqual({ name: 'tensor-fusion-webhook-ca', kind: 'Issuer', group: 'cert-manager.io' });
       expect(cert.spec.isCA).toBeUndefined();
-      expect(cert.spec.dnsNames).toEqual(['tensor-fusion-webhook', 'tensor-fusion-webhook.tensor-fusion-system', 'tensor-fusion-webhook.tensor-fusion-system.svc', 'tensor-fusion-webhook.tensor-fusion-system.svc.cluster.local']);
+      expect(cert.spec.dnsNames).toEqual([
+        'tensor-fusion-webhook',
+        'tensor-fusion-webhook.tensor-fusion-system',
+        'tensor-fusion-webhook.tensor-fusion-system.svc',
+        'tensor-fusion-webhook.tensor-fusion-system.svc.cluster.local',
+      ]);
       const webhookConfig = find(objects, 'MutatingWebhookConfiguration');
-      expect(webhookConfig.metadata.annotations).toEqual({ 'cert-manager.io/inject-ca-from': 'tensor-fusion-system/tensor-fusion-webhook' });
+      expect(webhookConfig.metadata.annotations).toEqual({
+        'cert-manager.io/inject-ca-from': 'tensor-fusion-system/tensor-fusion-webhook',
+      });
       const spec = podSpec(objects);
       expect(spec.volumes).toContainEqual({ name: 'tls', secret: { secretName: 'tensor-fusion-webhook-tls', defaultMode: 0o440 } });
       expect(spec.containers[0].volumeMounts).toContainEqual({ name: 'tls', mountPath: '/tls', readOnly: true });
@@ -126,7 +176,10 @@ describe('renderController', () => {
       expect(Object.keys(cm.binaryData)).toEqual([BUNDLE_KEY]);
       expect(gunzipSync(Buffer.from(cm.binaryData[BUNDLE_KEY], 'base64')).toString()).toContain('controller');
       const deployment = find(objects, 'Deployment') as Json;
-      expect(deployment.spec.template.metadata.annotations).toEqual({ [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: FAKE_BUNDLE.sha256, [SCHEDULER_CONFIG_CHECKSUM_ANNOTATION]: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(deployment.spec.template.metadata.annotations).toEqual({
+        [CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]: FAKE_BUNDLE.sha256,
+        [SCHEDULER_CONFIG_CHECKSUM_ANNOTATION]: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
       const spec = deployment.spec.template.spec;
       expect(spec.initContainers[0].image).toBe('node:24-alpine');
       expect(spec.containers[0].image).toBe('node:24-alpine');
@@ -139,12 +192,19 @@ describe('renderController', () => {
       const rolled = find(upgraded, 'Deployment') as Json;
       expect(rolled.spec.template.metadata.annotations[CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION]).toBe('f'.repeat(64));
       // A reviewer sees the upgrade in the object names: version and digest.
-      expect(upgraded.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name)).toContain('tensor-fusion-controller-bundle-0.2.0-ffffffffffff');
-      expect(rolled.spec.template.spec.volumes).toContainEqual({ name: 'bundle', configMap: { name: 'tensor-fusion-controller-bundle-0.2.0-ffffffffffff', defaultMode: 0o444 } });
+      expect(upgraded.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name)).toContain(
+        'tensor-fusion-controller-bundle-0.2.0-ffffffffffff',
+      );
+      expect(rolled.spec.template.spec.volumes).toContainEqual({
+        name: 'bundle',
+        configMap: { name: 'tensor-fusion-controller-bundle-0.2.0-ffffffffffff', defaultMode: 0o444 },
+      });
     });
 
     it('names the ConfigMap after any semver as a DNS subdomain', () => {
-      expect(bundleConfigMapName({ version: '1.2.3-rc.1+Build.7', sha256: FAKE_BUNDLE.sha256 })).toBe(`tensor-fusion-controller-bundle-1.2.3-rc.1.build.7-${FAKE_BUNDLE.sha256.slice(0, 12)}`);
+      expect(bundleConfigMapName({ version: '1.2.3-rc.1+Build.7', sha256: FAKE_BUNDLE.sha256 })).toBe(
+        `tensor-fusion-controller-bundle-1.2.3-rc.1.build.7-${FAKE_BUNDLE.sha256.slice(0, 12)}`,
+      );
     });
 
     const unpackIn = (objects: KubeObject[], content: Buffer): { dir: string; run: () => void } => {
@@ -154,12 +214,21 @@ describe('renderController', () => {
       mkdirSync(join(dir, 'app'));
       writeFileSync(join(dir, 'bundle', BUNDLE_KEY), content);
       const [, , script] = podSpec(objects).initContainers[0].command as string[];
-      return { dir, run: () => execFileSync(process.execPath, ['-e', script.replaceAll("'/bundle/", `'${dir}/bundle/`).replaceAll("'/app/", `'${dir}/app/`)], { stdio: 'pipe' }) };
+      return {
+        dir,
+        run: () =>
+          execFileSync(process.execPath, ['-e', script.replaceAll("'/bundle/", `'${dir}/bundle/`).replaceAll("'/app/", `'${dir}/app/`)], {
+            stdio: 'pipe',
+          }),
+      };
     };
 
     it('the unpack command really unpacks the ConfigMap content to the path the controller runs', () => {
       const objects = render();
-      const { dir, run } = unpackIn(objects, Buffer.from((find(objects, 'ConfigMap', BUNDLE_CONFIGMAP) as Json).binaryData[BUNDLE_KEY], 'base64'));
+      const { dir, run } = unpackIn(
+        objects,
+        Buffer.from((find(objects, 'ConfigMap', BUNDLE_CONFIGMAP) as Json).binaryData[BUNDLE_KEY], 'base64'),
+      );
       run();
       const entry = podSpec(objects).containers[0].command[1] as string;
       expect(execFileSync(process.execPath, [join(dir, entry)]).toString()).toBe('controller\n');
@@ -207,7 +276,10 @@ describe('renderController', () => {
       expect(deployment.spec.replicas).toBe(2);
       expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
       const anti = deployment.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0];
-      expect(anti.podAffinityTerm).toEqual({ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: deployment.spec.selector.matchLabels } });
+      expect(anti.podAffinityTerm).toEqual({
+        topologyKey: 'kubernetes.io/hostname',
+        labelSelector: { matchLabels: deployment.spec.selector.matchLabels },
+      });
       const pdb = find(objects, 'PodDisruptionBudget') as Json;
       expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: deployment.spec.selector });
     });
@@ -218,8 +290,13 @@ describe('renderController', () => {
       expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics', scheme: 'HTTP' });
       expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics', scheme: 'HTTP' });
       expect(envOf(objects)).toMatchObject({
-        POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', LOG_LEVEL: 'warn', METRICS_PORT: '8080',
-        WEBHOOK_PORT: '9443', EXTENDER_PORT: '8888', LEADER_ELECTION_ID: 'tensor-fusion-controller',
+        POD_NAME: 'metadata.name',
+        POD_NAMESPACE: 'metadata.namespace',
+        LOG_LEVEL: 'warn',
+        METRICS_PORT: '8080',
+        WEBHOOK_PORT: '9443',
+        EXTENDER_PORT: '8888',
+        LEADER_ELECTION_ID: 'tensor-fusion-controller',
       });
     });
 
@@ -236,10 +313,19 @@ describe('renderController', () => {
   describe('metrics', () => {
     it('by default: a metrics Service and the NetworkPolicy admits the webhook and metrics ports only', () => {
       const objects = render();
-      expect((find(objects, 'Service', 'tensor-fusion-controller-metrics') as Json).spec.ports).toEqual([{ name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' }]);
+      expect((find(objects, 'Service', 'tensor-fusion-controller-metrics') as Json).spec.ports).toEqual([
+        { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
+      ]);
       const np = find(objects, 'NetworkPolicy') as Json;
       expect(np.spec.policyTypes).toEqual(['Ingress']);
-      expect(np.spec.ingress).toEqual([{ ports: [{ port: 9443, protocol: 'TCP' }, { port: 8080, protocol: 'TCP' }] }]);
+      expect(np.spec.ingress).toEqual([
+        {
+          ports: [
+            { port: 9443, protocol: 'TCP' },
+            { port: 8080, protocol: 'TCP' },
+          ],
+        },
+      ]);
       expect(np.spec.podSelector).toEqual((find(objects, 'Deployment') as Json).spec.selector);
       expect(kinds(objects)).not.toContain('ServiceMonitor');
     });

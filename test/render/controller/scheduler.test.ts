@@ -3,26 +3,51 @@ import { parse } from 'yaml';
 import { KubeObject } from '../../../lib/k8s/object';
 import { SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../../lib/model/keys';
 import { SCHEDULER_NAME } from '../../../lib/contract/names';
-import { CONTROLLER_DEFAULTS, CONTROLLER_ENV, renderController, renderSchedulerConfiguration, TensorFusionControllerProps } from '../../../lib/render/controller';
+import {
+  CONTROLLER_DEFAULTS,
+  CONTROLLER_ENV,
+  renderController,
+  renderSchedulerConfiguration,
+  TensorFusionControllerProps,
+} from '../../../lib/render/controller';
 import { GO_BUILDS, goModVersion } from '../../envtest/assets';
 import { container, FAKE_BUNDLE, find, Json, podSpec } from './fixtures';
 
 const render = (props: TensorFusionControllerProps = {}) => renderController(props, FAKE_BUNDLE);
-const configText = (objects: KubeObject[]): string => (find(objects, 'ConfigMap', 'tensor-fusion-scheduler-config') as Json).data['config.yaml'];
+const configText = (objects: KubeObject[]): string =>
+  (find(objects, 'ConfigMap', 'tensor-fusion-scheduler-config') as Json).data['config.yaml'];
 
 describe('scheduler configuration', () => {
   it('is one profile for our scheduler name, its own lease, and the extender on loopback for every verb', () => {
     expect(renderSchedulerConfiguration('gpu-system', 18888)).toEqual({
       apiVersion: 'kubescheduler.config.k8s.io/v1',
       kind: 'KubeSchedulerConfiguration',
-      leaderElection: { leaderElect: true, resourceLock: 'leases', resourceNamespace: 'gpu-system', resourceName: 'tensor-fusion-scheduler' },
+      leaderElection: {
+        leaderElect: true,
+        resourceLock: 'leases',
+        resourceNamespace: 'gpu-system',
+        resourceName: 'tensor-fusion-scheduler',
+      },
       percentageOfNodesToScore: 100,
-      profiles: [{ schedulerName: SCHEDULER_NAME, pluginConfig: [{ name: 'NodeResourcesFit', args: { ignoredResources: ['tensor-fusion.ai/share'] } }] }],
-      extenders: [{
-        urlPrefix: 'http://127.0.0.1:18888/scheduler',
-        filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 1, bindVerb: 'bind',
-        enableHTTPS: false, nodeCacheCapable: true, httpTimeout: '5s', ignorable: false,
-      }],
+      profiles: [
+        {
+          schedulerName: SCHEDULER_NAME,
+          pluginConfig: [{ name: 'NodeResourcesFit', args: { ignoredResources: ['tensor-fusion.ai/share'] } }],
+        },
+      ],
+      extenders: [
+        {
+          urlPrefix: 'http://127.0.0.1:18888/scheduler',
+          filterVerb: 'filter',
+          prioritizeVerb: 'prioritize',
+          weight: 1,
+          bindVerb: 'bind',
+          enableHTTPS: false,
+          nodeCacheCapable: true,
+          httpTimeout: '5s',
+          ignorable: false,
+        },
+      ],
     });
   });
 
@@ -52,7 +77,10 @@ describe('scheduler container', () => {
     expect(c.command).toEqual(['kube-scheduler', '--config=/etc/tensor-fusion-scheduler/config.yaml', '--secure-port=10259']);
     const mount = (c.volumeMounts as Json[]).find((m) => c.command[1] === `--config=${m.mountPath}/config.yaml`);
     expect(mount).toMatchObject({ readOnly: true });
-    expect(podSpec(objects).volumes).toContainEqual({ name: mount.name, configMap: { name: 'tensor-fusion-scheduler-config', defaultMode: 0o444 } });
+    expect(podSpec(objects).volumes).toContainEqual({
+      name: mount.name,
+      configMap: { name: 'tensor-fusion-scheduler-config', defaultMode: 0o444 },
+    });
   });
 
   it('runs the version the schedulerVersion prop names', () => {
@@ -67,7 +95,7 @@ describe('scheduler container', () => {
     expect((c.command as string[]).filter((a) => a.startsWith('--bind-address'))).toEqual([]);
   });
 
-  it('shares the controller container\'s resources and restricted securityContext', () => {
+  it("shares the controller container's resources and restricted securityContext", () => {
     const objects = render({ resources: { limits: { memory: '2Gi' } } });
     const scheduler = container(objects, 'scheduler');
     const controller = container(objects, 'controller');

@@ -3,21 +3,38 @@ import { renderController, TensorFusionControllerProps } from '../../../lib/rend
 import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
 import { restrictedViolations } from './restricted';
 
-const ALL_MODES = Object.entries(MODES).map(([name, props]) => [name, renderController(props as TensorFusionControllerProps, FAKE_BUNDLE)] as const);
+const ALL_MODES = Object.entries(MODES).map(
+  ([name, props]) => [name, renderController(props as TensorFusionControllerProps, FAKE_BUNDLE)] as const,
+);
 const RBAC_KINDS = ['ClusterRole', 'Role'];
 const rulesOf = (objects: readonly KubeObject[], kind: string): Json[] => (find(objects, kind) as Json).rules;
 
 describe('restricted checker', () => {
   it('flags what "restricted" forbids (so that an empty result means something)', () => {
-    expect(restrictedViolations({
-      hostNetwork: true,
-      securityContext: { runAsUser: 0 },
-      volumes: [{ name: 'host', hostPath: { path: '/' } }],
-      containers: [{ name: 'c', ports: [{ containerPort: 80, hostPort: 80 }], securityContext: { privileged: true, capabilities: { add: ['SYS_ADMIN'] } } }],
-    })).toEqual([
-      'hostNetwork is set', 'volume host has type hostPath', 'pod runAsUser is 0', 'container c is privileged',
-      'container c allows privilege escalation', 'container c may run as root', 'container c has seccomp undefined',
-      'container c does not drop ALL capabilities', 'container c adds SYS_ADMIN', 'container c uses hostPort 80',
+    expect(
+      restrictedViolations({
+        hostNetwork: true,
+        securityContext: { runAsUser: 0 },
+        volumes: [{ name: 'host', hostPath: { path: '/' } }],
+        containers: [
+          {
+            name: 'c',
+            ports: [{ containerPort: 80, hostPort: 80 }],
+            securityContext: { privileged: true, capabilities: { add: ['SYS_ADMIN'] } },
+          },
+        ],
+      }),
+    ).toEqual([
+      'hostNetwork is set',
+      'volume host has type hostPath',
+      'pod runAsUser is 0',
+      'container c is privileged',
+      'container c allows privilege escalation',
+      'container c may run as root',
+      'container c has seccomp undefined',
+      'container c does not drop ALL capabilities',
+      'container c adds SYS_ADMIN',
+      'container c uses hostPort 80',
     ]);
   });
 });
@@ -73,9 +90,17 @@ describe('least privilege by mode', () => {
   it('self-managed: may patch its own webhook configuration and fill its own Secret', () => {
     const objects = renderController({}, FAKE_BUNDLE);
     expect(rulesOf(objects, 'ClusterRole')).toContainEqual({
-      apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: ['tensor-fusion-webhook'],
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['mutatingwebhookconfigurations'],
+      verbs: ['get', 'patch'],
+      resourceNames: ['tensor-fusion-webhook'],
     });
-    expect(rulesOf(objects, 'Role')).toContainEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-webhook-tls'] });
+    expect(rulesOf(objects, 'Role')).toContainEqual({
+      apiGroups: [''],
+      resources: ['secrets'],
+      verbs: ['get', 'update'],
+      resourceNames: ['tensor-fusion-webhook-tls'],
+    });
   });
 
   it('cert-manager: no Secret or webhook configuration access at all (cainjector and the kubelet do that)', () => {
@@ -97,7 +122,11 @@ describe('least privilege by mode', () => {
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
       { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'], verbs: ['get', 'list', 'watch'] },
+      {
+        apiGroups: ['tensor-fusion.ai'],
+        resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'],
+        verbs: ['get', 'list', 'watch'],
+      },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpunodes', 'gpus'], verbs: ['create', 'patch', 'delete'] },
       // Generated workloads are applied; deleted only when orphaned (no owner, no pod).
       { apiGroups: ['tensor-fusion.ai'], resources: ['tensorfusionworkloads'], verbs: ['create', 'patch', 'delete'] },
@@ -105,11 +134,24 @@ describe('least privilege by mode', () => {
       { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
       { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get'] },
       // Status is written by PUT only, and never on WorkloadProfiles.
-      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'tensorfusionworkloads/status'], verbs: ['update'] },
+      {
+        apiGroups: ['tensor-fusion.ai'],
+        resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'tensorfusionworkloads/status'],
+        verbs: ['update'],
+      },
       // blockOwnerDeletion on GPUNodes (owner GPUPool), GPUs (owner GPUNode) and worker pods (owner
       // TensorFusionWorkload): OwnerReferencesPermissionEnforcement requires update on the owner's finalizers.
-      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools/finalizers', 'gpunodes/finalizers', 'tensorfusionworkloads/finalizers'], verbs: ['update'] },
-      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: ['tensor-fusion-webhook'] },
+      {
+        apiGroups: ['tensor-fusion.ai'],
+        resources: ['gpupools/finalizers', 'gpunodes/finalizers', 'tensorfusionworkloads/finalizers'],
+        verbs: ['update'],
+      },
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        verbs: ['get', 'patch'],
+        resourceNames: ['tensor-fusion-webhook'],
+      },
     ]);
   });
 
@@ -124,23 +166,53 @@ describe('least privilege by mode', () => {
   it('gives the kube-scheduler container exactly what kube-scheduler documents for a second scheduler', () => {
     const objects = renderController({ namespace: 'gpu-system' }, FAKE_BUNDLE);
     const subjects = [{ kind: 'ServiceAccount', name: 'tensor-fusion-controller', namespace: 'gpu-system' }];
-    const bindings = (kind: string) => objects.filter((o) => o.kind === kind).map((o) => ({ ...o, apiVersion: undefined, kind: undefined, metadata: { name: o.metadata.name, namespace: o.metadata.namespace } }));
+    const bindings = (kind: string) =>
+      objects
+        .filter((o) => o.kind === kind)
+        .map((o) => ({
+          ...o,
+          apiVersion: undefined,
+          kind: undefined,
+          metadata: { name: o.metadata.name, namespace: o.metadata.namespace },
+        }));
     expect(bindings('ClusterRoleBinding')).toEqual([
-      { metadata: { name: 'tensor-fusion-controller' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tensor-fusion-controller' }, subjects },
-      { metadata: { name: 'tensor-fusion-controller-kube-scheduler' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:kube-scheduler' }, subjects },
-      { metadata: { name: 'tensor-fusion-controller-volume-scheduler' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:volume-scheduler' }, subjects },
+      {
+        metadata: { name: 'tensor-fusion-controller' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tensor-fusion-controller' },
+        subjects,
+      },
+      {
+        metadata: { name: 'tensor-fusion-controller-kube-scheduler' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:kube-scheduler' },
+        subjects,
+      },
+      {
+        metadata: { name: 'tensor-fusion-controller-volume-scheduler' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:volume-scheduler' },
+        subjects,
+      },
     ]);
     expect(bindings('RoleBinding')).toEqual([
-      { metadata: { name: 'tensor-fusion-controller', namespace: 'gpu-system' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tensor-fusion-controller' }, subjects },
+      {
+        metadata: { name: 'tensor-fusion-controller', namespace: 'gpu-system' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tensor-fusion-controller' },
+        subjects,
+      },
       {
         metadata: { name: 'tensor-fusion-controller-authentication-reader', namespace: 'kube-system' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader' }, subjects,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader' },
+        subjects,
       },
     ]);
     // Its lock, by name, in the namespace its configuration names; create comes with the controller's own Lease rule.
     const lock = (find(objects, 'ConfigMap', 'tensor-fusion-scheduler-config') as Json).data['config.yaml'] as string;
     expect(lock).toContain('resourceNamespace: gpu-system');
     expect(lock).toContain('resourceName: tensor-fusion-scheduler');
-    expect(rulesOf(objects, 'Role')).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-scheduler'] });
+    expect(rulesOf(objects, 'Role')).toContainEqual({
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['get', 'update'],
+      resourceNames: ['tensor-fusion-scheduler'],
+    });
   });
 });

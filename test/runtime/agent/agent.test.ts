@@ -26,31 +26,55 @@ describe('parsers', () => {
     expect(parseGpus('0, GPU-a, NVIDIA A100-SXM4-80GB\n')).toEqual([{ index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' }]);
   });
   it('reads pmon by its header, `-` as no sample and idle GPUs skipped', () => {
-    const text = '# gpu pid type sm mem enc dec command\n# Idx # C/G % % % % name\n 0 101 C 45 3 - - python\n 1 - - - - - - -\n 0 102 C - - - - python\n';
+    const text =
+      '# gpu pid type sm mem enc dec command\n# Idx # C/G % % % % name\n 0 101 C 45 3 - - python\n 1 - - - - - - -\n 0 102 C - - - - python\n';
     expect(parsePmon(text)).toEqual([
       { gpuIndex: 0, pid: 101, sm: 0.45, type: 'C', command: 'python' },
       { gpuIndex: 0, pid: 102, sm: 0, type: 'C', command: 'python' },
     ]);
   });
   // The fixtures are the project's shared data beside the checkout (CI has it); a bare clone skips.
-  (existsSync(H100_FIXTURES) || process.env.CI ? it : it.skip)("reads a real H100's output (driver 580) with and without MPS: the server by name, its clients by type M+C", () => {
-    const real = (f: string) => readFileSync(join(H100_FIXTURES, f), 'utf8');
-    const gpu = parseGpus(real('query-gpu.txt'));
-    expect(gpu).toEqual([{ index: 0, uuid: 'GPU-b452f3e7-0de2-2394-680b-5428231b7179', name: 'NVIDIA H100 80GB HBM3' }]);
-    const plain = parsePmon(real('pmon-no-mps.txt'));
-    expect(plain.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([[505, 0.55, false, false], [506, 0.44, false, false]]);
-    const mps = parsePmon(real('pmon-mps.txt'));
-    expect(mps.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([[782, 0.99, false, true], [869, 0, true, false], [870, 0, true, false]]);
-    expect(parseComputeApps(real('query-compute-apps-mps.txt')).map((a) => [a.pid, a.usedBytes / MIB])).toEqual([[782, 66], [869, 2806], [870, 3830]]);
-  });
+  (existsSync(H100_FIXTURES) || process.env.CI ? it : it.skip)(
+    "reads a real H100's output (driver 580) with and without MPS: the server by name, its clients by type M+C",
+    () => {
+      const real = (f: string) => readFileSync(join(H100_FIXTURES, f), 'utf8');
+      const gpu = parseGpus(real('query-gpu.txt'));
+      expect(gpu).toEqual([{ index: 0, uuid: 'GPU-b452f3e7-0de2-2394-680b-5428231b7179', name: 'NVIDIA H100 80GB HBM3' }]);
+      const plain = parsePmon(real('pmon-no-mps.txt'));
+      expect(plain.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([
+        [505, 0.55, false, false],
+        [506, 0.44, false, false],
+      ]);
+      const mps = parsePmon(real('pmon-mps.txt'));
+      expect(mps.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([
+        [782, 0.99, false, true],
+        [869, 0, true, false],
+        [870, 0, true, false],
+      ]);
+      expect(parseComputeApps(real('query-compute-apps-mps.txt')).map((a) => [a.pid, a.usedBytes / MIB])).toEqual([
+        [782, 66],
+        [869, 2806],
+        [870, 3830],
+      ]);
+    },
+  );
   it('attributes cgroup v1 and v2 paths to the pod UID and container id; others to nothing', () => {
-    expect(parseCgroup(`0::/kubepods.slice/kubepods-pod${POD_A.uid.replace(/-/g, '_')}.slice/cri-containerd-${POD_A.containerId}.scope`))
-      .toEqual({ podUid: POD_A.uid, containerId: POD_A.containerId });
-    expect(parseCgroup(`4:pids:/kubepods/pod${POD_B.uid}/${POD_B.containerId}`)).toEqual({ podUid: POD_B.uid, containerId: POD_B.containerId });
+    expect(
+      parseCgroup(`0::/kubepods.slice/kubepods-pod${POD_A.uid.replace(/-/g, '_')}.slice/cri-containerd-${POD_A.containerId}.scope`),
+    ).toEqual({ podUid: POD_A.uid, containerId: POD_A.containerId });
+    expect(parseCgroup(`4:pids:/kubepods/pod${POD_B.uid}/${POD_B.containerId}`)).toEqual({
+      podUid: POD_B.uid,
+      containerId: POD_B.containerId,
+    });
     expect(parseCgroup('0::/user.slice/user-1000.slice/session-1.scope')).toBeUndefined();
   });
   it('indexes pods by UID with container ids from their statuses', () => {
-    const index = indexPods([{ metadata: { uid: 'u1', name: 'p', namespace: 'n' }, status: { containerStatuses: [{ name: 'c', containerID: 'containerd://abc' }] } }]);
+    const index = indexPods([
+      {
+        metadata: { uid: 'u1', name: 'p', namespace: 'n' },
+        status: { containerStatuses: [{ name: 'c', containerID: 'containerd://abc' }] },
+      },
+    ]);
     expect(index.get('u1')).toEqual({ namespace: 'n', pod: 'p', containers: new Map([['abc', 'c']]) });
     expect(containerIdOf(undefined)).toBeUndefined();
   });
@@ -59,14 +83,26 @@ describe('parsers', () => {
 describe('agent environment', () => {
   it('names every bad variable', () => {
     expect(() => readAgentEnv({ AGENT_PORT: '70000', NODE_ISOLATION: 'yes', MPS_SHM_ISOLATION: '0' })).toThrow(
-      'agent environment: NODE_NAME: got nothing, expected the node name (downward API spec.nodeName)\nAGENT_PORT: got "70000", expected a port number from 0 to 65535'
-      + '\nNODE_ISOLATION: got "yes", expected "on" or "off"\nMPS_SHM_ISOLATION: got "0", expected "true" or "false"',
+      'agent environment: NODE_NAME: got nothing, expected the node name (downward API spec.nodeName)\nAGENT_PORT: got "70000", expected a port number from 0 to 65535' +
+        '\nNODE_ISOLATION: got "yes", expected "on" or "off"\nMPS_SHM_ISOLATION: got "0", expected "true" or "false"',
     );
     expect(readAgentEnv({ NODE_NAME: 'gpu-1' })).toEqual({
-      nodeName: 'gpu-1', port: 9410, nvidiaSmi: 'nvidia-smi', procRoot: '/proc', logLevel: 'info', isolation: true, mpsShmIsolation: true,
-      mpsControl: 'nvidia-cuda-mps-control', mpsDir: '/run/tensor-fusion/mps', pluginDir: '/var/lib/kubelet/device-plugins', devRoot: '/dev',
+      nodeName: 'gpu-1',
+      port: 9410,
+      nvidiaSmi: 'nvidia-smi',
+      procRoot: '/proc',
+      logLevel: 'info',
+      isolation: true,
+      mpsShmIsolation: true,
+      mpsControl: 'nvidia-cuda-mps-control',
+      mpsDir: '/run/tensor-fusion/mps',
+      pluginDir: '/var/lib/kubelet/device-plugins',
+      devRoot: '/dev',
     });
-    expect(readAgentEnv({ NODE_NAME: 'gpu-1', NODE_ISOLATION: 'off', MPS_SHM_ISOLATION: 'false' })).toMatchObject({ isolation: false, mpsShmIsolation: false });
+    expect(readAgentEnv({ NODE_NAME: 'gpu-1', NODE_ISOLATION: 'off', MPS_SHM_ISOLATION: 'false' })).toMatchObject({
+      isolation: false,
+      mpsShmIsolation: false,
+    });
   });
 });
 
@@ -76,7 +112,11 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
 
   beforeAll(async () => {
     node = fakeNode();
-    agent = await startAgent({ nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' }, node.resolver, '127.0.0.1');
+    agent = await startAgent(
+      { nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' },
+      node.resolver,
+      '127.0.0.1',
+    );
   });
   afterAll(async () => {
     await agent.stop();
@@ -89,7 +129,11 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
     return res.text();
   };
   const series = (text: string, name: string) =>
-    text.split('\n').filter((l) => l.startsWith(`${name}{`)).map((l) => l.replace(/ [^ ]+$/, (v) => ` ${Number(v).toFixed(4)}`)).sort();
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(`${name}{`))
+      .map((l) => l.replace(/ [^ ]+$/, (v) => ` ${Number(v).toFixed(4)}`))
+      .sort();
 
   it('exports per pod, container and GPU: VRAM bytes, SM ratio and TFLOPS from the catalog (A100: 312)', async () => {
     node.setStep(0);
@@ -140,17 +184,28 @@ describe('agent on an MPS GPU', () => {
   let agent: Agent;
   beforeAll(async () => {
     node = fakeNode(undefined, MPS_TRACE);
-    agent = await startAgent({ nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' }, node.resolver, '127.0.0.1');
+    agent = await startAgent(
+      { nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' },
+      node.resolver,
+      '127.0.0.1',
+    );
   });
   afterAll(async () => {
     await agent.stop();
     node.cleanup();
   });
 
-  it('reports each client\'s VRAM exactly, no measured compute for clients, an estimate split by caps, and the server as a server', async () => {
+  it("reports each client's VRAM exactly, no measured compute for clients, an estimate split by caps, and the server as a server", async () => {
     const text = await (await fetch(`http://127.0.0.1:${agent.server.port}/metrics`)).text();
-    const value = (name: string, pod: string) => text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(`pod="${pod}"`))?.split(' ')[1];
-    expect([value(AGENT_METRICS.vramUsed, 'train-0'), value(AGENT_METRICS.vramUsed, 'infer-0')].map(Number)).toEqual([2806 * MIB, 3830 * MIB]);
+    const value = (name: string, pod: string) =>
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`${name}{`) && l.includes(`pod="${pod}"`))
+        ?.split(' ')[1];
+    expect([value(AGENT_METRICS.vramUsed, 'train-0'), value(AGENT_METRICS.vramUsed, 'infer-0')].map(Number)).toEqual([
+      2806 * MIB,
+      3830 * MIB,
+    ]);
     // pmon credits the clients' work to the server: no measured per-client figure, and no 0 in its place.
     expect(text).not.toMatch(new RegExp(`^${AGENT_METRICS.computeUsed}\\{`, 'm'));
     expect(text).not.toMatch(new RegExp(`^${AGENT_METRICS.smUtilization}\\{`, 'm'));
@@ -162,10 +217,21 @@ describe('agent on an MPS GPU', () => {
     expect(text).toContain(`${AGENT_METRICS.unattributed} 0`);
   });
 
-  it('caps each estimate at its pod\'s cap, and splits evenly where caps are unknown', () => {
-    const row = (pod: string, capRatio?: number) => ({ labels: { namespace: 'n', pod, container: 'c', pod_uid: pod, gpu_uuid: 'g', gpu_model: 'A100' }, bytes: 0, sm: 0, tflops: 100, measured: false, mps: true, capRatio });
+  it("caps each estimate at its pod's cap, and splits evenly where caps are unknown", () => {
+    const row = (pod: string, capRatio?: number) => ({
+      labels: { namespace: 'n', pod, container: 'c', pod_uid: pod, gpu_uuid: 'g', gpu_model: 'A100' },
+      bytes: 0,
+      sm: 0,
+      tflops: 100,
+      measured: false,
+      mps: true,
+      capRatio,
+    });
     const capped = mpsEstimates([row('a', 0.1), row('b', 0.9)], new Map([['g', 1]]));
-    expect(capped.map(([r, v]) => [r.labels.pod, v])).toEqual([['a', 10], ['b', 90]]);
+    expect(capped.map(([r, v]) => [r.labels.pod, v])).toEqual([
+      ['a', 10],
+      ['b', 90],
+    ]);
     const low = mpsEstimates([row('a', 0.1), row('b', 0.1)], new Map([['g', 0.8]]));
     expect(low.map(([, v]) => v)).toEqual([10, 10]);
     expect(mpsEstimates([row('a'), row('b')], new Map([['g', 0.5]])).map(([, v]) => v)).toEqual([25, 25]);
@@ -180,7 +246,9 @@ describe('NodePodResolver', () => {
     return { cluster, calls: () => calls };
   };
   const pod = (containerID?: string): K8sObject => ({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: POD_A.pod, namespace: POD_A.namespace, uid: POD_A.uid },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: POD_A.pod, namespace: POD_A.namespace, uid: POD_A.uid },
     status: { containerStatuses: [{ name: POD_A.container, ...(containerID ? { containerID } : {}) }] },
   });
 

@@ -7,8 +7,22 @@ import type { PodResolver } from '../../../lib/runtime/agent/collector';
 export const FAKE_SMI = join(__dirname, '..', '..', 'support', 'fake-nvidia-smi.js');
 
 /** Two pods with their MPS thread percentages (compute caps): 25 % and 50 % of a GPU. */
-export const POD_A = { uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427', namespace: 'ml', pod: 'train-0', container: 'python', containerId: 'a'.repeat(64), threadPercentage: 25 };
-export const POD_B = { uid: '6fa459ea-ee8a-3ca4-894e-db77e160355e', namespace: 'ml', pod: 'infer-0', container: 'server', containerId: 'b'.repeat(64), threadPercentage: 50 };
+export const POD_A = {
+  uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427',
+  namespace: 'ml',
+  pod: 'train-0',
+  container: 'python',
+  containerId: 'a'.repeat(64),
+  threadPercentage: 25,
+};
+export const POD_B = {
+  uid: '6fa459ea-ee8a-3ca4-894e-db77e160355e',
+  namespace: 'ml',
+  pod: 'infer-0',
+  container: 'server',
+  containerId: 'b'.repeat(64),
+  threadPercentage: 50,
+};
 
 /** What the fake nvidia-smi replays (test/support/fake-nvidia-smi.js). */
 export interface Trace {
@@ -23,8 +37,20 @@ export const TRACE: Trace = {
     { index: 1, uuid: 'GPU-66666666-7777-8888-9999-000000000000', name: 'NVIDIA A100-SXM4-80GB' },
   ],
   steps: [
-    { apps: [{ pid: 101, gpu: 0, mib: 1024, sm: 20 }, { pid: 102, gpu: 0, mib: 512, sm: 10 }, { pid: 201, gpu: 1, mib: 4096, sm: 50 }, { pid: 999, gpu: 1, mib: 100, sm: 1 }] },
-    { apps: [{ pid: 101, gpu: 0, mib: 2048, sm: 40 }, { pid: 201, gpu: 1, mib: 4096, sm: null }] },
+    {
+      apps: [
+        { pid: 101, gpu: 0, mib: 1024, sm: 20 },
+        { pid: 102, gpu: 0, mib: 512, sm: 10 },
+        { pid: 201, gpu: 1, mib: 4096, sm: 50 },
+        { pid: 999, gpu: 1, mib: 100, sm: 1 },
+      ],
+    },
+    {
+      apps: [
+        { pid: 101, gpu: 0, mib: 2048, sm: 40 },
+        { pid: 201, gpu: 1, mib: 4096, sm: null },
+      ],
+    },
     { apps: [] },
   ],
 };
@@ -35,7 +61,15 @@ export const TRACE: Trace = {
  */
 export const MPS_TRACE: Trace = {
   gpus: TRACE.gpus,
-  steps: [{ apps: [{ pid: 900, gpu: 0, mib: 66, sm: 60, mps: 'server' }, { pid: 101, gpu: 0, mib: 2806, sm: null, mps: 'client' }, { pid: 201, gpu: 0, mib: 3830, sm: null, mps: 'client' }] }],
+  steps: [
+    {
+      apps: [
+        { pid: 900, gpu: 0, mib: 66, sm: 60, mps: 'server' },
+        { pid: 101, gpu: 0, mib: 2806, sm: null, mps: 'client' },
+        { pid: 201, gpu: 0, mib: 3830, sm: null, mps: 'client' },
+      ],
+    },
+  ],
 };
 
 export interface FakeNode {
@@ -61,10 +95,14 @@ export function fakeNode(stepMs?: number, trace: Trace = TRACE): FakeNode {
     writeFileSync(join(procRoot, String(pid), 'cgroup'), text);
   };
   // cgroup v2 with the systemd driver (underscores in the UID) and cgroup v1 with cgroupfs.
-  const v2 = (p: typeof POD_A) => `0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${p.uid.replace(/-/g, '_')}.slice/cri-containerd-${p.containerId}.scope\n`;
+  const v2 = (p: typeof POD_A) =>
+    `0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${p.uid.replace(/-/g, '_')}.slice/cri-containerd-${p.containerId}.scope\n`;
   cgroup(101, v2(POD_A));
   cgroup(102, v2(POD_A));
-  cgroup(201, `12:memory:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n11:cpu:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n`);
+  cgroup(
+    201,
+    `12:memory:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n11:cpu:/kubepods/besteffort/pod${POD_B.uid}/${POD_B.containerId}\n`,
+  );
   cgroup(999, '0::/system.slice/some-daemon.service\n');
   cgroup(900, '0::/system.slice/nvidia-mps.service\n');
   writeFileSync(join(procRoot, '900', 'comm'), 'nvidia-cuda-mps\n');
@@ -75,17 +113,32 @@ export function fakeNode(stepMs?: number, trace: Trace = TRACE): FakeNode {
   const nvidiaSmi = join(dir, 'nvidia-smi');
   const startMs = Date.now();
   const writeSmi = (trace: string) =>
-    writeFileSync(nvidiaSmi, `#!/bin/sh\nFAKE_SMI_TRACE='${trace}' ${stepMs ? `FAKE_SMI_START_MS=${startMs} FAKE_SMI_STEP_MS=${stepMs}` : `FAKE_SMI_STEP_FILE='${stepFile}'`} exec '${process.execPath}' '${FAKE_SMI}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(
+      nvidiaSmi,
+      `#!/bin/sh\nFAKE_SMI_TRACE='${trace}' ${stepMs ? `FAKE_SMI_START_MS=${startMs} FAKE_SMI_STEP_MS=${stepMs}` : `FAKE_SMI_STEP_FILE='${stepFile}'`} exec '${process.execPath}' '${FAKE_SMI}' "$@"\n`,
+      { mode: 0o755 },
+    );
   writeSmi(traceFile);
   const pods = new Map([POD_A, POD_B].map((p) => [p.uid, p]));
   return {
-    dir, procRoot, traceFile, stepFile, nvidiaSmi,
+    dir,
+    procRoot,
+    traceFile,
+    stepFile,
+    nvidiaSmi,
     breakSmi: (broken) => writeSmi(broken ? join(dir, 'missing.json') : traceFile),
     setStep: (n) => writeFileSync(stepFile, String(n)),
     resolver: {
       resolve(uid, containerId) {
         const p = pods.get(uid);
-        return p && { namespace: p.namespace, pod: p.pod, container: containerId === p.containerId ? p.container : undefined, threadPercentage: p.threadPercentage };
+        return (
+          p && {
+            namespace: p.namespace,
+            pod: p.pod,
+            container: containerId === p.containerId ? p.container : undefined,
+            threadPercentage: p.threadPercentage,
+          }
+        );
       },
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),

@@ -19,14 +19,21 @@ let sup: MpsSupervisor;
 const clients: ChildProcess[] = [];
 
 const share = (id: string, over: Partial<MpsShare> = {}): MpsShare => ({
-  id, pod: `ns/${id}`, gpuUuids: ['GPU-a'], vramLimitBytes: 4 * GIB, threadPercentage: 25, ...over,
+  id,
+  pod: `ns/${id}`,
+  gpuUuids: ['GPU-a'],
+  vramLimitBytes: 4 * GIB,
+  threadPercentage: 25,
+  ...over,
 });
 
 const ask = (id: string, cmds: string[]) => mpsCommand(FAKE, sup.dirsOf(id), cmds, 3000);
 
 /** A fake MPS client of share `id` running as `uid`; resolves with its first line (`ready <server> ...`). */
 function client(id: string, uid: number): { proc: ChildProcess; first: Promise<string> } {
-  const proc = spawn(process.execPath, [FAKE, 'client', String(uid)], { env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: sup.dirsOf(id).pipeDir } });
+  const proc = spawn(process.execPath, [FAKE, 'client', String(uid)], {
+    env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: sup.dirsOf(id).pipeDir },
+  });
   clients.push(proc);
   const first = new Promise<string>((res) => proc.stdout!.once('data', (d) => res(String(d).trim())));
   return { proc, first };
@@ -61,7 +68,7 @@ test('two shares on one GPU have two daemons: clients of different users do not 
   expect(await b.first).toMatch(/^ready \d+ 50 /);
 });
 
-test('within one daemon a client of another user queues until the first user\'s clients end (the rule per-share daemons avoid)', async () => {
+test("within one daemon a client of another user queues until the first user's clients end (the rule per-share daemons avoid)", async () => {
   await sup.ensure(share('p1'));
   const a = client('p1', 0);
   await a.first;
@@ -82,7 +89,7 @@ test('release ends the clients through the daemon (terminate_client), quits it a
   expect(existsSync(join(base, 'p1'))).toBe(false);
 });
 
-test('a daemon that died is replaced at the next check, with the share\'s limits re-applied', async () => {
+test("a daemon that died is replaced at the next check, with the share's limits re-applied", async () => {
   await sup.ensure(share('p1', { threadPercentage: 40 }));
   const pid = Number((await ask('p1', ['get_server_list'])) || 0);
   expect(pid).toBe(0); // no client yet, no server
@@ -117,7 +124,9 @@ test('a hung daemon makes its GPU not ready with the reason and the pod named, u
   const hanging = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 500 });
   process.env.FAKE_MPS_HANG = '1';
   try {
-    await expect(hanging.ensure(share('p9'))).rejects.toThrow('MPS daemon of ns/p9: set_default_active_thread_percentage 25; set_default_device_pinned_mem_limit 0 4096M; get_default_active_thread_percentage: no answer within 500 ms');
+    await expect(hanging.ensure(share('p9'))).rejects.toThrow(
+      'MPS daemon of ns/p9: set_default_active_thread_percentage 25; set_default_device_pinned_mem_limit 0 4096M; get_default_active_thread_percentage: no answer within 500 ms',
+    );
     const r = await hanging.readiness(['GPU-a', 'GPU-b']);
     expect(r.get('GPU-a')).toEqual({ ready: false, reason: 'MpsDaemonNotAnswering', message: expect.stringContaining('ns/p9: ') });
   } finally {
@@ -130,7 +139,11 @@ test('a hung daemon makes its GPU not ready with the reason and the pod named, u
 
 test('without the control binary every GPU is not ready: MpsControlMissing', async () => {
   const missing = new MpsSupervisor({ controlBin: join(base, 'no-such-binary'), baseDir: base, isolateShm: false, answerTimeoutMs: 500 });
-  expect((await missing.readiness(['GPU-a'])).get('GPU-a')).toEqual({ ready: false, reason: 'MpsControlMissing', message: `${join(base, 'no-such-binary')} not found on the node` });
+  expect((await missing.readiness(['GPU-a'])).get('GPU-a')).toEqual({
+    ready: false,
+    reason: 'MpsControlMissing',
+    message: `${join(base, 'no-such-binary')} not found on the node`,
+  });
 });
 
 test('a restarted agent takes over the shares pods still hold (a live daemon is kept) and ends the others', async () => {
@@ -156,6 +169,8 @@ test('a share whose daemon died with the old agent is started again by the new o
 
 /** The pid of the fake daemon serving share `id` (from its log). */
 function findDaemonPid(id: string): number {
-  const log = readFileSync(join(sup.dirsOf(id).logDir, 'control.log'), 'utf8').trim().split('\n');
+  const log = readFileSync(join(sup.dirsOf(id).logDir, 'control.log'), 'utf8')
+    .trim()
+    .split('\n');
   return Number(/Control (\d+)\]/.exec(log[log.length - 1])![1]);
 }

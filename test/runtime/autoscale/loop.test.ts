@@ -7,9 +7,13 @@ import { parseQuantity } from '../../../lib/k8s/quantity';
 import type { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
 
 const workload = (name: string, autoScalingConfig: unknown): Workload => ({
-  apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload',
+  apiVersion: 'tensor-fusion.ai/v1',
+  kind: 'TensorFusionWorkload',
   metadata: { name, namespace: 'ml', resourceVersion: '1' },
-  spec: { resources: { requests: { tflops: '10', vram: '4Gi' }, limits: { tflops: '20', vram: '4Gi' } }, autoScalingConfig } as Workload['spec'],
+  spec: {
+    resources: { requests: { tflops: '10', vram: '4Gi' }, limits: { tflops: '20', vram: '4Gi' } },
+    autoScalingConfig,
+  } as Workload['spec'],
   status: { workerCount: 1, phase: 'Running' },
 });
 
@@ -18,12 +22,24 @@ describe('AutoscaleLoop', () => {
     const on = workload('on', { autoSetRequests: { enable: true } });
     const off = workload('off', { autoSetRequests: { enable: false } });
     const f = fakeCluster([on, off]);
-    const loop = new AutoscaleLoop({ cluster: f.cluster, scale: f.scale, workloads: () => [on, off], podNames: () => ['p'], maxReplicas: () => 5, nowS: () => 1_800_000_000 });
+    const loop = new AutoscaleLoop({
+      cluster: f.cluster,
+      scale: f.scale,
+      workloads: () => [on, off],
+      podNames: () => ['p'],
+      maxReplicas: () => 5,
+      nowS: () => 1_800_000_000,
+    });
     await loop.tick();
-    expect(f.workload('on').status!.conditions).toEqual([{
-      type: 'AutoscalingActive', status: 'False', reason: 'PrometheusNotConfigured', lastTransitionTime: '2027-01-15T08:00:00.000Z',
-      message: 'autoscaling is off: set the prometheusUrl prop of TensorFusionController to the Prometheus that scrapes the node agent',
-    }]);
+    expect(f.workload('on').status!.conditions).toEqual([
+      {
+        type: 'AutoscalingActive',
+        status: 'False',
+        reason: 'PrometheusNotConfigured',
+        lastTransitionTime: '2027-01-15T08:00:00.000Z',
+        message: 'autoscaling is off: set the prometheusUrl prop of TensorFusionController to the Prometheus that scrapes the node agent',
+      },
+    ]);
     expect(f.workload('on').status!.phase).toBe('Running');
     expect(f.workload('off').status!.conditions).toBeUndefined();
   });
@@ -31,9 +47,17 @@ describe('AutoscaleLoop', () => {
   it('reports an invalid autoScalingConfig in the condition with the exact messages', async () => {
     const bad = workload('bad', { autoSetReplicas: { enable: true, scaleUpStep: '0' } });
     const f = fakeCluster([bad]);
-    await new AutoscaleLoop({ cluster: f.cluster, scale: f.scale, workloads: () => [bad], podNames: () => [], maxReplicas: () => 5, nowS: () => 1_800_000_000 }).tick();
+    await new AutoscaleLoop({
+      cluster: f.cluster,
+      scale: f.scale,
+      workloads: () => [bad],
+      podNames: () => [],
+      maxReplicas: () => 5,
+      nowS: () => 1_800_000_000,
+    }).tick();
     expect(f.workload('bad').status!.conditions![0]).toMatchObject({
-      reason: 'InvalidConfig', message: 'spec.autoScalingConfig.autoSetReplicas.scaleUpStep: got "0", expected a ratio above 0 such as 0.5 or 50%',
+      reason: 'InvalidConfig',
+      message: 'spec.autoScalingConfig.autoSetReplicas.scaleUpStep: got "0", expected a ratio above 0 such as 0.5 or 50%',
     });
   });
 
@@ -57,7 +81,15 @@ describe('AutoscaleLoop', () => {
         return [];
       },
     } as unknown as PrometheusClient;
-    const loop = new AutoscaleLoop({ cluster: f.cluster, scale: f.scale, prometheus, workloads: () => [wl], podNames: () => ['mps-0'], maxReplicas: () => 5, nowS: () => now });
+    const loop = new AutoscaleLoop({
+      cluster: f.cluster,
+      scale: f.scale,
+      prometheus,
+      workloads: () => [wl],
+      podNames: () => ['mps-0'],
+      maxReplicas: () => 5,
+      nowS: () => now,
+    });
     await loop.tick();
     const status = f.workload('mps').status!;
     expect(status.autoscaling!.recommendation!.requests.tflops).toBe('10');
@@ -71,7 +103,10 @@ describe('AutoscaleLoop', () => {
   });
 
   it('survives the workload status reconciler, which carries status.autoscaling over', () => {
-    const autoscaling = { recommendation: { requests: { tflops: '5', vram: '1Gi' }, limits: { tflops: '10', vram: '2Gi' } }, confidence: 1 };
+    const autoscaling = {
+      recommendation: { requests: { tflops: '5', vram: '1Gi' }, limits: { tflops: '10', vram: '2Gi' } },
+      confidence: 1,
+    };
     expect(workloadStatus([], 0, { workerCount: 0, autoscaling }, '2027-01-01T00:00:00Z').autoscaling).toEqual(autoscaling);
   });
 });

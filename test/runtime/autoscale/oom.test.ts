@@ -15,12 +15,19 @@ const NOW = 1_800_000_000;
 const iso = (s: number) => new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const killed = (finishedAtS: number): K8sObject => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ml', uid: 'u1' },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: 'ml', uid: 'u1' },
   spec: { containers: [{ name: 'c', image: 'x' }] },
   status: {
     phase: 'Running',
     containerStatuses: [
-      { name: 'c', restartCount: 1, state: { running: {} }, lastState: { terminated: { reason: 'OOMKilled', exitCode: 137, finishedAt: iso(finishedAtS) } } },
+      {
+        name: 'c',
+        restartCount: 1,
+        state: { running: {} },
+        lastState: { terminated: { reason: 'OOMKilled', exitCode: 137, finishedAt: iso(finishedAtS) } },
+      },
       { name: 'side', restartCount: 1, lastState: { terminated: { reason: 'Error', exitCode: 1, finishedAt: iso(finishedAtS) } } },
     ],
   },
@@ -31,7 +38,8 @@ test('oomKillsOf reads OOMKilled last states only, and the slim pod cache keeps 
   expect(oomKillsOf(pod)).toEqual([{ container: 'c', atS: NOW - 600 }]);
   const slim = slimPod(pod as never);
   expect(slim.status).toEqual({
-    phase: 'Running', conditions: undefined,
+    phase: 'Running',
+    conditions: undefined,
     containerStatuses: [{ name: 'c', lastState: { terminated: { reason: 'OOMKilled', finishedAt: iso(NOW - 600) } } }],
   });
   expect(oomKillsOf(slim)).toEqual(oomKillsOf(pod));
@@ -41,8 +49,13 @@ test('oomKillsOf reads OOMKilled last states only, and the slim pod cache keeps 
 describe('the loop feeds OOM kills to the recommender', () => {
   const config = { autoSetRequests: { enable: true, aggregationPeriod: '1h', evaluationPeriod: '1h' }, autoSetLimits: { enable: true } };
   const workload: Workload = {
-    apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload', metadata: { name: 'w', namespace: 'ml', resourceVersion: '1' },
-    spec: { resources: { requests: { tflops: '10', vram: '1Gi' }, limits: { tflops: '20', vram: '1Gi' } }, autoScalingConfig: config } as Workload['spec'],
+    apiVersion: 'tensor-fusion.ai/v1',
+    kind: 'TensorFusionWorkload',
+    metadata: { name: 'w', namespace: 'ml', resourceVersion: '1' },
+    spec: {
+      resources: { requests: { tflops: '10', vram: '1Gi' }, limits: { tflops: '20', vram: '1Gi' } },
+      autoScalingConfig: config,
+    } as Workload['spec'],
     status: { workerCount: 1 },
   };
 
@@ -52,8 +65,13 @@ describe('the loop feeds OOM kills to the recommender', () => {
     const values = (v: number) => Array.from({ length: 60 }, (_, i) => [NOW - 3600 + 60 * (i + 1), v] as const);
     const labels = { namespace: 'ml', pod: 'p', container: 'c', gpu_uuid: 'GPU-0' };
     const client = {
-      async queryRange(q: string) { return [{ metric: labels, values: values(q.startsWith('tf_agent_pod_gpu_vram') ? GiB : 5) }]; },
-      async query(q: string, t: number) { instant.push({ q, t }); return [{ metric: {}, value: 3 * GiB }]; },
+      async queryRange(q: string) {
+        return [{ metric: labels, values: values(q.startsWith('tf_agent_pod_gpu_vram') ? GiB : 5) }];
+      },
+      async query(q: string, t: number) {
+        instant.push({ q, t });
+        return [{ metric: {}, value: 3 * GiB }];
+      },
     } as unknown as PrometheusClient;
     return { client, instant };
   }
@@ -62,8 +80,14 @@ describe('the loop feeds OOM kills to the recommender', () => {
     const f = fakeCluster([workload]);
     const prom = prometheus();
     const loop = new AutoscaleLoop({
-      cluster: f.cluster, scale: f.scale, prometheus: prom.client, workloads: () => [f.workload('w')], podNames: () => ['p'],
-      pods: () => pods, maxReplicas: () => 1, nowS: () => NOW,
+      cluster: f.cluster,
+      scale: f.scale,
+      prometheus: prom.client,
+      workloads: () => [f.workload('w')],
+      podNames: () => ['p'],
+      pods: () => pods,
+      maxReplicas: () => 1,
+      nowS: () => NOW,
     });
     await loop.tick();
     return { f, prom, loop };
@@ -71,7 +95,9 @@ describe('the loop feeds OOM kills to the recommender', () => {
 
   test('a kill raises the VRAM recommendation above 1.2 x the peak before it, once; the condition says so', async () => {
     const { f, prom, loop } = await run([killed(NOW - 600)]);
-    expect(prom.instant).toEqual([{ q: 'max(max_over_time(tf_agent_pod_gpu_vram_used_bytes{namespace="ml",pod="p",container="c"}[300s]))', t: NOW - 600 }]);
+    expect(prom.instant).toEqual([
+      { q: 'max(max_over_time(tf_agent_pod_gpu_vram_used_bytes{namespace="ml",pod="p",container="c"}[300s]))', t: NOW - 600 },
+    ]);
     const rec = f.workload('w').status!.autoscaling!.recommendation!;
     // VPA's bump: max(1.2 x 3 GiB, 3 GiB + 100 MiB) = 3.6 GiB at least, for the request and the limit.
     expect(parseQuantity(String(rec.requests.vram))!).toBeGreaterThanOrEqual(3.6 * GiB);

@@ -30,9 +30,18 @@ const CONFIG = {
 };
 
 const workload = (name: string, owner: string): Workload => ({
-  apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload',
-  metadata: { name, namespace: 'ml', resourceVersion: '1', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: owner, uid: `uid-${owner}`, controller: true }] },
-  spec: { resources: { requests: { tflops: '100', vram: '8Gi' }, limits: { tflops: '150', vram: '8Gi' } }, autoScalingConfig: CONFIG } as Workload['spec'],
+  apiVersion: 'tensor-fusion.ai/v1',
+  kind: 'TensorFusionWorkload',
+  metadata: {
+    name,
+    namespace: 'ml',
+    resourceVersion: '1',
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: owner, uid: `uid-${owner}`, controller: true }],
+  },
+  spec: {
+    resources: { requests: { tflops: '100', vram: '8Gi' }, limits: { tflops: '150', vram: '8Gi' } },
+    autoScalingConfig: CONFIG,
+  } as Workload['spec'],
   status: { workerCount: 2 },
 });
 
@@ -43,14 +52,24 @@ const workload = (name: string, owner: string): Workload => ({
 
   beforeAll(async () => {
     node = fakeNode(1000, STEADY_TRACE);
-    agent = await startAgent({ nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' }, node.resolver, '127.0.0.1');
+    agent = await startAgent(
+      { nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' },
+      node.resolver,
+      '127.0.0.1',
+    );
     prom = await startPrometheus([`127.0.0.1:${agent.server.port}`]);
     const client = new PrometheusClient(prom.url);
     // Both steps of the trace scraped: pod B's step-0 compute (156) and pod A's step-1 VRAM (2048 MiB).
     const seen = async (q: string, want: number) => (await client.query(q, Date.now() / 1000))[0]?.value === want;
-    await waitFor('both trace steps in prometheus', async () =>
-      (await seen(`max_over_time(${AGENT_METRICS.computeUsed}{pod="infer-0"}[1m])`, 156)) &&
-      (await seen(`max_over_time(${AGENT_METRICS.vramUsed}{pod="train-0"}[1m])`, 2048 * MIB)), 90_000, 500, prom.process);
+    await waitFor(
+      'both trace steps in prometheus',
+      async () =>
+        (await seen(`max_over_time(${AGENT_METRICS.computeUsed}{pod="infer-0"}[1m])`, 156)) &&
+        (await seen(`max_over_time(${AGENT_METRICS.vramUsed}{pod="train-0"}[1m])`, 2048 * MIB)),
+      90_000,
+      500,
+      prom.process,
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -63,8 +82,14 @@ const workload = (name: string, owner: string): Workload => ({
     const wl = workload('train', 'train');
     const f = fakeCluster([wl]);
     const loop = new AutoscaleLoop({
-      cluster: f.cluster, prometheus: new PrometheusClient(prom.url), scale: f.scale, stepS: 1,
-      workloads: () => [f.workload('train')], podNames: () => ['train-0', 'infer-0'], maxReplicas: () => 4, nowS: () => Math.floor(Date.now() / 1000),
+      cluster: f.cluster,
+      prometheus: new PrometheusClient(prom.url),
+      scale: f.scale,
+      stepS: 1,
+      workloads: () => [f.workload('train')],
+      podNames: () => ['train-0', 'infer-0'],
+      maxReplicas: () => 4,
+      nowS: () => Math.floor(Date.now() / 1000),
     });
     await loop.tick();
     const status = f.workload('train').status!;
@@ -84,16 +109,28 @@ const workload = (name: string, owner: string): Workload => ({
 
   it('refuses to scale an owner that a HorizontalPodAutoscaler already targets', async () => {
     const wl = workload('infer', 'infer');
-    const hpa = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'infer', namespace: 'ml' }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'infer' } } };
+    const hpa = {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'infer', namespace: 'ml' },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'infer' } },
+    };
     const f = fakeCluster([wl], [hpa]);
     const loop = new AutoscaleLoop({
-      cluster: f.cluster, prometheus: new PrometheusClient(prom.url), scale: f.scale, stepS: 1,
-      workloads: () => [f.workload('infer')], podNames: () => ['train-0', 'infer-0'], maxReplicas: () => 4, nowS: () => Math.floor(Date.now() / 1000),
+      cluster: f.cluster,
+      prometheus: new PrometheusClient(prom.url),
+      scale: f.scale,
+      stepS: 1,
+      workloads: () => [f.workload('infer')],
+      podNames: () => ['train-0', 'infer-0'],
+      maxReplicas: () => 4,
+      nowS: () => Math.floor(Date.now() / 1000),
     });
     await loop.tick();
     expect(f.scaled).toEqual([]);
     expect(f.workload('infer').status!.conditions!.find((c) => c.type === 'ReplicaScaling')).toMatchObject({
-      status: 'False', reason: 'HorizontalPodAutoscalerPresent',
+      status: 'False',
+      reason: 'HorizontalPodAutoscalerPresent',
       message: 'HorizontalPodAutoscaler infer already scales Deployment infer; autoSetReplicas does not act',
     });
   });

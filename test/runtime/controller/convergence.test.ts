@@ -30,7 +30,10 @@ function churn(api: ApiServerDouble): void {
 }
 
 function names(api: ApiServerDouble, plural: string): string[] {
-  return api.listObjects(plural).map((o) => o.metadata.name).sort();
+  return api
+    .listObjects(plural)
+    .map((o) => o.metadata.name)
+    .sort();
 }
 
 function expectInitial(api: ApiServerDouble): void {
@@ -39,8 +42,20 @@ function expectInitial(api: ApiServerDouble): void {
   expect(api.getObject('gpus', 'n1-gpu-0')?.status?.available).toEqual({ tflops: '302', vram: '76Gi' });
   expect(api.getObject('nodes', 'n1')?.spec.taints).toEqual([OTHER_TAINT, { ...XGN_TAINT }]);
   const pool = api.getObject('gpupools', 'pool-a')?.status;
-  expect(pool).toMatchObject({ totalNodes: 2, readyNodes: 2, totalGPUs: 3, totalTFlops: '689', availableTFlops: '679', virtualTFlops: '1378', phase: 'Running' });
-  expect(api.getObject('tensorfusionworkloads', 'w1', 'default')?.status).toMatchObject({ workerCount: 2, readyWorkers: 1, phase: 'Pending' });
+  expect(pool).toMatchObject({
+    totalNodes: 2,
+    readyNodes: 2,
+    totalGPUs: 3,
+    totalTFlops: '689',
+    availableTFlops: '679',
+    virtualTFlops: '1378',
+    phase: 'Running',
+  });
+  expect(api.getObject('tensorfusionworkloads', 'w1', 'default')?.status).toMatchObject({
+    workerCount: 2,
+    readyWorkers: 1,
+    phase: 'Pending',
+  });
 }
 
 function expectAfterChurn(api: ApiServerDouble, ctl: Controller): void {
@@ -48,12 +63,36 @@ function expectAfterChurn(api: ApiServerDouble, ctl: Controller): void {
   expect(names(api, 'gpus')).toEqual(['n1-gpu-0', 'n1-gpu-1', 'n4-gpu-0']);
   expect(api.getObject('gpus', 'n1-gpu-1')?.status?.available).toEqual({ tflops: '292', vram: '72Gi' });
   expect(api.getObject('nodes', 'n1')?.spec.taints).toEqual([OTHER_TAINT]);
-  expect(api.getObject('gpupools', 'pool-a')?.status).toMatchObject({ totalNodes: 2, totalGPUs: 3, totalTFlops: '745', availableTFlops: '715' });
-  expect(api.getObject('tensorfusionworkloads', 'w1', 'default')?.status).toMatchObject({ workerCount: 3, readyWorkers: 3, phase: 'Running' });
+  expect(api.getObject('gpupools', 'pool-a')?.status).toMatchObject({
+    totalNodes: 2,
+    totalGPUs: 3,
+    totalTFlops: '745',
+    availableTFlops: '715',
+  });
+  expect(api.getObject('tensorfusionworkloads', 'w1', 'default')?.status).toMatchObject({
+    workerCount: 3,
+    readyWorkers: 3,
+    phase: 'Running',
+  });
   // The caches hold exactly what the server holds: nothing lost, nothing duplicated.
-  expect(ctl.nodes.list().map((n) => n.metadata.name).sort()).toEqual(names(api, 'nodes'));
-  expect(ctl.pods.list().map((p) => p.metadata.name).sort()).toEqual(names(api, 'pods'));
-  expect(ctl.gpus.list().map((g) => g.metadata.name).sort()).toEqual(names(api, 'gpus'));
+  expect(
+    ctl.nodes
+      .list()
+      .map((n) => n.metadata.name)
+      .sort(),
+  ).toEqual(names(api, 'nodes'));
+  expect(
+    ctl.pods
+      .list()
+      .map((p) => p.metadata.name)
+      .sort(),
+  ).toEqual(names(api, 'pods'));
+  expect(
+    ctl.gpus
+      .list()
+      .map((g) => g.metadata.name)
+      .sort(),
+  ).toEqual(names(api, 'gpus'));
 }
 
 describe('controller convergence under API faults', () => {

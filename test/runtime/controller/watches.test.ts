@@ -16,23 +16,47 @@ import { workloadWatches } from '../../../lib/runtime/controller/workload';
 const DECLARED = [nodeWatches, poolWatches, workloadWatches];
 const DELAY = 1000;
 
-const obj = (name: string, extra: { namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; spec?: unknown; status?: unknown } = {}): K8sObject => ({
-  metadata: { name, namespace: extra.namespace, labels: extra.labels, annotations: extra.annotations }, spec: extra.spec, status: extra.status,
-} as K8sObject);
+const obj = (
+  name: string,
+  extra: {
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    spec?: unknown;
+    status?: unknown;
+  } = {},
+): K8sObject =>
+  ({
+    metadata: { name, namespace: extra.namespace, labels: extra.labels, annotations: extra.annotations },
+    spec: extra.spec,
+    status: extra.status,
+  }) as K8sObject;
 
 /** Caches holding `objects` (by name; `namespace/name` when namespaced) that record the handlers registered on them. */
-function sources(objects: Partial<Record<CacheName, K8sObject[]>>): { caches: EventSources; handlers: Record<string, InformerHandlers<K8sObject>[]> } {
+function sources(objects: Partial<Record<CacheName, K8sObject[]>>): {
+  caches: EventSources;
+  handlers: Record<string, InformerHandlers<K8sObject>[]>;
+} {
   const handlers: Record<string, InformerHandlers<K8sObject>[]> = {};
-  const caches = Object.fromEntries(CACHE_NAMES.map((c) => {
-    const list = objects[c] ?? [];
-    const key = (o: K8sObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
-    return [c, {
-      list: () => list,
-      get: (k: string) => list.find((o) => key(o) === k),
-      byIndex: () => { throw new Error('no watch reads an index'); },
-      on: (h: InformerHandlers<K8sObject>) => { (handlers[c] ??= []).push(h); },
-    }];
-  })) as unknown as EventSources;
+  const caches = Object.fromEntries(
+    CACHE_NAMES.map((c) => {
+      const list = objects[c] ?? [];
+      const key = (o: K8sObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+      return [
+        c,
+        {
+          list: () => list,
+          get: (k: string) => list.find((o) => key(o) === k),
+          byIndex: () => {
+            throw new Error('no watch reads an index');
+          },
+          on: (h: InformerHandlers<K8sObject>) => {
+            (handlers[c] ??= []).push(h);
+          },
+        },
+      ];
+    }),
+  ) as unknown as EventSources;
   return { caches, handlers };
 }
 
@@ -92,7 +116,9 @@ describe('declared watches', () => {
 
   test('a GPUNode moving between pools reaches its node and both pools', () => {
     const { added, emit } = wired();
-    emit('gpuNodes', (h) => h.update?.(obj('n1', { labels: { [MANAGED_BY_LABEL]: 'a' } }), obj('n1', { labels: { [MANAGED_BY_LABEL]: 'b' } })));
+    emit('gpuNodes', (h) =>
+      h.update?.(obj('n1', { labels: { [MANAGED_BY_LABEL]: 'a' } }), obj('n1', { labels: { [MANAGED_BY_LABEL]: 'b' } })),
+    );
     expect(added).toEqual(['node/n1', 'pool/a', 'node/n1', 'pool/b']);
   });
 
@@ -106,15 +132,21 @@ describe('declared watches', () => {
   test('a pod reaches its node (when it holds GPUs) and its workload after the delay, before and after an update', () => {
     const { added, later, emit } = wired();
     const waiting = obj('p', { namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'w1' } });
-    const bound = { ...obj('p', { namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'w2' }, annotations: { [GPU_IDS_ANNOTATION]: 'n1-gpu-0' } }), spec: { nodeName: 'n1' } } as K8sObject;
+    const bound = {
+      ...obj('p', { namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'w2' }, annotations: { [GPU_IDS_ANNOTATION]: 'n1-gpu-0' } }),
+      spec: { nodeName: 'n1' },
+    } as K8sObject;
     emit('pods', (h) => h.update?.(waiting, bound));
     expect(added).toEqual([]);
     expect(later).toEqual(['workload/ml/w1@1000', 'node/n1@1000', 'workload/ml/w2@1000']);
   });
 
   test('a profile reaches the workloads of the pods in its namespace that name it', () => {
-    const naming = (name: string, ns: string, w: string) => obj(name, { namespace: ns, labels: { [WORKLOAD_LABEL]: w }, annotations: { [ANNOTATION.workloadProfile]: 'fast' } });
-    const { added, emit } = wired({ pods: [naming('p1', 'ml', 'w1'), naming('p2', 'other', 'w2'), obj('p3', { namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'w3' } })] });
+    const naming = (name: string, ns: string, w: string) =>
+      obj(name, { namespace: ns, labels: { [WORKLOAD_LABEL]: w }, annotations: { [ANNOTATION.workloadProfile]: 'fast' } });
+    const { added, emit } = wired({
+      pods: [naming('p1', 'ml', 'w1'), naming('p2', 'other', 'w2'), obj('p3', { namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'w3' } })],
+    });
     emit('profiles', (h) => h.add?.(obj('fast', { namespace: 'ml' })));
     expect(added).toEqual(['workload/ml/w1']);
   });

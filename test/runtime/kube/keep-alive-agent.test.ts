@@ -15,10 +15,12 @@ const { ca, serving } = testPki();
 /** GETs / through the agent, checking the certificate's name; resolves with the status code. */
 function get(agent: https.Agent, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    https.get({ host: '127.0.0.1', port, path: '/', agent, servername: SERVICE_HOST }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    }).on('error', reject);
+    https
+      .get({ host: '127.0.0.1', port, path: '/', agent, servername: SERVICE_HOST }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      })
+      .on('error', reject);
   });
 }
 
@@ -30,7 +32,9 @@ describe('keepAliveAgent', () => {
   beforeAll(async () => {
     // Each answer waits, so that parallel requests need sockets of their own.
     server = https.createServer({ cert: serving.cert, key: serving.key }, (_req, res) => setTimeout(() => res.end('ok'), 50));
-    server.on('secureConnection', () => { sockets++; });
+    server.on('secureConnection', () => {
+      sockets++;
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });

@@ -27,8 +27,16 @@ function replica(api: ApiServerDouble, clock: ManualClock, name: string): Replic
   const abort = new AbortController();
   const r = { name, lost: false, abort } as Replica;
   r.elector = new LeaderElector({
-    cluster, clock, namespace: 'default', name: 'tf-controller', identity: name, logger: silent, random: () => 0.5,
-    onStoppedLeading: () => { r.lost = true; },
+    cluster,
+    clock,
+    namespace: 'default',
+    name: 'tf-controller',
+    identity: name,
+    logger: silent,
+    random: () => 0.5,
+    onStoppedLeading: () => {
+      r.lost = true;
+    },
   });
   r.fenced = fenceWrites(cluster, () => r.elector.isLeader());
   r.done = r.elector.run(abort.signal);
@@ -114,7 +122,16 @@ describe('leader election', () => {
   });
 
   test('rejects timings that break leaseDuration > renewDeadline > 1.2 x retryPeriod', () => {
-    expect(() => new LeaderElector({ cluster: {} as Cluster, namespace: 'n', name: 'l', identity: 'i', leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }))
-      .toThrow('leader election: need leaseDuration > renewDeadline > 1.2 x retryPeriod, got 10000/10000/2000 ms');
+    expect(
+      () =>
+        new LeaderElector({
+          cluster: {} as Cluster,
+          namespace: 'n',
+          name: 'l',
+          identity: 'i',
+          leaseDurationMs: 10_000,
+          renewDeadlineMs: 10_000,
+        }),
+    ).toThrow('leader election: need leaseDuration > renewDeadline > 1.2 x retryPeriod, got 10000/10000/2000 ms');
   });
 });

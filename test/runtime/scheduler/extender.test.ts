@@ -16,7 +16,15 @@ import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
 
-const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: 60 * GiB, vramLimit: 60 * GiB };
+const SHARE: ShareRequest = {
+  pool: 'p',
+  qos: 'medium',
+  gpuCount: 1,
+  tflopsRequest: 10,
+  tflopsLimit: 20,
+  vramRequest: 60 * GiB,
+  vramLimit: 60 * GiB,
+};
 const NODES = ['p-node-0', 'p-node-1'];
 
 let api: ApiServerDouble;
@@ -26,8 +34,14 @@ let extender: Extender;
 
 function podObj(name: string, share: ShareRequest | null = SHARE, extra: Record<string, unknown> = {}): K8sObject {
   return {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name, namespace: 'default', labels: { [ENABLED_LABEL]: 'true' }, annotations: share ? { [SHARE_ANNOTATION]: encodeShare(share) } : {} },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'default',
+      labels: { [ENABLED_LABEL]: 'true' },
+      annotations: share ? { [SHARE_ANNOTATION]: encodeShare(share) } : {},
+    },
     spec: { containers: [{ name: 'main', image: 'x' }] },
     ...extra,
   };
@@ -47,7 +61,9 @@ function countingLists(through: <T>(next: () => Promise<T>) => Promise<T> = (nex
   const cluster = clusterFor(api);
   const counter = { lists: 0 };
   const client = {
-    ...cluster, bind: cluster.bind.bind(cluster), get: cluster.get.bind(cluster),
+    ...cluster,
+    bind: cluster.bind.bind(cluster),
+    get: cluster.get.bind(cluster),
     list: ((...a: Parameters<typeof cluster.list>) => {
       counter.lists++;
       return through(() => cluster.list(...a));
@@ -83,14 +99,22 @@ describe('filter', () => {
     expect(f).toEqual({ Nodes: null, NodeNames: NODES, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
   });
 
-  test('a pod without a share but with CPU, on nodes of one pool, is placed by the pool\'s mode and counted until its event comes', async () => {
+  test("a pod without a share but with CPU, on nodes of one pool, is placed by the pool's mode and counted until its event comes", async () => {
     for (const n of NODES) api.put('nodes', { ...api.getObject('nodes', n)!, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
-    const cpuPod = (name: string) => put({ ...podObj(name, null), spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] } });
-    await eventually(async () => expect(state.current().choose({ id: 'probe', pool: 'p', qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 4000 }, NODES).best).toBeDefined());
+    const cpuPod = (name: string) =>
+      put({ ...podObj(name, null), spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] } });
+    await eventually(async () =>
+      expect(
+        state.current().choose({ id: 'probe', pool: 'p', qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 4000 }, NODES)
+          .best,
+      ).toBeDefined(),
+    );
     const first = cpuPod('cpu-1');
     const f1 = await extender.filter(args(first));
     expect(f1.NodeNames).toHaveLength(1);
-    expect(await extender.bind({ PodName: 'cpu-1', PodNamespace: 'default', PodUID: first.metadata.uid!, Node: f1.NodeNames[0] })).toEqual({ Error: '' });
+    expect(await extender.bind({ PodName: 'cpu-1', PodNamespace: 'default', PodUID: first.metadata.uid!, Node: f1.NodeNames[0] })).toEqual({
+      Error: '',
+    });
     // No record on a pod without a share, and its CPU is counted before the watch reports the bind.
     expect(api.getObject('pods', 'cpu-1', 'default')?.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeUndefined();
     const f2 = await extender.filter(args(cpuPod('cpu-2')));
@@ -124,8 +148,12 @@ describe('filter', () => {
   test('CPU taken on a node by other pods keeps the share off it, as the scheduler would', async () => {
     const node = api.getObject('nodes', 'p-node-0')!;
     api.put('nodes', { ...node, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
-    api.put('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'busy', namespace: 'default' },
-      spec: { nodeName: 'p-node-0', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '3500m' } } }] } });
+    api.put('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'busy', namespace: 'default' },
+      spec: { nodeName: 'p-node-0', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '3500m' } } }] },
+    });
     const pod = put(podObj('needs-cpu'));
     const withCpu = { ...pod, spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '1' } } }] } };
     await eventually(async () => {
@@ -197,10 +225,18 @@ describe('state rebuilt from a list', () => {
     const listedAt = Date.now();
     const list = api.listObjects('pods') as K8sObject[];
     // Bound elsewhere: the record comes with the pod, not from a bind of this extender.
-    const other = new Extender({ state: new PlacementState({ sources: { nodes: informers[4], pools: informers[0], gpuNodes: informers[1], gpus: informers[2], pods: informers[3] } as never }), cluster: clusterFor(api), pods: informers[3] });
+    const other = new Extender({
+      state: new PlacementState({
+        sources: { nodes: informers[4], pools: informers[0], gpuNodes: informers[1], gpus: informers[2], pods: informers[3] } as never,
+      }),
+      cluster: clusterFor(api),
+      pods: informers[3],
+    });
     const pod = put(podObj('theirs'));
     const f = await other.filter(args(pod));
-    expect(await other.bind({ PodName: 'theirs', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: f.NodeNames[0] })).toEqual({ Error: '' });
+    expect(await other.bind({ PodName: 'theirs', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: f.NodeNames[0] })).toEqual({
+      Error: '',
+    });
     await eventually(() => expect(state.holding(pod.metadata.uid!)?.node).toBe(f.NodeNames[0]));
     state.resetFromPods(list, listedAt);
     expect(state.holding(pod.metadata.uid!)?.node).toBe(f.NodeNames[0]);
@@ -254,7 +290,8 @@ describe('what releases a share', () => {
   test('a deleted pod releases it; a terminating one keeps it; a finished one releases it', async () => {
     await place('a');
     await place('b');
-    const full = async () => (await extender.filter(args(put(podObj(`probe-${Math.random().toString(36).slice(2, 8)}`))))).NodeNames.length === 0;
+    const full = async () =>
+      (await extender.filter(args(put(podObj(`probe-${Math.random().toString(36).slice(2, 8)}`))))).NodeNames.length === 0;
     expect(await full()).toBe(true);
     // Terminating: deletionTimestamp set, still there.
     const a = api.getObject('pods', 'a', 'default')!;
@@ -309,14 +346,15 @@ describe('what releases a share', () => {
     expect(state.holding(pod.metadata.uid!)).toBeUndefined();
   });
 
-  test('after a pause the pods are listed again unless this replica\'s scheduler has held the Lease since the last list', async () => {
+  test("after a pause the pods are listed again unless this replica's scheduler has held the Lease since the last list", async () => {
     const { client: counting, counter } = countingLists();
     let tenure: () => Promise<string | undefined> = async () => 'ctl-0_a/3/t1';
     // Every call comes after a pause: the clock moves 10 s at each reading.
     let t = Date.now();
     const idle = new Extender({ state, cluster: counting, pods: informers[3], now: () => (t += 10_000), schedulerTenure: () => tenure() });
     // Small shares: no call is refused (a refusal lists on its own).
-    const call = async (name: string) => expect((await idle.filter(args(put(podObj(name, { ...SHARE, tflopsRequest: 1, vramRequest: GiB }))))).NodeNames).toHaveLength(1);
+    const call = async (name: string) =>
+      expect((await idle.filter(args(put(podObj(name, { ...SHARE, tflopsRequest: 1, vramRequest: GiB }))))).NodeNames).toHaveLength(1);
     // [tenure after the call, lists so far]: a tenure vouches only for a list made under it.
     const steps: [string, () => Promise<string | undefined>, number][] = [
       ['first call', async () => 'ctl-0_a/3/t1', 1],
@@ -326,7 +364,13 @@ describe('what releases a share', () => {
       ['this replica does not hold it', async () => undefined, 3],
       ['still not', async () => undefined, 4],
       ['held again: the list after a pause is not vouched for by a tenure read before it', async () => 'ctl-0_b/6/t3', 5],
-      ['the Lease cannot be read', async () => { throw new Error('connection refused'); }, 6],
+      [
+        'the Lease cannot be read',
+        async () => {
+          throw new Error('connection refused');
+        },
+        6,
+      ],
       ['held: the previous call had no tenure to compare', async () => 'ctl-0_b/6/t3', 7],
       ['same tenure', async () => 'ctl-0_b/6/t3', 7],
     ];
@@ -341,7 +385,13 @@ describe('what releases a share', () => {
     const { pod: kept, node } = await place('kept');
     await place('other');
     let t = Date.now();
-    const idle = new Extender({ state, cluster: clusterFor(api), pods: informers[3], now: () => (t += 10_000), schedulerTenure: async () => 'ctl-0_a/1/t' });
+    const idle = new Extender({
+      state,
+      cluster: clusterFor(api),
+      pods: informers[3],
+      now: () => (t += 10_000),
+      schedulerTenure: async () => 'ctl-0_a/1/t',
+    });
     await idle.filter(args(put(podObj('first', { ...SHARE, vramRequest: 5 * GiB }))));
     expect(api.stallWatches('pods')).toBeGreaterThan(0);
     api.remove('pods', 'kept', 'default');
@@ -400,15 +450,21 @@ describe('the list before a refusal', () => {
     expect(await refuse(500)).toEqual({ nodes: [], lists: 1 });
   });
 
-  test.each([[0, 1_000], [10, 1_000], [50, 1_000], [200, 4_000], [2_500, 50_000], [3_000, 60_000], [30_000, 60_000]])(
-    'after a list of %i ms, the next waits %i ms', (lastMs, spacing) => {
-      expect(refusalListSpacingMs(lastMs)).toBe(spacing);
-    },
-  );
+  test.each([
+    [0, 1_000],
+    [10, 1_000],
+    [50, 1_000],
+    [200, 4_000],
+    [2_500, 50_000],
+    [3_000, 60_000],
+    [30_000, 60_000],
+  ])('after a list of %i ms, the next waits %i ms', (lastMs, spacing) => {
+    expect(refusalListSpacingMs(lastMs)).toBe(spacing);
+  });
 });
 
 describe('releases found by a fresh list', () => {
-  test('are announced: the pod\'s delete event, when it comes, finds nothing left to release', async () => {
+  test("are announced: the pod's delete event, when it comes, finds nothing left to release", async () => {
     const released: string[] = [];
     const [pools, gpuNodes, gpus, pods, nodes] = informers;
     const watched = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, onRoom: (n) => released.push(n) });
@@ -476,7 +532,9 @@ describe('pods turned away', () => {
     const bound = put(podObj('bound'));
     const terminating = put(podObj('terminating'));
     for (const p of [gone, bound, terminating]) expect((await extender.filter(args(p))).NodeNames).toEqual([]);
-    await eventually(() => expect(informers[3].list().filter((p) => ['gone', 'bound', 'terminating'].includes(p.metadata.name!))).toHaveLength(3));
+    await eventually(() =>
+      expect(informers[3].list().filter((p) => ['gone', 'bound', 'terminating'].includes(p.metadata.name!))).toHaveLength(3),
+    );
     api.remove('pods', 'gone', 'default');
     api.put('pods', { ...bound, spec: { ...(bound.spec as object), nodeName: 'elsewhere' } });
     api.put('pods', { ...terminating, metadata: { ...terminating.metadata, deletionTimestamp: new Date().toISOString() } });
@@ -510,7 +568,11 @@ describe('room kube-scheduler cannot see is announced', () => {
     room.length = 0;
     const gpu = api.getObject('gpus', 'p-node-0-gpu-0')!;
     api.put('gpus', { ...gpu, status: { ...gpu.status, available: { tflops: '1', vram: '1' } } });
-    api.put('gpus', { ...gpu, metadata: { ...gpu.metadata, name: 'p-node-0-gpu-9' }, status: { ...gpu.status, phase: 'Pending', index: 9 } });
+    api.put('gpus', {
+      ...gpu,
+      metadata: { ...gpu.metadata, name: 'p-node-0-gpu-9' },
+      status: { ...gpu.status, phase: 'Pending', index: 9 },
+    });
     await new Promise((r) => setTimeout(r, 200));
     expect(room).toEqual([]);
     const pending = api.getObject('gpus', 'p-node-0-gpu-9')!;
@@ -518,7 +580,7 @@ describe('room kube-scheduler cannot see is announced', () => {
     await eventually(() => expect(room).toEqual(['p-node-0']));
   });
 
-  test('a pool\'s placement settings changed name one of its nodes', async () => {
+  test("a pool's placement settings changed name one of its nodes", async () => {
     const pool = api.getObject('gpupools', 'p')!;
     api.put('gpupools', { ...pool, spec: { ...pool.spec, capacityConfig: { oversubscription: { tflopsOversellRatio: 300 } } } });
     await eventually(() => expect(room).toHaveLength(1));
@@ -526,9 +588,18 @@ describe('room kube-scheduler cannot see is announced', () => {
   });
 
   test('a pod without a share leaving names its node: its CPU is room too', async () => {
-    put({ ...podObj('plain-cpu', null), spec: { nodeName: 'p-node-1', containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '1' } } }] } });
+    put({
+      ...podObj('plain-cpu', null),
+      spec: { nodeName: 'p-node-1', containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '1' } } }] },
+    });
     api.put('nodes', { ...api.getObject('nodes', 'p-node-1')!, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
-    await eventually(() => expect(watched.current().choose({ id: 'probe', pool: 'p', qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 3500 }, ['p-node-1']).best).toBeUndefined());
+    await eventually(() =>
+      expect(
+        watched
+          .current()
+          .choose({ id: 'probe', pool: 'p', qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 3500 }, ['p-node-1']).best,
+      ).toBeUndefined(),
+    );
     room.length = 0;
     api.remove('pods', 'plain-cpu', 'default');
     await eventually(() => expect(room).toEqual(['p-node-1']));
@@ -537,7 +608,9 @@ describe('room kube-scheduler cannot see is announced', () => {
   test('a pod deleted between filter and bind names the node of its reservation', async () => {
     const pod = put(podObj('reserved-then-gone'));
     await eventually(() => expect(watched.current()).toBeDefined());
-    expect(watched.reserve({ id: pod.metadata.uid!, pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, vramRequest: GiB }, 'p-node-1').ok).toBe(true);
+    expect(
+      watched.reserve({ id: pod.metadata.uid!, pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, vramRequest: GiB }, 'p-node-1').ok,
+    ).toBe(true);
     room.length = 0;
     api.remove('pods', 'reserved-then-gone', 'default');
     await eventually(() => expect(room).toEqual(['p-node-1']));
@@ -547,9 +620,15 @@ describe('room kube-scheduler cannot see is announced', () => {
   test('a reservation whose bind never comes expires on time and names its node, with no call to expire it', async () => {
     const [pools, gpuNodes, gpus, pods, nodes] = informers;
     const expiring: string[] = [];
-    const short = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never, reservationTtlMs: 50, onRoom: (n) => expiring.push(n) });
+    const short = new PlacementState({
+      sources: { nodes, pools, gpuNodes, gpus, pods } as never,
+      reservationTtlMs: 50,
+      onRoom: (n) => expiring.push(n),
+    });
     short.resetFromCaches();
-    expect(short.reserve({ id: 'uid-orphan', pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, vramRequest: GiB }, 'p-node-0').ok).toBe(true);
+    expect(
+      short.reserve({ id: 'uid-orphan', pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, vramRequest: GiB }, 'p-node-0').ok,
+    ).toBe(true);
     await eventually(() => expect(expiring).toEqual(['p-node-0']));
     expect(short.isReserved('uid-orphan')).toBe(false);
   });
@@ -558,9 +637,13 @@ describe('room kube-scheduler cannot see is announced', () => {
     const { pod, node } = await place('resized');
     await eventually(() => expect(watched.holding(pod.metadata.uid!)?.node).toBe(node));
     room.length = 0;
-    expect(watched.resize(pod.metadata.uid!, { tflopsRequest: 20, tflopsLimit: 40, vramRequest: 60 * GiB, vramLimit: 60 * GiB })?.ok).toBe(true);
+    expect(watched.resize(pod.metadata.uid!, { tflopsRequest: 20, tflopsLimit: 40, vramRequest: 60 * GiB, vramLimit: 60 * GiB })?.ok).toBe(
+      true,
+    );
     expect(room).toEqual([]);
-    expect(watched.resize(pod.metadata.uid!, { tflopsRequest: 5, tflopsLimit: 40, vramRequest: 60 * GiB, vramLimit: 60 * GiB })?.ok).toBe(true);
+    expect(watched.resize(pod.metadata.uid!, { tflopsRequest: 5, tflopsLimit: 40, vramRequest: 60 * GiB, vramLimit: 60 * GiB })?.ok).toBe(
+      true,
+    );
     expect(room).toEqual([node]);
   });
 });

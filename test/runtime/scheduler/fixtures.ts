@@ -15,8 +15,15 @@ export interface ExtenderUnderTest {
 /** Starts the informers the extender reads (stop them with `informers`) and builds it. */
 export async function startExtender(api: ApiServerDouble): Promise<ExtenderUnderTest> {
   const cluster = clusterFor(api, 'extender');
-  const inf = (rt: (typeof RESOURCES)[keyof typeof RESOURCES]) => new Informer<K8sObject>(cluster, rt, { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500 });
-  const [pools, gpuNodes, gpus, pods, nodes] = [inf(RESOURCES.gpupools), inf(RESOURCES.gpunodes), inf(RESOURCES.gpus), inf(RESOURCES.pods), inf(RESOURCES.nodes)];
+  const inf = (rt: (typeof RESOURCES)[keyof typeof RESOURCES]) =>
+    new Informer<K8sObject>(cluster, rt, { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500 });
+  const [pools, gpuNodes, gpus, pods, nodes] = [
+    inf(RESOURCES.gpupools),
+    inf(RESOURCES.gpunodes),
+    inf(RESOURCES.gpus),
+    inf(RESOURCES.pods),
+    inf(RESOURCES.nodes),
+  ];
   const informers = [pools, gpuNodes, gpus, pods, nodes];
   for (const i of informers) i.start();
   await Promise.all(informers.map((i) => i.waitForSync()));

@@ -20,8 +20,14 @@ async function filter(share: ShareRequest): Promise<Record<string, string>> {
   informers = started.informers;
   const { extender } = started;
   const pod = api.put('pods', {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'x', namespace: 'default', labels: { [ENABLED_LABEL]: 'true' }, annotations: { [SHARE_ANNOTATION]: encodeShare(share) } },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'x',
+      namespace: 'default',
+      labels: { [ENABLED_LABEL]: 'true' },
+      annotations: { [SHARE_ANNOTATION]: encodeShare(share) },
+    },
     spec: { containers: [{ name: 'main', image: 'x' }] },
   }) as K8sObject;
   const f = await extender.filter({ Pod: pod, NodeNames: ['p-node-0'], Nodes: null });
@@ -47,23 +53,46 @@ test('a pool whose only node is NotReady says NotReady, not that the pool has no
   expect(await filter(SHARE)).toEqual({ 'p-node-0': 'GPU node NotReady' });
 });
 
-test('a GPU whose node agent reports its isolation not ready takes no hard share, and the reason is the condition\'s', async () => {
+test("a GPU whose node agent reports its isolation not ready takes no hard share, and the reason is the condition's", async () => {
   const gpu = api.getObject('gpus', 'p-node-0-gpu-0') as K8sObject & { status: Record<string, unknown> };
-  const notReady = { type: 'IsolationReady', status: 'False', reason: 'MpsDaemonNotAnswering', message: 'ml/a: no answer within 5000 ms', lastTransitionTime: '2026-11-27T10:00:00Z' };
+  const notReady = {
+    type: 'IsolationReady',
+    status: 'False',
+    reason: 'MpsDaemonNotAnswering',
+    message: 'ml/a: no answer within 5000 ms',
+    lastTransitionTime: '2026-11-27T10:00:00Z',
+  };
   api.put('gpus', { ...gpu, status: { ...gpu.status, conditions: [notReady] } });
   expect(await filter(SHARE)).toEqual({ 'p-node-0': 'GPU node isolation not ready (MpsDaemonNotAnswering)' });
 });
 
-test('a pool of shared isolation places shares whatever the GPU\'s isolation condition says', async () => {
-  const pool = api.getObject('gpupools', 'p') as K8sObject & { spec: Record<string, any> };  
-  api.put('gpupools', { ...pool, spec: { ...pool.spec, nodeManagerConfig: { ...pool.spec.nodeManagerConfig, defaultIsolationMode: 'shared' } } });
+test("a pool of shared isolation places shares whatever the GPU's isolation condition says", async () => {
+  const pool = api.getObject('gpupools', 'p') as K8sObject & { spec: Record<string, any> };
+  api.put('gpupools', {
+    ...pool,
+    spec: { ...pool.spec, nodeManagerConfig: { ...pool.spec.nodeManagerConfig, defaultIsolationMode: 'shared' } },
+  });
   const gpu = api.getObject('gpus', 'p-node-0-gpu-0') as K8sObject & { status: Record<string, unknown> };
-  api.put('gpus', { ...gpu, status: { ...gpu.status, conditions: [{ type: 'IsolationReady', status: 'False', reason: 'MpsControlMissing', message: 'x', lastTransitionTime: '2026-11-27T10:00:00Z' }] } });
+  api.put('gpus', {
+    ...gpu,
+    status: {
+      ...gpu.status,
+      conditions: [
+        { type: 'IsolationReady', status: 'False', reason: 'MpsControlMissing', message: 'x', lastTransitionTime: '2026-11-27T10:00:00Z' },
+      ],
+    },
+  });
   const started = await startExtender(api);
   informers = started.informers;
   const pod = api.put('pods', {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'y', namespace: 'default', labels: { [ENABLED_LABEL]: 'true' }, annotations: { [SHARE_ANNOTATION]: encodeShare(SHARE) } },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'y',
+      namespace: 'default',
+      labels: { [ENABLED_LABEL]: 'true' },
+      annotations: { [SHARE_ANNOTATION]: encodeShare(SHARE) },
+    },
     spec: { containers: [{ name: 'main', image: 'x' }] },
   }) as K8sObject;
   expect((await started.extender.filter({ Pod: pod, NodeNames: ['p-node-0'], Nodes: null })).NodeNames).toEqual(['p-node-0']);

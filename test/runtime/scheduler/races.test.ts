@@ -17,7 +17,15 @@ import { ExtenderUnderTest, startExtender } from './fixtures';
 
 const NODE = 'p-node-0';
 const GPU = 'p-node-0-gpu-0';
-const share = (vram: number): ShareRequest => ({ pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: vram, vramLimit: vram });
+const share = (vram: number): ShareRequest => ({
+  pool: 'p',
+  qos: 'medium',
+  gpuCount: 1,
+  tflopsRequest: 10,
+  tflopsLimit: 20,
+  vramRequest: vram,
+  vramLimit: vram,
+});
 
 let api: ApiServerDouble;
 let x: ExtenderUnderTest;
@@ -31,14 +39,22 @@ afterEach(async () => {
   await api.stop();
 });
 
-const newPod = (name: string, vram: number): K8sObject => api.put('pods', {
-  apiVersion: 'v1', kind: 'Pod',
-  metadata: { name, namespace: 'default', labels: { [ENABLED_LABEL]: 'true' }, annotations: { [SHARE_ANNOTATION]: encodeShare(share(vram)) } },
-  spec: { containers: [{ name: 'main', image: 'example.io/app:1' }] },
-}) as K8sObject;
+const newPod = (name: string, vram: number): K8sObject =>
+  api.put('pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'default',
+      labels: { [ENABLED_LABEL]: 'true' },
+      annotations: { [SHARE_ANNOTATION]: encodeShare(share(vram)) },
+    },
+    spec: { containers: [{ name: 'main', image: 'example.io/app:1' }] },
+  }) as K8sObject;
 
 const filter = async (ext: Extender, pod: K8sObject) => (await ext.filter({ Pod: pod, NodeNames: [NODE], Nodes: null })).NodeNames;
-const bind = (ext: Extender, pod: K8sObject) => ext.bind({ PodName: pod.metadata.name!, PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: NODE });
+const bind = (ext: Extender, pod: K8sObject) =>
+  ext.bind({ PodName: pod.metadata.name!, PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: NODE });
 
 test('a reservation does not expire while its Binding is on the wire: a pod filtered meanwhile is turned away', async () => {
   let t = 1_000_000;
@@ -48,7 +64,8 @@ test('a reservation does not expire while its Binding is on the wire: a pod filt
   const real = clusterFor(api, 'extender');
   let meanwhile: (() => Promise<void>) | undefined;
   const cluster = {
-    list: real.list.bind(real), get: real.get.bind(real),
+    list: real.list.bind(real),
+    get: real.get.bind(real),
     bind: async (...args: Parameters<Cluster['bind']>) => {
       await meanwhile?.();
       return real.bind(...args);
@@ -87,7 +104,18 @@ test('a bind that lands while the pod holds another reservation counts the share
   expect(await filter(x.extender, a)).toEqual([NODE]);
   const first = x.state.binding(a.metadata.uid!)!;
   // Reserved again meanwhile, for other amounts.
-  const again = { id: a.metadata.uid!, pool: 'p', qos: 'medium' as const, gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: 30 * GiB, vramLimit: 30 * GiB, cpu: 0, memory: 0 };
+  const again = {
+    id: a.metadata.uid!,
+    pool: 'p',
+    qos: 'medium' as const,
+    gpuCount: 1,
+    tflopsRequest: 10,
+    tflopsLimit: 20,
+    vramRequest: 30 * GiB,
+    vramLimit: 30 * GiB,
+    cpu: 0,
+    memory: 0,
+  };
   expect(x.state.reserve(again, NODE).ok).toBe(true);
   x.state.commit(a.metadata.uid!, first);
   expect(x.state.current().gpuUsage(GPU)!.vram.requested).toBe(50 * GiB);
@@ -155,7 +183,11 @@ describe('a Binding whose answer is lost', () => {
     throw lost();
   };
   const timesOut: Step = async () => {
-    throw new ApiError(504, 'Timeout', 'the server was unable to return a response in the time allotted, but may still be processing the request');
+    throw new ApiError(
+      504,
+      'Timeout',
+      'the server was unable to return a response in the time allotted, but may still be processing the request',
+    );
   };
 
   /** An extender whose Bindings take `steps` in turn (then pass), on a clock the test moves. */
@@ -167,7 +199,8 @@ describe('a Binding whose answer is lost', () => {
     const real = clusterFor(api, 'extender');
     let binds = 0;
     const cluster = {
-      list: real.list.bind(real), get: real.get.bind(real),
+      list: real.list.bind(real),
+      get: real.get.bind(real),
       bind: async (...args: Parameters<Cluster['bind']>) => {
         binds++;
         await (steps.shift() ?? ((send) => send()))(() => real.bind(...args));
@@ -179,7 +212,10 @@ describe('a Binding whose answer is lost', () => {
 
   // A pod binds once: the second Binding lands, or is refused as already assigned and the pod shows
   // the first was ours.
-  test.each([['landed', landsAnswerLost], ['never arrived', neverArrives]])('one that %s is sent again and the share counted once', async (_, step) => {
+  test.each([
+    ['landed', landsAnswerLost],
+    ['never arrived', neverArrives],
+  ])('one that %s is sent again and the share counted once', async (_, step) => {
     const s = scripted([step]);
     const a = newPod('a', 50 * GiB);
     expect(await filter(s.ext, a)).toEqual([NODE]);
@@ -192,11 +228,13 @@ describe('a Binding whose answer is lost', () => {
   });
 
   test('one lost after kube-scheduler stopped waiting is not sent again: the share stays counted', async () => {
-    const s = scripted([async (send) => {
-      s.clock.t += 5_000;
-      await send();
-      throw lost();
-    }]);
+    const s = scripted([
+      async (send) => {
+        s.clock.t += 5_000;
+        await send();
+        throw lost();
+      },
+    ]);
     const a = newPod('a', 50 * GiB);
     expect(await filter(s.ext, a)).toEqual([NODE]);
     expect((await bind(s.ext, a)).Error).toBe('socket hang up');
@@ -208,7 +246,7 @@ describe('a Binding whose answer is lost', () => {
     expect(vram(s.state)).toBe(50 * GiB);
   });
 
-  test('twice: the share stays counted and the pod waits with the reason, until a reservation\'s time is up', async () => {
+  test("twice: the share stays counted and the pod waits with the reason, until a reservation's time is up", async () => {
     const s = scripted([neverArrives, timesOut]);
     const a = newPod('a', 50 * GiB);
     expect(await filter(s.ext, a)).toEqual([NODE]);
@@ -237,7 +275,7 @@ describe('a Binding whose answer is lost', () => {
     expect(s.ext.sweep()).toBe(NODE);
   });
 
-  test('twice, then the pod\'s record arrives: the share is the pod\'s, counted once', async () => {
+  test("twice, then the pod's record arrives: the share is the pod's, counted once", async () => {
     const s = scripted([landsAnswerLost, timesOut]);
     const a = newPod('a', 50 * GiB);
     expect(await filter(s.ext, a)).toEqual([NODE]);
@@ -248,10 +286,12 @@ describe('a Binding whose answer is lost', () => {
   });
 
   test('a refusal of the second frees the share at once', async () => {
-    const s = scripted([async () => {
-      api.remove('pods', 'a', 'default');
-      throw lost();
-    }]);
+    const s = scripted([
+      async () => {
+        api.remove('pods', 'a', 'default');
+        throw lost();
+      },
+    ]);
     const a = newPod('a', 50 * GiB);
     expect(await filter(s.ext, a)).toEqual([NODE]);
     expect((await bind(s.ext, a)).Error).toMatch(/^404/);
@@ -262,17 +302,25 @@ describe('a Binding whose answer is lost', () => {
   test('kube-scheduler stopped waiting for a Binding still on the wire: filter of the pod leaves its reservation', async () => {
     let arrive: () => void = () => undefined;
     let onWire: () => void = () => undefined;
-    const sent = new Promise<void>((r) => { onWire = r; });
-    const s = scripted([async (send) => {
-      onWire();
-      await new Promise<void>((r) => { arrive = r; });
-      await send();
-    }]);
+    const sent = new Promise<void>((r) => {
+      onWire = r;
+    });
+    const s = scripted([
+      async (send) => {
+        onWire();
+        await new Promise<void>((r) => {
+          arrive = r;
+        });
+        await send();
+      },
+    ]);
     const a = newPod('a', 50 * GiB);
     expect(await filter(s.ext, a)).toEqual([NODE]);
     const bound = bind(s.ext, a);
     await sent;
-    expect((await s.ext.filter({ Pod: a, NodeNames: [NODE], Nodes: null })).FailedAndUnresolvableNodes).toEqual({ [NODE]: BIND_UNCONFIRMED });
+    expect((await s.ext.filter({ Pod: a, NodeNames: [NODE], Nodes: null })).FailedAndUnresolvableNodes).toEqual({
+      [NODE]: BIND_UNCONFIRMED,
+    });
     expect(vram(s.state)).toBe(50 * GiB);
     arrive();
     expect(await bound).toEqual({ Error: '' });

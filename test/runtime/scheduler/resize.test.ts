@@ -33,22 +33,46 @@ describe('Allocator.resize', () => {
     // One GPU holds both, so growth is bounded by the other share.
     const gpu = 'G0';
     const grown = al.resize('x', { tflopsRequest: 20, tflopsLimit: 40, vramRequest: 50 * GiB, vramLimit: 60 * GiB });
-    expect(grown).toEqual({ ok: true, allocation: expect.objectContaining({ id: 'x', node: 'n', gpuIds: [gpu], tflopsRequest: 20, tflopsLimit: 40, vramRequest: 50 * GiB, vramLimit: 60 * GiB }) });
+    expect(grown).toEqual({
+      ok: true,
+      allocation: expect.objectContaining({
+        id: 'x',
+        node: 'n',
+        gpuIds: [gpu],
+        tflopsRequest: 20,
+        tflopsLimit: 40,
+        vramRequest: 50 * GiB,
+        vramLimit: 60 * GiB,
+      }),
+    });
     expect(al.gpuUsage(gpu)).toMatchObject({ tflops: { requested: 30, limits: 50 }, vram: { requested: 80 * GiB } });
     const refused = al.resize('x', { tflopsRequest: 20, tflopsLimit: 40, vramRequest: 51 * GiB, vramLimit: 60 * GiB });
     expect(refused).toEqual({ ok: false, reasons: [{ kind: 'InsufficientVram', gpus: 1, message: '1 GPU: not enough free VRAM' }] });
     const oversold = al.resize('x', { tflopsRequest: 20, tflopsLimit: 95, vramRequest: 50 * GiB });
-    expect(oversold).toEqual({ ok: false, reasons: [{ kind: 'TflopsOversellExceeded', gpus: 1, ratio: 100, message: '1 GPU: TFLOPS limits would exceed 100% of capacity' }] });
+    expect(oversold).toEqual({
+      ok: false,
+      reasons: [{ kind: 'TflopsOversellExceeded', gpus: 1, ratio: 100, message: '1 GPU: TFLOPS limits would exceed 100% of capacity' }],
+    });
     expect(al.gpuUsage(gpu)).toMatchObject({ tflops: { requested: 30, limits: 50 }, vram: { requested: 80 * GiB } });
     expect(al.allocation('x')).toMatchObject({ vramRequest: 50 * GiB });
   });
 
   test('refuses an unknown id with its message', () => {
-    expect(() => a().resize('nope', { tflopsRequest: 1, vramRequest: GiB })).toThrow('resize: id: got "nope", expected the id of a placed allocation of at least one GPU');
+    expect(() => a().resize('nope', { tflopsRequest: 1, vramRequest: GiB })).toThrow(
+      'resize: id: got "nope", expected the id of a placed allocation of at least one GPU',
+    );
   });
 });
 
-const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: 30 * GiB, vramLimit: 30 * GiB };
+const SHARE: ShareRequest = {
+  pool: 'p',
+  qos: 'medium',
+  gpuCount: 1,
+  tflopsRequest: 10,
+  tflopsLimit: 20,
+  vramRequest: 30 * GiB,
+  vramLimit: 30 * GiB,
+};
 const NODE = 'p-node-0';
 
 describe('ShareResizer against the API double', () => {
@@ -71,8 +95,14 @@ describe('ShareResizer against the API double', () => {
   /** Creates a pod of workload `web` and places it through filter and bind on the one node. */
   async function place(name: string): Promise<K8sObject> {
     const pod = api.put('pods', {
-      apiVersion: 'v1', kind: 'Pod',
-      metadata: { name, namespace: 'default', labels: { [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: 'web' }, annotations: { [SHARE_ANNOTATION]: encodeShare(SHARE) } },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name,
+        namespace: 'default',
+        labels: { [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: 'web' },
+        annotations: { [SHARE_ANNOTATION]: encodeShare(SHARE) },
+      },
       spec: { containers: [{ name: 'main', image: 'x' }] },
     }) as K8sObject;
     const f = await extender.filter({ Pod: pod, NodeNames: [NODE], Nodes: null });
@@ -83,30 +113,58 @@ describe('ShareResizer against the API double', () => {
 
   function workload(vram: string): Workload {
     return api.put('tensorfusionworkloads', {
-      apiVersion: 'tensor-fusion.ai/v1', kind: 'TensorFusionWorkload', metadata: { name: 'web', namespace: 'default' },
-      spec: { poolName: 'p', resources: { requests: { tflops: '10', vram: '30Gi' }, limits: { tflops: '20', vram: '30Gi' } }, autoScalingConfig: { autoSetRequests: { enable: true }, autoSetLimits: { enable: true } } },
+      apiVersion: 'tensor-fusion.ai/v1',
+      kind: 'TensorFusionWorkload',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: {
+        poolName: 'p',
+        resources: { requests: { tflops: '10', vram: '30Gi' }, limits: { tflops: '20', vram: '30Gi' } },
+        autoScalingConfig: { autoSetRequests: { enable: true }, autoSetLimits: { enable: true } },
+      },
       status: { workerCount: 2, autoscaling: { recommendation: { requests: { tflops: '15', vram }, limits: { tflops: '25', vram } } } },
     }) as Workload;
   }
 
   const podsInformer = () => informers[3];
-  const resizer = (cluster: Cluster, active = () => true) => new ShareResizer({
-    cluster, state, active, now: () => Date.parse('2027-01-01T00:00:00Z'),
-    workloads: () => [api.getObject('tensorfusionworkloads', 'web', 'default') as Workload],
-    pods: () => podsInformer().list().filter((p) => p.metadata.labels?.[WORKLOAD_LABEL] === 'web').sort((x, y) => x.metadata.name!.localeCompare(y.metadata.name!)),
-  });
+  const resizer = (cluster: Cluster, active = () => true) =>
+    new ShareResizer({
+      cluster,
+      state,
+      active,
+      now: () => Date.parse('2027-01-01T00:00:00Z'),
+      workloads: () => [api.getObject('tensorfusionworkloads', 'web', 'default') as Workload],
+      pods: () =>
+        podsInformer()
+          .list()
+          .filter((p) => p.metadata.labels?.[WORKLOAD_LABEL] === 'web')
+          .sort((x, y) => x.metadata.name!.localeCompare(y.metadata.name!)),
+    });
   const record = (name: string) => JSON.parse(api.getObject('pods', name, 'default')!.metadata.annotations[ALLOCATION_ANNOTATION]);
   const gpuVram = () => state.current().gpuUsage('p-node-0-gpu-0')!.vram;
 
   test('grows the shares that fit, patches their record and MPS annotations, and leaves the one that does not with a condition', async () => {
     const a = await place('a');
     await place('b');
-    await eventually(async () => expect(podsInformer().list().filter((p) => p.metadata.annotations?.[ALLOCATION_ANNOTATION])).toHaveLength(2));
+    await eventually(async () =>
+      expect(
+        podsInformer()
+          .list()
+          .filter((p) => p.metadata.annotations?.[ALLOCATION_ANNOTATION]),
+      ).toHaveLength(2),
+    );
     workload('45Gi');
     const cluster = clusterFor(api, 'controller');
     await resizer(cluster).tick();
 
-    expect(record('a')).toMatchObject({ id: a.metadata.uid, node: NODE, gpuIds: ['p-node-0-gpu-0'], tflopsRequest: 15, tflopsLimit: 25, vramRequest: 45 * GiB, vramLimit: 45 * GiB });
+    expect(record('a')).toMatchObject({
+      id: a.metadata.uid,
+      node: NODE,
+      gpuIds: ['p-node-0-gpu-0'],
+      tflopsRequest: 15,
+      tflopsLimit: 25,
+      vramRequest: 45 * GiB,
+      vramLimit: 45 * GiB,
+    });
     const ann = api.getObject('pods', 'a', 'default')!.metadata.annotations;
     expect(ann[PLACEMENT_ANNOTATIONS.mpsMemoryLimit]).toBe('0=46080M');
     expect(ann[PLACEMENT_ANNOTATIONS.mpsThreadPercentage]).toBe('25');
@@ -114,10 +172,15 @@ describe('ShareResizer against the API double', () => {
     expect(record('b')).toMatchObject({ vramRequest: 30 * GiB, tflopsRequest: 10 });
     expect(gpuVram()).toMatchObject({ capacity: 80 * GiB, requested: 75 * GiB });
     const wl = api.getObject('tensorfusionworkloads', 'web', 'default')!;
-    expect(wl.status.conditions).toEqual([{
-      type: RESIZE_CONDITION, status: 'False', reason: 'NoRoomOnGpu', lastTransitionTime: '2027-01-01T00:00:00.000Z',
-      message: `the recommendation stays in status for 1 pod(s) whose GPUs have no room: pod b on ${NODE}: 1 GPU: not enough free VRAM`,
-    }]);
+    expect(wl.status.conditions).toEqual([
+      {
+        type: RESIZE_CONDITION,
+        status: 'False',
+        reason: 'NoRoomOnGpu',
+        lastTransitionTime: '2027-01-01T00:00:00.000Z',
+        message: `the recommendation stays in status for 1 pod(s) whose GPUs have no room: pod b on ${NODE}: 1 GPU: not enough free VRAM`,
+      },
+    ]);
     // The recommendation stays as the loop wrote it.
     expect(wl.status.autoscaling.recommendation.requests.vram).toBe('45Gi');
     // A pass with nothing new changes nothing more.
@@ -129,10 +192,14 @@ describe('ShareResizer against the API double', () => {
     await resizer(cluster).tick();
     expect([record('a').vramRequest, record('b').vramRequest]).toEqual([40 * GiB, 40 * GiB]);
     expect(gpuVram().requested).toBe(80 * GiB);
-    expect(api.getObject('tensorfusionworkloads', 'web', 'default')!.status.conditions[0]).toMatchObject({ status: 'True', reason: 'Resized', message: 'every bound pod holds the recommended share' });
+    expect(api.getObject('tensorfusionworkloads', 'web', 'default')!.status.conditions[0]).toMatchObject({
+      status: 'True',
+      reason: 'Resized',
+      message: 'every bound pod holds the recommended share',
+    });
   });
 
-  test('does nothing while this replica\'s extender is not the active one', async () => {
+  test("does nothing while this replica's extender is not the active one", async () => {
     await place('a');
     await eventually(async () => expect(podsInformer().list()[0]?.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeTruthy());
     workload('40Gi');
@@ -145,7 +212,15 @@ describe('ShareResizer against the API double', () => {
     await eventually(async () => expect(podsInformer().list()[0]?.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeTruthy());
     workload('40Gi');
     const real = clusterFor(api, 'controller');
-    const failing = { ...real, get: real.get.bind(real), replaceStatus: real.replaceStatus.bind(real), recordEvent: real.recordEvent.bind(real), jsonPatch: async () => { throw new Error('boom'); } } as unknown as Cluster;
+    const failing = {
+      ...real,
+      get: real.get.bind(real),
+      replaceStatus: real.replaceStatus.bind(real),
+      recordEvent: real.recordEvent.bind(real),
+      jsonPatch: async () => {
+        throw new Error('boom');
+      },
+    } as unknown as Cluster;
     await resizer(failing).tick();
     expect(state.holding(a.metadata.uid!)).toMatchObject({ vramRequest: 30 * GiB, tflopsRequest: 10 });
     expect(gpuVram().requested).toBe(30 * GiB);

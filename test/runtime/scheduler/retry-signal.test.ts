@@ -6,13 +6,15 @@ import { RetrySignal } from '../../../lib/runtime/scheduler/retry-signal';
 /** A cluster whose merge patches fail with the queued errors first, then succeed; it records the nodes it patched. */
 function fakeCluster(failures: Record<string, Error[]> = {}) {
   const patched: string[] = [];
-  const mergePatch = jest.fn(async (_resource: unknown, ref: { name: string }, patch: { metadata: { annotations: Record<string, string> } }) => {
-    const err = failures[ref.name]?.shift();
-    if (err) throw err;
-    expect(Object.keys(patch.metadata.annotations)).toEqual([SHARE_RELEASED_ANNOTATION]);
-    patched.push(ref.name);
-    return {} as never;
-  });
+  const mergePatch = jest.fn(
+    async (_resource: unknown, ref: { name: string }, patch: { metadata: { annotations: Record<string, string> } }) => {
+      const err = failures[ref.name]?.shift();
+      if (err) throw err;
+      expect(Object.keys(patch.metadata.annotations)).toEqual([SHARE_RELEASED_ANNOTATION]);
+      patched.push(ref.name);
+      return {} as never;
+    },
+  );
   return { cluster: { mergePatch } as never, mergePatch, patched };
 }
 
@@ -82,7 +84,15 @@ describe('RetrySignal', () => {
   it('is busy from the first room of a window until its updates are made, and while a failed one waits to be sent again', async () => {
     const { cluster } = fakeCluster({ a: [new ApiError(429, 'TooManyRequests', 'slow down')] });
     let answer!: (v: boolean) => void;
-    const signal = new RetrySignal({ cluster, active: () => new Promise<boolean>((r) => { answer = r; }), coalesceMs: 200, retryMs: 2_000 });
+    const signal = new RetrySignal({
+      cluster,
+      active: () =>
+        new Promise<boolean>((r) => {
+          answer = r;
+        }),
+      coalesceMs: 200,
+      retryMs: 2_000,
+    });
     expect(signal.busy()).toBe(false);
     signal.roomAt('a');
     expect(signal.busy()).toBe(true);

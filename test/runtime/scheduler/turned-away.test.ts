@@ -3,7 +3,14 @@ import type { AllocationRequest } from '../../../lib/scheduler';
 import { TurnedAway, TurnedAwayPod } from '../../../lib/runtime/scheduler/turned-away';
 
 const pod = (name: string): TurnedAwayPod => ({ namespace: 'ns', name, uid: `uid-${name}` });
-const request = (id: string, vramRequest = 1): AllocationRequest => ({ id, pool: 'p', qos: 'low', gpuCount: 1, tflopsRequest: 1, vramRequest });
+const request = (id: string, vramRequest = 1): AllocationRequest => ({
+  id,
+  pool: 'p',
+  qos: 'low',
+  gpuCount: 1,
+  tflopsRequest: 1,
+  vramRequest,
+});
 
 function sweeper(room: Record<string, number>) {
   const asked: Array<{ id: string; nodes: readonly string[] }> = [];

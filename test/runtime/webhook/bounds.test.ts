@@ -9,10 +9,12 @@ import { pod, review } from './fixtures';
 
 /** Codec denials come before any cluster read: a view with one default pool is enough. */
 const view: AdmissionView = {
-  pool: () => undefined, poolNames: () => ['a'], defaultPool: () => 'a',
-  profile: async () => undefined, workload: async () => undefined,
+  pool: () => undefined,
+  poolNames: () => ['a'],
+  defaultPool: () => 'a',
+  profile: async () => undefined,
+  workload: async () => undefined,
 };
-
 
 it.each([
   ['vram-request', '1Ei', 'expected at most 1Pi of VRAM per GPU'],

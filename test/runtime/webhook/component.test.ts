@@ -14,8 +14,21 @@ it('admits through the controller caches once they sync, and stops cleanly', asy
   const cluster = clusterFor(double);
   const controller = new Controller({ cluster });
   const ctx = {
-    env: { namespace: NS, webhookPort: 0, certMode: 'self-managed', tlsDir: '/tls', tlsSecretName: 'tf-tls', webhookConfigName: 'tf-webhook', webhookServiceName: 'tensor-fusion-webhook' },
-    logger: pino({ level: 'silent' }), metrics: new RuntimeMetrics(), cluster, leaderCluster: cluster, controller, isLeader: () => true,
+    env: {
+      namespace: NS,
+      webhookPort: 0,
+      certMode: 'self-managed',
+      tlsDir: '/tls',
+      tlsSecretName: 'tf-tls',
+      webhookConfigName: 'tf-webhook',
+      webhookServiceName: 'tensor-fusion-webhook',
+    },
+    logger: pino({ level: 'silent' }),
+    metrics: new RuntimeMetrics(),
+    cluster,
+    leaderCluster: cluster,
+    controller,
+    isLeader: () => true,
   } as unknown as RuntimeContext;
   const component = webhookComponent(ctx);
   let agent: ReturnType<typeof client> | undefined;
@@ -28,7 +41,20 @@ it('admits through the controller caches once they sync, and stops cleanly', asy
     // The leader issued the serving certificate into the Secret; trust its CA.
     const ca = Buffer.from(double.getObject('secrets', 'tf-tls', NS)!.data['ca.crt'], 'base64').toString('utf8');
     agent = client(ca, 4);
-    const answer = await post(component.handle()!.port(), agent, review(pod({ name: 'p', annotations: { 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '1', 'tensor-fusion.ai/vram-request': '1Gi' } })));
+    const answer = await post(
+      component.handle()!.port(),
+      agent,
+      review(
+        pod({
+          name: 'p',
+          annotations: {
+            'tensor-fusion.ai/is-local-gpu': 'true',
+            'tensor-fusion.ai/tflops-request': '1',
+            'tensor-fusion.ai/vram-request': '1Gi',
+          },
+        }),
+      ),
+    );
     expect(answer.body.response.allowed).toBe(true);
     expect(answer.body.response.patch).toBeDefined();
   } finally {

@@ -11,8 +11,10 @@ import { ann } from '../../support/annotations';
 import { waitFor } from '../../support/control-plane/process';
 import { patched, pod, post, review, useWebhookSuite } from './fixtures';
 
-const request = (object = pod({ annotations: { 'tensor-fusion.ai/tflops-request': '10' } }), extra: Partial<AdmissionRequest> = {}): AdmissionRequest =>
-  ({ ...review(object).request!, ...extra });
+const request = (
+  object = pod({ annotations: { 'tensor-fusion.ai/tflops-request': '10' } }),
+  extra: Partial<AdmissionRequest> = {},
+): AdmissionRequest => ({ ...review(object).request!, ...extra });
 
 /** A decide function that counts its calls and answers with the count. */
 function counting(): { decide: () => Promise<Answer>; calls: () => number } {
@@ -29,12 +31,42 @@ describe('decisionKey', () => {
   });
 
   it.each<[string, (r: AdmissionRequest) => void]>([
-    ['an annotation', (r) => { r.object!.metadata.annotations!['tensor-fusion.ai/tflops-request'] = '11'; }],
-    ['a label', (r) => { r.object!.metadata.labels = { ...r.object!.metadata.labels, app: 'other' }; }],
-    ['the namespace', (r) => { r.namespace = 'other'; }],
-    ['the operation', (r) => { r.operation = 'UPDATE'; }],
-    ['the subresource', (r) => { r.subResource = 'status'; }],
-    ['the kind', (r) => { r.kind = { group: '', version: 'v1', kind: 'Binding' }; }],
+    [
+      'an annotation',
+      (r) => {
+        r.object!.metadata.annotations!['tensor-fusion.ai/tflops-request'] = '11';
+      },
+    ],
+    [
+      'a label',
+      (r) => {
+        r.object!.metadata.labels = { ...r.object!.metadata.labels, app: 'other' };
+      },
+    ],
+    [
+      'the namespace',
+      (r) => {
+        r.namespace = 'other';
+      },
+    ],
+    [
+      'the operation',
+      (r) => {
+        r.operation = 'UPDATE';
+      },
+    ],
+    [
+      'the subresource',
+      (r) => {
+        r.subResource = 'status';
+      },
+    ],
+    [
+      'the kind',
+      (r) => {
+        r.kind = { group: '', version: 'v1', kind: 'Binding' };
+      },
+    ],
   ])('differs when %s differs', (_what, change) => {
     const r = request();
     const changed = structuredClone(r);
@@ -76,7 +108,11 @@ describe('DecisionCache', () => {
   it('does not keep a failure', async () => {
     const cache = new DecisionCache();
     const { decide, calls } = counting();
-    await expect(cache.answer(request(), async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      cache.answer(request(), async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     await cache.answer(request(), decide);
     expect(calls()).toBe(1);
   });
@@ -106,7 +142,10 @@ describe('DecisionCache', () => {
 });
 
 describe('over the webhook', () => {
-  const suite = useWebhookSuite([{ name: 'pool-a', nodes: 1, gpusPerNode: 1, isDefault: true }, { name: 'pool-b', nodes: 1, gpusPerNode: 1 }]);
+  const suite = useWebhookSuite([
+    { name: 'pool-a', nodes: 1, gpusPerNode: 1, isDefault: true },
+    { name: 'pool-b', nodes: 1, gpusPerNode: 1 },
+  ]);
   const template = () => pod({ annotations: ann({ 'is-local-gpu': 'true', 'tflops-request': '10', 'vram-request': '1Gi' }) });
   const poolOf = async (uid: string) => {
     const answer = await post(suite.webhook.port(), suite.agent, review(template(), { uid }));
@@ -120,7 +159,9 @@ describe('over the webhook', () => {
     const pools = suite.double.listObjects('gpupools') as { metadata: { name: string; annotations?: Record<string, string> } }[];
     for (const p of pools) {
       suite.double.put('gpupools', {
-        ...p, apiVersion: API_VERSION, kind: 'GPUPool',
+        ...p,
+        apiVersion: API_VERSION,
+        kind: 'GPUPool',
         metadata: { ...p.metadata, annotations: { [DEFAULT_POOL_ANNOTATION]: String(p.metadata.name === 'pool-b') } },
       });
     }

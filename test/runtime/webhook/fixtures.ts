@@ -39,22 +39,40 @@ export interface PoolSeed {
 export function seedPool(double: ApiServerDouble, seed: PoolSeed): void {
   const { name, tflops = 100, vram = 80 * GiB, model = 'A100' } = seed;
   double.put('gpupools', {
-    apiVersion: API_VERSION, kind: 'GPUPool',
+    apiVersion: API_VERSION,
+    kind: 'GPUPool',
     metadata: { name, ...(seed.isDefault ? { annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } } : {}) },
     spec: { nodeManagerConfig: {}, ...seed.spec },
   });
   for (let n = 0; n < seed.nodes; n++) {
     const node = `${name}-node-${n}`;
-    double.put('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [HOSTNAME_LABEL]: node } }, spec: { taints: seed.taints ?? [] } });
-    double.put('gpunodes', { apiVersion: API_VERSION, kind: 'GPUNode', metadata: { name: node, labels: { [MANAGED_BY_LABEL]: name } }, spec: {} });
+    double.put('nodes', {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: node, labels: { [HOSTNAME_LABEL]: node } },
+      spec: { taints: seed.taints ?? [] },
+    });
+    double.put('gpunodes', {
+      apiVersion: API_VERSION,
+      kind: 'GPUNode',
+      metadata: { name: node, labels: { [MANAGED_BY_LABEL]: name } },
+      spec: {},
+    });
     for (let g = 0; g < seed.gpusPerNode; g++) {
       double.put('gpus', {
-        apiVersion: API_VERSION, kind: 'GPU',
+        apiVersion: API_VERSION,
+        kind: 'GPU',
         metadata: { name: `${node}-gpu-${g}`, labels: { [MANAGED_BY_LABEL]: node } },
         status: {
-          uuid: `GPU-${name}-${n}-${g}`, index: g, gpuModel: model, vendor: 'NVIDIA', phase: 'Running',
-          capacity: { tflops: String(tflops), vram: String(vram) }, available: { tflops: String(tflops), vram: String(vram) },
-          nodeSelector: { [HOSTNAME_LABEL]: node }, message: '',
+          uuid: `GPU-${name}-${n}-${g}`,
+          index: g,
+          gpuModel: model,
+          vendor: 'NVIDIA',
+          phase: 'Running',
+          capacity: { tflops: String(tflops), vram: String(vram) },
+          available: { tflops: String(tflops), vram: String(vram) },
+          nodeSelector: { [HOSTNAME_LABEL]: node },
+          message: '',
         },
       });
     }
@@ -77,11 +95,21 @@ export function staticTls(pair: KeyPair): TlsSource {
   return { current: () => pair, onChange: () => undefined, tick: async () => undefined };
 }
 
-export async function startTestWebhook(double: ApiServerDouble, opts: Partial<StartWebhookOptions> & { name?: string } = {}): Promise<WebhookHandle> {
+export async function startTestWebhook(
+  double: ApiServerDouble,
+  opts: Partial<StartWebhookOptions> & { name?: string } = {},
+): Promise<WebhookHandle> {
   const webhook = startWebhook({
     cluster: clusterFor(double, opts.name ?? 'webhook'),
     namespace: NS,
-    env: { webhookPort: 0, certMode: 'self-managed', tlsDir: '/nonexistent', tlsSecretName: 'tf-tls', webhookConfigName: 'tf-webhook', webhookServiceName: 'tensor-fusion-webhook' },
+    env: {
+      webhookPort: 0,
+      certMode: 'self-managed',
+      tlsDir: '/nonexistent',
+      tlsSecretName: 'tf-tls',
+      webhookConfigName: 'tf-webhook',
+      webhookServiceName: 'tensor-fusion-webhook',
+    },
     host: '127.0.0.1',
     isLeader: () => true,
     tls: opts.tls ?? staticTls(testPki().serving),
@@ -138,23 +166,31 @@ export interface HttpAnswer {
 export function post(port: number, agent: https.Agent, body: unknown, path = '/mutate-pods'): Promise<HttpAnswer> {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: '127.0.0.1', port, path, method: 'POST', agent, servername: SERVICE_HOST,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = raw;
-        try {
-          parsed = JSON.parse(raw);
-        } catch {
-          // plain-text answers (400, 404, 413)
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        servername: SERVICE_HOST,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = raw;
+          try {
+            parsed = JSON.parse(raw);
+          } catch {
+            // plain-text answers (400, 404, 413)
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(text);
   });
@@ -167,7 +203,8 @@ export interface PodOptions extends Pick<ObjectMeta, 'name' | 'namespace' | 'ann
 
 export function pod(o: PodOptions = {}): K8sObject {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
       ...(o.name !== undefined ? { name: o.name } : { generateName: 'app-' }),
       namespace: o.namespace ?? 'default',
@@ -181,7 +218,8 @@ export function pod(o: PodOptions = {}): K8sObject {
 
 export function review(object: K8sObject, extra: { uid?: string; dryRun?: boolean; operation?: string } = {}): AdmissionReview {
   return {
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
     request: {
       uid: extra.uid ?? randomUUID(),
       kind: { group: '', version: 'v1', kind: 'Pod' },

@@ -12,13 +12,49 @@ import { annotationKey } from '../../support/annotations';
 import { patched, pod, post, review, useWebhookSuite, writes } from './fixtures';
 
 const suite = useWebhookSuite([
-  { name: 'pool-a', nodes: 4, gpusPerNode: 4, isDefault: true, taints: [{ key: 'tensor-fusion.ai/x~y/z', value: 'v', effect: 'NoSchedule' }] },
+  {
+    name: 'pool-a',
+    nodes: 4,
+    gpusPerNode: 4,
+    isDefault: true,
+    taints: [{ key: 'tensor-fusion.ai/x~y/z', value: 'v', effect: 'NoSchedule' }],
+  },
   { name: 'pool-b', nodes: 1, gpusPerNode: 1 },
 ]);
 
 const KEYS = GPU_WORKLOAD_ANNOTATIONS.map((s) => s.key);
-const VALUES = ['true', 'false', '0', '1', '2', '-1', '129', '10', '0.5', '500m', '1500m', '4Gi', '1e3', '1e-3', '0.5Ki', '', ' ', 'pool-a', 'pool-b', 'python', 'sidecar',
-  'python,sidecar', 'medium', 'critical', 'A100', 'H100', 'a/b', '~0', 'ñ', '{"id":"x"}'];
+const VALUES = [
+  'true',
+  'false',
+  '0',
+  '1',
+  '2',
+  '-1',
+  '129',
+  '10',
+  '0.5',
+  '500m',
+  '1500m',
+  '4Gi',
+  '1e3',
+  '1e-3',
+  '0.5Ki',
+  '',
+  ' ',
+  'pool-a',
+  'pool-b',
+  'python',
+  'sidecar',
+  'python,sidecar',
+  'medium',
+  'critical',
+  'A100',
+  'H100',
+  'a/b',
+  '~0',
+  'ñ',
+  '{"id":"x"}',
+];
 
 const noise = fc.dictionary(
   fc.oneof(
@@ -26,7 +62,11 @@ const noise = fc.dictionary(
     { weight: 1, arbitrary: fc.string().map(annotationKey) },
     { weight: 1, arbitrary: fc.string() },
   ),
-  fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...VALUES) }, { weight: 1, arbitrary: fc.string() }, { weight: 1, arbitrary: fc.fullUnicodeString({ maxLength: 8 }) }),
+  fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...VALUES) },
+    { weight: 1, arbitrary: fc.string() },
+    { weight: 1, arbitrary: fc.fullUnicodeString({ maxLength: 8 }) },
+  ),
   { maxKeys: 3 },
 );
 
@@ -45,7 +85,10 @@ const podShape = fc.record({
 
 const stats = { allowed: 0, denied: 0, marked: 0 };
 
-async function check(shape: { annotations: Record<string, string>; containers: string[]; dryRun: boolean; named: boolean }, viaHttps: boolean): Promise<void> {
+async function check(
+  shape: { annotations: Record<string, string>; containers: string[]; dryRun: boolean; named: boolean },
+  viaHttps: boolean,
+): Promise<void> {
   const p = pod({ name: shape.named ? 'fuzz' : undefined, annotations: shape.annotations, containers: shape.containers });
   const r = review(p, { dryRun: shape.dryRun });
   const answer = viaHttps ? (await post(suite.webhook.port(), suite.agent, r)).body : await suite.webhook.handle(r);
@@ -70,11 +113,17 @@ async function check(shape: { annotations: Record<string, string>; containers: s
 }
 
 it('never errors, and every patch applies and is idempotent (direct handler)', async () => {
-  await fc.assert(fc.asyncProperty(podShape, (s) => check(s, false)), { numRuns: 400 });
+  await fc.assert(
+    fc.asyncProperty(podShape, (s) => check(s, false)),
+    { numRuns: 400 },
+  );
 });
 
 it('never errors over HTTPS either', async () => {
-  await fc.assert(fc.asyncProperty(podShape, (s) => check(s, true)), { numRuns: 100 });
+  await fc.assert(
+    fc.asyncProperty(podShape, (s) => check(s, true)),
+    { numRuns: 100 },
+  );
 });
 
 it('explored both outcomes and marked local pods, writing nothing to the API server', () => {

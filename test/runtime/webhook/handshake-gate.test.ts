@@ -27,7 +27,9 @@ function fakeSocket(id: string) {
   const socket = new EventEmitter() as EventEmitter & { id: string; destroyed: boolean; destroy(): void };
   socket.id = id;
   socket.destroyed = false;
-  socket.destroy = () => { socket.destroyed = true; };
+  socket.destroy = () => {
+    socket.destroyed = true;
+  };
   return socket;
 }
 
@@ -99,20 +101,32 @@ describe('HandshakeGate over TLS', () => {
   });
 
   /** A TLS connection and the serial of the certificate it was served. */
-  const dial = () => new Promise<{ socket: tls.TLSSocket; serial: string }>((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, servername: SERVICE_HOST, ca: pki.ca.cert }, () => resolve({ socket, serial: socket.getPeerCertificate().serialNumber }));
-    socket.on('error', reject);
-  });
+  const dial = () =>
+    new Promise<{ socket: tls.TLSSocket; serial: string }>((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port, servername: SERVICE_HOST, ca: pki.ca.cert }, () =>
+        resolve({ socket, serial: socket.getPeerCertificate().serialNumber }),
+      );
+      socket.on('error', reject);
+    });
 
   it('serves every one of 40 connections dialled at once', async () => {
     const agent = new https.Agent({ keepAlive: true, maxSockets: 40, ca: pki.ca.cert });
-    const answers = await Promise.all(Array.from({ length: 40 }, () => new Promise<string>((resolve, reject) => {
-      https.request({ host: '127.0.0.1', port, servername: SERVICE_HOST, method: 'POST', path: '/', agent }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve(body));
-      }).on('error', reject).end('{}');
-    })));
+    const answers = await Promise.all(
+      Array.from(
+        { length: 40 },
+        () =>
+          new Promise<string>((resolve, reject) => {
+            https
+              .request({ host: '127.0.0.1', port, servername: SERVICE_HOST, method: 'POST', path: '/', agent }, (res) => {
+                let body = '';
+                res.on('data', (c) => (body += c));
+                res.on('end', () => resolve(body));
+              })
+              .on('error', reject)
+              .end('{}');
+          }),
+      ),
+    );
     agent.destroy();
     expect(answers).toEqual(Array(40).fill('ok'));
   });

@@ -11,10 +11,18 @@ const t = (k: string) => `tensor-fusion.ai/${k}`;
 const ANNOTATIONS = { [t('is-local-gpu')]: 'true', [t('tflops-limit')]: '20', [t('vram-limit')]: '8Gi' };
 
 function view(isolation: 'hard' | 'shared' | undefined, nodeAgent?: boolean): AdmissionView {
-  const pool = { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUPool', metadata: { name: 'a' }, spec: { nodeManagerConfig: isolation ? { defaultIsolationMode: isolation } : {} } } as unknown as GPUPool;
+  const pool = {
+    apiVersion: 'tensor-fusion.ai/v1',
+    kind: 'GPUPool',
+    metadata: { name: 'a' },
+    spec: { nodeManagerConfig: isolation ? { defaultIsolationMode: isolation } : {} },
+  } as unknown as GPUPool;
   return {
-    pool: (n: string) => (n === 'a' ? pool : undefined), poolNames: () => ['a'], defaultPool: () => 'a',
-    profile: async () => undefined, workload: async () => undefined,
+    pool: (n: string) => (n === 'a' ? pool : undefined),
+    poolNames: () => ['a'],
+    defaultPool: () => 'a',
+    profile: async () => undefined,
+    workload: async () => undefined,
     ...(nodeAgent === undefined ? {} : { nodeAgent }),
   };
 }

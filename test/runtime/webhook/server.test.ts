@@ -65,11 +65,27 @@ describe('AdmissionServer.close', () => {
     const agent = client(pki.ca.cert);
     const body = JSON.stringify(review(pod()));
     const answer = new Promise<{ status?: number; connection?: string; allowed: boolean }>((resolve, reject) => {
-      https.request({ host: '127.0.0.1', port: server.port, path: PATH, method: 'POST', agent, servername: SERVICE_HOST, headers: { 'Content-Type': 'application/json' } }, (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, allowed: JSON.parse(text).response.allowed }));
-      }).on('error', reject).end(body);
+      https
+        .request(
+          {
+            host: '127.0.0.1',
+            port: server.port,
+            path: PATH,
+            method: 'POST',
+            agent,
+            servername: SERVICE_HOST,
+            headers: { 'Content-Type': 'application/json' },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (c) => (text += c));
+            res.on('end', () =>
+              resolve({ status: res.statusCode, connection: res.headers.connection, allowed: JSON.parse(text).response.allowed }),
+            );
+          },
+        )
+        .on('error', reject)
+        .end(body);
     });
     await arrived;
     const { closed } = await rawConnection();

@@ -21,8 +21,12 @@ const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
 function seedTlsObjects(): void {
   double.put('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tf-tls', namespace: NS }, type: 'Opaque' });
   double.put('mutatingwebhookconfigurations', {
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'tf-webhook' },
-    webhooks: [{ name: 'pods.tensor-fusion.ai', clientConfig: { service: { name: 'tensor-fusion-webhook', namespace: NS, path: '/mutate-pods' } } }],
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'tf-webhook' },
+    webhooks: [
+      { name: 'pods.tensor-fusion.ai', clientConfig: { service: { name: 'tensor-fusion-webhook', namespace: NS, path: '/mutate-pods' } } },
+    ],
   });
 }
 
@@ -56,7 +60,9 @@ describe('self-managed', () => {
     const webhook = await startTestWebhook(double, { tls: undefined, tlsPollMs: 100 });
     try {
       const data = secretData();
-      expect(Object.keys(data).sort()).toEqual([SECRET_KEYS.caBundle, SECRET_KEYS.caCert, SECRET_KEYS.caKey, SECRET_KEYS.cert, SECRET_KEYS.key].sort());
+      expect(Object.keys(data).sort()).toEqual(
+        [SECRET_KEYS.caBundle, SECRET_KEYS.caCert, SECRET_KEYS.caKey, SECRET_KEYS.cert, SECRET_KEYS.key].sort(),
+      );
       expect(caBundle()).toBe(unb64(data[SECRET_KEYS.caCert]));
       const agent = new https.Agent({ ca: caBundle(), servername: SERVICE_HOST });
       const answer = await post(webhook.port(), agent, review(pod({ name: 'p', labels: {} })));
@@ -118,8 +124,13 @@ describe('self-managed', () => {
   it('renews the serving certificate 90 days before expiry, not earlier', async () => {
     let now = Date.now();
     const source = new SelfManagedTlsSource({
-      cluster: clusterFor(double), namespace: NS, secretName: 'tf-tls', webhookConfigName: 'tf-webhook',
-      dnsNames: [SERVICE_HOST], isLeader: () => true, now: () => now,
+      cluster: clusterFor(double),
+      namespace: NS,
+      secretName: 'tf-tls',
+      webhookConfigName: 'tf-webhook',
+      dnsNames: [SERVICE_HOST],
+      isLeader: () => true,
+      now: () => now,
     });
     await source.tick();
     const first = source.current()!.cert;
@@ -138,11 +149,24 @@ describe('self-managed', () => {
     const wrong = issueServingCert(ca, ['elsewhere.svc']);
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     double.put('secrets', {
-      apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tf-tls', namespace: NS }, type: 'Opaque',
-      data: { [SECRET_KEYS.caCert]: b64(ca.cert), [SECRET_KEYS.caKey]: b64(ca.key), [SECRET_KEYS.cert]: b64(wrong.cert), [SECRET_KEYS.key]: b64(wrong.key) },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'tf-tls', namespace: NS },
+      type: 'Opaque',
+      data: {
+        [SECRET_KEYS.caCert]: b64(ca.cert),
+        [SECRET_KEYS.caKey]: b64(ca.key),
+        [SECRET_KEYS.cert]: b64(wrong.cert),
+        [SECRET_KEYS.key]: b64(wrong.key),
+      },
     });
     const source = new SelfManagedTlsSource({
-      cluster: clusterFor(double), namespace: NS, secretName: 'tf-tls', webhookConfigName: 'tf-webhook', dnsNames: [SERVICE_HOST], isLeader: () => true,
+      cluster: clusterFor(double),
+      namespace: NS,
+      secretName: 'tf-tls',
+      webhookConfigName: 'tf-webhook',
+      dnsNames: [SERVICE_HOST],
+      isLeader: () => true,
     });
     await source.tick();
     expect(source.current()!.cert).not.toBe(wrong.cert);
@@ -152,7 +176,12 @@ describe('self-managed', () => {
 
   it('does not write as a follower', async () => {
     const source = new SelfManagedTlsSource({
-      cluster: clusterFor(double), namespace: NS, secretName: 'tf-tls', webhookConfigName: 'tf-webhook', dnsNames: [SERVICE_HOST], isLeader: () => false,
+      cluster: clusterFor(double),
+      namespace: NS,
+      secretName: 'tf-tls',
+      webhookConfigName: 'tf-webhook',
+      dnsNames: [SERVICE_HOST],
+      isLeader: () => false,
     });
     await source.tick();
     expect(source.current()).toBeUndefined();
@@ -171,16 +200,25 @@ describe('cert-manager', () => {
     };
     write();
     const webhook = await startTestWebhook(double, {
-      tls: undefined, tlsPollMs: 50,
-      env: { webhookPort: 0, certMode: 'cert-manager', tlsDir: dir, tlsSecretName: 'tf-tls', webhookConfigName: 'tf-webhook', webhookServiceName: 'tensor-fusion-webhook' },
+      tls: undefined,
+      tlsPollMs: 50,
+      env: {
+        webhookPort: 0,
+        certMode: 'cert-manager',
+        tlsDir: dir,
+        tlsSecretName: 'tf-tls',
+        webhookConfigName: 'tf-webhook',
+        webhookServiceName: 'tensor-fusion-webhook',
+      },
     });
-    const serial = () => new Promise<string>((resolve, reject) => {
-      const s = tls.connect({ host: '127.0.0.1', port: webhook.port(), servername: SERVICE_HOST, ca: ca.cert }, () => {
-        resolve(s.getPeerCertificate().serialNumber);
-        s.end();
+    const serial = () =>
+      new Promise<string>((resolve, reject) => {
+        const s = tls.connect({ host: '127.0.0.1', port: webhook.port(), servername: SERVICE_HOST, ca: ca.cert }, () => {
+          resolve(s.getPeerCertificate().serialNumber);
+          s.end();
+        });
+        s.on('error', reject);
       });
-      s.on('error', reject);
-    });
     try {
       const first = await serial();
       write();

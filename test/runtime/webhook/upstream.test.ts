@@ -22,17 +22,28 @@ async function admit(annotations: Record<string, string>, extra: { containers?: 
 const shareOf = (a: AdmissionReview) => JSON.parse((a.request!.object!.metadata.annotations as Record<string, string>)[SHARE_ANNOTATION]);
 const denial = (a: AdmissionReview) => a.response!.status?.message;
 
-const suite = useWebhookSuite([
-  { name: 'pool-a', nodes: 1, gpusPerNode: 4, tflops: 312, isDefault: true },
-  { name: 'tuned', nodes: 1, gpusPerNode: 1, spec: { capacityConfig: { gpuTflops: { A100: '300' } } } },
-  { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } },
-], (double) => {
-  // Before the webhook starts: it reads workloads from its cache only.
-  double.put('tensorfusionworkloads', {
-    apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'fixed', namespace: 'default' },
-    spec: { poolName: 'pool-a', isLocalGPU: false, replicas: 2, qos: 'high', resources: { requests: { tflops: '50', vram: '1Gi' }, limits: { tflops: '50', vram: '1Gi' } } },
-  });
-});
+const suite = useWebhookSuite(
+  [
+    { name: 'pool-a', nodes: 1, gpusPerNode: 4, tflops: 312, isDefault: true },
+    { name: 'tuned', nodes: 1, gpusPerNode: 1, spec: { capacityConfig: { gpuTflops: { A100: '300' } } } },
+    { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } },
+  ],
+  (double) => {
+    // Before the webhook starts: it reads workloads from its cache only.
+    double.put('tensorfusionworkloads', {
+      apiVersion: API_VERSION,
+      kind: 'TensorFusionWorkload',
+      metadata: { name: 'fixed', namespace: 'default' },
+      spec: {
+        poolName: 'pool-a',
+        isLocalGPU: false,
+        replicas: 2,
+        qos: 'high',
+        resources: { requests: { tflops: '50', vram: '1Gi' }, limits: { tflops: '50', vram: '1Gi' } },
+      },
+    });
+  },
+);
 
 describe('compute-percent-request and -limit', () => {
   it("turn a percent of the model's TFLOPS (catalog, or the pool's gpuTflops) into the share's TFLOPS", async () => {
@@ -45,29 +56,38 @@ describe('compute-percent-request and -limit', () => {
 
   it('need a GPU model whose TFLOPS are known', async () => {
     expect(denial(await admit({ ...LOCAL, 'compute-percent-request': '25' }))).toBe(
-      'tensor-fusion.ai/compute-percent-request: got "25", expected a value together with a tensor-fusion.ai/gpu-model whose TFLOPS are known (the GPU catalog or GPUPool.spec.capacityConfig.gpuTflops)');
+      'tensor-fusion.ai/compute-percent-request: got "25", expected a value together with a tensor-fusion.ai/gpu-model whose TFLOPS are known (the GPU catalog or GPUPool.spec.capacityConfig.gpuTflops)',
+    );
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'Z9', 'compute-percent-request': '25' }))).toBe(
-      'tensor-fusion.ai/compute-percent-request: got "25", expected a value together with a tensor-fusion.ai/gpu-model whose TFLOPS are known (the GPU catalog or GPUPool.spec.capacityConfig.gpuTflops); tensor-fusion.ai/gpu-model "Z9" is in neither');
+      'tensor-fusion.ai/compute-percent-request: got "25", expected a value together with a tensor-fusion.ai/gpu-model whose TFLOPS are known (the GPU catalog or GPUPool.spec.capacityConfig.gpuTflops); tensor-fusion.ai/gpu-model "Z9" is in neither',
+    );
   });
 
   it('are refused with a model name that selects GPUs of different TFLOPS, where the share could land on another model than it was sized for', async () => {
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'H100', 'compute-percent-request': '50' }))).toBe(
-      'tensor-fusion.ai/compute-percent-request: got "50", expected a value together with a tensor-fusion.ai/gpu-model that selects GPUs of one TFLOPS figure; '
-      + 'tensor-fusion.ai/gpu-model "H100" selects H100 (989), H100-NVL (835), H100-PCIe (756), so the share would be sized for one and could land on another: '
-      + 'name one model (H100_SXM, H100-NVL, H100-PCIe)');
+      'tensor-fusion.ai/compute-percent-request: got "50", expected a value together with a tensor-fusion.ai/gpu-model that selects GPUs of one TFLOPS figure; ' +
+        'tensor-fusion.ai/gpu-model "H100" selects H100 (989), H100-NVL (835), H100-PCIe (756), so the share would be sized for one and could land on another: ' +
+        'name one model (H100_SXM, H100-NVL, H100-PCIe)',
+    );
     // One exact model: 50 % of the PCIe card's 756 TFLOPS, and the share only lands on that model.
     const pcie = await admit({ ...LOCAL, 'gpu-model': 'H100-PCIe', 'compute-percent-request': '50' });
     expect(shareOf(pcie)).toMatchObject({ tflopsRequest: 378, gpuModel: 'H100-PCIe' });
-    expect(shareOf(await admit({ ...LOCAL, 'gpu-model': 'H100_SXM', 'compute-percent-request': '50' }))).toMatchObject({ tflopsRequest: 494.5, gpuModel: 'H100_SXM' });
+    expect(shareOf(await admit({ ...LOCAL, 'gpu-model': 'H100_SXM', 'compute-percent-request': '50' }))).toMatchObject({
+      tflopsRequest: 494.5,
+      gpuModel: 'H100_SXM',
+    });
   });
 
   it('are refused beside TFLOPS, above 100 or below the request', async () => {
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'A100', 'tflops-request': '10', 'compute-percent-limit': '50' }))).toBe(
-      'tensor-fusion.ai/compute-percent-limit: got "50", expected nothing, since tensor-fusion.ai/tflops-request is set: a share is written in TFLOPS or in percent of a GPU, not both');
+      'tensor-fusion.ai/compute-percent-limit: got "50", expected nothing, since tensor-fusion.ai/tflops-request is set: a share is written in TFLOPS or in percent of a GPU, not both',
+    );
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'A100', 'compute-percent-request': '150' }))).toBe(
-      'tensor-fusion.ai/compute-percent-request: got "150", expected a percent of one GPU\'s compute, more than 0 and at most 100, such as 50');
+      'tensor-fusion.ai/compute-percent-request: got "150", expected a percent of one GPU\'s compute, more than 0 and at most 100, such as 50',
+    );
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'A100', 'compute-percent-request': '50', 'compute-percent-limit': '20' }))).toBe(
-      'tensor-fusion.ai/compute-percent-limit: got "20", expected at least tensor-fusion.ai/compute-percent-request (50)');
+      'tensor-fusion.ai/compute-percent-limit: got "20", expected at least tensor-fusion.ai/compute-percent-request (50)',
+    );
   });
 });
 
@@ -79,16 +99,22 @@ describe('dedicated-gpu', () => {
 
   it('is refused with a family name whose models differ in TFLOPS: a whole H100 SXM would never fit an H100 PCIe', async () => {
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'V100', 'dedicated-gpu': 'true' }))).toBe(
-      'tensor-fusion.ai/dedicated-gpu: got "true", expected a value together with a tensor-fusion.ai/gpu-model that selects GPUs of one TFLOPS figure; '
-      + 'tensor-fusion.ai/gpu-model "V100" selects V100 (125), V100-PCIe (112), so the share would be sized for one and could land on another: name one model (V100_SXM, V100-PCIe)');
-    expect(shareOf(await admit({ ...LOCAL, 'gpu-model': 'V100-PCIe', 'dedicated-gpu': 'true' }))).toMatchObject({ tflopsRequest: 112, tflopsLimit: 112 });
+      'tensor-fusion.ai/dedicated-gpu: got "true", expected a value together with a tensor-fusion.ai/gpu-model that selects GPUs of one TFLOPS figure; ' +
+        'tensor-fusion.ai/gpu-model "V100" selects V100 (125), V100-PCIe (112), so the share would be sized for one and could land on another: name one model (V100_SXM, V100-PCIe)',
+    );
+    expect(shareOf(await admit({ ...LOCAL, 'gpu-model': 'V100-PCIe', 'dedicated-gpu': 'true' }))).toMatchObject({
+      tflopsRequest: 112,
+      tflopsLimit: 112,
+    });
   });
 
   it('needs a known model and takes no amount of compute beside it', async () => {
     expect(denial(await admit({ ...LOCAL, 'dedicated-gpu': 'true' }))).toBe(
-      'tensor-fusion.ai/dedicated-gpu: got "true", expected a value together with a tensor-fusion.ai/gpu-model whose TFLOPS are known (the GPU catalog or GPUPool.spec.capacityConfig.gpuTflops)');
+      'tensor-fusion.ai/dedicated-gpu: got "true", expected a value together with a tensor-fusion.ai/gpu-model whose TFLOPS are known (the GPU catalog or GPUPool.spec.capacityConfig.gpuTflops)',
+    );
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'A100', 'dedicated-gpu': 'true', 'tflops-limit': '20' }))).toBe(
-      'tensor-fusion.ai/tflops-limit: got "20", expected nothing, since tensor-fusion.ai/dedicated-gpu is "true" (the whole GPU\'s TFLOPS)');
+      'tensor-fusion.ai/tflops-limit: got "20", expected nothing, since tensor-fusion.ai/dedicated-gpu is "true" (the whole GPU\'s TFLOPS)',
+    );
   });
 });
 
@@ -100,9 +126,11 @@ describe('gpu-indices', () => {
 
   it('refuses a malformed list and a gpu-count that disagrees', async () => {
     expect(denial(await admit({ ...LOCAL, 'tflops-request': '10', 'gpu-indices': '1,1' }))).toBe(
-      'tensor-fusion.ai/gpu-indices: got "1,1", expected a comma-separated list of distinct GPU indices (integers from 0), at most 128, such as "0,1"');
+      'tensor-fusion.ai/gpu-indices: got "1,1", expected a comma-separated list of distinct GPU indices (integers from 0), at most 128, such as "0,1"',
+    );
     expect(denial(await admit({ ...LOCAL, 'tflops-request': '10', 'gpu-indices': '0,1', 'gpu-count': '3' }))).toBe(
-      'tensor-fusion.ai/gpu-count: got "3", expected 2 (the number of tensor-fusion.ai/gpu-indices) or nothing');
+      'tensor-fusion.ai/gpu-count: got "3", expected 2 (the number of tensor-fusion.ai/gpu-indices) or nothing',
+    );
   });
 });
 
@@ -110,7 +138,8 @@ describe('vendor and eviction-protection', () => {
   it('accepts NVIDIA in any case and refuses another vendor', async () => {
     expect((await admit({ ...LOCAL, 'tflops-request': '10', vendor: 'nvidia' })).response!.allowed).toBe(true);
     expect(denial(await admit({ ...LOCAL, 'tflops-request': '10', vendor: 'AMD' }))).toBe(
-      'tensor-fusion.ai/vendor: got "AMD", expected "NVIDIA", the vendor of every GPU this package manages');
+      'tensor-fusion.ai/vendor: got "AMD", expected "NVIDIA", the vendor of every GPU this package manages',
+    );
   });
 
   it('checks eviction-protection as a duration and warns that it has no effect', async () => {
@@ -119,7 +148,8 @@ describe('vendor and eviction-protection', () => {
       'tensor-fusion.ai/eviction-protection: "1h30m" has no effect: upstream TensorFusion prices the protection window, and this package has no pricing',
     ]);
     expect(denial(await admit({ ...LOCAL, 'tflops-request': '10', 'eviction-protection': 'soon' }))).toBe(
-      'tensor-fusion.ai/eviction-protection: got "soon", expected a duration such as "30m" or "1h30m"');
+      'tensor-fusion.ai/eviction-protection: got "soon", expected a duration such as "30m" or "1h30m"',
+    );
   });
 });
 
@@ -130,14 +160,18 @@ describe('upstream keys not acted on', () => {
     expect(a.response!.allowed).toBe(true);
     expect(a.response!.warnings).toHaveLength(UPSTREAM_IGNORED_KEYS.size);
     expect(a.response!.warnings).toContain('tensor-fusion.ai/gang-enabled: "x" is not acted on: there is no gang scheduling');
-    expect(a.response!.warnings).toContain('tensor-fusion.ai/isolation: "x" is not acted on: the isolation is always MPS limits on a shared GPU (use dedicated-gpu for a GPU of its own)');
+    expect(a.response!.warnings).toContain(
+      'tensor-fusion.ai/isolation: "x" is not acted on: the isolation is always MPS limits on a shared GPU (use dedicated-gpu for a GPU of its own)',
+    );
   });
 
   it('still refuses a typo of one, or of an implemented upstream key, with a did-you-mean', async () => {
     expect(denial(await admit({ ...LOCAL, 'tflops-request': '10', 'gang-enabeld': 'true' }))).toBe(
-      'tensor-fusion.ai/gang-enabeld: got "true", expected a known tensor-fusion.ai annotation; did you mean tensor-fusion.ai/gang-enabled?');
+      'tensor-fusion.ai/gang-enabeld: got "true", expected a known tensor-fusion.ai annotation; did you mean tensor-fusion.ai/gang-enabled?',
+    );
     expect(denial(await admit({ ...LOCAL, 'tflops-request': '10', 'dedicated-gpus': 'true' }))).toBe(
-      'tensor-fusion.ai/dedicated-gpus: got "true", expected a known tensor-fusion.ai annotation; did you mean tensor-fusion.ai/dedicated-gpu?');
+      'tensor-fusion.ai/dedicated-gpus: got "true", expected a known tensor-fusion.ai annotation; did you mean tensor-fusion.ai/dedicated-gpu?',
+    );
   });
 });
 
@@ -148,7 +182,9 @@ describe('denials are capped', () => {
     const lines = message.split('\n');
     expect(lines).toHaveLength(11);
     expect(lines[0]).toMatch(/^tensor-fusion\.ai\/zz-unknown-000: got "x", expected a known tensor-fusion\.ai annotation/);
-    expect(lines[10]).toBe('(and 490 more issues, fields tensor-fusion.ai/zz-unknown-010, tensor-fusion.ai/zz-unknown-011, tensor-fusion.ai/zz-unknown-012, ...)');
+    expect(lines[10]).toBe(
+      '(and 490 more issues, fields tensor-fusion.ai/zz-unknown-010, tensor-fusion.ai/zz-unknown-011, tensor-fusion.ai/zz-unknown-012, ...)',
+    );
     expect(message.length).toBeLessThan(8_000);
   });
 });
@@ -185,27 +221,40 @@ describe('two inject-containers (MPS limits)', () => {
 describe('an existing TensorFusionWorkload that was not generated (issue 14.4)', () => {
   it('refuses a pod whose share contradicts it, naming both values', async () => {
     const a = await admit({ ...LOCAL, 'tflops-request': '10', workload: 'fixed' });
-    expect(denial(a)).toBe([
-      'tensor-fusion.ai/is-local-gpu: got "true", expected "false", the spec.isLocalGPU of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
-      'tensor-fusion.ai/qos: got "medium", expected "high", the spec.qos of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
-      'tensor-fusion.ai/tflops-request: got "10", expected "50", the spec.resources.requests.tflops of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
-      'tensor-fusion.ai/tflops-limit: got "10", expected "50", the spec.resources.limits.tflops of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
-    ].join('\n'));
+    expect(denial(a)).toBe(
+      [
+        'tensor-fusion.ai/is-local-gpu: got "true", expected "false", the spec.isLocalGPU of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
+        'tensor-fusion.ai/qos: got "medium", expected "high", the spec.qos of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
+        'tensor-fusion.ai/tflops-request: got "10", expected "50", the spec.resources.requests.tflops of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
+        'tensor-fusion.ai/tflops-limit: got "10", expected "50", the spec.resources.limits.tflops of TensorFusionWorkload default/fixed, which this pod reuses and which was not generated, so it is not changed',
+      ].join('\n'),
+    );
   });
 
   it('admits its worker pods, the local half of its remote share', async () => {
     const fixed = suite.double.getObject('tensorfusionworkloads', 'fixed', 'default') as never;
-    const pool = { apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'pool-a' }, spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } } } as never;
+    const pool = {
+      apiVersion: API_VERSION,
+      kind: 'GPUPool',
+      metadata: { name: 'pool-a' },
+      spec: { componentConfig: { worker: { image: 'registry.example/worker:1' } } },
+    } as never;
     const worker = workerPod(fixed, pool, 0)!;
     const a = await suite.webhook.handle(review(worker as never));
     expect(a.response!.status?.message).toBeUndefined();
     expect(a.response!.allowed).toBe(true);
-    expect(shareOf({ ...a, request: { uid: '', object: patched(worker as never, a) } } as AdmissionReview)).toMatchObject({ pool: 'pool-a', qos: 'high', tflopsRequest: 50 });
+    expect(shareOf({ ...a, request: { uid: '', object: patched(worker as never, a) } } as AdmissionReview)).toMatchObject({
+      pool: 'pool-a',
+      qos: 'high',
+      tflopsRequest: 50,
+    });
   });
 
   it('admits a pod that agrees with it, saying that it is reused as it is', async () => {
     const a = await admit({ 'is-local-gpu': 'false', qos: 'high', 'tflops-request': '50.0', 'vram-request': '1024Mi', workload: 'fixed' });
     expect(a.response!.allowed).toBe(true);
-    expect(a.response!.warnings).toContain('tensor-fusion.ai/workload: TensorFusionWorkload default/fixed exists and was not generated, so it is reused as it is and never changed');
+    expect(a.response!.warnings).toContain(
+      'tensor-fusion.ai/workload: TensorFusionWorkload default/fixed exists and was not generated, so it is reused as it is and never changed',
+    );
   });
 });

@@ -8,14 +8,23 @@ import { API_VERSION } from '../../../lib/model/group';
 import type { GPUPool, TensorFusionWorkload } from '../../../lib/api';
 import { planWorkers, WORKER_CREATE_BURST, WORKER_CREATE_INITIAL } from '../../../lib/runtime/webhook/workers';
 
-const pool: GPUPool = { apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'remote' }, spec: { nodeManagerConfig: {}, componentConfig: { worker: { image: 'w:1' } } } };
+const pool: GPUPool = {
+  apiVersion: API_VERSION,
+  kind: 'GPUPool',
+  metadata: { name: 'remote' },
+  spec: { nodeManagerConfig: {}, componentConfig: { worker: { image: 'w:1' } } },
+};
 const workload = (replicas: number): TensorFusionWorkload => ({
-  apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'infer', namespace: 'ml', uid: 'u' },
+  apiVersion: API_VERSION,
+  kind: 'TensorFusionWorkload',
+  metadata: { name: 'infer', namespace: 'ml', uid: 'u' },
   spec: { poolName: 'remote', isLocalGPU: false, replicas },
 });
-const running = (n: number) => Array.from({ length: n }, (_, i) => ({
-  metadata: { name: `infer-worker-${i}`, namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'infer' } }, status: { phase: 'Running' },
-}));
+const running = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    metadata: { name: `infer-worker-${i}`, namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'infer' } },
+    status: { phase: 'Running' },
+  }));
 
 describe('worker creation per pass', () => {
   it('starts with 16 and grows with the active workers, up to 500', () => {
@@ -26,7 +35,11 @@ describe('worker creation per pass', () => {
   });
 
   it('creates small workloads at once, lowest ordinals first', () => {
-    expect(planWorkers(workload(3), pool, []).create.map((p) => p.metadata.name)).toEqual(['infer-worker-0', 'infer-worker-1', 'infer-worker-2']);
+    expect(planWorkers(workload(3), pool, []).create.map((p) => p.metadata.name)).toEqual([
+      'infer-worker-0',
+      'infer-worker-1',
+      'infer-worker-2',
+    ]);
     expect(planWorkers(workload(40), pool, running(10)).create.map((p) => p.metadata.name)[0]).toBe('infer-worker-10');
   });
 

@@ -16,39 +16,81 @@ import { client, patched, pod, post, review, seedPool, startDouble, startTestWeb
 import { eventually } from '../fixtures';
 
 const poolWith = (worker?: Record<string, unknown>): GPUPool => ({
-  apiVersion: API_VERSION, kind: 'GPUPool', metadata: { name: 'remote' }, spec: { nodeManagerConfig: {}, ...(worker ? { componentConfig: { worker } } : {}) },
+  apiVersion: API_VERSION,
+  kind: 'GPUPool',
+  metadata: { name: 'remote' },
+  spec: { nodeManagerConfig: {}, ...(worker ? { componentConfig: { worker } } : {}) },
 });
 const workload = (replicas: number, isLocalGPU = false): TensorFusionWorkload => ({
-  apiVersion: API_VERSION, kind: 'TensorFusionWorkload', metadata: { name: 'infer', namespace: 'ml', uid: 'wl-uid' },
-  spec: { poolName: 'remote', isLocalGPU, replicas, qos: 'high', gpuCount: 1, resources: { requests: { tflops: '10', vram: '2Gi' }, limits: { tflops: '20', vram: '4Gi' } } },
+  apiVersion: API_VERSION,
+  kind: 'TensorFusionWorkload',
+  metadata: { name: 'infer', namespace: 'ml', uid: 'wl-uid' },
+  spec: {
+    poolName: 'remote',
+    isLocalGPU,
+    replicas,
+    qos: 'high',
+    gpuCount: 1,
+    resources: { requests: { tflops: '10', vram: '2Gi' }, limits: { tflops: '20', vram: '4Gi' } },
+  },
 });
 
 describe('worker plan', () => {
   it('builds each worker from the pool template with the workload share as annotations', () => {
-    const pool = poolWith({ image: 'registry.example/worker:1', podTemplate: { metadata: { labels: { team: 'ml' } }, spec: { containers: [{ name: 'worker', ports: [{ containerPort: 8000 }] }], priorityClassName: 'high' } } });
+    const pool = poolWith({
+      image: 'registry.example/worker:1',
+      podTemplate: {
+        metadata: { labels: { team: 'ml' } },
+        spec: { containers: [{ name: 'worker', ports: [{ containerPort: 8000 }] }], priorityClassName: 'high' },
+      },
+    });
     const plan = planWorkers(workload(2), pool, []);
     expect(plan.delete).toEqual([]);
     expect(plan.create.map((p) => p.metadata.name)).toEqual(['infer-worker-0', 'infer-worker-1']);
     expect(plan.create[0]).toEqual({
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: {
-        name: 'infer-worker-0', namespace: 'ml',
+        name: 'infer-worker-0',
+        namespace: 'ml',
         labels: { team: 'ml', 'tensor-fusion.ai/enabled': 'true', [WORKLOAD_LABEL]: 'infer', [MANAGED_BY_LABEL]: 'infer' },
         annotations: {
-          'tensor-fusion.ai/gpupool': 'remote', 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/generate-workload': 'false',
-          'tensor-fusion.ai/workload': 'infer', 'tensor-fusion.ai/inject-container': 'worker',
-          'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/tflops-limit': '20', 'tensor-fusion.ai/vram-request': '2Gi', 'tensor-fusion.ai/vram-limit': '4Gi',
-          'tensor-fusion.ai/qos': 'high', 'tensor-fusion.ai/gpu-count': '1',
+          'tensor-fusion.ai/gpupool': 'remote',
+          'tensor-fusion.ai/is-local-gpu': 'true',
+          'tensor-fusion.ai/generate-workload': 'false',
+          'tensor-fusion.ai/workload': 'infer',
+          'tensor-fusion.ai/inject-container': 'worker',
+          'tensor-fusion.ai/tflops-request': '10',
+          'tensor-fusion.ai/tflops-limit': '20',
+          'tensor-fusion.ai/vram-request': '2Gi',
+          'tensor-fusion.ai/vram-limit': '4Gi',
+          'tensor-fusion.ai/qos': 'high',
+          'tensor-fusion.ai/gpu-count': '1',
         },
-        ownerReferences: [{ apiVersion: API_VERSION, kind: 'TensorFusionWorkload', name: 'infer', uid: 'wl-uid', controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          {
+            apiVersion: API_VERSION,
+            kind: 'TensorFusionWorkload',
+            name: 'infer',
+            uid: 'wl-uid',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
-      spec: { containers: [{ name: 'worker', ports: [{ containerPort: 8000 }], image: 'registry.example/worker:1' }], priorityClassName: 'high' },
+      spec: {
+        containers: [{ name: 'worker', ports: [{ containerPort: 8000 }], image: 'registry.example/worker:1' }],
+        priorityClassName: 'high',
+      },
     });
   });
 
   it('scales down from the highest ordinal and replaces finished workers', () => {
     const pool = poolWith({ image: 'w:1' });
-    const existing = [0, 1, 2].map((i) => ({ metadata: { name: `infer-worker-${i}`, namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'infer' } }, status: { phase: i === 0 ? 'Failed' : 'Running' } }));
+    const existing = [0, 1, 2].map((i) => ({
+      metadata: { name: `infer-worker-${i}`, namespace: 'ml', labels: { [WORKLOAD_LABEL]: 'infer' } },
+      status: { phase: i === 0 ? 'Failed' : 'Running' },
+    }));
     const plan = planWorkers(workload(2), pool, existing);
     expect(plan.delete).toEqual(['infer-worker-2', 'infer-worker-0']);
     expect(plan.create).toEqual([]);
@@ -56,7 +98,11 @@ describe('worker plan', () => {
   });
 
   it('says why it cannot create workers without an image, and makes none for local workloads', () => {
-    expect(planWorkers(workload(1), poolWith(), [])).toEqual({ create: [], delete: [], problem: 'GPUPool "remote" names no worker image (spec.componentConfig.worker)' });
+    expect(planWorkers(workload(1), poolWith(), [])).toEqual({
+      create: [],
+      delete: [],
+      problem: 'GPUPool "remote" names no worker image (spec.componentConfig.worker)',
+    });
     expect(planWorkers(workload(1), undefined, [])).toEqual({ create: [], delete: [], problem: 'GPUPool "remote" not found' });
     expect(planWorkers(workload(3, true), poolWith({ image: 'w:1' }), [])).toEqual({ create: [], delete: [] });
   });
@@ -68,7 +114,12 @@ describe('worker pods end to end', () => {
 
   beforeAll(async () => {
     double = await startDouble();
-    seedPool(double, { name: 'remote', nodes: 1, gpusPerNode: 2, spec: { defaultUsingLocalGPU: false, componentConfig: { worker: { image: 'registry.example/worker:1' } } } });
+    seedPool(double, {
+      name: 'remote',
+      nodes: 1,
+      gpusPerNode: 2,
+      spec: { defaultUsingLocalGPU: false, componentConfig: { worker: { image: 'registry.example/worker:1' } } },
+    });
     agent = client();
   });
 
@@ -83,7 +134,17 @@ describe('worker pods end to end', () => {
     try {
       ctl.startInformers();
       await ctl.startReconciling(clusterFor(double, 'leader'));
-      const client0 = pod({ name: 'client', namespace: 'ml', annotations: { 'tensor-fusion.ai/gpupool': 'remote', 'tensor-fusion.ai/workload': 'infer', 'tensor-fusion.ai/replicas': '2', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '2Gi' } });
+      const client0 = pod({
+        name: 'client',
+        namespace: 'ml',
+        annotations: {
+          'tensor-fusion.ai/gpupool': 'remote',
+          'tensor-fusion.ai/workload': 'infer',
+          'tensor-fusion.ai/replicas': '2',
+          'tensor-fusion.ai/tflops-request': '10',
+          'tensor-fusion.ai/vram-request': '2Gi',
+        },
+      });
       const answer = await post(webhook.port(), agent, review(client0));
       expect(answer.body.response.allowed).toBe(true);
       // The API server stores the admitted client; the leader generates its workload from it.
@@ -100,7 +161,15 @@ describe('worker pods end to end', () => {
         expect(a.body.response.allowed).toBe(true);
         const admitted = patched(w as never, a.body);
         expect((admitted.spec as { schedulerName: string }).schedulerName).toBe(SCHEDULER_NAME);
-        expect(shareOf(admitted)).toEqual({ pool: 'remote', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 10, vramRequest: 2 * 2 ** 30, vramLimit: 2 * 2 ** 30 });
+        expect(shareOf(admitted)).toEqual({
+          pool: 'remote',
+          qos: 'medium',
+          gpuCount: 1,
+          tflopsRequest: 10,
+          tflopsLimit: 10,
+          vramRequest: 2 * 2 ** 30,
+          vramLimit: 2 * 2 ** 30,
+        });
       }
       expect(await webhook.syncWorkers()).toEqual({ created: 0, deleted: 0 });
     } finally {

@@ -16,7 +16,9 @@ export function deleteOptions(query: Record<string, string>, body: string): Dele
   let fromBody: { gracePeriodSeconds?: unknown } = {};
   try {
     fromBody = body.trim() ? JSON.parse(body) : {};
-  } catch { /* the real server answers 400 for a bad body; no test of ours sends one */ }
+  } catch {
+    /* the real server answers 400 for a bad body; no test of ours sends one */
+  }
   const raw = query.gracePeriodSeconds ?? fromBody.gracePeriodSeconds;
   return raw === undefined || raw === '' ? {} : { gracePeriodSeconds: Number(raw) };
 }
@@ -58,5 +60,5 @@ export function markDeleting(obj: Obj): Obj | undefined {
 /** Whether a marked object is gone: its grace is over (0) and no finalizer holds it. */
 export function readyToRemove(obj: Obj): boolean {
   const m = obj.metadata;
-  return !!m.deletionTimestamp && (m.deletionGracePeriodSeconds ?? 0) === 0 && !(m.finalizers?.length);
+  return !!m.deletionTimestamp && (m.deletionGracePeriodSeconds ?? 0) === 0 && !m.finalizers?.length;
 }

@@ -9,16 +9,33 @@ import type { Obj } from './store';
 export class HttpError extends Error {
   headers?: Record<string, string>;
   /** `reason` undefined: the real server sends none (e.g. storage errors). */
-  constructor(readonly code: number, readonly reason: string | undefined, message: string,
-    readonly details?: Record<string, unknown>, readonly metadata: Record<string, unknown> = {}) {
+  constructor(
+    readonly code: number,
+    readonly reason: string | undefined,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly metadata: Record<string, unknown> = {},
+  ) {
     super(message);
   }
 }
 
-export function statusBody(code: number, reason: string | undefined, message: string, details?: Record<string, unknown>, metadata: Record<string, unknown> = {}): Obj {
+export function statusBody(
+  code: number,
+  reason: string | undefined,
+  message: string,
+  details?: Record<string, unknown>,
+  metadata: Record<string, unknown> = {},
+): Obj {
   return {
-    kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message,
-    ...(reason ? { reason } : {}), ...(details ? { details } : {}), code,
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata,
+    status: 'Failure',
+    message,
+    ...(reason ? { reason } : {}),
+    ...(details ? { details } : {}),
+    code,
   };
 }
 
@@ -41,9 +58,12 @@ export function alreadyExists(rt: ResourceType, name: string): HttpError {
 }
 
 export function conflict(rt: ResourceType, name: string): HttpError {
-  return new HttpError(409, 'Conflict',
+  return new HttpError(
+    409,
+    'Conflict',
     `Operation cannot be fulfilled on ${qualifiedResource(rt)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-    resourceDetails(rt, name));
+    resourceDetails(rt, name),
+  );
 }
 
 export interface Cause {
@@ -70,10 +90,16 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 export function validateName(rt: ResourceType, obj: Obj): void {
   const name: string | undefined = obj.metadata.name;
   if (!name) {
-    throw invalid(rt, '', [{ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' }]);
+    throw invalid(rt, '', [
+      { reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' },
+    ]);
   }
   if (name.length <= 253 && DNS1123_SUBDOMAIN.test(name)) return;
-  const why = name.length > 253 ? 'must be no more than 253 characters'
-    : 'a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')';
-  throw invalid(rt, name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(name)}: ${why}`, field: 'metadata.name' }]);
+  const why =
+    name.length > 253
+      ? 'must be no more than 253 characters'
+      : "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+  throw invalid(rt, name, [
+    { reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(name)}: ${why}`, field: 'metadata.name' },
+  ]);
 }

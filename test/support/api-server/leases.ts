@@ -28,7 +28,9 @@ function jsonType(v: unknown): string {
  * Go error text. Each step mirrors one layout chunk so that errors name the same chunk.
  */
 export function parseMicroTime(value: string): { utc?: string; error?: string } {
-  const fail = (elem: string, layoutElem: string) => ({ error: `parsing time ${JSON.stringify(value)} as ${JSON.stringify(LAYOUT)}: cannot parse ${JSON.stringify(elem)} as ${JSON.stringify(layoutElem)}` });
+  const fail = (elem: string, layoutElem: string) => ({
+    error: `parsing time ${JSON.stringify(value)} as ${JSON.stringify(LAYOUT)}: cannot parse ${JSON.stringify(elem)} as ${JSON.stringify(layoutElem)}`,
+  });
   const range = (what: string) => ({ error: `parsing time ${JSON.stringify(value)}: ${what} out of range` });
   let rest = value;
   const digits = (n: number) => /^\d+$/.test(rest.slice(0, n)) && rest.length >= n;
@@ -36,7 +38,13 @@ export function parseMicroTime(value: string): { utc?: string; error?: string } 
   const year = Number(rest.slice(0, 4));
   rest = rest.slice(4);
   const fields: number[] = [];
-  const chunks = [['-', '01', true, 12, 'month'], ['-', '02', true, 31, 'day'], ['T', '15', false, 23, 'hour'], [':', '04', true, 59, 'minute'], [':', '05', true, 59, 'second']] as const;
+  const chunks = [
+    ['-', '01', true, 12, 'month'],
+    ['-', '02', true, 31, 'day'],
+    ['T', '15', false, 23, 'hour'],
+    [':', '04', true, 59, 'minute'],
+    [':', '05', true, 59, 'second'],
+  ] as const;
   for (const [sep, elem, fixed, max, what] of chunks) {
     if (!rest.startsWith(sep)) return fail(rest, sep);
     rest = rest.slice(1);
@@ -68,11 +76,17 @@ export function parseMicroTime(value: string): { utc?: string; error?: string } 
 function decodeError(ctx: DecodeContext, message: string): HttpError {
   if (ctx.via === 'body') return new HttpError(400, 'BadRequest', `Lease in version "v1" cannot be handled as a Lease: ${message}`);
   if (ctx.via === 'apply') {
-    return new HttpError(500, undefined, `failed to convert new object (${ctx.namespace ?? ''}/${ctx.name}; coordination.k8s.io/v1, Kind=Lease) to proper version: unable to convert unstructured object to coordination.k8s.io/v1, Kind=Lease: ${message}`);
+    return new HttpError(
+      500,
+      undefined,
+      `failed to convert new object (${ctx.namespace ?? ''}/${ctx.name}; coordination.k8s.io/v1, Kind=Lease) to proper version: unable to convert unstructured object to coordination.k8s.io/v1, Kind=Lease: ${message}`,
+    );
   }
   // The real server quotes the whole patched object as Go serializes it; JSON.stringify is close.
   const cause = `Invalid value: ${JSON.stringify(JSON.stringify(ctx.patched))}: ${message}`;
-  return new HttpError(422, 'Invalid', ` "" is invalid: patch: ${cause}`, { causes: [{ reason: 'FieldValueInvalid', message: cause, field: 'patch' }] });
+  return new HttpError(422, 'Invalid', ` "" is invalid: patch: ${cause}`, {
+    causes: [{ reason: 'FieldValueInvalid', message: cause, field: 'patch' }],
+  });
 }
 
 /** Type-checks and normalizes `lease.spec` in place, or throws the real decode error. */
@@ -104,10 +118,18 @@ export function validateLease(rt: ResourceType, lease: Obj): void {
   const spec = lease.spec ?? {};
   const causes: Cause[] = [];
   if (typeof spec.leaseDurationSeconds === 'number' && spec.leaseDurationSeconds <= 0) {
-    causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${spec.leaseDurationSeconds}: must be greater than 0`, field: 'spec.leaseDurationSeconds' });
+    causes.push({
+      reason: 'FieldValueInvalid',
+      message: `Invalid value: ${spec.leaseDurationSeconds}: must be greater than 0`,
+      field: 'spec.leaseDurationSeconds',
+    });
   }
   if (typeof spec.leaseTransitions === 'number' && spec.leaseTransitions < 0) {
-    causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${spec.leaseTransitions}: must be greater than or equal to 0`, field: 'spec.leaseTransitions' });
+    causes.push({
+      reason: 'FieldValueInvalid',
+      message: `Invalid value: ${spec.leaseTransitions}: must be greater than or equal to 0`,
+      field: 'spec.leaseTransitions',
+    });
   }
   if (causes.length) throw invalid(rt, lease.metadata.name, causes);
 }

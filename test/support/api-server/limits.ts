@@ -55,7 +55,11 @@ export function checkStoredSize(storageKey: string, obj: Obj): void {
   // A put in an etcd transaction: key, value and about 200 bytes of framing.
   const size = Buffer.byteLength(JSON.stringify(obj)) + 2 * Buffer.byteLength(storageKey) + 200;
   if (size > GRPC_MAX_SEND_BYTES) {
-    throw new HttpError(500, undefined, `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${size} vs. ${GRPC_MAX_SEND_BYTES})`);
+    throw new HttpError(
+      500,
+      undefined,
+      `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${size} vs. ${GRPC_MAX_SEND_BYTES})`,
+    );
   }
   if (size > ETCD_MAX_REQUEST_BYTES) throw new HttpError(500, undefined, 'etcdserver: request is too large');
 }

@@ -14,7 +14,7 @@ import type { ResourceType } from '../../../lib/runtime/kube/resources';
 import { HttpError } from './errors';
 import type { Obj } from './store';
 
-type Json = any;  
+type Json = any;
 /** A path as its JSON-encoded list of fieldsV1 elements (`f:spec`, `k:{"uid":"u"}`, `v:"x"`). */
 type PathKey = string;
 
@@ -28,8 +28,18 @@ export interface ManagerEntry {
 }
 
 /** Fields the server owns, never tracked (stripMeta). */
-const IGNORED_META = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'managedFields', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds']);
+const IGNORED_META = new Set([
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'managedFields',
+  'selfLink',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+]);
 
 function isMap(v: unknown): v is Record<string, Json> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -198,18 +208,31 @@ function fieldsFromSet(set: Set<PathKey>): Json {
 
 export function readEntries(obj: Obj | undefined): ManagerEntry[] {
   return ((obj?.metadata.managedFields ?? []) as Json[]).map((m) => ({
-    manager: m.manager, operation: m.operation, subresource: m.subresource, apiVersion: m.apiVersion, time: m.time,
+    manager: m.manager,
+    operation: m.operation,
+    subresource: m.subresource,
+    apiVersion: m.apiVersion,
+    time: m.time,
     set: setFromFields(m.fieldsV1),
   }));
 }
 
 /** managedFields as the real server writes them: empty sets dropped, sorted (sortEncodedManagedFields). */
 export function writeEntries(entries: ManagerEntry[]): Json[] {
-  return entries.filter((e) => e.set.size > 0)
-    .sort((p, q) => cmp(p.operation, q.operation) || cmp(p.time, q.time) || cmp(p.manager, q.manager) || cmp(p.subresource ?? '', q.subresource ?? ''))
+  return entries
+    .filter((e) => e.set.size > 0)
+    .sort(
+      (p, q) =>
+        cmp(p.operation, q.operation) || cmp(p.time, q.time) || cmp(p.manager, q.manager) || cmp(p.subresource ?? '', q.subresource ?? ''),
+    )
     .map((e) => ({
-      manager: e.manager, operation: e.operation, apiVersion: e.apiVersion, time: e.time, fieldsType: 'FieldsV1',
-      fieldsV1: fieldsFromSet(e.set), ...(e.subresource ? { subresource: e.subresource } : {}),
+      manager: e.manager,
+      operation: e.operation,
+      apiVersion: e.apiVersion,
+      time: e.time,
+      fieldsType: 'FieldsV1',
+      fieldsV1: fieldsFromSet(e.set),
+      ...(e.subresource ? { subresource: e.subresource } : {}),
     }));
 }
 
@@ -240,13 +263,20 @@ export interface WriteContext {
 
 /** managedFields after an Update (create, PUT or a non-apply patch) from `prev` to `next`. */
 export function updateManagedFields(ctx: WriteContext, prev: Obj | undefined, next: Obj): Json[] {
-  const c = compare(prev ? tracked(prev, ctx.rt, ctx.subresource) : {} as Obj, tracked(next, ctx.rt, ctx.subresource));
+  const c = compare(prev ? tracked(prev, ctx.rt, ctx.subresource) : ({} as Obj), tracked(next, ctx.rt, ctx.subresource));
   const entries = readEntries(prev);
   let mine = entries.find((e) => sameIdentity(e, ctx.manager, 'Update', ctx.subresource));
   for (const e of entries) if (e !== mine) e.set = without(e.set, c.modified, c.added, c.removed);
   const gained = new Set([...c.modified, ...c.added]);
   if (!mine && gained.size) {
-    mine = { manager: ctx.manager, operation: 'Update', subresource: ctx.subresource, apiVersion: ctx.apiVersion, time: now(), set: new Set() };
+    mine = {
+      manager: ctx.manager,
+      operation: 'Update',
+      subresource: ctx.subresource,
+      apiVersion: ctx.apiVersion,
+      time: now(),
+      set: new Set(),
+    };
     entries.push(mine);
   }
   if (mine) {
@@ -266,21 +296,26 @@ function describeManager(e: ManagerEntry): string {
 
 /** `.spec.replicas`, `.metadata.ownerReferences[uid="u"]`, `.metadata.finalizers[="x"]` */
 function pathString(key: PathKey): string {
-  return (JSON.parse(key) as string[]).map((el) => {
-    if (el.startsWith('f:')) return `.${el.slice(2)}`;
-    if (el.startsWith('v:')) return `[=${el.slice(2)}]`;
-    const k = JSON.parse(el.slice(2)) as Record<string, unknown>;
-    return `[${Object.entries(k).map(([n, v]) => `${n}=${JSON.stringify(v)}`).join(',')}]`;
-  }).join('');
+  return (JSON.parse(key) as string[])
+    .map((el) => {
+      if (el.startsWith('f:')) return `.${el.slice(2)}`;
+      if (el.startsWith('v:')) return `[=${el.slice(2)}]`;
+      const k = JSON.parse(el.slice(2)) as Record<string, unknown>;
+      return `[${Object.entries(k)
+        .map(([n, v]) => `${n}=${JSON.stringify(v)}`)
+        .join(',')}]`;
+    })
+    .join('');
 }
 
 /** 409 in the real server's words (apply's NewConflictError). */
 function conflictError(conflicts: Array<{ entry: ManagerEntry; paths: PathKey[] }>): HttpError {
   const all = conflicts.flatMap((c) => c.paths.map((p) => ({ who: describeManager(c.entry), field: pathString(p) })));
   // One conflict on one line; more grouped by manager, one per line.
-  const message = all.length === 1
-    ? `Apply failed with 1 conflict: conflict with ${all[0].who}: ${all[0].field}`
-    : `Apply failed with ${all.length} conflicts: ${conflicts.map((c) => [`conflicts with ${describeManager(c.entry)}:`, ...c.paths.map((p) => `- ${pathString(p)}`)].join('\n')).join('\n')}`;
+  const message =
+    all.length === 1
+      ? `Apply failed with 1 conflict: conflict with ${all[0].who}: ${all[0].field}`
+      : `Apply failed with ${all.length} conflicts: ${conflicts.map((c) => [`conflicts with ${describeManager(c.entry)}:`, ...c.paths.map((p) => `- ${pathString(p)}`)].join('\n')).join('\n')}`;
   return new HttpError(409, 'Conflict', message, {
     causes: all.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${c.who}`, field: c.field })),
   });
@@ -292,7 +327,7 @@ function conflictError(conflicts: Array<{ entry: ManagerEntry; paths: PathKey[] 
  * configuration changes and `force` is false.
  */
 export function apply(ctx: WriteContext, live: Obj | undefined, config: Obj, force: boolean): Obj {
-  const base: Obj = live ? structuredClone(live) : { metadata: {} } as Obj;
+  const base: Obj = live ? structuredClone(live) : ({ metadata: {} } as Obj);
   const cfg = tracked(config, ctx.rt, ctx.subresource);
   const merged = mergeApplied(base, cfg) as Obj;
   const entries = readEntries(live);
@@ -303,14 +338,22 @@ export function apply(ctx: WriteContext, live: Obj | undefined, config: Obj, for
   // Fields this manager applied before and leaves out now go, unless someone else owns them.
   const dropped = [...(mine?.set ?? [])].filter((p) => !applied.has(p) && !ownedByOthers.has(p));
   for (const p of dropped) pruneAt(merged, JSON.parse(p) as string[], new Set([...applied, ...ownedByOthers]));
-  const c = compare(live ? tracked(live, ctx.rt, ctx.subresource) : {} as Obj, tracked(merged, ctx.rt, ctx.subresource));
+  const c = compare(live ? tracked(live, ctx.rt, ctx.subresource) : ({} as Obj), tracked(merged, ctx.rt, ctx.subresource));
   const changed = new Set([...c.modified, ...c.added]);
-  const conflicts = others.map((entry) => ({ entry, paths: [...entry.set].filter((p) => changed.has(p)).sort(byPath) }))
+  const conflicts = others
+    .map((entry) => ({ entry, paths: [...entry.set].filter((p) => changed.has(p)).sort(byPath) }))
     .filter((x) => x.paths.length > 0)
     .sort((x, y) => cmp(JSON.stringify([x.entry.manager, x.entry.operation]), JSON.stringify([y.entry.manager, y.entry.operation])));
   if (conflicts.length && !force) throw conflictError(conflicts);
   for (const e of others) e.set = without(e.set, changed, c.removed);
-  const next: ManagerEntry = { manager: ctx.manager, operation: 'Apply', subresource: ctx.subresource, apiVersion: ctx.apiVersion, time: now(), set: applied };
+  const next: ManagerEntry = {
+    manager: ctx.manager,
+    operation: 'Apply',
+    subresource: ctx.subresource,
+    apiVersion: ctx.apiVersion,
+    time: now(),
+    set: applied,
+  };
   merged.metadata.managedFields = writeEntries([...others, next]);
   return merged;
 }

@@ -15,7 +15,8 @@ export interface ContinueToken {
   start: string;
 }
 
-export const CONTINUE_EXPIRED_MESSAGE = 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+export const CONTINUE_EXPIRED_MESSAGE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** A token to continue after `lastKey`. */
 export function encodeContinue(rv: number, lastKey: string): string {
@@ -31,13 +32,18 @@ export function decodeContinue(token: string, resourceVersion?: string): Continu
     throw new HttpError(400, 'BadRequest', `invalid continue token: continue key is not valid: ${(err as Error).message}`);
   }
   if (parsed.v !== 'meta.k8s.io/v1' || typeof parsed.rv !== 'number' || typeof parsed.start !== 'string') {
-    throw new HttpError(400, 'BadRequest', `invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version ${parsed.v})`);
+    throw new HttpError(
+      400,
+      'BadRequest',
+      `invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version ${parsed.v})`,
+    );
   }
   return { rv: parsed.rv, start: parsed.start };
 }
 
 /** The 410 for a token whose revision is compacted, carrying the inconsistent continuation. */
 export function continueExpired(token: ContinueToken): HttpError {
-  return new HttpError(410, 'Expired', CONTINUE_EXPIRED_MESSAGE, undefined,
-    { continue: Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: -1, start: token.start })).toString('base64url') });
+  return new HttpError(410, 'Expired', CONTINUE_EXPIRED_MESSAGE, undefined, {
+    continue: Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: -1, start: token.start })).toString('base64url'),
+  });
 }

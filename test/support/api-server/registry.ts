@@ -25,7 +25,7 @@ export interface Writer {
 }
 
 /** RFC 7386 merge patch. */
-function mergePatch(target: any, patch: any): any {  
+function mergePatch(target: any, patch: any): any {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
   const out = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
@@ -196,7 +196,11 @@ export class Registry {
     const prev = this.read(rt, namespace, name);
     const uid = binding.metadata?.uid;
     if (uid && uid !== prev.metadata.uid) {
-      throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on pods "${name}": StorageError: invalid object, Code: 4, Key: /registry/pods/${namespace}/${name}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${prev.metadata.uid}`);
+      throw new HttpError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on pods "${name}": StorageError: invalid object, Code: 4, Key: /registry/pods/${namespace}/${name}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${prev.metadata.uid}`,
+      );
     }
     const refuse = (why: string) => new HttpError(409, 'Conflict', `Operation cannot be fulfilled on pods/binding "${name}": ${why}`);
     if (prev.metadata.deletionTimestamp) throw refuse(`pod ${name} is being deleted, cannot be assigned to a host`);
@@ -205,28 +209,47 @@ export class Registry {
     next.spec.nodeName = binding.target?.name;
     if (binding.metadata?.annotations) next.metadata.annotations = { ...next.metadata.annotations, ...binding.metadata.annotations };
     const conditions = (next.status?.conditions ?? []).filter((c: { type: string }) => c.type !== 'PodScheduled');
-    next.status = { ...next.status, conditions: [...conditions, { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: new Date().toISOString() }] };
+    next.status = {
+      ...next.status,
+      conditions: [
+        ...conditions,
+        { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: new Date().toISOString() },
+      ],
+    };
     this.commitUpdate(rt, prev, next, w);
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
   }
 
   /** PUT. */
   update(rt: ResourceType, namespace: string | undefined, name: string, obj: Obj, w: Writer): Obj {
-    if (obj.metadata.name && obj.metadata.name !== name) throw new HttpError(400, 'BadRequest', 'the name of the object does not match the name on the URL');
+    if (obj.metadata.name && obj.metadata.name !== name)
+      throw new HttpError(400, 'BadRequest', 'the name of the object does not match the name on the URL');
     this.decode(rt, obj, { via: 'body' });
     const prev = this.read(rt, namespace, name);
     const rv = obj.metadata.resourceVersion;
     // Custom resources and Leases refuse unconditional updates (AllowUnconditionalUpdate false).
     if (!rv && (rt.custom || isLease(rt))) {
-      throw invalid(rt, name, [{ reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be specified for an update', field: 'metadata.resourceVersion' }], true);
+      throw invalid(
+        rt,
+        name,
+        [{ reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be specified for an update', field: 'metadata.resourceVersion' }],
+        true,
+      );
     }
     if (rv && rv !== prev.metadata.resourceVersion) throw conflict(rt, name);
     return this.commitUpdate(rt, prev, this.merged(rt, prev, obj, w.subresource), w);
   }
 
   /** PATCH in any of the four content types; apply creates when the object is absent (201). */
-  patch(rt: ResourceType, namespace: string | undefined, name: string, body: string, contentType: string,
-    query: Record<string, string>, w: Writer): { code: number; body: unknown } {
+  patch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: string,
+    contentType: string,
+    query: Record<string, string>,
+    w: Writer,
+  ): { code: number; body: unknown } {
     const prev = this.store.get(this.resKey(rt), this.keyFor(rt, namespace, name));
     if (contentType === 'application/apply-patch+yaml') return this.applyPatch(rt, namespace, name, prev, body, query, w);
     if (!prev) throw notFound(rt, name);
@@ -242,7 +265,8 @@ export class Registry {
         next = applyPatch(deepClone(prev), ops as never, true, false).newDocument as Obj;
       } catch (err) {
         const e = err as { name?: string; message: string };
-        if (e.name === 'TEST_OPERATION_FAILED') throw new HttpError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
+        if (e.name === 'TEST_OPERATION_FAILED')
+          throw new HttpError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
         throw new HttpError(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message.split('\n')[0]}`);
       }
       if (next.metadata.resourceVersion !== prev.metadata.resourceVersion) this.checkPatchPrecondition(rt, prev, next);
@@ -258,17 +282,36 @@ export class Registry {
     } else if (contentType === 'application/strategic-merge-patch+json') {
       throw new HttpError(415, 'UnsupportedMediaType', 'strategic merge patch is not supported by this double');
     } else {
-      throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got "${contentType}")`);
+      throw new HttpError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got "${contentType}")`,
+      );
     }
     this.decode(rt, next, { via: 'patch', patched: next });
     return { code: 200, body: this.commitUpdate(rt, prev, this.merged(rt, prev, next, w.subresource), w) };
   }
 
-  private applyPatch(rt: ResourceType, namespace: string | undefined, name: string, prev: Obj | undefined, body: string,
-    query: Record<string, string>, w: Writer): { code: number; body: unknown } {
+  private applyPatch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    prev: Obj | undefined,
+    body: string,
+    query: Record<string, string>,
+    w: Writer,
+  ): { code: number; body: unknown } {
     if (!query.fieldManager) {
-      throw new HttpError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
-        { group: 'meta.k8s.io', kind: 'PatchOptions', causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }] });
+      throw new HttpError(
+        422,
+        'Invalid',
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+        {
+          group: 'meta.k8s.io',
+          kind: 'PatchOptions',
+          causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
+        },
+      );
     }
     let applied: Obj;
     try {
@@ -319,6 +362,12 @@ export class Registry {
       return marked ? this.store.commit(res, key, 'MODIFIED', marked) : prev;
     }
     this.store.commit(res, key, 'DELETED', prev);
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: resourceDetails(rt, name, { uid: prev.metadata.uid }) };
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: resourceDetails(rt, name, { uid: prev.metadata.uid }),
+    };
   }
 }

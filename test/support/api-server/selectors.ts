@@ -59,7 +59,9 @@ export function compileFieldSelector(selector: string | undefined): (obj: Record
     const m = /^([\w.]+)\s*(==|=|!=)\s*(.*)$/.exec(expr);
     if (!m) throw new Error(`unable to parse field selector: ${expr}`);
     const [, path, op, value] = m;
-    return op === '!=' ? (o: Record<string, any>) => fieldValue(o, path) !== value : (o: Record<string, any>) => fieldValue(o, path) === value;
+    return op === '!='
+      ? (o: Record<string, any>) => fieldValue(o, path) !== value
+      : (o: Record<string, any>) => fieldValue(o, path) === value;
   });
   return (obj) => reqs.every((r) => r(obj));
 }

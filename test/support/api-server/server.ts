@@ -93,8 +93,10 @@ export class ApiServerDouble {
 
   constructor(opts: ApiServerDoubleOptions = {}) {
     this.opts = {
-      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, historyLimit: opts.historyLimit ?? 10_000,
-      goneMode: opts.goneMode ?? 'status', podTerminationMs: opts.podTerminationMs,
+      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+      historyLimit: opts.historyLimit ?? 10_000,
+      goneMode: opts.goneMode ?? 'status',
+      podTerminationMs: opts.podTerminationMs,
     };
     this.store = new Store(this.opts.historyLimit);
     this.registry = new Registry(this.store);
@@ -222,8 +224,13 @@ export class ApiServerDouble {
    */
   finishTerminating(namespace?: string, name?: string): number {
     const pods = this.typeByPlural('pods');
-    const due = this.listObjects('pods').filter((p) => p.metadata.deletionTimestamp && (p.metadata.deletionGracePeriodSeconds ?? 0) > 0 &&
-      (!namespace || p.metadata.namespace === namespace) && (!name || p.metadata.name === name));
+    const due = this.listObjects('pods').filter(
+      (p) =>
+        p.metadata.deletionTimestamp &&
+        (p.metadata.deletionGracePeriodSeconds ?? 0) > 0 &&
+        (!namespace || p.metadata.namespace === namespace) &&
+        (!name || p.metadata.name === name),
+    );
     for (const p of due) this.registry.delete(pods, p.metadata.namespace, p.metadata.name, { gracePeriodSeconds: 0 });
     return due.length;
   }
@@ -232,10 +239,13 @@ export class ApiServerDouble {
     if (this.opts.podTerminationMs === undefined || !this.server) return;
     const { namespace, name, uid } = pod.metadata;
     const grace = (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
-    const t = setTimeout(() => {
-      this.terminations.delete(t);
-      if (this.getObject('pods', name, namespace)?.metadata.uid === uid) this.finishTerminating(namespace, name);
-    }, Math.min(this.opts.podTerminationMs, grace));
+    const t = setTimeout(
+      () => {
+        this.terminations.delete(t);
+        if (this.getObject('pods', name, namespace)?.metadata.uid === uid) this.finishTerminating(namespace, name);
+      },
+      Math.min(this.opts.podTerminationMs, grace),
+    );
     this.terminations.add(t);
   }
 
@@ -289,7 +299,12 @@ export class ApiServerDouble {
     const query = Object.fromEntries(url.searchParams.entries());
     const isWatch = query.watch === 'true' || query.watch === '1';
     const record: RequestRecord = {
-      method: req.method ?? 'GET', path: url.pathname, query, userAgent: String(req.headers['user-agent'] ?? ''), status: 0, watch: isWatch,
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query,
+      userAgent: String(req.headers['user-agent'] ?? ''),
+      status: 0,
+      watch: isWatch,
     };
     this.requests.push(record);
     const chunks: Buffer[] = [];
@@ -298,8 +313,11 @@ export class ApiServerDouble {
       try {
         const fault = this.takeFault(record);
         if (fault) {
-          const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'Retry-After': String(fault.retryAfterSeconds) } : {};
-          throw Object.assign(new HttpError(fault.status, fault.status === 429 ? 'TooManyRequests' : 'InternalError', 'injected fault'), { headers });
+          const headers: Record<string, string> =
+            fault.retryAfterSeconds !== undefined ? { 'Retry-After': String(fault.retryAfterSeconds) } : {};
+          throw Object.assign(new HttpError(fault.status, fault.status === 429 ? 'TooManyRequests' : 'InternalError', 'injected fault'), {
+            headers,
+          });
         }
         const raw = Buffer.concat(chunks);
         checkRequestSize(raw.length);
@@ -307,8 +325,18 @@ export class ApiServerDouble {
         if (!route) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
         if (isWatch && req.method === 'GET') return this.serveWatch(route, query, res, record);
         // Without fieldManager the real server names the writer after its User-Agent's product.
-        const writer: Writer = { manager: query.fieldManager || record.userAgent.split('/')[0] || 'unknown', subresource: route.subresource };
-        const out = this.dispatch(req.method ?? 'GET', route, query, raw.toString('utf8'), String(req.headers['content-type'] ?? ''), writer);
+        const writer: Writer = {
+          manager: query.fieldManager || record.userAgent.split('/')[0] || 'unknown',
+          subresource: route.subresource,
+        };
+        const out = this.dispatch(
+          req.method ?? 'GET',
+          route,
+          query,
+          raw.toString('utf8'),
+          String(req.headers['content-type'] ?? ''),
+          writer,
+        );
         this.send(res, record, out.code, out.body);
       } catch (err) {
         if (err instanceof HttpError) {
@@ -321,12 +349,14 @@ export class ApiServerDouble {
   }
 
   private takeFault(r: RequestRecord): FaultRule | undefined {
-    const f = this.faults.find((rule) =>
-      rule.remaining > 0 &&
-      (!rule.method || rule.method === r.method) &&
-      (rule.watch === undefined || rule.watch === r.watch) &&
-      (!rule.userAgent || r.userAgent.includes(rule.userAgent)) &&
-      (!rule.path || (typeof rule.path === 'string' ? r.path.includes(rule.path) : rule.path.test(r.path))));
+    const f = this.faults.find(
+      (rule) =>
+        rule.remaining > 0 &&
+        (!rule.method || rule.method === r.method) &&
+        (rule.watch === undefined || rule.watch === r.watch) &&
+        (!rule.userAgent || r.userAgent.includes(rule.userAgent)) &&
+        (!rule.path || (typeof rule.path === 'string' ? r.path.includes(rule.path) : rule.path.test(r.path))),
+    );
     if (!f) return undefined;
     f.remaining--;
     return f;
@@ -339,7 +369,14 @@ export class ApiServerDouble {
     res.end(text);
   }
 
-  private dispatch(method: string, route: Route, query: Record<string, string>, body: string, contentType: string, w: Writer): { code: number; body: unknown } {
+  private dispatch(
+    method: string,
+    route: Route,
+    query: Record<string, string>,
+    body: string,
+    contentType: string,
+    w: Writer,
+  ): { code: number; body: unknown } {
     const { rt, namespace, name, subresource } = route;
     const reg = this.registry;
     if (subresource === 'binding' && rt.plural === 'pods' && method === 'POST') {
@@ -350,7 +387,9 @@ export class ApiServerDouble {
     if (rt.namespaced && name !== undefined && !namespace) throw new HttpError(404, 'NotFound', 'namespace required');
     switch (method) {
       case 'GET':
-        return name === undefined ? { code: 200, body: reg.list(rt, namespace, query) } : { code: 200, body: reg.read(rt, namespace, name) };
+        return name === undefined
+          ? { code: 200, body: reg.list(rt, namespace, query) }
+          : { code: 200, body: reg.read(rt, namespace, name) };
       case 'POST':
         if (name !== undefined) throw new HttpError(405, 'MethodNotAllowed', 'POST to an object');
         return { code: 201, body: reg.create(rt, namespace, this.parseJson(body), w) };
@@ -404,7 +443,10 @@ export class ApiServerDouble {
     let bookmarkTimer: NodeJS.Timeout | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
     const watcher: Watcher = {
-      resource, res, matches, stalled: false,
+      resource,
+      res,
+      matches,
+      stalled: false,
       close: () => {
         if (!this.watchers.delete(watcher)) return;
         clearTimeout(bookmarkTimer);
@@ -440,7 +482,11 @@ export class ApiServerDouble {
         if (at <= now) return;
         bookmarkTimer = setTimeout(() => {
           if (!watcher.stalled && this.store.lastChange(resource) > startRv) {
-            this.writeEvent(watcher, 'BOOKMARK', { kind: rt.kind, apiVersion: apiVersionOf(rt), metadata: { resourceVersion: String(this.store.rv) } });
+            this.writeEvent(watcher, 'BOOKMARK', {
+              kind: rt.kind,
+              apiVersion: apiVersionOf(rt),
+              metadata: { resourceVersion: String(this.store.rv) },
+            });
           }
           if (at < deadline - 2000) next();
         }, at - now);
@@ -475,4 +521,3 @@ export class ApiServerDouble {
 export async function startApiServer(opts: ApiServerDoubleOptions = {}): Promise<ApiServerDouble> {
   return new ApiServerDouble(opts).start();
 }
-

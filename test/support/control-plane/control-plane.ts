@@ -82,7 +82,10 @@ function token(): string {
 }
 
 function httpOk(url: string, agent?: http.Agent): Promise<boolean> {
-  return httpGet(url, agent).then((r) => r.status === 200, () => false);
+  return httpGet(url, agent).then(
+    (r) => r.status === 200,
+    () => false,
+  );
 }
 
 /** The fields of an audit.k8s.io/v1 Event the tests read. */
@@ -125,14 +128,23 @@ export class ControlPlane {
   private readonly serving: KeyPair;
   private readonly agent: https.Agent;
 
-  private constructor(private readonly opts: ControlPlaneOptions, apiPort: number) {
+  private constructor(
+    private readonly opts: ControlPlaneOptions,
+    apiPort: number,
+  ) {
     this.dir = mkdtempSync(path.join(tmpdir(), 'tf-control-plane-'));
     this.apiPort = apiPort;
     this.server = `https://127.0.0.1:${apiPort}`;
     this.ca = createCa('envtest-ca');
     // As a cluster's: the `kubernetes` Service's ClusterIP (the first of the range) and names, which a
     // pod's in-cluster client dials through kube-proxy, and the node's address where it is advertised.
-    this.serving = issueServingCert(this.ca, ['127.0.0.1', 'localhost', 'kubernetes.default.svc', NODE_NET.kubernetesServiceIp, ...(opts.node ? [NODE_NET.nodeIp] : [])]);
+    this.serving = issueServingCert(this.ca, [
+      '127.0.0.1',
+      'localhost',
+      'kubernetes.default.svc',
+      NODE_NET.kubernetesServiceIp,
+      ...(opts.node ? [NODE_NET.nodeIp] : []),
+    ]);
     this.agent = keepAliveAgent(this.server, { ca: this.ca.cert }) as https.Agent;
     for (const u of this.users()) this.tokens.set(u.name, token());
     this.kubeconfig = this.writeKubeconfig('admin');
@@ -192,19 +204,31 @@ export class ControlPlane {
   writeKubeconfig(user: string): string {
     const tok = this.tokens.get(user);
     if (!tok) throw new Error(`control plane: no user ${user}`);
-    return this.file(`${user.replace(/[^a-z0-9.-]/gi, '_')}.kubeconfig`, stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'envtest',
-      clusters: [{ name: 'envtest', cluster: { server: this.server, 'certificate-authority-data': Buffer.from(this.ca.cert).toString('base64') } }],
-      users: [{ name: user, user: { token: tok } }],
-      contexts: [{ name: 'envtest', context: { cluster: 'envtest', user } }],
-    }));
+    return this.file(
+      `${user.replace(/[^a-z0-9.-]/gi, '_')}.kubeconfig`,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'envtest',
+        clusters: [
+          { name: 'envtest', cluster: { server: this.server, 'certificate-authority-data': Buffer.from(this.ca.cert).toString('base64') } },
+        ],
+        users: [{ name: user, user: { token: tok } }],
+        contexts: [{ name: 'envtest', context: { cluster: 'envtest', user } }],
+      }),
+    );
   }
 
   /** A {@link Connection} for the runtime's HTTP client, as `user`. */
   connection(user = 'admin', userAgent = 'envtest'): Connection {
     const tok = this.tokens.get(user);
     if (!tok) throw new Error(`control plane: no user ${user}`);
-    return { server: this.server, agent: keepAliveAgent(this.server, { ca: this.ca.cert }), headers: () => ({ Authorization: `Bearer ${tok}` }), userAgent };
+    return {
+      server: this.server,
+      agent: keepAliveAgent(this.server, { ca: this.ca.cert }),
+      headers: () => ({ Authorization: `Bearer ${tok}` }),
+      userAgent,
+    };
   }
 
   /** The runtime's client as `user` (default admin). */
@@ -223,13 +247,21 @@ export class ControlPlane {
     if (!this.etcdPort) this.etcdPort = await freePort();
     const peer = await freePort();
     const url = this.etcdUrl;
-    this.etcd = startProcess('etcd', binaryPath('etcd'), [
-      `--data-dir=${path.join(this.dir, 'etcd')}`,
-      `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
-      `--listen-peer-urls=http://127.0.0.1:${peer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
-      `--initial-cluster=default=http://127.0.0.1:${peer}`,
-      '--unsafe-no-fsync=true', '--log-level=warn',
-    ], this.log('etcd'));
+    this.etcd = startProcess(
+      'etcd',
+      binaryPath('etcd'),
+      [
+        `--data-dir=${path.join(this.dir, 'etcd')}`,
+        `--listen-client-urls=${url}`,
+        `--advertise-client-urls=${url}`,
+        `--listen-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-cluster=default=http://127.0.0.1:${peer}`,
+        '--unsafe-no-fsync=true',
+        '--log-level=warn',
+      ],
+      this.log('etcd'),
+    );
     await waitFor('etcd /health', () => httpOk(`${url}/health`), START_TIMEOUT_MS, 100, this.etcd);
   }
 
@@ -252,45 +284,73 @@ export class ControlPlane {
     const certDir = path.join(this.dir, 'apiserver');
     const cert = this.file('apiserver.crt', this.serving.cert);
     const key = this.file('apiserver.key', this.serving.key);
-    const tokenFile = this.file('tokens.csv', this.users().map((u, i) => `${this.tokens.get(u.name)},${u.name},uid-${i}${u.groups?.length ? `,"${u.groups.join(',')}"` : ''}`).join('\n') + '\n');
-    this.apiServer = startProcess('kube-apiserver', binaryPath('kube-apiserver'), [
-      `--etcd-servers=${this.etcdUrl}`,
-      `--cert-dir=${certDir}`, `--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`,
-      `--secure-port=${this.apiPort}`,
-      // With a real node: also on the node's address (only loopback and it exist in the test network
-      // namespace), advertised there so the kubernetes Service's endpoint is one a pod can reach.
-      ...(this.opts.node
-        ? ['--bind-address=0.0.0.0', `--advertise-address=${NODE_NET.nodeIp}`, '--kubelet-preferred-address-types=InternalIP']
-        : ['--bind-address=127.0.0.1', '--advertise-address=127.0.0.1']),
-      `--service-cluster-ip-range=${NODE_NET.serviceCidr}`, '--allow-privileged=true',
-      '--authorization-mode=RBAC', `--token-auth-file=${tokenFile}`,
-      `--service-account-issuer=${this.server}/`,
-      `--service-account-key-file=${path.join(this.dir, 'sa.pub')}`,
-      `--service-account-signing-key-file=${path.join(this.dir, 'sa.key')}`,
-      // As envtest: pods need no ServiceAccount object, so tests need not wait for the SA controller.
-      // TaintNodesByCondition would give every new node a not-ready taint that only the node lifecycle
-      // controller removes; KWOK nodes are Ready at once, and tests want exactly the taints they set.
-      // With a real node the ServiceAccount plugin stays on: pods that call the API (the node agent, the
-      // controller) need their projected token, as in a cluster.
-      `--disable-admission-plugins=${this.opts.node ? '' : 'ServiceAccount,'}TaintNodesByCondition`,
-      ...(this.opts.audit ? this.auditFlags() : []),
-      ...(this.opts.apiServerFlags ?? []),
-    ], this.log('kube-apiserver'));
+    const tokenFile = this.file(
+      'tokens.csv',
+      this.users()
+        .map((u, i) => `${this.tokens.get(u.name)},${u.name},uid-${i}${u.groups?.length ? `,"${u.groups.join(',')}"` : ''}`)
+        .join('\n') + '\n',
+    );
+    this.apiServer = startProcess(
+      'kube-apiserver',
+      binaryPath('kube-apiserver'),
+      [
+        `--etcd-servers=${this.etcdUrl}`,
+        `--cert-dir=${certDir}`,
+        `--tls-cert-file=${cert}`,
+        `--tls-private-key-file=${key}`,
+        `--secure-port=${this.apiPort}`,
+        // With a real node: also on the node's address (only loopback and it exist in the test network
+        // namespace), advertised there so the kubernetes Service's endpoint is one a pod can reach.
+        ...(this.opts.node
+          ? ['--bind-address=0.0.0.0', `--advertise-address=${NODE_NET.nodeIp}`, '--kubelet-preferred-address-types=InternalIP']
+          : ['--bind-address=127.0.0.1', '--advertise-address=127.0.0.1']),
+        `--service-cluster-ip-range=${NODE_NET.serviceCidr}`,
+        '--allow-privileged=true',
+        '--authorization-mode=RBAC',
+        `--token-auth-file=${tokenFile}`,
+        `--service-account-issuer=${this.server}/`,
+        `--service-account-key-file=${path.join(this.dir, 'sa.pub')}`,
+        `--service-account-signing-key-file=${path.join(this.dir, 'sa.key')}`,
+        // As envtest: pods need no ServiceAccount object, so tests need not wait for the SA controller.
+        // TaintNodesByCondition would give every new node a not-ready taint that only the node lifecycle
+        // controller removes; KWOK nodes are Ready at once, and tests want exactly the taints they set.
+        // With a real node the ServiceAccount plugin stays on: pods that call the API (the node agent, the
+        // controller) need their projected token, as in a cluster.
+        `--disable-admission-plugins=${this.opts.node ? '' : 'ServiceAccount,'}TaintNodesByCondition`,
+        ...(this.opts.audit ? this.auditFlags() : []),
+        ...(this.opts.apiServerFlags ?? []),
+      ],
+      this.log('kube-apiserver'),
+    );
     await waitFor('kube-apiserver /readyz', () => httpOk(`${this.server}/readyz`, this.agent), START_TIMEOUT_MS, 100, this.apiServer);
   }
 
   private auditFlags(): string[] {
-    const policy = this.file('audit-policy.yaml', stringify({
-      apiVersion: 'audit.k8s.io/v1', kind: 'Policy', omitStages: ['RequestReceived'], rules: [{ level: 'Metadata' }],
-    }));
-    return [`--audit-policy-file=${policy}`, `--audit-log-path=${path.join(this.dir, 'audit.log')}`, '--audit-log-format=json', '--audit-log-maxsize=0'];
+    const policy = this.file(
+      'audit-policy.yaml',
+      stringify({
+        apiVersion: 'audit.k8s.io/v1',
+        kind: 'Policy',
+        omitStages: ['RequestReceived'],
+        rules: [{ level: 'Metadata' }],
+      }),
+    );
+    return [
+      `--audit-policy-file=${policy}`,
+      `--audit-log-path=${path.join(this.dir, 'audit.log')}`,
+      '--audit-log-format=json',
+      '--audit-log-maxsize=0',
+    ];
   }
 
   /** Every audit event so far (ResponseComplete stage), oldest first; needs `audit: true`. */
   auditEvents(): AuditEvent[] {
     if (!this.opts.audit) throw new Error('control plane: started without audit');
     const text = readFileSync(path.join(this.dir, 'audit.log'), 'utf8');
-    return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent & { stage: string })
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as AuditEvent & { stage: string })
       .filter((e) => e.stage === 'ResponseComplete');
   }
 
@@ -309,17 +369,37 @@ export class ControlPlane {
 
   private async startControllerManager(): Promise<void> {
     const port = await freePort();
-    const p = startProcess('kube-controller-manager', binaryPath('kube-controller-manager'), [
-      `--kubeconfig=${this.kubeconfig}`, `--authentication-kubeconfig=${this.kubeconfig}`, `--authorization-kubeconfig=${this.kubeconfig}`,
-      '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${port}`,
-      `--controllers=deployment-controller,replicaset-controller,daemonset-controller,statefulset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller${
-        // A projected ServiceAccount token volume also mounts kube-root-ca.crt, which this controller publishes.
-        this.opts.node ? ',root-ca-certificate-publisher-controller,endpointslice-controller,endpoints-controller' : ''}`,
-      `--service-account-private-key-file=${path.join(this.dir, 'sa.key')}`, `--root-ca-file=${this.file('ca.crt', this.ca.cert)}`,
-      '--kube-api-qps=1000', '--kube-api-burst=2000', '--concurrent-deployment-syncs=10', '--concurrent-replicaset-syncs=10',
-    ], this.log('kube-controller-manager'));
+    const p = startProcess(
+      'kube-controller-manager',
+      binaryPath('kube-controller-manager'),
+      [
+        `--kubeconfig=${this.kubeconfig}`,
+        `--authentication-kubeconfig=${this.kubeconfig}`,
+        `--authorization-kubeconfig=${this.kubeconfig}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--controllers=deployment-controller,replicaset-controller,daemonset-controller,statefulset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller${
+          // A projected ServiceAccount token volume also mounts kube-root-ca.crt, which this controller publishes.
+          this.opts.node ? ',root-ca-certificate-publisher-controller,endpointslice-controller,endpoints-controller' : ''
+        }`,
+        `--service-account-private-key-file=${path.join(this.dir, 'sa.key')}`,
+        `--root-ca-file=${this.file('ca.crt', this.ca.cert)}`,
+        '--kube-api-qps=1000',
+        '--kube-api-burst=2000',
+        '--concurrent-deployment-syncs=10',
+        '--concurrent-replicaset-syncs=10',
+      ],
+      this.log('kube-controller-manager'),
+    );
     this.others.push(p);
-    await waitFor('kube-controller-manager /healthz', () => httpOk(`https://127.0.0.1:${port}/healthz`, new https.Agent({ rejectUnauthorized: false })), START_TIMEOUT_MS, 100, p);
+    await waitFor(
+      'kube-controller-manager /healthz',
+      () => httpOk(`https://127.0.0.1:${port}/healthz`, new https.Agent({ rejectUnauthorized: false })),
+      START_TIMEOUT_MS,
+      100,
+      p,
+    );
   }
 
   /**
@@ -328,30 +408,56 @@ export class ControlPlane {
    */
   async startScheduler(cfg: SchedulerConfig, name = 'kube-scheduler'): Promise<ManagedProcess> {
     const port = await freePort();
-    const config = this.file(`${name}.yaml`, stringify({
-      apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration',
-      clientConnection: { kubeconfig: this.kubeconfig, qps: 1000, burst: 2000 },
-      leaderElection: cfg.leaderElection ?? { leaderElect: false },
-      ...(cfg.percentageOfNodesToScore !== undefined ? { percentageOfNodesToScore: cfg.percentageOfNodesToScore } : {}),
-      ...(cfg.profiles ? { profiles: cfg.profiles } : {}),
-      ...(cfg.extenders ? { extenders: cfg.extenders } : {}),
-    }));
-    const p = startProcess(name, binaryPath('kube-scheduler'), [
-      `--config=${config}`, '--bind-address=127.0.0.1', `--secure-port=${port}`,
-      `--authentication-kubeconfig=${this.kubeconfig}`, `--authorization-kubeconfig=${this.kubeconfig}`,
-    ], this.log(name));
+    const config = this.file(
+      `${name}.yaml`,
+      stringify({
+        apiVersion: 'kubescheduler.config.k8s.io/v1',
+        kind: 'KubeSchedulerConfiguration',
+        clientConnection: { kubeconfig: this.kubeconfig, qps: 1000, burst: 2000 },
+        leaderElection: cfg.leaderElection ?? { leaderElect: false },
+        ...(cfg.percentageOfNodesToScore !== undefined ? { percentageOfNodesToScore: cfg.percentageOfNodesToScore } : {}),
+        ...(cfg.profiles ? { profiles: cfg.profiles } : {}),
+        ...(cfg.extenders ? { extenders: cfg.extenders } : {}),
+      }),
+    );
+    const p = startProcess(
+      name,
+      binaryPath('kube-scheduler'),
+      [
+        `--config=${config}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--authentication-kubeconfig=${this.kubeconfig}`,
+        `--authorization-kubeconfig=${this.kubeconfig}`,
+      ],
+      this.log(name),
+    );
     this.others.push(p);
-    await waitFor(`${name} /healthz`, () => httpOk(`https://127.0.0.1:${port}/healthz`, new https.Agent({ rejectUnauthorized: false })), START_TIMEOUT_MS, 100, p);
+    await waitFor(
+      `${name} /healthz`,
+      () => httpOk(`https://127.0.0.1:${port}/healthz`, new https.Agent({ rejectUnauthorized: false })),
+      START_TIMEOUT_MS,
+      100,
+      p,
+    );
     return p;
   }
 
   private async startKwok(): Promise<void> {
     const stages = readdirSync(kwokStagesDir()).map((f) => `--config=${path.join(kwokStagesDir(), f)}`);
-    const p = startProcess('kwok', binaryPath('kwok'), [
-      `--kubeconfig=${this.kubeconfig}`, '--manage-all-nodes=false',
-      `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION.key}=${KWOK_NODE_ANNOTATION.value}`,
-      '--node-lease-duration-seconds=40', ...stages,
-    ], this.log('kwok'), { ...process.env, HOME: this.dir });
+    const p = startProcess(
+      'kwok',
+      binaryPath('kwok'),
+      [
+        `--kubeconfig=${this.kubeconfig}`,
+        '--manage-all-nodes=false',
+        `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION.key}=${KWOK_NODE_ANNOTATION.value}`,
+        '--node-lease-duration-seconds=40',
+        ...stages,
+      ],
+      this.log('kwok'),
+      { ...process.env, HOME: this.dir },
+    );
     this.others.push(p);
     // KWOK has no readiness endpoint without --server-address; it is ready once it runs and has listed.
     await new Promise((r) => setTimeout(r, 300));
@@ -365,9 +471,12 @@ export class ControlPlane {
   kubectl(args: readonly string[], opts: { input?: string; user?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
     const kubeconfig = opts.user ? this.writeKubeconfig(opts.user) : this.kubeconfig;
     return new Promise((resolve) => {
-      const child = execFile(binaryPath('kubectl'), [`--kubeconfig=${kubeconfig}`, ...args],
+      const child = execFile(
+        binaryPath('kubectl'),
+        [`--kubeconfig=${kubeconfig}`, ...args],
         { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, HOME: this.dir } },
-        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      );
       if (opts.input !== undefined) child.stdin!.end(opts.input);
     });
   }

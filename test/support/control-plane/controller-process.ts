@@ -52,7 +52,7 @@ function get(port: number, p: string): Promise<{ status: number; body: string }>
 export async function startReplica(cp: ControlPlane, o: ReplicaOptions): Promise<ControllerReplica> {
   const E = CONTROLLER_ENV;
   const metricsPort = await freePort();
-  const webhookPort = o.webhookPort ?? await freePort();
+  const webhookPort = o.webhookPort ?? (await freePort());
   const extenderPort = await freePort();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -68,11 +68,21 @@ export async function startReplica(cp: ControlPlane, o: ReplicaOptions): Promise
   };
   const proc = startProcess(`controller ${o.name}`, process.execPath, [BUNDLE], path.join(cp.dir, `controller-${o.name}.log`), env);
   const replica: ControllerReplica = {
-    name: o.name, metricsPort, webhookPort, extenderPort, process: proc,
+    name: o.name,
+    metricsPort,
+    webhookPort,
+    extenderPort,
+    process: proc,
     ready: async () => (await get(metricsPort, CONTROLLER_PATHS.readyz).catch(() => ({ status: 0 }))).status === 200,
     metrics: async () => (await get(metricsPort, CONTROLLER_PATHS.metrics)).body,
   };
-  await waitFor(`controller ${o.name} /healthz`, async () => (await get(metricsPort, CONTROLLER_PATHS.healthz)).status === 200, 30_000, 100, proc);
+  await waitFor(
+    `controller ${o.name} /healthz`,
+    async () => (await get(metricsPort, CONTROLLER_PATHS.healthz)).status === 200,
+    30_000,
+    100,
+    proc,
+  );
   return replica;
 }
 
@@ -122,13 +132,18 @@ export async function startBalancer(backends: number[]): Promise<Balancer> {
     };
     tryConnect(0);
   });
-  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as import('node:net').AddressInfo).port)));
+  const port = await new Promise<number>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as import('node:net').AddressInfo).port)),
+  );
   return {
     port,
-    setBackends(p) { ports = [...p]; },
-    close: () => new Promise((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    setBackends(p) {
+      ports = [...p];
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

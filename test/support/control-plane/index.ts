@@ -27,7 +27,12 @@ export function controlPlaneAvailable(file: string, opts: ControlPlaneOptions): 
  * `describe` with a control plane: `get()` returns it inside tests. Start time is printed once so
  * reports can quote it.
  */
-export function describeControlPlane(name: string, opts: ControlPlaneOptions, body: (get: () => ControlPlane) => void, startTimeoutMs = 120_000): void {
+export function describeControlPlane(
+  name: string,
+  opts: ControlPlaneOptions,
+  body: (get: () => ControlPlane) => void,
+  startTimeoutMs = 120_000,
+): void {
   const file = expect.getState().testPath ?? name;
   const enabled = controlPlaneAvailable(file.replace(/^.*\/test\//, 'test/'), opts);
   (enabled ? describe : describe.skip)(name, () => {

@@ -16,7 +16,7 @@ import { ControlPlane, KWOK_NODE_ANNOTATION } from './control-plane';
 import { Balancer, ControllerReplica, serviceAccountUser, startBalancer, startReplica } from './controller-process';
 import type { ManagedProcess } from './process';
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 export interface KwokNodeSpec {
   name: string;
@@ -32,8 +32,13 @@ export interface KwokNodeSpec {
 export function kwokNode(n: KwokNodeSpec): Obj {
   const resources = { cpu: n.cpu ?? '64', memory: n.memory ?? '512Gi', pods: '110', ...n.extended };
   return {
-    apiVersion: 'v1', kind: 'Node',
-    metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name, ...n.labels }, annotations: { [KWOK_NODE_ANNOTATION.key]: KWOK_NODE_ANNOTATION.value } },
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: n.name,
+      labels: { 'kubernetes.io/hostname': n.name, ...n.labels },
+      annotations: { [KWOK_NODE_ANNOTATION.key]: KWOK_NODE_ANNOTATION.value },
+    },
     spec: n.taints ? { taints: n.taints } : {},
     status: { allocatable: resources, capacity: resources },
   };
@@ -43,15 +48,23 @@ export function kwokNode(n: KwokNodeSpec): Obj {
 export function synthToTemp(): { dir: string; controller: Obj[]; platform: Obj[] } {
   const dir = mkdtempSync(path.join(tmpdir(), 'tf-synth-'));
   synthExample(dir);
-  const read = (f: string): Obj[] => parseAllDocuments(readFileSync(path.join(dir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean);
+  const read = (f: string): Obj[] =>
+    parseAllDocuments(readFileSync(path.join(dir, f), 'utf8'))
+      .map((d) => d.toJS())
+      .filter(Boolean);
   return { dir, controller: read('controller.k8s.yaml'), platform: read('platform.k8s.yaml') };
 }
 
 /** The controller documents with the webhook reached at `url` instead of the Service (as envtest rewrites it). */
 export function withWebhookUrl(docs: Obj[], url: string): Obj[] {
-  return docs.map((d) => d.kind !== 'MutatingWebhookConfiguration' ? d : {
-    ...d, webhooks: d.webhooks.map((w: Obj) => ({ ...w, clientConfig: { url } })),
-  });
+  return docs.map((d) =>
+    d.kind !== 'MutatingWebhookConfiguration'
+      ? d
+      : {
+          ...d,
+          webhooks: d.webhooks.map((w: Obj) => ({ ...w, clientConfig: { url } })),
+        },
+  );
 }
 
 export function writeYaml(dir: string, file: string, docs: Obj[]): string {
@@ -88,7 +101,10 @@ export interface InstallOptions {
 export function controllerIdentity(docs: Obj[]): { namespace: string; user: ReturnType<typeof serviceAccountUser> } {
   const deployment = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === CONTROLLER_NAMES.controller);
   if (!deployment) throw new Error('no controller Deployment in the synthesized YAML');
-  return { namespace: deployment.metadata.namespace, user: serviceAccountUser(deployment.metadata.namespace, deployment.spec.template.spec.serviceAccountName) };
+  return {
+    namespace: deployment.metadata.namespace,
+    user: serviceAccountUser(deployment.metadata.namespace, deployment.spec.template.spec.serviceAccountName),
+  };
 }
 
 /**
@@ -97,13 +113,18 @@ export function controllerIdentity(docs: Obj[]): { namespace: string; user: Retu
  */
 export async function installController(cp: ControlPlane, docs: Obj[], dir: string, opts: InstallOptions = {}): Promise<RunningController> {
   const balancer = await startBalancer([]);
-  const file = writeYaml(dir, 'controller.k8s.yaml', withWebhookUrl(docs, `https://127.0.0.1:${balancer.port}${CONTROLLER_PATHS.mutatePods}`));
+  const file = writeYaml(
+    dir,
+    'controller.k8s.yaml',
+    withWebhookUrl(docs, `https://127.0.0.1:${balancer.port}${CONTROLLER_PATHS.mutatePods}`),
+  );
   await cp.kubectlOk(['apply', '--server-side', '-f', file]);
   await cp.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   const { namespace, user } = controllerIdentity(docs);
   const deployment = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === CONTROLLER_NAMES.controller)!;
   const rendered: Record<string, string> = {};
-  for (const e of deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[]) if (e.value !== undefined) rendered[e.name] = e.value;
+  for (const e of deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[])
+    if (e.value !== undefined) rendered[e.name] = e.value;
   delete rendered.METRICS_PORT;
   delete rendered.WEBHOOK_PORT;
   delete rendered.EXTENDER_PORT;
@@ -133,7 +154,8 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
     await kill(name);
     const old = running.findIndex((r) => r.name === name);
     const r = await startReplica(cp, { name, namespace, user: user.name, env: { ...rendered, ...opts.env } });
-    if (old >= 0) running.splice(old, 1, r); else running.push(r);
+    if (old >= 0) running.splice(old, 1, r);
+    else running.push(r);
     balancer.setBackends(running.map((x) => x.webhookPort));
     supervise(r.process, () => add(name));
     if (opts.schedulers) await startScheduler(r);
@@ -141,7 +163,12 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
   };
   for (let i = 0; i < replicas; i++) await add(`controller-${i}`);
   return {
-    namespace, balancer, replicas: running, schedulers, add, kill,
+    namespace,
+    balancer,
+    replicas: running,
+    schedulers,
+    add,
+    kill,
     async leader(lease = rendered.LEADER_ELECTION_ID) {
       const r = await cp.kubectl(['get', 'lease', '-n', namespace, lease, '-o', 'jsonpath={.spec.holderIdentity}']);
       const holder = r.code === 0 ? r.stdout.trim() : '';
@@ -164,8 +191,13 @@ export async function installController(cp: ControlPlane, docs: Obj[], dir: stri
  */
 export async function startSchedulerFor(cp: ControlPlane, replica: ControllerReplica, namespace: string): Promise<ManagedProcess> {
   const config = renderSchedulerConfiguration(namespace, replica.extenderPort);
-  return cp.startScheduler({
-    profiles: config.profiles, extenders: config.extenders, percentageOfNodesToScore: config.percentageOfNodesToScore,
-    leaderElection: { ...config.leaderElection, leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' },
-  }, `kube-scheduler-${replica.name}`);
+  return cp.startScheduler(
+    {
+      profiles: config.profiles,
+      extenders: config.extenders,
+      percentageOfNodesToScore: config.percentageOfNodesToScore,
+      leaderElection: { ...config.leaderElection, leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' },
+    },
+    `kube-scheduler-${replica.name}`,
+  );
 }

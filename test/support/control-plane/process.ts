@@ -16,7 +16,9 @@ let exitHookInstalled = false;
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
-  } catch { /* already gone */ }
+  } catch {
+    /* already gone */
+  }
 }
 
 function installExitHook(): void {
@@ -41,7 +43,13 @@ export interface ManagedProcess {
   kill(): Promise<void>;
 }
 
-export function startProcess(name: string, command: string, args: readonly string[], logFile: string, env: NodeJS.ProcessEnv = process.env): ManagedProcess {
+export function startProcess(
+  name: string,
+  command: string,
+  args: readonly string[],
+  logFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ManagedProcess {
   installExitHook();
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
@@ -103,7 +111,9 @@ export function httpGet(url: string, agent?: http.Agent): Promise<{ status: numb
     const req = mod.get(url, { agent, timeout: 2_000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c) => { body += c; });
+      res.on('data', (c) => {
+        body += c;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
@@ -112,10 +122,18 @@ export function httpGet(url: string, agent?: http.Agent): Promise<{ status: numb
 }
 
 /** Polls `check` every `intervalMs` until it returns true, failing after `timeoutMs` with `what`. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 100, died?: ManagedProcess): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 100,
+  died?: ManagedProcess,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let dead = false;
-  void died?.exited.then(() => { dead = true; });
+  void died?.exited.then(() => {
+    dead = true;
+  });
   for (;;) {
     if (await check().catch(() => false)) return;
     if (dead) throw new Error(`${what}: ${died!.name} exited\n${died!.tail()}`);

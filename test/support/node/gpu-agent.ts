@@ -20,7 +20,7 @@ import type { ControlPlane } from '../control-plane';
 import { NODE_NAME } from '../control-plane/control-plane';
 import { writeYaml } from '../control-plane/install';
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 export const FAKE_MPS_CONTROL = path.resolve(__dirname, '../fake-mps-control.js');
 const FAKE_SMI = path.resolve(__dirname, '../fake-nvidia-smi.js');
@@ -41,42 +41,62 @@ export interface FakeGpuAgent {
  * once the kubelet lists the share resource (a resource no plugin registered is dropped by the
  * kubelet's admission, so a GPU pod created before would start without its devices).
  */
-export async function installFakeGpuAgent(cp: ControlPlane, gpus: readonly SmiGpu[], waitFor: (what: string, check: () => Promise<boolean>) => Promise<void>): Promise<FakeGpuAgent> {
+export async function installFakeGpuAgent(
+  cp: ControlPlane,
+  gpus: readonly SmiGpu[],
+  waitFor: (what: string, check: () => Promise<boolean>) => Promise<void>,
+): Promise<FakeGpuAgent> {
   const dir = mkdtempSync(path.join(tmpdir(), 'tf-gpu-agent-'));
   const fakes = path.join(dir, 'bin');
   const devRoot = path.join(dir, 'dev');
   const mpsDir = path.join(dir, 'mps');
   for (const d of [fakes, devRoot, mpsDir]) mkdirSync(d, { recursive: true });
   // The fakes run on the agent image's Node.js.
-  for (const [name, src] of [['nvidia-smi', FAKE_SMI], ['nvidia-cuda-mps-control', FAKE_MPS_CONTROL]]) {
+  for (const [name, src] of [
+    ['nvidia-smi', FAKE_SMI],
+    ['nvidia-cuda-mps-control', FAKE_MPS_CONTROL],
+  ]) {
     writeFileSync(path.join(fakes, name), readFileSync(src, 'utf8').replace(/^#!.*\n/, '#!/usr/local/bin/node\n'));
     chmodSync(path.join(fakes, name), 0o755);
   }
-  const trace = (apps: Parameters<FakeGpuAgent['trace']>[0]) => writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus, steps: [{ apps }] }));
+  const trace = (apps: Parameters<FakeGpuAgent['trace']>[0]) =>
+    writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus, steps: [{ apps }] }));
   trace([]);
   writeFileSync(path.join(fakes, 'step'), '0');
-  for (const n of ['nvidiactl', 'nvidia-uvm', ...gpus.map((g) => `nvidia${g.index}`)]) execFileSync('mknod', ['-m', '666', path.join(devRoot, n), 'c', '1', '3']);
+  for (const n of ['nvidiactl', 'nvidia-uvm', ...gpus.map((g) => `nvidia${g.index}`)])
+    execFileSync('mknod', ['-m', '666', path.join(devRoot, n), 'c', '1', '3']);
   chmodSync(dir, 0o755);
 
   const namespace = agentNamespace({ namespace: CONTROLLER_DEFAULTS.namespace });
-  const docs = renderController({ nodeAgent: true, nodeImage: IMAGE_REFS.node, nodeAgentImage: IMAGE_REFS.node }, loadControllerBundle()) as Obj[];
+  const docs = renderController(
+    { nodeAgent: true, nodeImage: IMAGE_REFS.node, nodeAgentImage: IMAGE_REFS.node },
+    loadControllerBundle(),
+  ) as Obj[];
   for (const d of docs.filter((x) => x.kind === 'DaemonSet')) {
     const spec = d.spec.template.spec;
     spec.volumes = spec.volumes.map((v: Obj) => (v.name === 'mps' ? { name: 'mps', hostPath: { path: mpsDir, type: 'Directory' } } : v));
     spec.volumes.push({ name: 'fakes', hostPath: { path: dir, type: 'Directory' } });
     const c = spec.containers[0];
-    c.volumeMounts = [...c.volumeMounts.map((m: Obj) => (m.name === 'mps' ? { ...m, mountPath: mpsDir } : m)), { name: 'fakes', mountPath: dir }];
+    c.volumeMounts = [
+      ...c.volumeMounts.map((m: Obj) => (m.name === 'mps' ? { ...m, mountPath: mpsDir } : m)),
+      { name: 'fakes', mountPath: dir },
+    ];
     c.env = [
       ...c.env.filter((e: Obj) => e.name !== 'MPS_DIR'),
-      { name: 'MPS_DIR', value: mpsDir }, { name: 'DEV_ROOT', value: devRoot },
-      { name: 'NVIDIA_SMI', value: path.join(fakes, 'nvidia-smi') }, { name: 'MPS_CONTROL', value: path.join(fakes, 'nvidia-cuda-mps-control') },
+      { name: 'MPS_DIR', value: mpsDir },
+      { name: 'DEV_ROOT', value: devRoot },
+      { name: 'NVIDIA_SMI', value: path.join(fakes, 'nvidia-smi') },
+      { name: 'MPS_CONTROL', value: path.join(fakes, 'nvidia-cuda-mps-control') },
       // The node image has no util-linux: each fake daemon shares the agent's /dev/shm.
       { name: 'MPS_SHM_ISOLATION', value: 'false' },
-      { name: 'FAKE_SMI_TRACE', value: path.join(fakes, 'trace.json') }, { name: 'FAKE_SMI_STEP_FILE', value: path.join(fakes, 'step') },
+      { name: 'FAKE_SMI_TRACE', value: path.join(fakes, 'trace.json') },
+      { name: 'FAKE_SMI_STEP_FILE', value: path.join(fakes, 'step') },
     ];
   }
   // Only the agent's objects: the controller runs as processes of the harness (installController).
-  const agentDocs = docs.filter((d) => d.metadata.namespace === namespace || d.metadata.name === namespace || d.metadata.name === AGENT_NAMES.agent);
+  const agentDocs = docs.filter(
+    (d) => d.metadata.namespace === namespace || d.metadata.name === namespace || d.metadata.name === AGENT_NAMES.agent,
+  );
   await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(dir, 'agent.yaml', agentDocs)]);
   await cp.kubectlOk(['label', 'node', NODE_NAME, 'nvidia.com/gpu.present=true', '--overwrite']);
   const slots = String(gpus.length * AGENT_DEFAULTS.slotsPerGpu);

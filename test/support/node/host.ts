@@ -30,7 +30,14 @@ export const HOST_STATE_FILE = path.join(tmpdir(), 'tf-node-host.json');
 export const NODE_LOCK_FILE = path.join(tmpdir(), 'tf-real-node.lock');
 
 /** Sysctls the kubelet writes (pkg/kubelet/cm/container_manager_linux.go) that no namespace scopes. */
-export const GLOBAL_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes'] as const;
+export const GLOBAL_SYSCTLS = [
+  'vm/overcommit_memory',
+  'vm/panic_on_oom',
+  'kernel/panic',
+  'kernel/panic_on_oops',
+  'kernel/keys/root_maxkeys',
+  'kernel/keys/root_maxbytes',
+] as const;
 
 /** The cgroup trees the kubelet (cgroupfs driver) and containerd create at each hierarchy's root. */
 export const NODE_CGROUPS = ['kubepods', 'k8s.io'] as const;
@@ -52,7 +59,7 @@ export interface HostState {
 /** What the state file records (nothing when there is none). */
 export function readHostState(file: string): HostState {
   const empty: HostState = { sysctls: {}, madeDirs: [], markers: [], workDirs: [] };
-  return existsSync(file) ? { ...empty, ...JSON.parse(readFileSync(file, 'utf8')) as Partial<HostState> } : empty;
+  return existsSync(file) ? { ...empty, ...(JSON.parse(readFileSync(file, 'utf8')) as Partial<HostState>) } : empty;
 }
 
 /** Adds to the state file (first record of a sysctl wins: it is the value before any kubelet ran). */
@@ -77,7 +84,9 @@ export function globalSysctls(): Record<string, string> {
 }
 
 function pids(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
 }
 
 function cmdline(pid: number): string {
@@ -91,7 +100,9 @@ function cmdline(pid: number): string {
 function kill(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
-  } catch { /* gone */ }
+  } catch {
+    /* gone */
+  }
 }
 
 /** Kills every process whose command line contains one of `markers` (never this process). */
@@ -159,7 +170,9 @@ export function unmountUnder(prefixes: readonly string[]): void {
   for (const p of mountsUnder(prefixes)) {
     try {
       execFileSync('umount', ['-l', p], { stdio: 'ignore' });
-    } catch { /* already gone with its parent */ }
+    } catch {
+      /* already gone with its parent */
+    }
   }
 }
 
@@ -235,4 +248,3 @@ export async function takeNodeSlot(timeoutMs: number): Promise<() => void> {
     }
   }
 }
-

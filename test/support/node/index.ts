@@ -45,10 +45,19 @@ export interface NodeHarness {
  * the body's own afterAll hooks, before the control plane does. The wait for the node slot is part of
  * its `beforeAll`'s time, hence the long timeout.
  */
-export function describeRealNode(name: string, opts: ControlPlaneOptions, nodeOpts: RealNodeOptions, body: (get: () => NodeHarness) => void): void {
+export function describeRealNode(
+  name: string,
+  opts: ControlPlaneOptions,
+  nodeOpts: RealNodeOptions,
+  body: (get: () => NodeHarness) => void,
+): void {
   const file = (expect.getState().testPath ?? name).replace(/^.*\/test\//, 'test/');
   if (!realNodeAvailable(file)) {
-    describe.skip(name, () => body(() => { throw new Error('skipped'); }));
+    describe.skip(name, () =>
+      body(() => {
+        throw new Error('skipped');
+      }),
+    );
     return;
   }
   describeControlPlane(name, { ...opts, node: true }, (cp) => {
@@ -73,5 +82,10 @@ export function describeRealNode(name: string, opts: ControlPlaneOptions, nodeOp
  * plugin is on, and refuses pods of a namespace until kube-controller-manager has made it.
  */
 export async function defaultServiceAccount(cp: ControlPlane, namespace: string): Promise<void> {
-  await waitFor(`ServiceAccount ${namespace}/default`, async () => (await cp.kubectl(['get', 'serviceaccount', '-n', namespace, 'default'])).code === 0, 30_000, 200);
+  await waitFor(
+    `ServiceAccount ${namespace}/default`,
+    async () => (await cp.kubectl(['get', 'serviceaccount', '-n', namespace, 'default'])).code === 0,
+    30_000,
+    200,
+  );
 }

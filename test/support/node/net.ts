@@ -38,7 +38,10 @@ export function dialOutside(): Promise<{ code: string | undefined; ms: number }>
   const started = Date.now();
   return new Promise((resolve) => {
     const s = net.connect({ host: OUTSIDE_ADDRESS, port: 443 });
-    s.on('connect', () => { s.destroy(); resolve({ code: 'CONNECTED', ms: Date.now() - started }); });
+    s.on('connect', () => {
+      s.destroy();
+      resolve({ code: 'CONNECTED', ms: Date.now() - started });
+    });
     s.on('error', (err: NodeJS.ErrnoException) => resolve({ code: err.code, ms: Date.now() - started }));
   });
 }

@@ -33,17 +33,29 @@ import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from '../con
 import { globalSysctls, recordHost, removeNodeCgroups, takeNodeSlot, undoHost, unmountUnder } from './host';
 import { NODE_NET } from './net';
 
-type Obj = Record<string, any>;  
+type Obj = Record<string, any>;
 
 /** Debian's packages the node runs on (installed by .ci/run; `apt-get install` them on a developer machine). */
-export const NODE_PACKAGES = { containerd: 'containerd', runc: 'runc', cni: 'containernetworking-plugins', busybox: 'busybox-static' } as const;
+export const NODE_PACKAGES = {
+  containerd: 'containerd',
+  runc: 'runc',
+  cni: 'containernetworking-plugins',
+  busybox: 'busybox-static',
+} as const;
 const CONTAINERD = '/usr/bin/containerd';
 const CTR = '/usr/bin/ctr';
 const CNI_BIN = '/usr/lib/cni';
 
 /** Paths the kubelet, containerd or the CNI plugins use whatever their flags say: bind-mounted from the node's dir. */
 // /run/tensor-fusion: the node agent's MPS folders (a hostPath of its DaemonSet).
-const FIXED_PATHS = ['/var/lib/kubelet', '/run/containerd', '/run/tensor-fusion', '/var/lib/cni', '/var/log/containers', '/var/log/pods'] as const;
+const FIXED_PATHS = [
+  '/var/lib/kubelet',
+  '/run/containerd',
+  '/run/tensor-fusion',
+  '/var/lib/cni',
+  '/var/log/containers',
+  '/var/log/pods',
+] as const;
 
 const START_TIMEOUT_MS = 120_000;
 
@@ -88,7 +100,12 @@ export class RealNode {
   private kubeletArgs: string[] = [];
   private readonly state: string;
 
-  private constructor(private readonly cp: ControlPlane, readonly dir: string, private readonly images: NodeImage[], private readonly unlock: () => void) {
+  private constructor(
+    private readonly cp: ControlPlane,
+    readonly dir: string,
+    private readonly images: NodeImage[],
+    private readonly unlock: () => void,
+  ) {
     this.socket = path.join(dir, 'containerd', 'containerd.sock');
     this.state = process.env[NODE_NET.stateEnv]!;
   }
@@ -142,39 +159,61 @@ export class RealNode {
     const c = (...p: string[]) => this.sub('containerd', ...p);
     const config = path.join(this.dir, 'containerd.toml');
     // containerd 1.6's config format (version 2).
-    writeFileSync(config, [
-      'version = 2',
-      `root = "${c('root')}"`,
-      `state = "${c('state')}"`,
-      'disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]',
-      '[grpc]', `  address = "${this.socket}"`,
-      '[ttrpc]', `  address = "${this.socket}.ttrpc"`,
-      '[plugins."io.containerd.internal.v1.opt"]', `  path = "${c('opt')}"`,
-      '[plugins."io.containerd.grpc.v1.cri"]',
-      `  sandbox_image = "${IMAGE_REFS.pause}"`,
-      '  restrict_oom_score_adj = true',
-      '  netns_mounts_under_state_dir = true',
-      '  enable_unprivileged_ports = false',
-      '  [plugins."io.containerd.grpc.v1.cri".containerd]',
-      '    snapshotter = "overlayfs"',
-      '    default_runtime_name = "runc"',
-      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
-      '      runtime_type = "io.containerd.runc.v2"',
-      '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
-      '        SystemdCgroup = false',
-      '  [plugins."io.containerd.grpc.v1.cri".cni]',
-      `    bin_dir = "${CNI_BIN}"`,
-      `    conf_dir = "${this.sub('cni', 'net.d')}"`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      config,
+      [
+        'version = 2',
+        `root = "${c('root')}"`,
+        `state = "${c('state')}"`,
+        'disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]',
+        '[grpc]',
+        `  address = "${this.socket}"`,
+        '[ttrpc]',
+        `  address = "${this.socket}.ttrpc"`,
+        '[plugins."io.containerd.internal.v1.opt"]',
+        `  path = "${c('opt')}"`,
+        '[plugins."io.containerd.grpc.v1.cri"]',
+        `  sandbox_image = "${IMAGE_REFS.pause}"`,
+        '  restrict_oom_score_adj = true',
+        '  netns_mounts_under_state_dir = true',
+        '  enable_unprivileged_ports = false',
+        '  [plugins."io.containerd.grpc.v1.cri".containerd]',
+        '    snapshotter = "overlayfs"',
+        '    default_runtime_name = "runc"',
+        '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+        '      runtime_type = "io.containerd.runc.v2"',
+        '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+        '        SystemdCgroup = false',
+        '  [plugins."io.containerd.grpc.v1.cri".cni]',
+        `    bin_dir = "${CNI_BIN}"`,
+        `    conf_dir = "${this.sub('cni', 'net.d')}"`,
+        '',
+      ].join('\n'),
+    );
     await this.runContainerd('containerd');
   }
 
   /** Starts containerd with the written config; resolves once it answers on its socket. */
   private async runContainerd(what: string): Promise<void> {
     const config = path.join(this.dir, 'containerd.toml');
-    this.containerd = startProcess('containerd', CONTAINERD, [`--config=${config}`, '--log-level=info'], path.join(this.dir, 'containerd.log'));
-    await waitFor(what, async () => existsSync(this.socket) && (await this.ctr(['version']).then(() => true, () => false)), START_TIMEOUT_MS, 100, this.containerd);
+    this.containerd = startProcess(
+      'containerd',
+      CONTAINERD,
+      [`--config=${config}`, '--log-level=info'],
+      path.join(this.dir, 'containerd.log'),
+    );
+    await waitFor(
+      what,
+      async () =>
+        existsSync(this.socket) &&
+        (await this.ctr(['version']).then(
+          () => true,
+          () => false,
+        )),
+      START_TIMEOUT_MS,
+      100,
+      this.containerd,
+    );
   }
 
   /** Runs `ctr` against this node's containerd in the kubelet's namespace (k8s.io). */
@@ -188,45 +227,85 @@ export class RealNode {
 
   private writeCni(): void {
     // Bridge with the node's side as the pods' gateway; no masquerade: nothing is routed out anyway.
-    writeFileSync(path.join(this.sub('cni', 'net.d'), '10-tf-bridge.conflist'), JSON.stringify({
-      cniVersion: '0.4.0', name: 'tf-test',
-      plugins: [
+    writeFileSync(
+      path.join(this.sub('cni', 'net.d'), '10-tf-bridge.conflist'),
+      JSON.stringify(
         {
-          type: 'bridge', bridge: NODE_NET.bridge, isGateway: true, ipMasq: false, hairpinMode: true,
-          ipam: { type: 'host-local', ranges: [[{ subnet: NODE_NET.podSubnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: this.sub('cni', 'ipam') },
+          cniVersion: '0.4.0',
+          name: 'tf-test',
+          plugins: [
+            {
+              type: 'bridge',
+              bridge: NODE_NET.bridge,
+              isGateway: true,
+              ipMasq: false,
+              hairpinMode: true,
+              ipam: {
+                type: 'host-local',
+                ranges: [[{ subnet: NODE_NET.podSubnet }]],
+                routes: [{ dst: '0.0.0.0/0' }],
+                dataDir: this.sub('cni', 'ipam'),
+              },
+            },
+            { type: 'portmap', capabilities: { portMappings: true } },
+          ],
         },
-        { type: 'portmap', capabilities: { portMappings: true } },
-      ],
-    }, null, 2));
+        null,
+        2,
+      ),
+    );
   }
 
   private async startKubelet(opts: RealNodeOptions): Promise<void> {
     const port = await freePort();
     const healthz = await freePort();
     const config = path.join(this.dir, 'kubelet.yaml');
-    writeFileSync(config, stringify({
-      apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration',
-      address: this.ip, port, readOnlyPort: 0, healthzBindAddress: '127.0.0.1', healthzPort: healthz,
-      // kube-apiserver calls the kubelet (logs, exec) without client certificates in the harness.
-      authentication: { anonymous: { enabled: true }, webhook: { enabled: false }, x509: {} },
-      authorization: { mode: 'AlwaysAllow' },
-      cgroupDriver: 'cgroupfs', failCgroupV1: false, failSwapOn: false,
-      containerRuntimeEndpoint: `unix://${this.socket}`,
-      volumePluginDir: this.sub('volume-plugins'),
-      resolvConf: '',
-      // The images exist only as loaded tarballs: never collect them.
-      imageGCHighThresholdPercent: 100, imageGCLowThresholdPercent: 99,
-      evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
-      serializeImagePulls: false,
-      nodeStatusUpdateFrequency: '2s', syncFrequency: '10s',
-      shutdownGracePeriod: '0s',
-      maxPods: 110,
-      kubeAPIQPS: 100, kubeAPIBurst: 200,
-    }));
+    writeFileSync(
+      config,
+      stringify({
+        apiVersion: 'kubelet.config.k8s.io/v1beta1',
+        kind: 'KubeletConfiguration',
+        address: this.ip,
+        port,
+        readOnlyPort: 0,
+        healthzBindAddress: '127.0.0.1',
+        healthzPort: healthz,
+        // kube-apiserver calls the kubelet (logs, exec) without client certificates in the harness.
+        authentication: { anonymous: { enabled: true }, webhook: { enabled: false }, x509: {} },
+        authorization: { mode: 'AlwaysAllow' },
+        cgroupDriver: 'cgroupfs',
+        failCgroupV1: false,
+        failSwapOn: false,
+        containerRuntimeEndpoint: `unix://${this.socket}`,
+        volumePluginDir: this.sub('volume-plugins'),
+        resolvConf: '',
+        // The images exist only as loaded tarballs: never collect them.
+        imageGCHighThresholdPercent: 100,
+        imageGCLowThresholdPercent: 99,
+        evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+        serializeImagePulls: false,
+        nodeStatusUpdateFrequency: '2s',
+        syncFrequency: '10s',
+        shutdownGracePeriod: '0s',
+        maxPods: 110,
+        kubeAPIQPS: 100,
+        kubeAPIBurst: 200,
+      }),
+    );
     this.kubeletArgs = [
-      `--config=${config}`, `--kubeconfig=${this.cp.writeKubeconfig(NODE_USER.name)}`, '--root-dir=/var/lib/kubelet',
-      `--hostname-override=${this.name}`, `--node-ip=${this.ip}`, '--v=2',
-      ...(opts.labels && Object.keys(opts.labels).length ? [`--node-labels=${Object.entries(opts.labels).map(([k, v]) => `${k}=${v}`).join(',')}`] : []),
+      `--config=${config}`,
+      `--kubeconfig=${this.cp.writeKubeconfig(NODE_USER.name)}`,
+      '--root-dir=/var/lib/kubelet',
+      `--hostname-override=${this.name}`,
+      `--node-ip=${this.ip}`,
+      '--v=2',
+      ...(opts.labels && Object.keys(opts.labels).length
+        ? [
+            `--node-labels=${Object.entries(opts.labels)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(',')}`,
+          ]
+        : []),
     ];
     await this.runKubelet(`node ${this.name} Ready`, 0);
   }
@@ -246,17 +325,35 @@ export class RealNode {
     const healthz = await freePort();
     const metrics = await freePort();
     const config = path.join(this.dir, 'kube-proxy.yaml');
-    writeFileSync(config, stringify({
-      apiVersion: 'kubeproxy.config.k8s.io/v1alpha1', kind: 'KubeProxyConfiguration',
-      clientConnection: { kubeconfig: this.cp.writeKubeconfig(NODE_USER.name) },
-      hostnameOverride: this.name, mode: 'iptables', clusterCIDR: NODE_NET.podSubnet,
-      healthzBindAddress: `127.0.0.1:${healthz}`, metricsBindAddress: `127.0.0.1:${metrics}`,
-      // Zeros leave the conntrack table size and timeouts as they are: the table size is global to the machine.
-      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-      iptables: { syncPeriod: '30s', minSyncPeriod: '0s' },
-    }));
-    this.kubeProxy = startProcess('kube-proxy', binaryPath('kube-proxy'), [`--config=${config}`, '--v=2'], path.join(this.dir, 'kube-proxy.log'));
-    await waitFor('kube-proxy /healthz', async () => (await httpGet(`http://127.0.0.1:${healthz}/healthz`)).status === 200, START_TIMEOUT_MS, 250, this.kubeProxy);
+    writeFileSync(
+      config,
+      stringify({
+        apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+        kind: 'KubeProxyConfiguration',
+        clientConnection: { kubeconfig: this.cp.writeKubeconfig(NODE_USER.name) },
+        hostnameOverride: this.name,
+        mode: 'iptables',
+        clusterCIDR: NODE_NET.podSubnet,
+        healthzBindAddress: `127.0.0.1:${healthz}`,
+        metricsBindAddress: `127.0.0.1:${metrics}`,
+        // Zeros leave the conntrack table size and timeouts as they are: the table size is global to the machine.
+        conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+        iptables: { syncPeriod: '30s', minSyncPeriod: '0s' },
+      }),
+    );
+    this.kubeProxy = startProcess(
+      'kube-proxy',
+      binaryPath('kube-proxy'),
+      [`--config=${config}`, '--v=2'],
+      path.join(this.dir, 'kube-proxy.log'),
+    );
+    await waitFor(
+      'kube-proxy /healthz',
+      async () => (await httpGet(`http://127.0.0.1:${healthz}/healthz`)).status === 200,
+      START_TIMEOUT_MS,
+      250,
+      this.kubeProxy,
+    );
   }
 
   /** The Node's Ready condition is True and its heartbeat is newer than `since`. */

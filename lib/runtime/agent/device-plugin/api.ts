@@ -78,7 +78,7 @@ let loaded: Services | undefined;
 export function deviceApi(): Services {
   if (!loaded) {
     const def = fromJSON(parse(PROTO, { keepCase: true }).root.toJSON(), { keepCase: true, defaults: true });
-    loaded = (grpc.loadPackageDefinition(def).v1beta1 as unknown) as Services;
+    loaded = grpc.loadPackageDefinition(def).v1beta1 as unknown as Services;
   }
   return loaded;
 }

@@ -71,7 +71,8 @@ export class DevicePluginServer {
     rmSync(this.socket, { force: true });
     const server = new grpc.Server();
     server.addService(deviceApi().DevicePlugin.service, {
-      GetDevicePluginOptions: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { pre_start_required: false, get_preferred_allocation_available: false }),
+      GetDevicePluginOptions: (_call: unknown, cb: grpc.sendUnaryData<unknown>) =>
+        cb(null, { pre_start_required: false, get_preferred_allocation_available: false }),
       ListAndWatch: (call: Stream) => {
         this.streams.add(call);
         call.on('cancelled', () => this.streams.delete(call));
@@ -79,26 +80,41 @@ export class DevicePluginServer {
         call.write({ devices: this.opts.devices() });
       },
       GetPreferredAllocation: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { container_responses: [] }),
-      Allocate: (call: grpc.ServerUnaryCall<{ container_requests: { devices_ids: string[] }[] }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      Allocate: (
+        call: grpc.ServerUnaryCall<{ container_requests: { devices_ids: string[] }[] }, unknown>,
+        cb: grpc.sendUnaryData<unknown>,
+      ) => {
         Promise.all(call.request.container_requests.map((r) => this.opts.allocate(r.devices_ids)))
           .then((container_responses) => cb(null, { container_responses }))
           .catch((err: Error) => cb({ code: grpc.status.FAILED_PRECONDITION, details: err.message }));
       },
       PreStartContainer: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, {}),
     });
-    await new Promise<void>((res, rej) => server.bindAsync(`unix://${this.socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? rej(err) : res())));
+    await new Promise<void>((res, rej) =>
+      server.bindAsync(`unix://${this.socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? rej(err) : res())),
+    );
     this.server = server;
     this.kubeletIno = inode(join(this.opts.pluginDir, KUBELET_SOCKET));
     const Registration = deviceApi().Registration;
-    const client = new Registration(`unix://${join(this.opts.pluginDir, KUBELET_SOCKET)}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+    const client = new Registration(
+      `unix://${join(this.opts.pluginDir, KUBELET_SOCKET)}`,
+      grpc.credentials.createInsecure(),
+    ) as unknown as grpc.Client & {
       Register(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void;
     };
     try {
-      await new Promise<void>((res, rej) => client.Register(
-        { version: DEVICE_PLUGIN_VERSION, endpoint: this.opts.socketName, resource_name: this.opts.resourceName, options: { pre_start_required: false, get_preferred_allocation_available: false } },
-        { deadline: Date.now() + 5_000 },
-        (err) => (err ? rej(err) : res()),
-      ));
+      await new Promise<void>((res, rej) =>
+        client.Register(
+          {
+            version: DEVICE_PLUGIN_VERSION,
+            endpoint: this.opts.socketName,
+            resource_name: this.opts.resourceName,
+            options: { pre_start_required: false, get_preferred_allocation_available: false },
+          },
+          { deadline: Date.now() + 5_000 },
+          (err) => (err ? rej(err) : res()),
+        ),
+      );
     } finally {
       client.close();
     }

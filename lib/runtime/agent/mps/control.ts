@@ -32,7 +32,7 @@ export function mpsCommand(bin: string, dirs: DaemonDirs, commands: readonly str
   return new Promise((resolve, reject) => {
     const child = execFile(bin, [], { env: daemonEnv(dirs), timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
       if (err) {
-        const why = err.killed ? `no answer within ${timeoutMs} ms` : (String(stderr).trim() || err.message);
+        const why = err.killed ? `no answer within ${timeoutMs} ms` : String(stderr).trim() || err.message;
         reject(new Error(`${commands.join('; ')}: ${why}`));
       } else resolve(String(stdout).trim());
     });

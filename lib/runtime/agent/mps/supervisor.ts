@@ -162,12 +162,14 @@ export class MpsSupervisor {
 
   /** One supervision round: every daemon that died or stopped answering is replaced. */
   async check(): Promise<void> {
-    await Promise.all([...this.daemons.values()].map(async (d) => {
-      if (d.starting || (await this.answers(d))) return;
-      this.restartCount++;
-      this.opts.log?.('MPS daemon not answering; replacing it', { share: d.share.id, pod: d.share.pod, why: d.failure });
-      await this.start(d).catch(() => undefined);
-    }));
+    await Promise.all(
+      [...this.daemons.values()].map(async (d) => {
+        if (d.starting || (await this.answers(d))) return;
+        this.restartCount++;
+        this.opts.log?.('MPS daemon not answering; replacing it', { share: d.share.id, pod: d.share.pod, why: d.failure });
+        await this.start(d).catch(() => undefined);
+      }),
+    );
   }
 
   /**
@@ -179,7 +181,11 @@ export class MpsSupervisor {
     for (const uuid of gpuUuids) {
       const failing = [...this.daemons.values()].filter((d) => d.failure && d.share.gpuUuids.includes(uuid));
       if (failing.length > 0) {
-        out.set(uuid, { ready: false, reason: 'MpsDaemonNotAnswering', message: failing.map((d) => `${d.share.pod}: ${d.failure}`).join('; ') });
+        out.set(uuid, {
+          ready: false,
+          reason: 'MpsDaemonNotAnswering',
+          message: failing.map((d) => `${d.share.pod}: ${d.failure}`).join('; '),
+        });
         continue;
       }
       let probe = this.probes.get(uuid);
@@ -232,7 +238,9 @@ export class MpsSupervisor {
 
   /** (Re)starts a share's daemon: old one killed, stale socket removed, limits applied before it is handed out. */
   private start(d: Daemon): Promise<void> {
-    d.starting ??= this.startNow(d).finally(() => { d.starting = undefined; });
+    d.starting ??= this.startNow(d).finally(() => {
+      d.starting = undefined;
+    });
     return d.starting;
   }
 
@@ -245,11 +253,23 @@ export class MpsSupervisor {
     try {
       await this.waitForControl(d);
       // The limits and a read-back in one run of the front end (each run is a process start).
-      const answers = await mpsCommand(this.opts.controlBin, dirs, [...limitCommands(share.gpuUuids.length, share.vramLimitBytes, share.threadPercentage), 'get_default_active_thread_percentage'], this.timeoutMs);
+      const answers = await mpsCommand(
+        this.opts.controlBin,
+        dirs,
+        [...limitCommands(share.gpuUuids.length, share.vramLimitBytes, share.threadPercentage), 'get_default_active_thread_percentage'],
+        this.timeoutMs,
+      );
       const pct = answers.split('\n').pop();
-      if (Number(pct) !== share.threadPercentage) throw new Error(`daemon answers ${pct}% as its thread percentage, not ${share.threadPercentage}%`);
+      if (Number(pct) !== share.threadPercentage)
+        throw new Error(`daemon answers ${pct}% as its thread percentage, not ${share.threadPercentage}%`);
       d.failure = undefined;
-      this.opts.log?.('MPS daemon ready', { share: share.id, pod: share.pod, gpus: share.gpuUuids, pct: share.threadPercentage, vram: share.vramLimitBytes });
+      this.opts.log?.('MPS daemon ready', {
+        share: share.id,
+        pod: share.pod,
+        gpus: share.gpuUuids,
+        pct: share.threadPercentage,
+        vram: share.vramLimitBytes,
+      });
     } catch (err) {
       d.failure = (err as Error).message;
       throw new Error(`MPS daemon of ${share.pod}: ${d.failure}`);
@@ -268,10 +288,24 @@ export class MpsSupervisor {
 
   private spawnDaemon(dirs: ShareDirs, gpuUuids: readonly string[]): ChildProcess {
     const env = daemonEnv(dirs, gpuUuids);
-    const [cmd, args] = this.opts.isolateShm === false
-      ? [this.opts.controlBin, ['-f']]
-      // util-linux unshare: a private mount namespace whose /dev/shm is the share's folder.
-      : ['unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount --bind "$0" /dev/shm && exec "$1" -f', dirs.shmDir, this.opts.controlBin]];
+    const [cmd, args] =
+      this.opts.isolateShm === false
+        ? [this.opts.controlBin, ['-f']]
+        : // util-linux unshare: a private mount namespace whose /dev/shm is the share's folder.
+          [
+            'unshare',
+            [
+              '--mount',
+              '--propagation',
+              'private',
+              '--',
+              'sh',
+              '-c',
+              'mount --bind "$0" /dev/shm && exec "$1" -f',
+              dirs.shmDir,
+              this.opts.controlBin,
+            ],
+          ];
     const child = spawn(cmd, args, { env, stdio: 'ignore' });
     child.on('error', (err) => spawnErrors.set(child, err));
     return child;
@@ -282,7 +316,8 @@ export class MpsSupervisor {
     for (const until = Date.now() + this.timeoutMs; !existsSync(control);) {
       const code = d.child?.exitCode ?? d.child?.signalCode;
       // 127: the shell found no binary; a direct spawn of a missing file fails with ENOENT.
-      if (code === 127 || (d.child && (spawnErrors.get(d.child) as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')) throw new MissingControl(`${this.opts.controlBin} not found on the node`);
+      if (code === 127 || (d.child && (spawnErrors.get(d.child) as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'))
+        throw new MissingControl(`${this.opts.controlBin} not found on the node`);
       if (code != null) throw new Error(`daemon exited with ${code}`);
       if (Date.now() > until) throw new Error(`no control socket within ${this.timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 20));
@@ -307,7 +342,10 @@ export class MpsSupervisor {
   /** Starts a daemon for one GPU alone, asks it a question, and quits it. */
   private async probe(uuid: string): Promise<GpuReadiness> {
     const id = `${PROBE_PREFIX}${uuid}`;
-    const d: Daemon = { share: { id, pod: `probe of ${uuid}`, gpuUuids: [uuid], vramLimitBytes: 0, threadPercentage: 100 }, dirs: this.dirsOf(id) };
+    const d: Daemon = {
+      share: { id, pod: `probe of ${uuid}`, gpuUuids: [uuid], vramLimitBytes: 0, threadPercentage: 100 },
+      dirs: this.dirsOf(id),
+    };
     try {
       await mkdir(join(this.opts.baseDir, id), { recursive: true });
       await this.prepare(d.dirs);
