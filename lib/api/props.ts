@@ -16,7 +16,7 @@ export type WorkloadProfileSpecProps = {
    * Quality-of-service level; medium when unset.
    * @default medium
    */
-  qos?: 'low' | 'medium' | 'high' | 'critical';
+  qos?: "low" | "medium" | "high" | "critical";
   /**
    * Fixed number of GPU workers, at most 10000. Unset means one worker per client pod (dynamic).
    * @default one worker per client pod (dynamic)
@@ -77,7 +77,7 @@ export type WorkloadProfileSpecProps = {
           /**
            * How the key relates to the values.
            */
-          operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+          operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
           /**
            * Values to compare with: non-empty for In/NotIn, empty for Exists/DoesNotExist, one integer for Gt/Lt.
            * @default unset
@@ -96,7 +96,7 @@ export type WorkloadProfileSpecProps = {
           /**
            * How the key relates to the values.
            */
-          operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+          operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
           /**
            * Values to compare with: non-empty for In/NotIn, empty for Exists/DoesNotExist, one integer for Gt/Lt.
            * @default unset
@@ -170,7 +170,7 @@ export type WorkloadProfileSpecProps = {
          * Forecasting model: seasonal-naive (a day repeats) or linear-trend.
          * @default unset
          */
-        model?: 'seasonal-naive' | 'linear-trend';
+        model?: "seasonal-naive" | "linear-trend";
         /**
          * How far ahead the predictor looks, e.g. 1h.
          * Format: a duration such as 30s, 5m, 1h30m or 7d (units s, m, h, d).
@@ -190,7 +190,7 @@ export type WorkloadProfileSpecProps = {
        * Which limits to tune: tflops, vram or all (the default).
        * @default all
        */
-      targetResource?: 'tflops' | 'vram' | 'all';
+      targetResource?: "tflops" | "vram" | "all";
     };
     /**
      * Horizontal autoscaling of workers onto more GPUs when limits are reached.
@@ -304,7 +304,7 @@ export type WorkloadProfileSpecProps = {
          * Forecasting model: seasonal-naive (a day repeats) or linear-trend.
          * @default unset
          */
-        model?: 'seasonal-naive' | 'linear-trend';
+        model?: "seasonal-naive" | "linear-trend";
         /**
          * How far ahead the predictor looks, e.g. 1h.
          * Format: a duration such as 30s, 5m, 1h30m or 7d (units s, m, h, d).
@@ -317,7 +317,7 @@ export type WorkloadProfileSpecProps = {
        * Which requests to tune: tflops, vram or all (the default).
        * @default all
        */
-      targetResource?: 'tflops' | 'vram' | 'all';
+      targetResource?: "tflops" | "vram" | "all";
     };
   };
 };
@@ -342,7 +342,7 @@ export type NodeSelectorProps = {
       /**
        * How the key relates to the values.
        */
-      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+      operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
       /**
        * Values to compare with: non-empty for In/NotIn, empty for Exists/DoesNotExist, one integer for Gt/Lt.
        * @default unset
@@ -361,7 +361,7 @@ export type NodeSelectorProps = {
       /**
        * How the key relates to the values.
        */
-      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+      operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
       /**
        * Values to compare with: non-empty for In/NotIn, empty for Exists/DoesNotExist, one integer for Gt/Lt.
        * @default unset
@@ -424,7 +424,7 @@ export type GPUPoolSpecFields = {
      * How nodes hold shares to their limits: hard (an MPS control daemon per share holds its VRAM and compute limits; the kubelet delivers the GPU and the daemon) or shared (no isolation: limits are advisory variables, and every admitted pod is warned). Upstream's soft and partitioned are not provided.
      * @default unset
      */
-    defaultIsolationMode?: 'hard' | 'shared';
+    defaultIsolationMode?: "hard" | "shared";
   };
   /**
    * Capacity bounds and oversubscription.
@@ -527,7 +527,7 @@ export type GPUPoolSpecFields = {
      * QoS of workloads that set none.
      * @default unset
      */
-    defaultQoS?: 'low' | 'medium' | 'high' | 'critical';
+    defaultQoS?: "low" | "medium" | "high" | "critical";
   };
   /**
    * Whether pods that do not say otherwise run on the GPU server. Unset means false here, as the TensorFusion annotation reference says, but true in the upstream code, so GpuPool always writes it.
@@ -543,7 +543,7 @@ export type GPUPoolSpecFields = {
      * Allocator strategy for GPU shares.
      * @default unset
      */
-    mode?: 'MinFragmentation' | 'CompactFirst' | 'LowLoadFirst' | 'NodeCompactGPULowLoad';
+    mode?: "MinFragmentation" | "CompactFirst" | "LowLoadFirst" | "NodeCompactGPULowLoad";
   };
   /**
    * Components the pool runs.
@@ -576,7 +576,7 @@ export type GPUPoolStatusFields = {
   /**
    * Lifecycle phase.
    */
-  phase: 'Pending' | 'Running' | 'Updating' | 'Destroying' | 'Unknown';
+  phase: "Pending" | "Running" | "Updating" | "Destroying" | "Unknown";
   /**
    * Latest observations of the object state.
    * @default unset
@@ -657,7 +657,7 @@ export type GPUNodeSpecFields = {
    * AutoSelect: the node joined through a pool node selector.
    * @default unset
    */
-  manageMode?: 'Manual' | 'AutoSelect' | 'Provisioned';
+  manageMode?: "Manual" | "AutoSelect" | "Provisioned";
 };
 
 /**
@@ -667,7 +667,7 @@ export type GPUNodeStatusFields = {
   /**
    * Lifecycle phase.
    */
-  phase: 'Pending' | 'Provisioning' | 'Migrating' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown' | 'Destroying';
+  phase: "Pending" | "Provisioning" | "Migrating" | "Running" | "Succeeded" | "Failed" | "Unknown" | "Destroying";
   /**
    * Latest observations of the object state.
    * @default unset
@@ -741,63 +741,60 @@ export type GPUNodeStatusFields = {
    * Shares per GPU name, so allocations can be rebuilt after a restart.
    * @default unset
    */
-  allocatedPods?: Record<
-    string,
-    Array<{
+  allocatedPods?: Record<string, Array<{
+    /**
+     * Pod name.
+     * @default unset
+     */
+    name?: string;
+    /**
+     * Pod namespace.
+     * @default unset
+     */
+    namespace?: string;
+    /**
+     * Pod UID.
+     * @default unset
+     */
+    uid?: string;
+    /**
+     * Requested share of the GPU.
+     * @default unset
+     */
+    requests?: {
       /**
-       * Pod name.
-       * @default unset
+       * FP16 TFLOPS, at most 100000.
+       * @example '10'
        */
-      name?: string;
+      tflops: string | number;
       /**
-       * Pod namespace.
-       * @default unset
+       * Video memory in bytes, at most 1Pi.
+       * @example '4Gi'
        */
-      namespace?: string;
+      vram: string | number;
+    };
+    /**
+     * Share ceiling on the GPU.
+     * @default unset
+     */
+    limits?: {
       /**
-       * Pod UID.
-       * @default unset
+       * FP16 TFLOPS, at most 100000.
+       * @example '10'
        */
-      uid?: string;
+      tflops: string | number;
       /**
-       * Requested share of the GPU.
-       * @default unset
+       * Video memory in bytes, at most 1Pi.
+       * @example '4Gi'
        */
-      requests?: {
-        /**
-         * FP16 TFLOPS, at most 100000.
-         * @example '10'
-         */
-        tflops: string | number;
-        /**
-         * Video memory in bytes, at most 1Pi.
-         * @example '4Gi'
-         */
-        vram: string | number;
-      };
-      /**
-       * Share ceiling on the GPU.
-       * @default unset
-       */
-      limits?: {
-        /**
-         * FP16 TFLOPS, at most 100000.
-         * @example '10'
-         */
-        tflops: string | number;
-        /**
-         * Video memory in bytes, at most 1Pi.
-         * @example '4Gi'
-         */
-        vram: string | number;
-      };
-      /**
-       * QoS level of the pod.
-       * @default unset
-       */
-      qos?: 'low' | 'medium' | 'high' | 'critical';
-    }>
-  >;
+      vram: string | number;
+    };
+    /**
+     * QoS level of the pod.
+     * @default unset
+     */
+    qos?: "low" | "medium" | "high" | "critical";
+  }>>;
 };
 
 /**
@@ -826,7 +823,7 @@ export type GPUStatusFields = {
   /**
    * Lifecycle phase.
    */
-  phase: 'Pending' | 'Provisioning' | 'Running' | 'Unknown' | 'Destroying' | 'Migrating';
+  phase: "Pending" | "Provisioning" | "Running" | "Unknown" | "Destroying" | "Migrating";
   /**
    * Total TFLOPS and VRAM of the device.
    */
@@ -865,7 +862,7 @@ export type GPUStatusFields = {
    * System that allocates this device.
    * @default unset
    */
-  usedBy?: 'tensor-fusion' | 'nvidia-device-plugin';
+  usedBy?: "tensor-fusion" | "nvidia-device-plugin";
   /**
    * Workloads sharing this GPU.
    * @default unset
@@ -905,7 +902,7 @@ export type TensorFusionWorkloadStatusFields = {
    * Overall state of the workers.
    * @default unset
    */
-  phase?: 'Pending' | 'Running' | 'Failed' | 'Unknown';
+  phase?: "Pending" | "Running" | "Failed" | "Unknown";
   /**
    * Latest observations of the object state.
    * @default unset
@@ -960,7 +957,7 @@ export type ConditionFields = {
   /**
    * Whether the condition holds.
    */
-  status: 'True' | 'False' | 'Unknown';
+  status: "True" | "False" | "Unknown";
   /**
    * Machine-readable CamelCase reason of the last transition.
    */
