@@ -19,7 +19,8 @@ import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
 import { WEBHOOK_EXCLUDED_NAMESPACES } from './webhook';
 
-const API_VERSION = 'admissionregistration.k8s.io/v1';
+/** The apiVersion of the admission policies, bindings and webhook configuration. */
+export const ADMISSION_API_VERSION = 'admissionregistration.k8s.io/v1';
 
 /** Pod annotations that only the controller may write after the pod is created. */
 export const PROTECTED_ANNOTATIONS = RECORD_ANNOTATIONS;
@@ -150,7 +151,7 @@ function podPolicy(
 ): KubeObject[] {
   return [
     {
-      apiVersion: API_VERSION,
+      apiVersion: ADMISSION_API_VERSION,
       kind: 'ValidatingAdmissionPolicy',
       metadata: { name, labels },
       // Ignore would let through, on any evaluation error, exactly the changes these policies refuse.
@@ -162,7 +163,7 @@ function podPolicy(
       },
     },
     {
-      apiVersion: API_VERSION,
+      apiVersion: ADMISSION_API_VERSION,
       kind: 'ValidatingAdmissionPolicyBinding',
       metadata: { name, labels },
       spec: { policyName: name, validationActions: ['Deny'] },

@@ -24,11 +24,9 @@ import {
 } from '../../model/keys';
 import { API_VERSION } from '../../model/group';
 import { XGN_TAINT } from '../../t9k/keys';
-import { controllerUser, literal, PolicyValidation, present } from './integrity';
+import { ADMISSION_API_VERSION, controllerUser, literal, PolicyValidation, present } from './integrity';
 import { CONTROLLER_NAMES } from '../../contract/names';
 import { ResolvedControllerProps } from './props';
-
-const ADMISSION = 'admissionregistration.k8s.io/v1';
 
 /** Name suffix of a worker pod: `<workload>-worker-<ordinal>` (lib/runtime/webhook/workers.ts). */
 export const WORKER_NAME_INFIX = '-worker-';
@@ -182,7 +180,7 @@ export function writeLimitValidations(): PolicyValidation[] {
 
 function policy(name: string, labels: Record<string, string>, props: ResolvedControllerProps, spec: Record<string, unknown>): KubeObject {
   return {
-    apiVersion: ADMISSION,
+    apiVersion: ADMISSION_API_VERSION,
     kind: 'ValidatingAdmissionPolicy',
     metadata: { name, labels },
     spec: {
@@ -220,7 +218,7 @@ export function renderWriteLimits(props: ResolvedControllerProps, labels: Record
       validations: workerImageValidations(),
     }),
     {
-      apiVersion: ADMISSION,
+      apiVersion: ADMISSION_API_VERSION,
       kind: 'ValidatingAdmissionPolicyBinding',
       metadata: { name: workers, labels },
       spec: { policyName: workers, validationActions: ['Deny'], paramRef: { selector: {}, parameterNotFoundAction: 'Deny' } },
@@ -230,7 +228,7 @@ export function renderWriteLimits(props: ResolvedControllerProps, labels: Record
       validations: [...workerShapeValidations(), ...writeLimitValidations()],
     }),
     {
-      apiVersion: ADMISSION,
+      apiVersion: ADMISSION_API_VERSION,
       kind: 'ValidatingAdmissionPolicyBinding',
       metadata: { name: writes, labels },
       spec: { policyName: writes, validationActions: ['Deny'] },

@@ -8,9 +8,7 @@
 import { KubeObject } from '../../k8s/object';
 import { GPU_NODE_ANNOTATION } from '../../model/keys';
 import { CONTROLLER_NAMES } from '../../contract/names';
-import { present } from './integrity';
-
-const API_VERSION = 'admissionregistration.k8s.io/v1';
+import { ADMISSION_API_VERSION, present } from './integrity';
 
 /** The refusal, as the API server words it after the policy's name (tested against the real one). */
 export function nodeGuardMessage(node: string): string {
@@ -22,7 +20,7 @@ export function renderNodeGuard(labels: Record<string, string>): KubeObject[] {
   const name = CONTROLLER_NAMES.nodeGuardPolicy;
   return [
     {
-      apiVersion: API_VERSION,
+      apiVersion: ADMISSION_API_VERSION,
       kind: 'ValidatingAdmissionPolicy',
       metadata: { name, labels },
       spec: {
@@ -40,7 +38,7 @@ export function renderNodeGuard(labels: Record<string, string>): KubeObject[] {
       },
     },
     {
-      apiVersion: API_VERSION,
+      apiVersion: ADMISSION_API_VERSION,
       kind: 'ValidatingAdmissionPolicyBinding',
       metadata: { name, labels },
       spec: { policyName: name, validationActions: ['Deny'] },
