@@ -12,15 +12,23 @@ export { waitFor } from './process';
 
 const HOW = 'run `npm run envtest:setup` (needs Go), or set KUBEBUILDER_ASSETS to a setup-envtest directory';
 
-/** Whether the binaries for `opts` are present; logs one line (or throws under CI) when not. */
-export function controlPlaneAvailable(file: string, opts: ControlPlaneOptions): boolean {
-  const missing: Binary[] = missingBinaries(binariesFor(opts));
+/**
+ * Whether `binaries` are present for the suites of `file` (`suites` names them in the CI error);
+ * logs one line saying how to get them (`how`), or throws under CI, when not.
+ */
+export function binariesAvailable(file: string, binaries: readonly Binary[], suites: string, how: string): boolean {
+  const missing = missingBinaries(binaries);
   if (missing.length === 0) return true;
-  const msg = `${file}: needs ${missing.join(', ')}; ${HOW}`;
-  if (process.env.CI) throw new Error(`${msg} (CI=true: the real-control-plane suites may not skip)`);
+  const msg = `${file}: needs ${missing.join(', ')}; ${how}`;
+  if (process.env.CI) throw new Error(`${msg} (CI=true: the ${suites} suites may not skip)`);
   // eslint-disable-next-line no-console
   console.log(`skipped ${msg}`);
   return false;
+}
+
+/** Whether the binaries for `opts` are present; logs one line (or throws under CI) when not. */
+export function controlPlaneAvailable(file: string, opts: ControlPlaneOptions): boolean {
+  return binariesAvailable(file, binariesFor(opts), 'real-control-plane', HOW);
 }
 
 /**
