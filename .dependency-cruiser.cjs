@@ -1,15 +1,56 @@
 /**
- * The layering of lib/ and components/, checked by `npm test` (npm run lint:imports). Arrows point
- * down only: components -> lib; the IaC side of lib (render, api, model, annotations, ...) never into
- * the runtime; the runtime's parts (webhook, extender, reconcilers, autoscaler, node agent) only into
- * the shared floor below them, never sideways into each other; no cycles anywhere.
- *
- * Arrows that existed when these rules came in are listed in .dependency-cruiser-known-violations.json
- * and tolerated until they are moved (issue 40); any other arrow a rule forbids fails the check,
- * naming the rule. Regenerate the list only when removing arrows:
- * `npx depcruise lib components scripts bench --output-type baseline > .dependency-cruiser-known-violations.json`.
+ * The layering of lib/ and components/, checked by `npm test` (npm run lint:imports): arrows point
+ * down only, never sideways between rooms of one floor, and there are no cycles. Each rule names the
+ * floors it keeps apart, so a back-arrow fails with a message that says which. CONTRIBUTING.md
+ * ("Layering") draws the floors.
  */
-const RUNTIME_PARTS = '(webhook|scheduler|controller|autoscale|agent)';
+
+/**
+ * The IaC side of lib/, bottom floor first. A room imports only rooms on lower floors; rooms of one
+ * floor never import each other. lib/*.ts (the package's entry) and components/ sit on top.
+ */
+const IAC_FLOORS = [
+  ['k8s'], // Kubernetes vocabulary: quantities, names, labels, pod templates
+  ['model'], // our vocabulary: keys, rules, limits, errors, the GPU catalog
+  ['api'], // the tensor-fusion.ai/v1 kinds: schemas, types, validation
+  ['annotations'], // the pod annotations: decode, merge over profile and pool, encode
+  ['allocator', 'autoscale', 'contract', 't9k'], // placement, recommendations, component-process contracts, T9k
+  ['render'], // objects from props
+];
+
+/**
+ * The runtime (lib/runtime), bottom floor first. It stands on the IaC floors below render. Its parts
+ * (admission, the extender, the reconcilers, the autoscaler, the node agent) are one floor and never
+ * import each other; main.ts and runtime.ts (the replica) sit on top and wire them.
+ */
+const RUNTIME_FLOORS = [
+  ['kube'], // the API client: cluster, informers, work queue, leader election
+  ['shared'], // what several parts use: a pod's share record, caches, pod lifecycle, settings resolution, the runtime context
+  ['serving'], // HTTP and TLS servers apart from what they serve
+  ['webhook', 'extender', 'reconcile', 'autoscale', 'agent'],
+];
+
+const alt = (names) => `(${names.join('|')})`;
+
+/** One rule per floor: no import of a higher floor, nor of another room on the same floor. */
+function floorRules(prefix, floors, label) {
+  return floors.map((rooms, i) => {
+    const above = floors.slice(i + 1).flat();
+    return {
+      name: `${label}-floor-${rooms.join('-')}`,
+      comment: `${prefix}${alt(rooms)} may import only floors below it (${floors
+        .slice(0, i)
+        .map((f) => f.join(', '))
+        .join(' < ') || 'none'}); not ${[...above, ...(rooms.length > 1 ? ['each other'] : [])].join(', ') || 'the roof'}.`,
+      severity: 'error',
+      from: { path: `^${prefix}${alt(rooms)}/` },
+      to: {
+        path: `^${prefix}(${[...above, ...rooms].join('|')})/|^${prefix}[^/]+\\.ts$`,
+        pathNot: `^${prefix}$1/`,
+      },
+    };
+  });
+}
 
 module.exports = {
   forbidden: [
@@ -36,18 +77,20 @@ module.exports = {
     },
     {
       name: 'iac-not-into-runtime',
-      comment: 'What renders objects (lib/render, lib/api, lib/model, ...) does not import the runtime process; contracts between them live in lib/contract.',
+      comment: 'What renders objects does not import the runtime process; contracts between them live in lib/contract.',
       severity: 'error',
-      from: { path: '^lib/', pathNot: '^lib/runtime/' },
+      from: { path: '^(lib/|components/)', pathNot: '^lib/runtime/' },
       to: { path: '^lib/runtime/' },
     },
     {
-      name: 'runtime-parts-not-sideways',
-      comment: `The runtime's parts ${RUNTIME_PARTS} import only the shared runtime floor below them (lib/runtime/*.ts, kube/, ...), never each other.`,
+      name: 'runtime-not-into-render',
+      comment: 'The runtime reads objects, it does not render them: lib/render and the package entry are above it.',
       severity: 'error',
-      from: { path: `^lib/runtime/${RUNTIME_PARTS}/` },
-      to: { path: `^lib/runtime/${RUNTIME_PARTS}/`, pathNot: '^lib/runtime/$1/' },
+      from: { path: '^lib/runtime/' },
+      to: { path: '^lib/render/|^lib/[^/]+\\.ts$' },
     },
+    ...floorRules('lib/', IAC_FLOORS, 'iac'),
+    ...floorRules('lib/runtime/', RUNTIME_FLOORS, 'runtime'),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -6,7 +6,8 @@
  * through the replica recommender. Prints a table per trace and ends with one JSON line.
  */
 import type { AutoScalingConfig } from '../lib/api/workload-profile';
-import { decodeAutoScalingConfig, ReplicaRecommender, ResourceRecommender, Resources, settle } from '../lib/autoscale';
+import { decodeAutoScalingConfig } from '../lib/api/autoscaling-settings';
+import { ReplicaRecommender, ResourceRecommender, Resources, settle } from '../lib/autoscale';
 import { replicaStep, STEP_S, Trace, TRACES } from './autoscale-traces';
 
 /** The configuration under test: what a user would write in a WorkloadProfile. */

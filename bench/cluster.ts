@@ -21,12 +21,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, poolMembershipLabel, SHARE_ANNOTATION } from '../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, poolMembershipLabel, SHARE_ANNOTATION } from '../lib/model/metadata-keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { RESOURCES, ResourceType, resourcePath } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
-import { CONTROLLER_NAMES } from '../lib/contract/names';
+import { CONTROLLER_NAMES } from '../lib/contract/object-names';
 import { missingBinaries } from '../test/envtest/assets';
 import { ControlPlane, ControlPlaneOptions, KWOK_NODE_ANNOTATION, binariesFor } from '../test/support/control-plane/control-plane';
 import { BUNDLE } from '../test/support/control-plane/controller-process';

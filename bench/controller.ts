@@ -10,9 +10,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildSync } from 'esbuild';
 import pino from 'pino';
-import { Controller } from '../lib/runtime/controller/controller';
-import { RuntimeMetrics } from '../lib/runtime/metrics';
-import { encodeKey, nodeKey } from '../lib/runtime/controller/keys';
+import { Controller } from '../lib/runtime/reconcile/controller';
+import { RuntimeMetrics } from '../lib/runtime/shared/metrics';
+import { encodeKey, nodeKey } from '../lib/runtime/reconcile/queue-keys';
 import { ApiServerDouble, clusterFor, startApiServer } from '../test/support/api-server';
 import { gpuNodeObj, podObj, poolObj, workloadObj } from '../test/runtime/fixtures';
 

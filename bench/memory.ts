@@ -12,15 +12,16 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildSync } from 'esbuild';
-import { ENABLED_LABEL } from '../lib/model/keys';
+import { ENABLED_LABEL } from '../lib/model/metadata-keys';
 import { parseQuantity } from '../lib/k8s/quantity';
 import { CONTROLLER_DEFAULTS } from '../lib/render/controller/props';
 import { keepAliveAgent } from '../lib/runtime/kube/http-cluster';
-import { readEnv, startRuntime } from '../lib/runtime/runtime';
-import { createCa, issueServingCert } from '../lib/runtime/webhook/certificates';
+import { startRuntime } from '../lib/runtime/runtime';
+import { readEnv } from '../lib/runtime/shared/runtime-context';
+import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
 import { ApiServerDouble, startApiServer } from '../test/support/api-server';
 import { gpuNodeObj, podObj, poolObj, silent } from '../test/runtime/fixtures';
-import { extenderComponent } from '../lib/runtime/scheduler/component';
+import { extenderComponent } from '../lib/runtime/extender/component';
 import { webhookComponent } from '../lib/runtime/webhook/component';
 
 const PODS = Number(process.env.BENCH_PODS ?? 100_000);
@@ -68,20 +69,20 @@ async function measure(url: string, tlsDir: string): Promise<Record<string, numb
     components: [webhookComponent, extenderComponent],
   });
   const t0 = performance.now();
-  await runtime.ctx.controller.waitForSync();
+  await runtime.controller.waitForSync();
   const syncMs = performance.now() - t0;
   const synced = rss();
   process.send?.({ synced: true });
   // The parent expires every watch (410): wait for the relist to finish.
   await new Promise<void>((resolve) => process.once('message', () => resolve()));
-  const pods = runtime.ctx.controller.pods;
+  const pods = runtime.controller.pods;
   const before = pods.lastSyncResourceVersion();
-  while (pods.lastSyncResourceVersion() === before || !runtime.ctx.controller.hasSynced()) await new Promise((r) => setTimeout(r, 100));
+  while (pods.lastSyncResourceVersion() === before || !runtime.controller.hasSynced()) await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 2_000));
   const after = rss();
   const out = {
     pods: pods.size(),
-    nodes: runtime.ctx.controller.nodes.size(),
+    nodes: runtime.controller.nodes.size(),
     initialSyncMs: Math.round(syncMs),
     syncedRssMiB: mib(synced.now),
     relistRssMiB: mib(after.now),

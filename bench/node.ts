@@ -24,7 +24,7 @@
  * `{"gpuPodsRunningS":...,"plainPodsRunningS":...,"nodeStartS":...}` (goal: GPU within 1.2x of plain),
  * with `bindToRunningRatio`: bind-to-running of hard GPU pods over shared ones.
  */
-import { ENABLED_LABEL, SHARE_RESOURCE } from '../lib/model/keys';
+import { ENABLED_LABEL, SHARE_RESOURCE } from '../lib/model/metadata-keys';
 import { renderGpuNode } from '../lib/render/gpu-node';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane/control-plane';

@@ -21,7 +21,7 @@ import { App, Chart } from 'cdk8s';
 import { TensorFusionController } from '../components/cdk8s';
 import { buildPlatform } from '../examples/cdk8s/main';
 import { NAMESPACE } from '../examples/platform';
-import { CONTROLLER_NAMES } from '../lib/contract/names';
+import { CONTROLLER_NAMES } from '../lib/contract/object-names';
 import { ControlPlane } from '../test/support/control-plane/control-plane';
 import { RealNode } from '../test/support/node';
 import { realNodeUnavailable } from '../test/support/node/node';

@@ -19,8 +19,8 @@
  *
  * The full replay (~8,400 pods, sequential) takes about half an hour on 2 cores; use --limit for checks.
  */
-import { ENABLED_LABEL, GFD, poolMembershipLabel, ALLOCATION_ANNOTATION } from '../lib/model/keys';
-import { SCHEDULER_NAME } from '../lib/contract/names';
+import { ENABLED_LABEL, GFD, poolMembershipLabel, ALLOCATION_ANNOTATION } from '../lib/model/metadata-keys';
+import { SCHEDULER_NAME } from '../lib/contract/object-names';
 import { DEFAULT_PLACEMENT_MODE } from '../lib/model/rules';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
@@ -28,7 +28,7 @@ import { Informer } from '../lib/runtime/kube/informer';
 import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { parseQuantity } from '../lib/k8s/quantity';
-import type { Allocation } from '../lib/scheduler';
+import type { Allocation } from '../lib/allocator';
 import { ControlPlane } from '../test/support/control-plane';
 import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { allocatorRun, arrivalStream, capacity, readNodes, readPods, replay, TraceNode, TracePod, traceMix } from './trace-replay';

@@ -5,11 +5,11 @@
  * with percentageOfNodesToScore 100) and reserve. Memory is the heap and RSS growth over an empty
  * process. Exported for bench/schedule.ts (`--state`).
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_ANNOTATION } from '../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_ANNOTATION } from '../lib/model/metadata-keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
-import { Extender } from '../lib/runtime/scheduler/extender';
-import { PlacementState } from '../lib/runtime/scheduler/state';
-import { encodeShare, ShareRequest } from '../lib/runtime/share';
+import { Extender } from '../lib/runtime/extender/extender';
+import { PlacementState } from '../lib/runtime/extender/placement-state';
+import { encodeShare, ShareRequest } from '../lib/runtime/shared/share';
 import { percentile } from './stats';
 
 const GiB = 2 ** 30;

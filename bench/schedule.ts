@@ -17,7 +17,7 @@
  *        --openb=DIR [--seed=N] [--limit=N]: instead, the openb trace replay placed through the scheduler (schedule-openb.ts).
  * Ends with one JSON line.
  */
-import { ENABLED_LABEL, GFD } from '../lib/model/keys';
+import { ENABLED_LABEL, GFD } from '../lib/model/metadata-keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { Informer } from '../lib/runtime/kube/informer';

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'fs';
 import { join } from 'path';
-import { AllocationRequest, Allocator, TypicalRequest } from '../lib/scheduler';
+import { AllocationRequest, Allocator, TypicalRequest } from '../lib/allocator';
 import { PlacementMode } from '../lib/model/rules';
 import { prng } from './stats';
 

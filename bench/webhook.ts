@@ -24,12 +24,12 @@ import { connect as tlsConnect, createSecureContext, type SecureContext, type TL
 import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
-import { RuntimeMetrics } from '../lib/runtime/metrics';
+import { RuntimeMetrics } from '../lib/runtime/shared/metrics';
 import { startWebhook } from '../lib/runtime/webhook/start';
-import { createCa, issueServingCert } from '../lib/runtime/webhook/certificates';
-import { WEBHOOK_RESOURCES } from '../lib/runtime/webhook/resources';
+import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
+import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
 import { API_VERSION } from '../lib/model/group';
-import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../lib/model/keys';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../lib/model/metadata-keys';
 import { HOSTNAME_LABEL } from '../lib/k8s/labels';
 import { startApiServer } from '../test/support/api-server';
 import { isolate } from './affinity';

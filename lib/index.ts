@@ -2,7 +2,7 @@
 export * from './model/errors';
 export * from './model/group';
 export * from './model/field-manager';
-export * from './model/keys';
+export * from './model/metadata-keys';
 export * from './k8s/labels';
 export * from './t9k/keys';
 export { parseQuantity, formatBytes, QUANTITY_PATTERN } from './k8s/quantity';
@@ -11,6 +11,10 @@ export { QUANTITY_MAX_LENGTH, TFLOPS_MAX, VRAM_MIN, VRAM_MAX } from './model/lim
 export { checkVram, checkTflops, formatTflops } from './model/share-quantity';
 export * from './model/rules';
 export type { KubeObject } from './k8s/object';
+export type { ContainerLike, PodTemplateLike } from './k8s/pod-template';
+export { TAINT_EFFECTS, TOLERATION_OPERATORS } from './k8s/toleration';
+export type { Toleration } from './k8s/toleration';
+/** The tensor-fusion.ai/v1 kinds: their schemas (TypeBox), types, CRDs and validation. */
 export * as api from './api';
 export * from './annotations';
 export * from './t9k';
@@ -23,8 +27,8 @@ export type { LocalGpuProps, WorkloadProfileProps, TensorFusionWorkloadProps } f
 export type { ObjectMetaProps, NamespacedMetaProps, RenderContext } from './render/metadata';
 export { gpuWorkloadPodTemplate } from './render/gpu-workload';
 export type { GpuWorkloadPodTemplate } from './render/gpu-workload';
-export { podTemplatePath, getPodTemplate, transformPodTemplate } from './render/pod-template';
-export type { PodTemplate, WorkloadLike } from './render/pod-template';
+export { podTemplatePath, getPodTemplate, transformPodTemplate } from './render/template-path';
+export type { PodTemplate, WorkloadLike } from './render/template-path';
 export * from './render/controller';
 export { loadControllerBundle, controllerBundlePath } from './contract/bundle-loader';
 export type { ControllerBundle } from './contract/bundle-loader';

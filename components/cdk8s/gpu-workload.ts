@@ -2,9 +2,9 @@ import { IConstruct } from 'constructs';
 import { EncodedGpuWorkload, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
 import { throwIfInvalid } from '../../lib/model/errors';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
-import { PodTemplate } from '../../lib/render/pod-template';
+import { PodTemplate } from '../../lib/render/template-path';
 import { checkT9kGpuOptions, T9kGpuOptions, T9kPodTemplateLike, t9kPodTemplate } from '../../lib/t9k';
-import { patchPodTemplate } from './pod-template';
+import { patchPodTemplate } from './patch-pod-template';
 import { dependOnController } from './order';
 
 /**

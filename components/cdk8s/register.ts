@@ -1,7 +1,7 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { throwIfInvalid } from '../../lib/model/errors';
-import { isClusterScoped } from '../../lib/model/kinds';
+import { isClusterScoped } from '../../lib/model/kind-scope';
 import { KubeObject } from '../../lib/k8s/object';
 import { NameClaims } from '../../lib/model/name-claims';
 

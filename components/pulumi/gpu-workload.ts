@@ -1,12 +1,12 @@
 import * as pulumi from '@pulumi/pulumi';
 import { checkGpuWorkloadOptionValues, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
 import { throwIfInvalid } from '../../lib/model/errors';
-import { withContext } from '../../lib/render/context';
+import { withContext } from '../../lib/render/error-context';
 import { gpuWorkloadPodTemplate } from '../../lib/render/gpu-workload';
-import { PodTemplate } from '../../lib/render/pod-template';
+import { PodTemplate } from '../../lib/render/template-path';
 import { checkT9kGpuOptions, T9kGpuOptions, T9kPodTemplateLike, t9kPodTemplate } from '../../lib/t9k';
 import { hasUnknowns, Inputs } from './inputs';
-import { patchPodTemplateArgs } from './pod-template';
+import { patchPodTemplateArgs } from './patch-pod-template';
 
 /** `gpuWorkload <metadata.name>` when the args name the workload, else `gpuWorkload`. */
 function contextOf(caller: string, args: object): string {

@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
-import './errors';
-import { withContext } from '../../lib/render/context';
+import './run-error';
+import { withContext } from '../../lib/render/error-context';
 
 /**
  * A plain props type with `pulumi.Input` at every level, as pulumi-eks and awsx type their args: any

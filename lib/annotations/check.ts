@@ -15,8 +15,8 @@ import {
   GPU_WORKLOAD_ANNOTATIONS,
   SPEC_BY_KEY,
   SPEC_BY_OPTION,
-} from './keys';
-import { ANNOTATION_PREFIX } from '../model/keys';
+} from './reference';
+import { ANNOTATION_PREFIX } from '../model/metadata-keys';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 import { booleanLiteral, checkValue, ValueSource } from './values';
 import { checkUpstreamRules, UPSTREAM_IGNORED_KEYS } from './upstream';

@@ -2,11 +2,11 @@
  * Typed options -> the pod label and `tensor-fusion.ai/*` annotations, spelled as TensorFusion's documentation spells them.
  */
 import { throwIfInvalid } from '../model/errors';
-import { ENABLED_LABEL } from '../model/keys';
+import { ENABLED_LABEL } from '../model/metadata-keys';
 import { formatBytes } from '../k8s/quantity';
 import { formatTflops } from '../model/share-quantity';
 import { checkGpuWorkloadInput } from './check';
-import { AnnotationSpec, GPU_WORKLOAD_ANNOTATIONS } from './keys';
+import { AnnotationSpec, GPU_WORKLOAD_ANNOTATIONS } from './reference';
 import type { GpuWorkloadOptions } from './options';
 
 /** What is known of the pod template the annotations go on. */

@@ -1,5 +1,6 @@
 /** The tensor-fusion.ai pod annotation codec: keys, typed options, encode, decode, validate, merge. */
-export * from './keys';
+export * from './reference';
+export type { UpstreamValueKind } from './value-kinds';
 export type { GpuWorkloadOptions, GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 export { encodeGpuWorkload } from './encode';
 export { checkGpuWorkloadOptionValues } from './check';

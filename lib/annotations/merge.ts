@@ -20,7 +20,7 @@ import { FieldIssue, fieldIssue } from '../model/errors';
 import { exactModelName, GpuTflops, lookupGpuTflops, tflopsVariants } from '../model/gpu-catalog';
 import { DEFAULT_QOS, QosLevel } from '../model/rules';
 import { checkCrossRules, showQuantity } from './check';
-import { ANNOTATION, AnnotationValueKind } from './keys';
+import { ANNOTATION, AnnotationValueKind } from './reference';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 import { checkValue } from './values';
 

@@ -7,7 +7,7 @@
  * upstream runs, and says what it loses.
  */
 import { Checked, checked, FieldIssue, fieldIssue, refused } from '../model/errors';
-import { ANNOTATION_PREFIX } from '../model/keys';
+import { ANNOTATION_PREFIX } from '../model/metadata-keys';
 import { checkLimitAtLeastRequest } from '../model/rules';
 import type { GpuWorkloadOptionName, GpuWorkloadSettings } from './options';
 import type { UpstreamValueKind, ValueContext, ValueSource } from './value-kinds';

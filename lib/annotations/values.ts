@@ -5,7 +5,7 @@
 import { Checked, checked, FieldIssue, fieldIssue, refused } from '../model/errors';
 import { checkTflops, checkVram } from '../model/share-quantity';
 import { checkGpuCount, checkQos, checkReplicas } from '../model/rules';
-import type { AnnotationValueKind } from './keys';
+import type { AnnotationValueKind } from './reference';
 import { checkContainerName, checkObjectName, checkPoolName } from '../model/name-checks';
 import { checkUpstreamValue, isUpstreamKind } from './upstream';
 import type { ValueContext, ValueSource } from './value-kinds';

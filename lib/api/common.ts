@@ -9,7 +9,7 @@
 import { Static, TSchema, Type } from '@sinclair/typebox';
 import { formatBytes, QUANTITY_PATTERN } from '../k8s/quantity';
 import { QUANTITY_MAX_LENGTH, TFLOPS_MAX, VRAM_MAX } from '../model/limits';
-import type { ConditionFields, GpuResourcesFields, WorkloadProfileSpecProps } from './props';
+import type { ConditionFields, GpuResourcesFields, WorkloadProfileSpecProps } from './generated/api-props';
 
 /**
  * Schema keyword that replaces the generic "what is allowed" text in validation messages. It is
@@ -106,7 +106,7 @@ export const GpuResources = Type.Object(
   },
   { description: 'GPU share of each worker, per GPU device. When set, requests and limits both need tflops and vram.' },
 );
-/** GPU share per device (the documented type of the schema, generated into lib/api/props.ts). */
+/** GPU share per device (the documented type of the schema, generated into lib/api/generated/api-props.ts). */
 export type GpuResources = GpuResourcesFields;
 
 /** Operators of a Kubernetes node selector requirement. */
@@ -190,5 +190,5 @@ export const Conditions = Type.Array(
   ),
   { description: 'Latest observations of the object state.' },
 );
-/** One observed condition (metav1.Condition). The type of the schema, documented: generated into lib/api/props.ts. */
+/** One observed condition (metav1.Condition). The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type Condition = ConditionFields;

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { Bytes, Conditions, GpuAmounts, Int32, MapOf, StringEnum, Tflops } from './common';
 import { QOS_LEVELS } from '../model/rules';
-import type { GPUNodeSpecFields, GPUNodeStatusFields } from './props';
+import type { GPUNodeSpecFields, GPUNodeStatusFields } from './generated/api-props';
 
 /** Who manages the node's GPUs, as upstream. */
 export const GPU_NODE_MANAGE_MODES = ['Manual', 'AutoSelect', 'Provisioned'] as const;
@@ -17,6 +17,7 @@ export const GPU_NODE_PHASES = ['Pending', 'Provisioning', 'Migrating', 'Running
 /** A GPU node phase. */
 export type GpuNodePhase = (typeof GPU_NODE_PHASES)[number];
 
+/** The schema of the GPUNode spec (TypeBox), the source of its CRD schema, its type and its validation. */
 export const GPUNodeSpec = Type.Object(
   {
     manageMode: Type.Optional(
@@ -28,7 +29,7 @@ export const GPUNodeSpec = Type.Object(
   },
   { description: 'How the node is managed.' },
 );
-/** How a GPU node is managed. The type of the schema, documented: generated into lib/api/props.ts. */
+/** How a GPU node is managed. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type GPUNodeSpec = GPUNodeSpecFields;
 
 const PodShare = Type.Object(
@@ -43,6 +44,7 @@ const PodShare = Type.Object(
   { description: 'A pod holding a share of a GPU.' },
 );
 
+/** The schema of the GPUNode status (TypeBox), the source of its CRD schema, its type and its validation. */
 export const GPUNodeStatus = Type.Object(
   {
     phase: StringEnum(GPU_NODE_PHASES, { description: 'Lifecycle phase.' }),
@@ -63,5 +65,5 @@ export const GPUNodeStatus = Type.Object(
   },
   { description: 'Observed GPU inventory and allocation of the node.' },
 );
-/** Observed GPU inventory and allocation of a node. The type of the schema, documented: generated into lib/api/props.ts. */
+/** Observed GPU inventory and allocation of a node. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type GPUNodeStatus = GPUNodeStatusFields;

@@ -1,12 +1,12 @@
 /**
  * GPUPool (cluster-scoped): a set of GPU nodes shared by workloads, with its capacity,
  * oversubscription, default QoS and placement strategy. The pool used by pods that name none carries
- * the `DEFAULT_POOL_ANNOTATION` from lib/model/keys.ts (an annotation, as upstream, not a spec field).
+ * the `DEFAULT_POOL_ANNOTATION` from lib/model/metadata-keys.ts (an annotation, as upstream, not a spec field).
  */
 import { Type } from '@sinclair/typebox';
 import { DEFAULT_ISOLATION_MODE, DEFAULT_PLACEMENT_MODE, ISOLATION_MODES, PLACEMENT_MODES, QOS_LEVELS } from '../model/rules';
 import { Bytes, Conditions, Cpu, Embedded, Int32, MapOf, NodeSelector, StringEnum, Tflops } from './common';
-import type { GPUPoolSpecFields, GPUPoolStatusFields } from './props';
+import type { GPUPoolSpecFields, GPUPoolStatusFields } from './generated/api-props';
 
 /** Lifecycle of a pool, as upstream. */
 export const POOL_PHASES = ['Pending', 'Running', 'Updating', 'Destroying', 'Unknown'] as const;
@@ -29,6 +29,7 @@ const PoolResources = (description: string) =>
     ),
   );
 
+/** The schema of the GPUPool spec (TypeBox), the source of its CRD schema, its type and its validation. */
 export const GPUPoolSpec = Type.Object(
   {
     nodeManagerConfig: Type.Object(
@@ -127,9 +128,10 @@ export const GPUPoolSpec = Type.Object(
   },
   { description: 'Desired state of the pool.' },
 );
-/** Desired state of a pool. The type of the schema, documented: generated into lib/api/props.ts. */
+/** Desired state of a pool. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type GPUPoolSpec = GPUPoolSpecFields;
 
+/** The schema of the GPUPool status (TypeBox), the source of its CRD schema, its type and its validation. */
 export const GPUPoolStatus = Type.Object(
   {
     phase: StringEnum(POOL_PHASES, { description: 'Lifecycle phase.' }),
@@ -150,5 +152,5 @@ export const GPUPoolStatus = Type.Object(
   },
   { description: 'Observed capacity and health of the pool.' },
 );
-/** Observed capacity and health of a pool. The type of the schema, documented: generated into lib/api/props.ts. */
+/** Observed capacity and health of a pool. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type GPUPoolStatus = GPUPoolStatusFields;

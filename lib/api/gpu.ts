@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { Conditions, GpuAmounts, Int32, MapOf, StringEnum } from './common';
-import type { GPUStatusFields } from './props';
+import type { GPUStatusFields } from './generated/api-props';
 
 /** Lifecycle of a GPU, as upstream. */
 export const GPU_PHASES = ['Pending', 'Provisioning', 'Running', 'Unknown', 'Destroying', 'Migrating'] as const;
@@ -14,6 +14,7 @@ export type GpuPhase = (typeof GPU_PHASES)[number];
 /** Which system hands out the device: us, or the NVIDIA device plugin (whole-GPU mode). */
 export const GPU_USED_BY = ['tensor-fusion', 'nvidia-device-plugin'] as const;
 
+/** The schema of the GPU status (TypeBox), the source of its CRD schema, its type and its validation. */
 export const GPUStatus = Type.Object(
   {
     uuid: Type.String({ description: 'Device UUID reported by the driver.' }),
@@ -43,5 +44,5 @@ export const GPUStatus = Type.Object(
   },
   { description: 'Observed state of the device.' },
 );
-/** Observed state of a GPU. The type of the schema, documented: generated into lib/api/props.ts. */
+/** Observed state of a GPU. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type GPUStatus = GPUStatusFields;

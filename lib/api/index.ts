@@ -18,7 +18,7 @@ export * from './tensor-fusion-workload';
 export * from './kinds';
 export * from './crd';
 export * from './validate';
-export * from './props';
+export * from './generated/api-props';
 
 type Metadata = KubeObject['metadata'];
 

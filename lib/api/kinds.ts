@@ -9,7 +9,7 @@ import { GPUPoolSpec, GPUPoolStatus } from './gpu-pool';
 import { TensorFusionWorkloadSpec, TensorFusionWorkloadStatus } from './tensor-fusion-workload';
 import { WorkloadProfileSpec } from './workload-profile';
 import type { Scope } from '../k8s/scope';
-import { KIND_SCOPES } from '../model/kinds';
+import { KIND_SCOPES } from '../model/kind-scope';
 
 /** A kind of the tensor-fusion.ai API. */
 export type KindName = 'GPUPool' | 'GPUNode' | 'GPU' | 'WorkloadProfile' | 'TensorFusionWorkload';

@@ -5,7 +5,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Conditions, GpuResources, Int32, StringEnum } from './common';
 import { WorkloadProfileSpec } from './workload-profile';
-import type { TensorFusionWorkloadStatusFields, WorkloadProfileSpecProps } from './props';
+import type { TensorFusionWorkloadStatusFields, WorkloadProfileSpecProps } from './generated/api-props';
 
 /** Lifecycle of a workload's workers, as upstream. */
 export const WORKLOAD_PHASES = ['Pending', 'Running', 'Failed', 'Unknown'] as const;
@@ -14,7 +14,7 @@ export type WorkloadPhase = (typeof WORKLOAD_PHASES)[number];
 
 /** Same fields as {@link WorkloadProfileSpec}. */
 export const TensorFusionWorkloadSpec = WorkloadProfileSpec;
-/** Desired resources of a TensorFusionWorkload: the fields of a WorkloadProfile spec. The type of the schema, documented: generated into lib/api/props.ts. */
+/** Desired resources of a TensorFusionWorkload: the fields of a WorkloadProfile spec. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type TensorFusionWorkloadSpec = WorkloadProfileSpecProps;
 
 /**
@@ -32,6 +32,7 @@ export const AutoscalingStatus = Type.Object(
 );
 export type AutoscalingStatus = Static<typeof AutoscalingStatus>;
 
+/** The schema of the TensorFusionWorkload status (TypeBox), the source of its CRD schema, its type and its validation. */
 export const TensorFusionWorkloadStatus = Type.Object(
   {
     phase: Type.Optional(StringEnum(WORKLOAD_PHASES, { description: 'Overall state of the workers.' })),
@@ -42,5 +43,5 @@ export const TensorFusionWorkloadStatus = Type.Object(
   },
   { description: 'Observed state of the workers.' },
 );
-/** Observed state of the workers. The type of the schema, documented: generated into lib/api/props.ts. */
+/** Observed state of the workers. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type TensorFusionWorkloadStatus = TensorFusionWorkloadStatusFields;

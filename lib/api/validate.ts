@@ -21,7 +21,7 @@ import { isKindName, KIND_NAMES, KINDS, KindName } from './kinds';
 import type { TensorFusionWorkloadSpec } from './tensor-fusion-workload';
 import { RETIRED_PROFILE_FIELDS, WorkloadProfileSpec } from './workload-profile';
 import { isDnsLabel, isDnsSubdomain } from '../k8s/names';
-import { autoScalingIssues } from '../autoscale/settings';
+import { autoScalingIssues } from './autoscaling-settings';
 
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false });
 addFormats(ajv, ['date-time', 'int32', 'int64']);

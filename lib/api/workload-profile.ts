@@ -5,9 +5,9 @@
 import { Type } from '@sinclair/typebox';
 import { QOS_LEVELS, REPLICAS_MAX } from '../model/rules';
 import { EXPECTED_KEYWORD, GpuResources, Int32, NodeAffinity, StringEnum } from './common';
-import { FORECAST_MODELS } from '../autoscale/forecast';
-import * as F from '../autoscale/formats';
-import type { WorkloadProfileSpecProps } from './props';
+import { FORECAST_MODELS } from './autoscaling-formats';
+import * as F from './autoscaling-formats';
+import type { WorkloadProfileSpecProps } from './generated/api-props';
 
 /** A string field with a format of lib/autoscale/formats.ts: the pattern goes into the CRD too. */
 const formatted = (pattern: string, expected: string) => (description: string) =>
@@ -114,7 +114,7 @@ export const WorkloadProfileSpec = Type.Object(
   },
   { description: 'GPU settings of a workload.' },
 );
-/** GPU settings of a workload. The type of the schema, documented: generated into lib/api/props.ts. */
+/** GPU settings of a workload. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type WorkloadProfileSpec = WorkloadProfileSpecProps;
 
 /** Fields older TensorFusion examples used that are not part of the schema, with the field that replaced them. */

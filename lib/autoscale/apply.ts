@@ -9,7 +9,8 @@ import type { TensorFusionWorkload } from '../api';
 import { parseQuantity } from '../k8s/quantity';
 import { TFLOPS_MAX, VRAM_MAX, VRAM_MIN } from '../model/limits';
 import type { Resources } from './recommender';
-import type { AutoscaleSettings, TargetResource } from './settings';
+import type { AutoscaleSettings } from '../api/autoscaling-settings';
+import type { TargetResource } from '../api/autoscaling-formats';
 
 /** The recommendation a TensorFusionWorkload's status holds (per GPU, as spec.resources). */
 export type StatusRecommendation = NonNullable<NonNullable<NonNullable<TensorFusionWorkload['status']>['autoscaling']>['recommendation']>;

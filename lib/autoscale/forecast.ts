@@ -4,8 +4,7 @@
  * a forecast can only raise a recommendation ahead of a known pattern (the morning ramp of a
  * diurnal load, a growing trend).
  */
-import { FieldIssue, fieldIssue } from '../model/errors';
-import { oneOf } from '../model/rules';
+import type { ForecastModel } from '../api/autoscaling-formats';
 
 /** A usage series: `values[i]` was observed at `startS + i * stepS`. */
 export interface Series {
@@ -15,19 +14,6 @@ export interface Series {
 }
 
 const DAY_S = 86_400;
-
-/**
- * `seasonal-naive`: tomorrow repeats today. The forecast for time t is the value at t minus one day;
- * needs at least one day of history. `linear-trend`: least-squares line through the history,
- * extrapolated over the horizon (for slow growth such as a memory leak or a rising user base).
- */
-export const FORECAST_MODELS = ['seasonal-naive', 'linear-trend'] as const;
-export type ForecastModel = (typeof FORECAST_MODELS)[number];
-
-/** Refuses unknown model names, listing the known ones. */
-export function checkForecastModel(field: string, value: unknown): FieldIssue | undefined {
-  return FORECAST_MODELS.includes(value as ForecastModel) ? undefined : fieldIssue(field, value, oneOf(FORECAST_MODELS));
-}
 
 /** The seasonal-naive forecast over (now, now + horizon]: the same window one day earlier. */
 function seasonalNaive(s: Series, nowS: number, horizonS: number, stat: ForecastStat): number | undefined {

@@ -11,7 +11,13 @@
  */
 import { DecayingHistogram } from './histogram';
 import { forecast, ForecastStat, Series } from './forecast';
-import { AutoscaleSettings, LIMIT_PERCENTILE, LOWER_BOUND_PERCENTILE, PredictionSettings, UPPER_BOUND_PERCENTILE } from './settings';
+import {
+  AutoscaleSettings,
+  LIMIT_PERCENTILE,
+  LOWER_BOUND_PERCENTILE,
+  PredictionSettings,
+  UPPER_BOUND_PERCENTILE,
+} from '../api/autoscaling-settings';
 
 /** Requests and limits in force (TFLOPS, bytes). */
 export interface Resources {

@@ -5,7 +5,7 @@
  * the last scaleDownCoolDownTime wins, so a short dip never removes replicas). Missing or zero usage
  * holds the count. Pure: time is passed in.
  */
-import type { ReplicaSettings } from './settings';
+import type { ReplicaSettings } from '../api/autoscaling-settings';
 
 /** HPA's default tolerance: no change while usage is within 10 % of the target. */
 export const REPLICA_TOLERANCE = 0.1;

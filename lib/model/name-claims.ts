@@ -1,5 +1,5 @@
 import { FieldIssue, fieldIssue } from './errors';
-import { isClusterScoped } from './kinds';
+import { isClusterScoped } from './kind-scope';
 import { KubeObject } from '../k8s/object';
 
 /**

@@ -6,7 +6,7 @@
  */
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { KubeObject } from '../k8s/object';
-import { GFD, GPU_NODE_ANNOTATION, HARDWARE_VENDOR_LABEL, poolMembershipLabel } from '../model/keys';
+import { GFD, GPU_NODE_ANNOTATION, HARDWARE_VENDOR_LABEL, poolMembershipLabel } from '../model/metadata-keys';
 import { checkLabelValue, checkObjectName, checkPoolName } from '../model/name-checks';
 import { checkVram } from '../model/share-quantity';
 import { GPU_COUNT_MAX, GPU_COUNT_MIN } from '../model/rules';

@@ -1,10 +1,10 @@
 /** GpuPool: a GPUPool object from typed props. */
 import { GPUPoolSpec, validateSpec } from '../api';
-import type { NodeSelectorProps } from '../api/props';
+import type { NodeSelectorProps } from '../api/generated/api-props';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { KubeObject } from '../k8s/object';
 import { API_VERSION } from '../model/group';
-import { DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../model/keys';
+import { DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../model/metadata-keys';
 import { checkPoolName } from '../model/name-checks';
 import { checkEnum, checkIsolation, checkQos, IsolationMode, PLACEMENT_MODES, PlacementMode, QosLevel } from '../model/rules';
 import { checkMeta, ObjectMetaProps, RenderContext, renderMeta } from './metadata';

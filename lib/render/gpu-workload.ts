@@ -3,9 +3,9 @@
  * pod template of a Deployment, StatefulSet, Job, Pod or cdk8s-plus workload.
  */
 import { ANNOTATION, decodeGpuAnnotations, EncodedGpuWorkload, encodeGpuWorkload, GpuWorkloadOptions } from '../annotations';
-import { ANNOTATION_PREFIX } from '../model/keys';
+import { ANNOTATION_PREFIX } from '../model/metadata-keys';
 import { throwIfInvalid } from '../model/errors';
-import type { PodTemplate } from './pod-template';
+import type { PodTemplate } from './template-path';
 
 /** The input template type, with the metadata maps it now surely has. */
 export type GpuWorkloadPodTemplate<T extends PodTemplate> = T & {

@@ -1,6 +1,6 @@
 /** WorkloadProfile and TensorFusionWorkload: namespaced objects whose props are their spec. */
 import { validateSpec } from '../api';
-import type { WorkloadProfileSpecProps } from '../api/props';
+import type { WorkloadProfileSpecProps } from '../api/generated/api-props';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { KubeObject } from '../k8s/object';
 import { API_VERSION } from '../model/group';

@@ -5,19 +5,27 @@
  */
 import pino from 'pino';
 import { loadConnection } from './kube/kubeconfig';
-import { ComponentFactory, readEnv, startRuntime } from './runtime';
-import { extenderComponent } from './scheduler/component';
-import { usageFromAllocations, webhookComponent } from './webhook';
+import { startRuntime } from './runtime';
+import { ComponentFactory, readEnv } from './shared/runtime-context';
+import { extenderComponent } from './extender/component';
+import { webhookComponent } from './webhook';
+import { usageFromAllocations } from './shared/allocated-usage';
 import { runAgent } from './agent/main';
 import { AGENT_COMMAND } from '../contract/agent';
 import { autoscaleComponent } from './autoscale/component';
+import { startResizer } from './autoscale/resize-component';
 
 /**
  * Components started next to the controller, on every replica: the admission webhook, the
- * scheduler extender that the kube-scheduler in the same pod calls, and the autoscaling recommender
- * (which acts only on the leader).
+ * scheduler extender that the kube-scheduler in the same pod calls, with autoscaling's in-place
+ * resizer beside it (resizes go through that allocator, so only while it is the one in use), and the
+ * autoscaling recommender (which acts only on the leader).
  */
-export const COMPONENTS: ComponentFactory[] = [webhookComponent, extenderComponent, (ctx) => autoscaleComponent(ctx)];
+export const COMPONENTS: ComponentFactory[] = [
+  webhookComponent,
+  (ctx) => extenderComponent(ctx, { alongside: (state, inUse) => startResizer(ctx, state, inUse) }),
+  (ctx) => autoscaleComponent(ctx),
+];
 
 /** Grace for endpoints to drop this pod before servers close (webhook callers keep using it briefly). */
 const SHUTDOWN_DRAIN_MS = 5_000;

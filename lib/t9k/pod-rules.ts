@@ -3,10 +3,10 @@
  * they hold whichever order the T9k and tensor-fusion.ai helpers were applied in.
  */
 import { entryPath, FieldIssue, fieldIssue } from '../model/errors';
-import { ANNOTATION_PREFIX, ENABLED_LABEL } from '../model/keys';
+import { ANNOTATION_PREFIX, ENABLED_LABEL } from '../model/metadata-keys';
 import { T9K } from './keys';
 import { T9kAllocMode } from './node';
-import { T9kPodTemplateLike, limitPath } from './pod-template';
+import { T9kPodTemplateLike, limitPath } from './field-paths';
 
 /** Every T9k extended resource; the first two need xgn nodes, the percent one sgn nodes. */
 export const T9K_RESOURCES = [T9K.exclusiveGpuResource, T9K.sharedGpuPercentResource, T9K.exclusiveNodeResource] as const;

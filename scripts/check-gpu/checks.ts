@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { GpuReadiness, MpsShare, MpsSupervisor, ShareDirs } from '../../lib/runtime/agent/mps/supervisor';
-import { NVIDIA_ENV } from '../../lib/runtime/pod-share/env';
+import { NVIDIA_ENV } from '../../lib/runtime/shared/pod-share/container-env';
 import { collectVram, fakeProc } from './agent';
 import { Client, ClientReport, Clients, containerEnv } from './clients';
 

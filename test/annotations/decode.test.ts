@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { QosLevel } from '../../lib/model/rules';
-import { ALLOCATION_ANNOTATION } from '../../lib/model/keys';
+import { ALLOCATION_ANNOTATION } from '../../lib/model/metadata-keys';
 import {
   CONTROLLER_WRITTEN_KEYS,
   decodeGpuAnnotations,

@@ -1,5 +1,6 @@
 /** Applying a recommendation to one share: which fields each block tunes, and the bounds every share keeps. */
-import { applyRecommendation, decodeAutoScalingConfig, recommendationOf, sameResources } from '../../lib/autoscale';
+import { applyRecommendation, recommendationOf, sameResources } from '../../lib/autoscale';
+import { decodeAutoScalingConfig } from '../../lib/api/autoscaling-settings';
 import type { TensorFusionWorkload } from '../../lib/api';
 
 const GiB = 2 ** 30;

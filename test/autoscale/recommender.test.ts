@@ -1,13 +1,6 @@
 /** The pure recommender: decaying histogram, forecasts, requests/limits with OOM bump, replicas. */
-import {
-  decodeAutoScalingConfig,
-  DecayingHistogram,
-  forecast,
-  ReplicaRecommender,
-  ResourceRecommender,
-  Resources,
-  settle,
-} from '../../lib/autoscale';
+import { decodeAutoScalingConfig } from '../../lib/api/autoscaling-settings';
+import { DecayingHistogram, forecast, ReplicaRecommender, ResourceRecommender, Resources, settle } from '../../lib/autoscale';
 import type { AutoScalingConfig } from '../../lib/api/workload-profile';
 
 const GIB = 2 ** 30;

@@ -1,7 +1,7 @@
 /**
  * `pulumi up` runs the program named by Pulumi.yaml's `main` through ts-node with the tsconfig.json of
  * that program's folder, and with Pulumi's own defaults (ES2020 lib, no Object.hasOwn) when there is
- * none: the real engine failed the example so (TS2550 in lib/model/kinds.ts). The folder has its
+ * none: the real engine failed the example so (TS2550 in lib/model/kind-scope.ts). The folder has its
  * own tsconfig.json, and the program type-checks with it.
  */
 import { execFileSync } from 'node:child_process';

@@ -4,7 +4,7 @@
  * reach kubectl; a pod contradicting a hand-written workload it reuses is refused with both values.
  * No scheduler runs: admission and workload generation need the pods to exist, not to run.
  */
-import { ENABLED_LABEL, GENERATED_WORKLOAD_LABEL } from '../../lib/model/keys';
+import { ENABLED_LABEL, GENERATED_WORKLOAD_LABEL } from '../../lib/model/metadata-keys';
 import { API_VERSION } from '../../lib/model/group';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, waitFor } from '../support/control-plane';

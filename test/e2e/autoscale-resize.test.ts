@@ -5,12 +5,12 @@
  * other stays with a condition saying the GPU has no room, no GPU is over-committed, and a new pod is
  * admitted with the recommendation and a warning kubectl prints.
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/model/keys';
-import { SCHEDULER_NAME } from '../../lib/contract/names';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/model/metadata-keys';
+import { SCHEDULER_NAME } from '../../lib/contract/object-names';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
-import { RESIZE_ANNOTATIONS } from '../../lib/render/controller/limits';
+import { RESIZE_ANNOTATIONS } from '../../lib/render/controller/write-limits';
 import { RESIZE_CONDITION } from '../../lib/runtime/autoscale/resize';
-import { LIMITS_VOLUME } from '../../lib/runtime/pod-share/limits-volume';
+import { LIMITS_VOLUME } from '../../lib/runtime/shared/pod-share/limits-volume';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import {
   controllerIdentity,

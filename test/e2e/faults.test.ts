@@ -5,7 +5,7 @@
  * killed. After each fault the cluster converges to exactly the state it should have: nothing lost,
  * nothing doubled.
  */
-import { GFD } from '../../lib/model/keys';
+import { GFD } from '../../lib/model/metadata-keys';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';

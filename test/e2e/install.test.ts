@@ -6,7 +6,7 @@
  * GFD, and pods created with kubectl.
  */
 import { API_VERSION } from '../../lib/model/group';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD } from '../../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD } from '../../lib/model/metadata-keys';
 import { XGN_TAINT } from '../../lib/t9k/keys';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import {

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { API_VERSION, GROUP } from '../../lib/model/group';
-import { GFD } from '../../lib/model/keys';
+import { GFD } from '../../lib/model/metadata-keys';
 import {
   CONTROLLER_NAMES,
   controllerClusterRules,

@@ -12,8 +12,8 @@ import {
   PLACEMENT_ANNOTATIONS,
   SHARE_ANNOTATION,
   SHARE_RELEASED_ANNOTATION,
-} from '../../lib/model/keys';
-import { SCHEDULER_NAME } from '../../lib/contract/names';
+} from '../../lib/model/metadata-keys';
+import { SCHEDULER_NAME } from '../../lib/contract/object-names';
 import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS } from '../../lib/render/controller';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';

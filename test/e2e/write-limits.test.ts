@@ -8,7 +8,7 @@
  */
 import { ANNOTATION } from '../../lib/annotations';
 import { API_VERSION } from '../../lib/model/group';
-import { ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/keys';
+import { ENABLED_LABEL, MANAGED_BY_LABEL, SHARE_RELEASED_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/metadata-keys';
 import { XGN_TAINT } from '../../lib/t9k/keys';
 import { controllerUser, PREEMPTION_REASON, renderController } from '../../lib/render/controller';
 import { describeControlPlane, policyDenial as denied, waitFor } from '../support/control-plane';

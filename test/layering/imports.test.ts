@@ -41,13 +41,21 @@ function cruise(files: Record<string, string>): { code: number | null; output: s
 const leaf = 'export const x = 1;\n';
 const uses = (spec: string) => `import { x } from '${spec}';\nexport const y = x;\n`;
 
+const PARTS = 'runtime-floor-webhook-extender-reconcile-autoscale-agent';
+
 describe('the import rules', () => {
   it('pass a tree whose arrows all point down', () => {
     const r = cruise({
-      'lib/model/keys.ts': leaf,
-      'lib/render/gpu-pool.ts': uses('../model/keys'),
-      'lib/runtime/share.ts': uses('../model/keys'),
-      'lib/runtime/webhook/admit.ts': uses('../share'),
+      'lib/k8s/quantity.ts': leaf,
+      'lib/model/metadata-keys.ts': uses('../k8s/quantity'),
+      'lib/api/gpu-pool.ts': uses('../model/metadata-keys'),
+      'lib/render/gpu-pool.ts': uses('../api/gpu-pool'),
+      'lib/runtime/kube/cluster.ts': uses('../../model/metadata-keys'),
+      'lib/runtime/shared/share.ts': uses('../kube/cluster'),
+      'lib/runtime/serving/tls.ts': uses('../shared/share'),
+      'lib/runtime/webhook/admit.ts': uses('../serving/tls'),
+      'lib/runtime/main.ts': uses('./webhook/admit'),
+      'lib/index.ts': uses('./render/gpu-pool'),
       'components/pulumi/gpu-pool.ts': uses('../../lib/render/gpu-pool'),
     });
     expect(r.output).toContain('no dependency violations found');
@@ -56,10 +64,42 @@ describe('the import rules', () => {
 
   it.each([
     [
-      'runtime-parts-not-sideways',
+      PARTS,
       { 'lib/runtime/agent/claims.ts': leaf, 'lib/runtime/webhook/admit.ts': uses('../agent/claims') },
       'lib/runtime/webhook/admit.ts → lib/runtime/agent/claims.ts',
     ],
+    [
+      PARTS,
+      { 'lib/runtime/runtime.ts': leaf, 'lib/runtime/extender/component.ts': uses('../runtime') },
+      'lib/runtime/extender/component.ts → lib/runtime/runtime.ts',
+    ],
+    [
+      'runtime-floor-kube',
+      { 'lib/runtime/shared/metrics.ts': leaf, 'lib/runtime/kube/informer.ts': uses('../shared/metrics') },
+      'lib/runtime/kube/informer.ts → lib/runtime/shared/metrics.ts',
+    ],
+    [
+      'runtime-floor-shared',
+      { 'lib/runtime/reconcile/keys.ts': leaf, 'lib/runtime/shared/caches.ts': uses('../reconcile/keys') },
+      'lib/runtime/shared/caches.ts → lib/runtime/reconcile/keys.ts',
+    ],
+    [
+      'runtime-not-into-render',
+      { 'lib/render/agent.ts': leaf, 'lib/runtime/agent/main.ts': uses('../../render/agent') },
+      'lib/runtime/agent/main.ts → lib/render/agent.ts',
+    ],
+    ['iac-floor-model', { 'lib/api/kinds.ts': leaf, 'lib/model/rules.ts': uses('../api/kinds') }, 'lib/model/rules.ts → lib/api/kinds.ts'],
+    [
+      'iac-floor-api',
+      { 'lib/autoscale/forecast.ts': leaf, 'lib/api/workload-profile.ts': uses('../autoscale/forecast') },
+      'lib/api/workload-profile.ts → lib/autoscale/forecast.ts',
+    ],
+    [
+      'iac-floor-allocator-autoscale-contract-t9k',
+      { 'lib/t9k/keys.ts': leaf, 'lib/allocator/pool.ts': uses('../t9k/keys') },
+      'lib/allocator/pool.ts → lib/t9k/keys.ts',
+    ],
+    ['iac-floor-render', { 'lib/index.ts': leaf, 'lib/render/gpu-pool.ts': uses('..') }, 'lib/render/gpu-pool.ts → lib/index.ts'],
     [
       'iac-not-into-runtime',
       { 'lib/runtime/agent/contract.ts': leaf, 'lib/render/agent.ts': uses('../runtime/agent/contract') },

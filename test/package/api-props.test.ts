@@ -1,5 +1,5 @@
 /**
- * lib/api/props.ts, the documented interfaces of the spec fields props expose, is generated from the
+ * lib/api/generated/api-props.ts, the documented interfaces of the spec fields props expose, is generated from the
  * TypeBox schemas (`npm run gen:api-props`): it must be current and describe the same types.
  */
 import { readFileSync } from 'fs';
@@ -16,7 +16,7 @@ import type {
   TensorFusionWorkloadStatus,
   WorkloadProfileSpec,
 } from '../../lib/api';
-import type * as props from '../../lib/api/props';
+import type * as props from '../../lib/api/generated/api-props';
 import { API_PROPS_FILE, apiPropsSource } from '../../scripts/gen-api-props';
 
 /** True when A and B are assignable to each other (checked by the type check of the tests). */
@@ -35,7 +35,7 @@ const sameTypes: [
   Same<props.ConditionFields, Static<typeof Conditions>[number]>,
 ] = [true, true, true, true, true, true, true, true, true, true];
 
-describe('lib/api/props.ts', () => {
+describe('lib/api/generated/api-props.ts', () => {
   it('is what the generator writes from the current schemas', () => {
     expect(readFileSync(API_PROPS_FILE, 'utf8')).toBe(apiPropsSource());
   });

@@ -1,8 +1,8 @@
 /** Objects and helpers shared by the runtime tests and the controller benchmark. */
 import pino from 'pino';
-import { GFD, GPU_IDS_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/keys';
+import { GFD, GPU_IDS_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/metadata-keys';
 import { T9K } from '../../lib/t9k/keys';
-import { Controller } from '../../lib/runtime/controller/controller';
+import { Controller } from '../../lib/runtime/reconcile/controller';
 import { ApiServerDouble, Obj, clusterFor } from '../support/api-server';
 
 export const silent = pino({ level: 'silent' });

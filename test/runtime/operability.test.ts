@@ -12,10 +12,10 @@ import { COMBINED_PREFIX, EventCorrelator } from '../../lib/runtime/kube/event-c
 import type { K8sObject, ListOptions, ObjectList } from '../../lib/runtime/kube/cluster';
 import { HttpCluster, keepAliveAgent } from '../../lib/runtime/kube/http-cluster';
 import { Informer } from '../../lib/runtime/kube/informer';
-import { Component } from '../../lib/runtime/ops-server';
+import { Component, readEnv } from '../../lib/runtime/shared/runtime-context';
 import { RESOURCES, ResourceType } from '../../lib/runtime/kube/resources';
-import { readEnv, Runtime, startRuntime } from '../../lib/runtime/runtime';
-import { createCa, issueServingCert } from '../../lib/runtime/webhook/certificates';
+import { Runtime, startRuntime } from '../../lib/runtime/runtime';
+import { createCa, issueServingCert } from '../../lib/runtime/serving/certificates';
 import { webhookComponent } from '../../lib/runtime/webhook/component';
 import { ApiServerDouble, clusterFor } from '../support/api-server';
 import { httpGet } from '../support/control-plane/process';
@@ -51,11 +51,11 @@ describe('readiness and liveness of a replica', () => {
   test('a broken gpus watch leaves /readyz 200: admission does not read GPUs', async () => {
     const admission: Component = { name: 'webhook', start: async () => undefined, stop: async () => undefined, ready: () => true };
     rt = await start([() => admission]);
-    await rt.ctx.controller.waitForSync();
+    await rt.controller.waitForSync();
     expect((await probe(rt, CONTROLLER_PATHS.readyz)).status).toBe(200);
     api.injectFault({ path: `/${RESOURCES.gpus.plural}`, status: 500, times: 1_000_000 });
     api.dropWatches(RESOURCES.gpus.plural);
-    await eventually(async () => expect(rt!.ctx.controller.isReady()).toBe(false), 10_000);
+    await eventually(async () => expect(rt!.controller.isReady()).toBe(false), 10_000);
     expect(await probe(rt, CONTROLLER_PATHS.readyz)).toEqual({ status: 200, body: 'ok' });
   });
 

@@ -1,5 +1,5 @@
 /** The process contract: environment validation. */
-import { readEnv } from '../../lib/runtime/runtime';
+import { readEnv } from '../../lib/runtime/shared/runtime-context';
 
 describe('readEnv', () => {
   test('defaults', () => {

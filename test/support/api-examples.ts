@@ -4,7 +4,7 @@
  */
 import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../lib/api';
 import { API_VERSION } from '../../lib/model/group';
-import { DEFAULT_POOL_ANNOTATION, GFD } from '../../lib/model/keys';
+import { DEFAULT_POOL_ANNOTATION, GFD } from '../../lib/model/metadata-keys';
 import type { WorkloadProfileSpec } from '../../lib/api/workload-profile';
 
 /** The WorkloadProfile spec of TensorFusion's documented example. */

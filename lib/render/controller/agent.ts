@@ -12,7 +12,7 @@
 import { KubeObject } from '../../k8s/object';
 import { APP_LABELS, POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
 import { GROUP } from '../../model/group';
-import { GFD } from '../../model/keys';
+import { GFD } from '../../model/metadata-keys';
 import { AGENT_COMMAND, AGENT_DEFAULTS, AGENT_ENV } from '../../contract/agent';
 import { ResolvedControllerProps } from './props';
 import { ControllerBundleRef, renderShipping } from './shipping';

@@ -9,26 +9,26 @@ import { KubeObject } from '../../k8s/object';
 import { POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
 import { renderIntegrityPolicy } from './integrity';
 import { renderNodeGuard } from './node-guard';
-import { renderWriteLimits } from './limits';
+import { renderWriteLimits } from './write-limits';
 import { renderServiceMonitor } from './monitoring';
-import { COMMON_LABELS } from '../../contract/names';
+import { COMMON_LABELS } from '../../contract/object-names';
 import { renderNetwork } from './network';
 import { renderPriorityClasses } from './priority';
 import { resolveControllerProps, TensorFusionControllerProps } from './props';
 import { renderRbac } from './rbac';
-import { renderSchedulerConfigMap } from './scheduler';
+import { renderSchedulerConfigMap } from './kube-scheduler';
 import { ControllerBundleRef, renderShipping } from './shipping';
 import { renderCertificates, renderWebhookConfiguration } from './webhook';
-import { renderWorkload } from './workload';
+import { renderWorkload } from './controller-deployment';
 import { renderAgent } from './agent';
 
 export * from '../../contract/env';
-export * from '../../contract/names';
+export * from '../../contract/object-names';
 export * from './props';
 export { nodeGuardMessage } from './node-guard';
 export { bindingValidations, controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations } from './integrity';
 export type { PolicyValidation } from './integrity';
-export { PREEMPTION_REASON, workerImageValidations, workerShapeValidations, writeLimitValidations } from './limits';
+export { PREEMPTION_REASON, workerImageValidations, workerShapeValidations, writeLimitValidations } from './write-limits';
 export {
   AUTHENTICATION_READER_ROLE,
   BLOCKING_OWNER_RESOURCES,
@@ -39,13 +39,13 @@ export {
   STATUS_WRITTEN_RESOURCES,
 } from './rbac';
 export type { PolicyRule } from './rbac';
-export { KUBE_SCHEDULER_SECURE_PORT, renderSchedulerConfiguration, SCHEDULER_CONFIG_KEY } from './scheduler';
-export type { KubeSchedulerConfiguration, SchedulerExtender } from './scheduler';
+export { KUBE_SCHEDULER_SECURE_PORT, renderSchedulerConfiguration, SCHEDULER_CONFIG_KEY } from './kube-scheduler';
+export type { KubeSchedulerConfiguration, SchedulerExtender } from './kube-scheduler';
 export { BUNDLE_KEY, bundleConfigMapName, CONFIGMAP_MAX_BYTES } from './shipping';
 export type { ControllerBundleRef } from './shipping';
 export { WEBHOOK_EXCLUDED_NAMESPACES, WEBHOOK_TIMEOUT_SECONDS, webhookDnsNames } from './webhook';
 export { WEBHOOK_SERVICE_PORT } from './network';
-export { CONTROLLER_UID } from './workload';
+export { CONTROLLER_UID } from './controller-deployment';
 export { AGENT_NAMES, agentNamespace } from './agent';
 
 /**

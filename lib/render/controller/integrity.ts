@@ -8,14 +8,14 @@
  * The same holds for the Bindings of anyone else, which could write records as they bind a pod.
  *
  * The pod policies see only pods that carry the opt-in label: the runtime reads records only on pods
- * labelled "true" (lib/runtime/share.ts), and a pod holding an allocation cannot lose the label, so
+ * labelled "true" (lib/runtime/shared/share.ts), and a pod holding an allocation cannot lose the label, so
  * records on any other pod count for nothing. Every other pod in the cluster is spared the CEL
  * evaluation (and its conversions of the pod) on each create and each status update.
  */
 import { NAMESPACE_NAME_LABEL } from '../../k8s/labels';
 import { KubeObject } from '../../k8s/object';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, RECORD_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/keys';
-import { CONTROLLER_NAMES } from '../../contract/names';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, RECORD_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/metadata-keys';
+import { CONTROLLER_NAMES } from '../../contract/object-names';
 import { ResolvedControllerProps } from './props';
 import { WEBHOOK_EXCLUDED_NAMESPACES } from './webhook';
 

@@ -3,7 +3,7 @@
  */
 import { KubeObject } from '../../k8s/object';
 import { CONTROLLER_PATHS } from '../../contract/env';
-import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/names';
+import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/object-names';
 import { ResolvedControllerProps } from './props';
 
 export function renderServiceMonitor(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject {

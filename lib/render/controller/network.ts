@@ -3,7 +3,7 @@
  */
 import { KubeObject } from '../../k8s/object';
 import { CONTROLLER_ENV_DEFAULTS } from '../../contract/env';
-import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/names';
+import { CONTROLLER_NAMES, PORT_NAMES, SELECTOR_LABELS } from '../../contract/object-names';
 import { ResolvedControllerProps } from './props';
 
 /** Port of the webhook Service; the API server calls https://<service>.<namespace>.svc:443. */

@@ -6,8 +6,8 @@
  * register Nodes without it, and an update of an existing Node is not matched.
  */
 import { KubeObject } from '../../k8s/object';
-import { GPU_NODE_ANNOTATION } from '../../model/keys';
-import { CONTROLLER_NAMES } from '../../contract/names';
+import { GPU_NODE_ANNOTATION } from '../../model/metadata-keys';
+import { CONTROLLER_NAMES } from '../../contract/object-names';
 import { ADMISSION_API_VERSION, present } from './integrity';
 
 /** The refusal, as the API server words it after the policy's name (tested against the real one). */

@@ -4,7 +4,7 @@
  * same room. `preemptionPolicy: Never`: a pod's QoS never evicts another pod.
  */
 import { KubeObject } from '../../k8s/object';
-import { qosPriorityClassName } from '../../contract/names';
+import { qosPriorityClassName } from '../../contract/object-names';
 import { QOS_LEVELS, QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES } from '../../model/rules';
 
 export function renderPriorityClasses(labels: Record<string, string>): KubeObject[] {

@@ -8,7 +8,7 @@
 import { KIND_NAMES, KINDS } from '../../api/kinds';
 import { KubeObject } from '../../k8s/object';
 import { GROUP } from '../../model/group';
-import { CONTROLLER_NAMES } from '../../contract/names';
+import { CONTROLLER_NAMES } from '../../contract/object-names';
 import { ResolvedControllerProps } from './props';
 
 /** One rule of a Role or ClusterRole (rbac.authorization.k8s.io/v1 PolicyRule). */
@@ -78,10 +78,10 @@ export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'cer
     // GPUNodes and GPUs mirror the nodes (server-side apply, which creates when absent) and go with
     // them. TensorFusionWorkloads are generated for pods that ask for it (apply), owned by the pods'
     // top owners so that the garbage collector deletes them; the controller deletes only a generated
-    // one left with no owner and no pod (lib/runtime/controller/generated-workload.ts).
+    // one left with no owner and no pod (lib/runtime/reconcile/generated-workload.ts).
     { apiGroups: [GROUP], resources: [KINDS.GPUNode.plural, KINDS.GPU.plural], verbs: ['create', 'patch', 'delete'] },
     { apiGroups: [GROUP], resources: [KINDS.TensorFusionWorkload.plural], verbs: ['create', 'patch', 'delete'] },
-    // A pod's top owner, the owner of its generated workload: a ReplicaSet's Deployment, a Job's CronJob (lib/runtime/controller/top-owner.ts).
+    // A pod's top owner, the owner of its generated workload: a ReplicaSet's Deployment, a Job's CronJob (lib/runtime/shared/top-owner.ts).
     { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
     { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get'] },
     // Status is written with PUT to /status (update), resourceVersion as the precondition.

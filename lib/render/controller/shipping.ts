@@ -5,9 +5,9 @@
  * image from the package's Dockerfile runs instead.
  */
 import { KubeObject } from '../../k8s/object';
-import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION } from '../../model/keys';
+import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION } from '../../model/metadata-keys';
 import { BUNDLE_KEY, ControllerBundleRef } from '../../contract/bundle';
-import { CONTROLLER_NAMES } from '../../contract/names';
+import { CONTROLLER_NAMES } from '../../contract/object-names';
 import { ResolvedControllerProps } from './props';
 
 export { BUNDLE_KEY, CONFIGMAP_MAX_BYTES } from '../../contract/bundle';

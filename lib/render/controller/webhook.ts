@@ -5,10 +5,10 @@
  */
 import { KubeObject } from '../../k8s/object';
 import { CERT_MANAGER_INJECT_CA_ANNOTATION, NAMESPACE_NAME_LABEL } from '../../k8s/labels';
-import { ENABLED_LABEL } from '../../model/keys';
+import { ENABLED_LABEL } from '../../model/metadata-keys';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import { WEBHOOK_SERVICE_PORT } from './network';
-import { CONTROLLER_NAMES } from '../../contract/names';
+import { CONTROLLER_NAMES } from '../../contract/object-names';
 import { ResolvedControllerProps } from './props';
 import { serviceDnsNames } from '../../k8s/names';
 

@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../model/keys';
+import { GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../model/metadata-keys';
 import { lookupGpuTflops } from '../../model/gpu-catalog';
 import { gpuName } from '../../model/gpu-object';
 import type { Cluster, K8sObject } from '../kube/cluster';

@@ -10,7 +10,7 @@ import { loadConnection } from '../kube/kubeconfig';
 import { NodeIsolation } from './isolation';
 import { MpsSupervisor } from './mps/supervisor';
 import { NodePodResolver } from './pods';
-import { readAgentEnv, startAgent } from './server';
+import { readAgentEnv, startAgent } from './agent-server';
 
 export async function runAgent(): Promise<void> {
   const env = readAgentEnv();

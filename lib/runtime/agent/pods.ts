@@ -6,7 +6,7 @@
  */
 import type { Cluster, K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
-import { PLACEMENT_ANNOTATIONS } from '../../model/keys';
+import { PLACEMENT_ANNOTATIONS } from '../../model/metadata-keys';
 import type { PodResolver, ResolvedPod } from './collector';
 
 interface Named {

@@ -9,10 +9,10 @@
  * by name wrong).
  */
 import { gpuIndexOf } from '../../model/gpu-object';
-import { PLACEMENT_ANNOTATIONS, SHARE_RESOURCE } from '../../model/keys';
+import { PLACEMENT_ANNOTATIONS, SHARE_RESOURCE } from '../../model/metadata-keys';
 import type { K8sObject } from '../kube/cluster';
-import { allocationOf } from '../pod-share/record';
-import { mpsMemoryLimit, NVIDIA_ENV } from '../pod-share/env';
+import { allocationOf } from '../shared/pod-share/record';
+import { mpsMemoryLimit, NVIDIA_ENV } from '../shared/pod-share/container-env';
 import type { ContainerAllocateResponse } from './device-plugin/api';
 import type { MpsShare, ShareDirs } from './mps/supervisor';
 import type { SmiGpu } from './nvidia-smi';

@@ -4,10 +4,9 @@
  */
 import { parseQuantity } from '../../k8s/quantity';
 import { CONTROLLER_ENV } from '../../contract/env';
-import { INDEX_BY_WORKLOAD } from '../caches';
-import type { Component } from '../ops-server';
-import type { RuntimeContext } from '../runtime';
-import { defaultPoolOf } from '../webhook/cluster-view';
+import { INDEX_BY_WORKLOAD } from '../shared/caches';
+import type { Component, RuntimeContext } from '../shared/runtime-context';
+import { defaultPoolOf } from '../shared/settings-view';
 import { AutoscaleLoop, SAMPLE_STEP_S, Workload } from './loop';
 import { PrometheusClient } from './prometheus';
 import { scaleClient } from './scale';
@@ -20,7 +19,7 @@ export const AUTOSCALE_INTERVAL_MS = SAMPLE_STEP_S * 1000;
  * at the workload's request (GPUPool status.availableTFlops; spec.resources.requests.tflops × gpuCount).
  */
 export function poolBound(ctx: RuntimeContext, wl: Workload, current: number): number {
-  const pools = ctx.controller.pools.list();
+  const pools = ctx.caches.pools.list();
   const name = wl.spec?.poolName ?? defaultPoolOf(pools);
   const pool = pools.find((p) => p.metadata.name === name);
   const available = parseQuantity(String(pool?.status?.availableTFlops ?? '0')) ?? 0;
@@ -34,9 +33,9 @@ export function autoscaleComponent(ctx: RuntimeContext, env: NodeJS.ProcessEnv =
     cluster: ctx.leaderCluster,
     prometheus: url ? new PrometheusClient(url) : undefined,
     scale: scaleClient(ctx.leaderCluster),
-    workloads: () => ctx.controller.workloads.list() as Workload[],
-    podNames: (key) => ctx.controller.pods.byIndex(INDEX_BY_WORKLOAD, key).map((p) => p.metadata.name!),
-    pods: (key) => ctx.controller.pods.byIndex(INDEX_BY_WORKLOAD, key),
+    workloads: () => ctx.caches.workloads.list() as Workload[],
+    podNames: (key) => ctx.caches.pods.byIndex(INDEX_BY_WORKLOAD, key).map((p) => p.metadata.name!),
+    pods: (key) => ctx.caches.pods.byIndex(INDEX_BY_WORKLOAD, key),
     maxReplicas: (wl, current) => poolBound(ctx, wl, current),
     nowS: () => Math.floor(Date.now() / 1000),
     logger: ctx.logger.child({ component: 'autoscale' }),
@@ -47,7 +46,7 @@ export function autoscaleComponent(ctx: RuntimeContext, env: NodeJS.ProcessEnv =
     name: 'autoscale',
     async start() {
       timer = setInterval(() => {
-        if (running || !ctx.isLeader() || !ctx.controller.hasSynced()) return;
+        if (running || !ctx.isLeader() || !ctx.caches.hasSynced()) return;
         running = loop.tick().finally(() => {
           running = undefined;
         });

@@ -7,26 +7,18 @@
  */
 import type { Logger } from 'pino';
 import type { Condition, TensorFusionWorkload } from '../../api';
-import {
-  AutoscaleSettings,
-  decodeAutoScalingConfig,
-  Recommendation,
-  ReplicaRecommender,
-  ResourceRecommender,
-  Resources,
-  settle,
-  StatusRecommendation,
-} from '../../autoscale';
+import { AutoscaleSettings, decodeAutoScalingConfig } from '../../api/autoscaling-settings';
+import { Recommendation, ReplicaRecommender, ResourceRecommender, Resources, settle, StatusRecommendation } from '../../autoscale';
 import type { FieldIssue } from '../../model/errors';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 import { AGENT_METRICS } from '../../contract/agent';
 import { Cluster, K8sObject, updateWithRetry } from '../kube/cluster';
-import { setCondition } from '../capacity';
+import { setCondition } from '../shared/capacity';
 import { keyOf, RESOURCES } from '../kube/resources';
 import { PrometheusClient, promRegexLiteral, promString, RangeSeries } from './prometheus';
 import { hpaFor, ScaleClient, scaleTargetOf } from './scale';
-import { oomKillsOf } from '../oom';
+import { oomKillsOf } from '../shared/oom';
 
 export type Workload = TensorFusionWorkload & K8sObject;
 

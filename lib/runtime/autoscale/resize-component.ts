@@ -1,10 +1,10 @@
 /**
- * The in-place resizer beside the scheduler extender (started by extenderComponent on every replica):
+ * The in-place resizer beside the scheduler extender (started with it by main.ts on every replica):
  * it acts only while this replica's extender is the one its kube-scheduler calls.
  */
 import type { K8sObject } from '../kube/cluster';
-import { INDEX_BY_WORKLOAD } from '../caches';
-import type { RuntimeContext } from '../runtime';
+import { INDEX_BY_WORKLOAD } from '../shared/caches';
+import type { RuntimeContext } from '../shared/runtime-context';
 import type { Workload } from './loop';
 import { ResizablePlacement, ShareResizer } from './resize';
 
@@ -17,7 +17,7 @@ export function startResizer(
   state: ResizablePlacement,
   active: () => boolean | Promise<boolean>,
 ): () => Promise<void> {
-  const c = ctx.controller;
+  const c = ctx.caches;
   const resizer = new ShareResizer({
     cluster: ctx.cluster,
     state,

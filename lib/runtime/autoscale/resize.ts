@@ -15,29 +15,22 @@
 import type { Logger } from 'pino';
 import { escapePathComponent } from 'fast-json-patch';
 import type { Condition } from '../../api';
-import {
-  applyRecommendation,
-  appliesToShares,
-  changedAmounts,
-  decodeAutoScalingConfig,
-  recommendationOf,
-  Resources,
-  sameResources,
-} from '../../autoscale';
-import type { Allocation, AllocateResult, ShareAmounts } from '../../scheduler';
+import { applyRecommendation, appliesToShares, changedAmounts, recommendationOf, Resources, sameResources } from '../../autoscale';
+import { decodeAutoScalingConfig } from '../../api/autoscaling-settings';
+import type { Allocation, AllocateResult, ShareAmounts } from '../../allocator';
 import { Cluster, JsonPatchOp, K8sObject, updateWithRetry } from '../kube/cluster';
-import { bindingAnnotations, DeviceInfo } from '../pod-share/record';
-import { isTerminal } from '../pod-lifecycle';
-import { setCondition } from '../capacity';
+import { bindingAnnotations, DeviceInfo } from '../shared/pod-share/record';
+import { isTerminal } from '../shared/pod-lifecycle';
+import { setCondition } from '../shared/capacity';
 import { keyOf, RESOURCES } from '../kube/resources';
-import { mpsParts, shareOf } from '../share';
-import { LIMITS_MOUNT_PATH } from '../pod-share/limits-volume';
+import { mpsParts, shareOf } from '../shared/share';
+import { LIMITS_MOUNT_PATH } from '../shared/pod-share/limits-volume';
 import type { Workload } from './loop';
 
 /** Condition type the resizer owns on a TensorFusionWorkload. */
 export const RESIZE_CONDITION = 'InPlaceResize';
 
-/** What the resizer needs of the extender's PlacementState (lib/runtime/scheduler/state.ts). */
+/** What the resizer needs of the extender's PlacementState (lib/runtime/extender/placement-state.ts). */
 export interface ResizablePlacement {
   holding(uid: string): Allocation | undefined;
   isReserved(uid: string): boolean;

@@ -5,10 +5,10 @@
  * honour Retry-After otherwise; abort watches that go silent. Hand-written because client-node 1.4.0's
  * informer has none of this (ts-controller.md §2.2).
  */
+import type { Counter, Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import { ApiError, Cluster, K8sObject, WatchEvent, isGone } from './cluster';
 import { Clock, realClock, sleep } from './clock';
-import { RuntimeMetrics } from '../metrics';
 import { ResourceType, keyOf } from './resources';
 
 export interface InformerHandlers<T> {
@@ -17,12 +17,20 @@ export interface InformerHandlers<T> {
   delete?(obj: T): void;
 }
 
+/** The counters an informer keeps, by resource (the runtime's RuntimeMetrics has them). */
+export interface InformerMetrics {
+  readonly watchRestarts: Pick<Counter<'resource' | 'cause'>, 'inc'>;
+  readonly relists: Pick<Counter<'resource'>, 'inc'>;
+  readonly cachedObjects: Pick<Gauge<'resource'>, 'set'>;
+  readonly handlerErrors: Pick<Counter<'resource'>, 'inc'>;
+}
+
 export interface InformerOptions<T extends K8sObject> {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
   clock?: Clock;
-  metrics?: RuntimeMetrics;
+  metrics?: InformerMetrics;
   logger?: Logger;
   /** Watches ask for timeoutSeconds in [min, 2·min). @default 300 */
   minWatchTimeoutSeconds?: number;

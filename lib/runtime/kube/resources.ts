@@ -2,7 +2,7 @@
  * The API resources the controller reads and writes, with what a REST client needs to address them.
  * Kept as a static table (no discovery round trip): the set is fixed by the product.
  */
-import { isClusterScoped } from '../../model/kinds';
+import { isClusterScoped } from '../../model/kind-scope';
 import { GROUP, VERSION } from '../../model/group';
 
 /** How to address one kind on the API server. */
@@ -21,7 +21,7 @@ export interface ResourceType {
 }
 
 /**
- * How to address `kind` of `apiVersion`. Whether it is namespaced is not written here: lib/model/kinds.ts
+ * How to address `kind` of `apiVersion`. Whether it is namespaced is not written here: lib/model/kind-scope.ts
  * is the one home of kind scope (built-in kinds and ours).
  * @example resourceType('apps/v1', 'deployments', 'Deployment', { statusSubresource: true })
  */

@@ -5,12 +5,12 @@
  * (the pod would be refused); a missing workload is not (see `workload`).
  */
 import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
-import { DEFAULT_POOL_ANNOTATION } from '../../model/keys';
 import { Cluster, K8sObject } from '../kube/cluster';
 import { Informer, InformerOptions } from '../kube/informer';
 import { RESOURCES, ResourceType } from '../kube/resources';
 import type { AdmissionView } from './admit';
-import type { SettingsView } from './resolve';
+import type { SettingsView } from '../shared/resolve-pod';
+import { cachedSettingsView } from '../shared/settings-view';
 
 type Obj<T> = T & K8sObject;
 
@@ -28,34 +28,6 @@ export function createViewInformers(cluster: Cluster, opts: InformerOptions<K8sO
     pools: inf(RESOURCES.gpupools),
     profiles: inf(RESOURCES.workloadprofiles),
     workloads: inf(RESOURCES.tensorfusionworkloads),
-  };
-}
-
-/** The default pool among `pools`: the first by name annotated as default. */
-export function defaultPoolOf(pools: readonly GPUPool[]): string | undefined {
-  return pools
-    .filter((p) => p.metadata?.annotations?.[DEFAULT_POOL_ANNOTATION] === 'true')
-    .map((p) => p.metadata?.name as string)
-    .sort()[0];
-}
-
-type Cache<T> = Pick<Informer<Obj<T>>, 'get' | 'list'>;
-
-/**
- * Pools and profiles as cached, read the same way by the webhook and by the controller (which
- * resolves pods with the webhook's rules to generate their workloads): pool names sorted, the default
- * pool by {@link defaultPoolOf}, profiles by `namespace/name`.
- */
-export function cachedSettingsView(caches: { pools: Cache<GPUPool>; profiles: Pick<Cache<WorkloadProfile>, 'get'> }): SettingsView {
-  return {
-    pool: (name) => caches.pools.get(name),
-    poolNames: () =>
-      caches.pools
-        .list()
-        .map((p) => p.metadata.name as string)
-        .sort(),
-    defaultPool: () => defaultPoolOf(caches.pools.list()),
-    profile: (namespace, name) => caches.profiles.get(`${namespace}/${name}`),
   };
 }
 

@@ -5,8 +5,7 @@
  */
 import type { K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
-import type { Component } from '../ops-server';
-import type { RuntimeContext } from '../runtime';
+import type { Component, RuntimeContext } from '../shared/runtime-context';
 import type { ViewInformers } from './cluster-view';
 import { startWebhook, WebhookHandle } from './start';
 
@@ -22,7 +21,7 @@ export function webhookComponent(ctx: RuntimeContext): WebhookComponent {
   // A webhook that failed to start (e.g. its port taken) stays down: /healthz reports it so the
   // kubelet restarts the container instead of leaving a replica that never admits.
   let failed = false;
-  const c = ctx.controller;
+  const c = ctx.caches;
   return {
     name: 'webhook',
     async start() {

@@ -18,9 +18,9 @@ export const DECISION_CACHE_MAX_KEY_CHARS = 32 * 1024;
  * and nothing is decided from them.
  *
  * They are left out by a rest pattern, not by a copy that sets them to undefined: in V8 (Node 20),
- * `{ ...metadata, managedFields: undefined }` made objects that outlived two young-generation
- * collections, ~85 KB promoted per collection at any rate, so the webhook ran a full GC (a 5-10 ms
- * pause) every 10-20 s at 3,000 admissions/s; this form promotes nothing.
+ * `{ ...metadata, managedFields: undefined }` made objects that outlived young-generation collections,
+ * so under load the webhook paused for full collections; this form promotes nothing (figures:
+ * bench/README.md, `bench:webhook`).
  */
 export function decisionKey(req: AdmissionRequest): string {
   const o = req.object;

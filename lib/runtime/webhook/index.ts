@@ -10,41 +10,22 @@
  * admission costs no round trip, and a forged AdmissionReview (anyone who reaches the port can send
  * one) changes nothing in the cluster.
  *
- * **TLS.** See tls.ts: self-managed CA and serving certificate rotated by the leader and hot-reloaded
+ * **TLS.** See lib/runtime/serving/tls.ts: self-managed CA and serving certificate rotated by the leader and hot-reloaded
  * by every replica, or cert-manager's mounted files.
  */
 export { admitPod, COPIED_RECORD_KEYS, WORKER_INIT_CONTAINER } from './admit';
 export type { AdmissionView } from './admit';
-export { createCa, issueServingCert, notAfter } from './certificates';
-export type { KeyPair } from './certificates';
-export { createViewInformers, defaultPoolOf, InformerView } from './cluster-view';
+export { createViewInformers, InformerView } from './cluster-view';
 export type { ViewInformers } from './cluster-view';
-export {
-  annotationRef,
-  localGpuEnv,
-  mpsMemoryLimit,
-  mpsThreadPercentage,
-  NVIDIA_ENV,
-  PLACEMENT_ENV,
-  remoteClientEnv,
-  TF_ENV,
-} from '../pod-share/env';
 export { topOwnerName } from './owner';
 export { mergeEnv, podPatch } from './patch';
 export type { PodMutation } from './patch';
-export { resolvePodSettings, shareRequest, workloadSpec } from './resolve';
-export type { ResolvedPod, SettingsView } from './resolve';
 export { ADMISSION_API_VERSION, parseReview, toReview } from './review';
 export type { AdmissionRequest, AdmissionResponse, AdmissionReview, Decision } from './review';
 export { DEFAULT_SCHEDULER_NAME, isT9kPod, priorityFor, schedulerIssue } from './scheduling';
-export { AdmissionServer, KEEP_ALIVE_MS, MAX_BODY_BYTES } from './server';
+export { AdmissionServer, KEEP_ALIVE_MS, MAX_BODY_BYTES } from './admission-server';
 export { startWebhook } from './start';
-export { serviceDnsNames } from '../../k8s/names';
 export { webhookComponent } from './component';
 export type { StartWebhookOptions, WebhookEnv, WebhookHandle } from './start';
-export { FileTlsSource, SECRET_KEYS, SelfManagedTlsSource } from './tls';
-export type { TlsSource } from './tls';
-export { usageFromAllocations } from './usage';
-export type { AllocatedUsage } from './usage';
 export { planWorkers, workerPod, WORKER_CONTAINER } from './workers';
 export type { WorkerPlan } from './workers';

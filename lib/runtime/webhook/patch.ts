@@ -7,7 +7,7 @@
  */
 import { escapePathComponent } from 'fast-json-patch';
 import type { JsonPatchOp, K8sObject } from '../kube/cluster';
-import type { EnvVar } from '../pod-share/env';
+import type { EnvVar } from '../shared/pod-share/container-env';
 import type { PodPriority } from './scheduling';
 
 /** What the webhook wants a pod to have; everything else is left alone. */

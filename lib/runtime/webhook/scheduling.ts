@@ -6,7 +6,7 @@
 import type { FieldIssue } from '../../model/errors';
 import { fieldIssue } from '../../model/errors';
 import { T9K } from '../../t9k/keys';
-import { qosPriorityClassName, SCHEDULER_NAME } from '../../contract/names';
+import { qosPriorityClassName, SCHEDULER_NAME } from '../../contract/object-names';
 import { QOS_PREEMPTION_POLICY, QOS_PRIORITY_VALUES, QosLevel } from '../../model/rules';
 import type { K8sObject } from '../kube/cluster';
 

@@ -5,21 +5,21 @@
  */
 import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
-import { ENABLED_LABEL } from '../../model/keys';
+import { ENABLED_LABEL } from '../../model/metadata-keys';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import type { Cluster, K8sObject } from '../kube/cluster';
 // The controller's pod cache form (a superset of what the worker plan reads): one slimPod for both caches.
-import { slimPod } from '../caches';
+import { slimPod } from '../shared/caches';
 import { Informer, InformerOptions } from '../kube/informer';
-import type { RuntimeMetrics } from '../metrics';
+import type { RuntimeMetrics } from '../shared/metrics';
 import { RESOURCES } from '../kube/resources';
-import type { RuntimeEnv } from '../runtime';
+import type { RuntimeEnv } from '../shared/runtime-context';
 import { admitPod } from './admit';
 import { createViewInformers, InformerView, ViewInformers } from './cluster-view';
 import { DecisionCache } from './decision-cache';
 import { AdmissionReview, answerReview, responseOf } from './review';
-import { AdmissionServer, AdmissionServerOptions } from './server';
-import { FileTlsSource, SelfManagedTlsSource, TlsSource } from './tls';
+import { AdmissionServer, AdmissionServerOptions } from './admission-server';
+import { FileTlsSource, SelfManagedTlsSource, TlsSource } from '../serving/tls';
 import { planWorkers } from './workers';
 import { serviceDnsNames } from '../../k8s/names';
 

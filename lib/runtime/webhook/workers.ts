@@ -8,10 +8,10 @@
  */
 import type { GPUPool, TensorFusionWorkload } from '../../api';
 import { ANNOTATION } from '../../annotations';
-import { ENABLED_LABEL, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/keys';
+import { ENABLED_LABEL, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/metadata-keys';
 import type { K8sObject } from '../kube/cluster';
-import { isActivePod } from '../pod-lifecycle';
-import { controllerRefTo } from '../top-owner';
+import { isActivePod } from '../shared/pod-lifecycle';
+import { controllerRefTo } from '../shared/top-owner';
 import { REPLICAS_MAX } from '../../model/rules';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the pool's worker template is user-written JSON, read as it comes

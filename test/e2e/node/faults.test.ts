@@ -5,7 +5,7 @@
  * until its containers are gone, so the next pod waits for them.
  */
 import { parseQuantity } from '../../../lib/k8s/quantity';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/metadata-keys';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { renderGpuPool } from '../../../lib/render/gpu-pool';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';

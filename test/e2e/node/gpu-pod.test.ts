@@ -7,10 +7,10 @@
  * packet leaving the test network namespace, from the test process or from a pod.
  */
 import { IMAGE_REFS } from '../../envtest/images';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS } from '../../../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS } from '../../../lib/model/metadata-keys';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { renderGpuPool } from '../../../lib/render/gpu-pool';
-import { LIMITS_MOUNT_PATH } from '../../../lib/runtime/pod-share/limits-volume';
+import { LIMITS_MOUNT_PATH } from '../../../lib/runtime/shared/pod-share/limits-volume';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
 import { waitFor } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, dialOutside, NODE_NAME, OUTSIDE_ADDRESS } from '../../support/node';

@@ -10,7 +10,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { ENABLED_LABEL, GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../../lib/model/keys';
+import { ENABLED_LABEL, GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../../lib/model/metadata-keys';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { podOfPid } from '../../../lib/runtime/agent/cgroup';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';

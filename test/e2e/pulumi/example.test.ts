@@ -5,8 +5,8 @@
  * adds to the example, and why: test/support/pulumi-example.ts.
  */
 import { nodes, pool as examplePool, pytorchGpu, NAMESPACE } from '../../../examples/platform';
-import { CONTROLLER_NAMES } from '../../../lib/contract/names';
-import { ALLOCATION_ANNOTATION, GPU_NODE_ANNOTATION } from '../../../lib/model/keys';
+import { CONTROLLER_NAMES } from '../../../lib/contract/object-names';
+import { ALLOCATION_ANNOTATION, GPU_NODE_ANNOTATION } from '../../../lib/model/metadata-keys';
 import { nodeGuardMessage } from '../../../lib/render/controller';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { T9K } from '../../../lib/t9k/keys';

@@ -1,4 +1,10 @@
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../../lib/model/keys';
+import {
+  ALLOCATION_ANNOTATION,
+  ENABLED_LABEL,
+  GPU_IDS_ANNOTATION,
+  PLACEMENT_ANNOTATIONS,
+  SHARE_ANNOTATION,
+} from '../../../lib/model/metadata-keys';
 import {
   bindingValidations,
   controllerUser,

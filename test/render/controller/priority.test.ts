@@ -1,4 +1,4 @@
-import { qosPriorityClassName } from '../../../lib/contract/names';
+import { qosPriorityClassName } from '../../../lib/contract/object-names';
 import { renderController } from '../../../lib/render/controller';
 import { QOS_LEVELS } from '../../../lib/model/rules';
 import { FAKE_BUNDLE, Json } from './fixtures';

@@ -5,10 +5,14 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { gunzipSync, gzipSync } from 'zlib';
 import { KubeObject } from '../../../lib/k8s/object';
-import { CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION, ENABLED_LABEL, SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../../lib/model/keys';
+import {
+  CONTROLLER_BUNDLE_CHECKSUM_ANNOTATION,
+  ENABLED_LABEL,
+  SCHEDULER_CONFIG_CHECKSUM_ANNOTATION,
+} from '../../../lib/model/metadata-keys';
 import { NAMESPACE_NAME_LABEL, POD_SECURITY_ENFORCE_LABEL } from '../../../lib/k8s/labels';
 import { renderCrds } from '../../../lib/api/crd';
-import { isClusterScoped } from '../../../lib/model/kinds';
+import { isClusterScoped } from '../../../lib/model/kind-scope';
 import {
   BUNDLE_KEY,
   bundleConfigMapName,

@@ -1,8 +1,8 @@
 import { createHash } from 'crypto';
 import { parse } from 'yaml';
 import { KubeObject } from '../../../lib/k8s/object';
-import { SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../../lib/model/keys';
-import { SCHEDULER_NAME } from '../../../lib/contract/names';
+import { SCHEDULER_CONFIG_CHECKSUM_ANNOTATION } from '../../../lib/model/metadata-keys';
+import { SCHEDULER_NAME } from '../../../lib/contract/object-names';
 import {
   CONTROLLER_DEFAULTS,
   CONTROLLER_ENV,

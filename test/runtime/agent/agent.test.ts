@@ -1,7 +1,7 @@
 /** The node agent against a fake nvidia-smi replaying a known trace, a fake /proc, over HTTP on 127.0.0.1. */
 import { parseCgroup } from '../../../lib/runtime/agent/cgroup';
 import { AGENT_METRICS } from '../../../lib/contract/agent';
-import { readAgentEnv, startAgent, Agent } from '../../../lib/runtime/agent/server';
+import { readAgentEnv, startAgent, Agent } from '../../../lib/runtime/agent/agent-server';
 import { mpsEstimates } from '../../../lib/runtime/agent/collector';
 import { isMpsClient, isMpsServer, parseComputeApps, parseGpus, parsePmon } from '../../../lib/runtime/agent/nvidia-smi';
 import { containerIdOf, indexPods, NodePodResolver } from '../../../lib/runtime/agent/pods';

@@ -1,7 +1,7 @@
 /** The recommender loop without Prometheus: what the status says when autoscaling cannot run. */
 import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
 import { fakeCluster } from './fake-cluster';
-import { workloadStatus } from '../../../lib/runtime/controller/workload-status';
+import { workloadStatus } from '../../../lib/runtime/reconcile/workload-status';
 import { AGENT_METRICS } from '../../../lib/contract/agent';
 import { parseQuantity } from '../../../lib/k8s/quantity';
 import type { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';

@@ -3,10 +3,10 @@
  * last OOM kills, and the loop feeds each one once, with the VRAM peak Prometheus saw before it.
  */
 import { parseQuantity } from '../../../lib/k8s/quantity';
-import { slimPod } from '../../../lib/runtime/caches';
+import { slimPod } from '../../../lib/runtime/shared/caches';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
-import { oomKillsOf } from '../../../lib/runtime/oom';
+import { oomKillsOf } from '../../../lib/runtime/shared/oom';
 import type { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
 import { fakeCluster } from './fake-cluster';
 

@@ -6,7 +6,7 @@
 import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
 import { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
 import { AGENT_METRICS } from '../../../lib/contract/agent';
-import { Agent, startAgent } from '../../../lib/runtime/agent/server';
+import { Agent, startAgent } from '../../../lib/runtime/agent/agent-server';
 import { parseQuantity } from '../../../lib/k8s/quantity';
 import { fakeNode, FakeNode, TRACE } from '../agent/fixtures';
 import { waitFor } from '../../support/control-plane/process';

@@ -7,7 +7,7 @@ import * as https from 'node:https';
 // The module object itself (a namespace import's properties cannot be spied on): tls.connect calls through it.
 import tls from 'node:tls';
 import { keepAliveAgent } from '../../../lib/runtime/kube/http-cluster';
-import { createCa } from '../../../lib/runtime/webhook/certificates';
+import { createCa } from '../../../lib/runtime/serving/certificates';
 import { SERVICE_HOST, testPki } from '../webhook/fixtures';
 
 const { ca, serving } = testPki();

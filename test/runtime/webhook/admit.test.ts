@@ -10,13 +10,13 @@ import {
   PLACEMENT_ANNOTATIONS,
   SHARE_ANNOTATION,
   WORKLOAD_LABEL,
-} from '../../../lib/model/keys';
+} from '../../../lib/model/metadata-keys';
 import { API_VERSION } from '../../../lib/model/group';
-import { shareOf } from '../../../lib/runtime/share';
-import { MAX_BODY_BYTES } from '../../../lib/runtime/webhook/server';
+import { shareOf } from '../../../lib/runtime/shared/share';
+import { MAX_BODY_BYTES } from '../../../lib/runtime/webhook/admission-server';
 import { WORKER_SECURITY_CONTEXT } from '../../../lib/runtime/webhook/admit';
-import { SCHEDULER_NAME } from '../../../lib/contract/names';
-import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../../lib/runtime/pod-share/limits-volume';
+import { SCHEDULER_NAME } from '../../../lib/contract/object-names';
+import { LIMITS_MOUNT_PATH, LIMITS_VOLUME, limitsVolume } from '../../../lib/runtime/shared/pod-share/limits-volume';
 import { ann } from '../../support/annotations';
 import { GiB, patched, patchOps, pod, post, review, useWebhookSuite, writes } from './fixtures';
 

@@ -1,8 +1,8 @@
 /** The runtime component: shares the controller's informers and serves once they have synced. */
 import pino from 'pino';
-import { Controller } from '../../../lib/runtime/controller/controller';
-import { RuntimeMetrics } from '../../../lib/runtime/metrics';
-import type { RuntimeContext } from '../../../lib/runtime/runtime';
+import { Controller } from '../../../lib/runtime/reconcile/controller';
+import { RuntimeMetrics } from '../../../lib/runtime/shared/metrics';
+import type { RuntimeContext } from '../../../lib/runtime/shared/runtime-context';
 import { webhookComponent } from '../../../lib/runtime/webhook/component';
 import { clusterFor } from '../../support/api-server';
 import { client, NS, pod, post, review, seedPool, startDouble } from './fixtures';
@@ -27,7 +27,7 @@ it('admits through the controller caches once they sync, and stops cleanly', asy
     metrics: new RuntimeMetrics(),
     cluster,
     leaderCluster: cluster,
-    controller,
+    caches: controller,
     isLeader: () => true,
   } as unknown as RuntimeContext;
   const component = webhookComponent(ctx);

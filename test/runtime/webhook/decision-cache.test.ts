@@ -3,10 +3,10 @@
  * changes decides them again, and over the webhook a pool's change reaches the next identical pod.
  */
 import { API_VERSION } from '../../../lib/model/group';
-import { DEFAULT_POOL_ANNOTATION } from '../../../lib/model/keys';
+import { DEFAULT_POOL_ANNOTATION } from '../../../lib/model/metadata-keys';
 import { DecisionCache, decisionKey } from '../../../lib/runtime/webhook/decision-cache';
 import type { AdmissionRequest, Answer } from '../../../lib/runtime/webhook/review';
-import { shareOf } from '../../../lib/runtime/share';
+import { shareOf } from '../../../lib/runtime/shared/share';
 import { ann } from '../../support/annotations';
 import { waitFor } from '../../support/control-plane/process';
 import { patched, pod, post, review, useWebhookSuite } from './fixtures';

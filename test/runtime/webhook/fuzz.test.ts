@@ -6,8 +6,8 @@
  */
 import fc from 'fast-check';
 import { GPU_WORKLOAD_ANNOTATIONS } from '../../../lib/annotations';
-import { SCHEDULER_NAME } from '../../../lib/contract/names';
-import { shareOf } from '../../../lib/runtime/share';
+import { SCHEDULER_NAME } from '../../../lib/contract/object-names';
+import { shareOf } from '../../../lib/runtime/shared/share';
 import { annotationKey } from '../../support/annotations';
 import { patched, pod, post, review, useWebhookSuite, writes } from './fixtures';
 

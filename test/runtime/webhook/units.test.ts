@@ -1,13 +1,13 @@
 /** The webhook's pure parts: MPS limits, owner naming, patch building, env merging, scheduling marks, usage. */
 import { applyPatch, deepClone } from 'fast-json-patch';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/metadata-keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
-import { annotationRef, localGpuEnv, mpsMemoryLimit, mpsThreadPercentage } from '../../../lib/runtime/pod-share/env';
+import { annotationRef, localGpuEnv, mpsMemoryLimit, mpsThreadPercentage } from '../../../lib/runtime/shared/pod-share/container-env';
 import { topOwnerName } from '../../../lib/runtime/webhook/owner';
 import { mergeEnv, podPatch, sameEnvVar } from '../../../lib/runtime/webhook/patch';
 import { priorityFor, schedulerIssue } from '../../../lib/runtime/webhook/scheduling';
 import { serviceDnsNames } from '../../../lib/k8s/names';
-import { usageFromAllocations } from '../../../lib/runtime/webhook/usage';
+import { usageFromAllocations } from '../../../lib/runtime/shared/allocated-usage';
 
 const GiB = 2 ** 30;
 

@@ -4,7 +4,7 @@
  * and a typo of any known key is still refused with a did-you-mean. Also every other choice the
  * webhook makes for a pod is said in AdmissionReview warnings.
  */
-import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../../lib/model/keys';
+import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
 import { API_VERSION } from '../../../lib/model/group';
 import { UPSTREAM_IGNORED_KEYS } from '../../../lib/annotations/upstream';
 import { workerPod } from '../../../lib/runtime/webhook/workers';

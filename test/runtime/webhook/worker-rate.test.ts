@@ -3,7 +3,7 @@
  * at once. Each pass creates at most twice the active workers (at least 16, at most 500), and never
  * plans beyond the replicas bound (10000) whatever a stored workload says.
  */
-import { WORKLOAD_LABEL } from '../../../lib/model/keys';
+import { WORKLOAD_LABEL } from '../../../lib/model/metadata-keys';
 import { API_VERSION } from '../../../lib/model/group';
 import type { GPUPool, TensorFusionWorkload } from '../../../lib/api';
 import { planWorkers, WORKER_CREATE_BURST, WORKER_CREATE_INITIAL } from '../../../lib/runtime/webhook/workers';

@@ -5,10 +5,10 @@
  */
 import type * as https from 'node:https';
 import { clusterFor, type ApiServerDouble } from '../../support/api-server';
-import { MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../../lib/model/keys';
-import { SCHEDULER_NAME } from '../../../lib/contract/names';
+import { MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../../lib/model/metadata-keys';
+import { SCHEDULER_NAME } from '../../../lib/contract/object-names';
 import { API_VERSION } from '../../../lib/model/group';
-import { shareOf } from '../../../lib/runtime/share';
+import { shareOf } from '../../../lib/runtime/shared/share';
 import { planWorkers } from '../../../lib/runtime/webhook/workers';
 import type { TensorFusionWorkload, GPUPool } from '../../../lib/api';
 import { testController } from '../fixtures';

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { HttpCluster, Connection, keepAliveAgent } from '../../../lib/runtime/kube/http-cluster';
-import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/webhook/certificates';
+import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/serving/certificates';
 import { Binary, binaryPath, kwokStagesDir } from '../../envtest/assets';
 import { NODE_NET } from '../node/net';
 import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from './process';

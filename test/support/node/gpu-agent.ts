@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { IMAGE_REFS } from '../../envtest/images';
 import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
-import { SHARE_RESOURCE } from '../../../lib/model/keys';
+import { SHARE_RESOURCE } from '../../../lib/model/metadata-keys';
 import { AGENT_NAMES, agentNamespace, renderController } from '../../../lib/render/controller';
 import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
 import { AGENT_DEFAULTS } from '../../../lib/contract/agent';

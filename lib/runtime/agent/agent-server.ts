@@ -1,0 +1,71 @@
+/** The node agent's environment and HTTP server (/metrics, /healthz), without cluster access. */
+import { FieldIssue, fieldIssue, throwIfInvalid } from '../../model/errors';
+import { OpsServer } from '../serving/ops-server';
+import { GpuCollector, PodResolver } from './collector';
+import { AGENT_DEFAULTS, AGENT_ENV } from '../../contract/agent';
+
+export interface AgentEnv {
+  nodeName: string;
+  port: number;
+  nvidiaSmi: string;
+  procRoot: string;
+  logLevel: string;
+  /** Run MPS daemons and the share device plugin (`hard` isolation's node side). */
+  isolation: boolean;
+  mpsControl: string;
+  mpsDir: string;
+  mpsShmIsolation: boolean;
+  pluginDir: string;
+  devRoot: string;
+}
+
+/** Reads and validates the agent's environment; throws a ValidationError naming every bad variable. */
+export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
+  const E = AGENT_ENV;
+  const issues: FieldIssue[] = [];
+  const nodeName = env[E.nodeName] ?? '';
+  if (!nodeName) issues.push(fieldIssue(E.nodeName, env[E.nodeName], 'the node name (downward API spec.nodeName)'));
+  const rawPort = env[E.port];
+  const port = rawPort ? Number(rawPort) : AGENT_DEFAULTS.port;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) issues.push(fieldIssue(E.port, rawPort, 'a port number from 0 to 65535'));
+  const flag = (name: string, on: string, off: string) => {
+    const v = env[name];
+    if (v === undefined || v === '' || v === on) return true;
+    if (v !== off) issues.push(fieldIssue(name, v, `"${on}" or "${off}"`));
+    return false;
+  };
+  const isolation = flag(E.isolation, 'on', 'off');
+  const mpsShmIsolation = flag(E.mpsShmIsolation, 'true', 'false');
+  throwIfInvalid(issues, 'agent environment');
+  return {
+    nodeName,
+    port,
+    nvidiaSmi: env[E.nvidiaSmi] || AGENT_DEFAULTS.nvidiaSmi,
+    procRoot: env[E.procRoot] || AGENT_DEFAULTS.procRoot,
+    logLevel: env[E.logLevel] || 'info',
+    isolation,
+    mpsShmIsolation,
+    mpsControl: env[E.mpsControl] || AGENT_DEFAULTS.mpsControl,
+    mpsDir: env[E.mpsDir] || AGENT_DEFAULTS.mpsDir,
+    pluginDir: env[E.pluginDir] || AGENT_DEFAULTS.pluginDir,
+    devRoot: env[E.devRoot] || AGENT_DEFAULTS.devRoot,
+  };
+}
+
+export interface Agent {
+  readonly server: OpsServer;
+  readonly collector: GpuCollector;
+  stop(): Promise<void>;
+}
+
+/** Starts the agent's HTTP server; `resolver` names pods (the API server's in production). */
+export async function startAgent(
+  env: Pick<AgentEnv, 'port' | 'nvidiaSmi' | 'procRoot'> & Partial<AgentEnv>,
+  resolver: PodResolver,
+  host?: string,
+): Promise<Agent> {
+  const collector = new GpuCollector({ nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, resolver });
+  const server = new OpsServer({ port: env.port, host, registry: collector.registry, readiness: {} });
+  await server.start();
+  return { server, collector, stop: () => server.stop() };
+}

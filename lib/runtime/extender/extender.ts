@@ -1,0 +1,319 @@
+/**
+ * The scheduler extender's decisions. kube-scheduler has already applied every constraint of the pod
+ * (nodeName, selectors, affinity, taints, cordons, CPU and memory, topology spread) when it calls
+ * filter with the nodes that remain; we decide GPU fit and GPU choice:
+ *
+ * - filter narrows the nodes to the one the pool's placement mode chooses among them ("filter to
+ *   best"), so the scheduler's own scoring cannot trade placement quality away, and reserves the share
+ *   there for the bind to come; when none can take the share, each node gets a reason. A pod of our
+ *   scheduler without a share whose feasible nodes are all of one pool is placed the same way, as a
+ *   share of no GPU: the CPU and memory it takes decide which GPUs stay usable;
+ * - prioritize (only called when several nodes pass, which filter avoids) scores the chosen node 10;
+ * - bind chooses the GPUs and binds with the allocation in the Binding's annotations, so the record
+ *   reaches the pod in the same atomic update as `spec.nodeName`.
+ *
+ * After a pause (a restart, or this replica's scheduler just took the lease) the state is rebuilt from
+ * a fresh list of the pods before anything is answered, unless this replica's scheduler has held the
+ * lease since the last such list.
+ */
+import type { Logger } from 'pino';
+import { EXTENDER_HTTP_TIMEOUT_SECONDS } from '../../contract/env';
+import { ENABLED_LABEL } from '../../model/metadata-keys';
+import type { AllocationRequest } from '../../allocator';
+import { Cluster, isConflict, isOutcomeUnknown, K8sObject, ObjectRef } from '../kube/cluster';
+import type { Informer } from '../kube/informer';
+import { RESOURCES } from '../kube/resources';
+import { boundNode, isActivePod } from '../shared/pod-lifecycle';
+import { podRequests } from '../shared/pod-requests';
+import { allocationRequest, mpsParts, shareOf } from '../shared/share';
+import {
+  ExtenderArgs,
+  ExtenderBindingArgs,
+  ExtenderBindingResult,
+  ExtenderFilterResult,
+  HostPriority,
+  MAX_EXTENDER_PRIORITY,
+  nodeNamesOf,
+} from './protocol';
+import { BIND_UNCONFIRMED, nodeReason } from './node-reasons';
+import { bindingAnnotations } from '../shared/pod-share/record';
+import type { PlacementState } from './placement-state';
+import { TurnedAway } from './turned-away';
+
+export interface ExtenderOptions {
+  state: PlacementState;
+  cluster: Pick<Cluster, 'bind' | 'list' | 'get'>;
+  /** The controller's pod cache, to find a pod's share at bind without a round trip. */
+  pods: Informer<K8sObject>;
+  logger?: Logger;
+  /** A call after this long without one first re-reads the pods. @default 5000 */
+  resyncAfterIdleMs?: number;
+  /**
+   * This replica's tenure of the scheduler Lease (`schedulerTenure` in lease-holder.ts). A call after
+   * a pause skips the fresh list when the tenure is the one read at the last call after a pause that
+   * listed: no other scheduler placed anything since. Without it, every call after a pause lists.
+   */
+  schedulerTenure?: () => Promise<string | undefined>;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/**
+ * How long after a list (and rebuild) that took `lastMs` a refusal may list again: twenty times as
+ * long, at least a second and at most a minute. Pods left waiting for room are retried on cluster
+ * events, each one a refusal, and in a cluster of 10,000 GPU pods a list is some 57 MB that takes
+ * seconds to serve and parse; listing a twentieth of the time at most bounds what waiting pods cost,
+ * and backs off by itself when the API server is slow. The minute keeps one very slow list (the API
+ * server restarting) from leaving a stalled watch's pods unrecovered for long.
+ */
+export function refusalListSpacingMs(lastMs: number): number {
+  return Math.min(60_000, Math.max(1_000, 20 * lastMs));
+}
+
+function result(nodes: string[], unresolvable: Record<string, string> = {}): ExtenderFilterResult {
+  return { Nodes: null, NodeNames: nodes, FailedNodes: {}, FailedAndUnresolvableNodes: unresolvable, Error: '' };
+}
+
+export class Extender {
+  private lastCall = -Infinity;
+  private readonly turnedAway = new TurnedAway();
+  private lastResync = -Infinity;
+  /** How long the last list and rebuild took, ms. */
+  private resyncMs = 0;
+  private resyncing?: Promise<void>;
+  /** The scheduler's tenure read at the last call after a pause, if this replica held the Lease then. */
+  private tenure?: string;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: ExtenderOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** True when the scheduler called within `ms` (this replica's scheduler is the one scheduling). */
+  calledWithin(ms: number): boolean {
+    return this.now() - this.lastCall <= ms;
+  }
+
+  /** True while a pod filter turned away may still be waiting for room. */
+  hasWaiting(): boolean {
+    return this.turnedAway.size > 0;
+  }
+
+  /** Room was announced at `at` (ms): pods turned away before then are being retried. */
+  announced(at: number): void {
+    this.turnedAway.announced(at);
+  }
+
+  /** A node where a pod filter turned away fits now, to announce (see TurnedAway). */
+  sweep(): string | undefined {
+    return this.turnedAway.sweep({
+      // A pod whose bind is not confirmed yet waits for that, not for room (see filter).
+      fits: (request, nodes) => (this.opts.state.isBinding(request.id) ? undefined : this.opts.state.best(request, nodes)),
+      waiting: ({ namespace, name, uid }) => {
+        const pod = this.opts.pods.get(`${namespace}/${name}`);
+        return pod?.metadata.uid === uid && !boundNode(pod) && isActivePod(pod);
+      },
+      now: this.now(),
+    });
+  }
+
+  /**
+   * Rebuilds the state from a consistent list of opted-in pods when the extender was idle, unless this
+   * replica's scheduler has held the Lease throughout: then its state already has every share placed
+   * (each went through this extender), and the list, of every GPU pod in the cluster, is not worth
+   * making at the start of each burst of pods.
+   */
+  private async fresh(): Promise<void> {
+    const idle = this.now() - this.lastCall > (this.opts.resyncAfterIdleMs ?? 5_000);
+    this.lastCall = this.now();
+    if (!idle) return;
+    // Read before the list, so that a tenure that began after it cannot vouch for it.
+    const tenure = await this.opts.schedulerTenure?.().catch(() => undefined);
+    if (tenure !== undefined && tenure === this.tenure) return;
+    await this.resync();
+    this.tenure = tenure;
+  }
+
+  private async resync(): Promise<void> {
+    this.resyncing ??= (async () => {
+      const listedAt = this.now();
+      // Its cost, as time taken on this machine (not the injectable clock, which decides the rest).
+      const started = performance.now();
+      try {
+        const pods = await this.opts.cluster.list(RESOURCES.pods, { labelSelector: `${ENABLED_LABEL}=true` });
+        this.opts.state.resetFromPods(pods.items, listedAt);
+        this.opts.logger?.debug({ pods: pods.items.length, ...this.opts.state.stats() }, 'placement state rebuilt from pods');
+      } finally {
+        // A failed list counts too: refusals while the API server fails them must not list each time.
+        this.resyncMs = performance.now() - started;
+        this.lastResync = this.now();
+      }
+    })().finally(() => {
+      this.resyncing = undefined;
+    });
+    await this.resyncing;
+  }
+
+  /**
+   * Before saying no room: the scheduler retries a pod on the event of another pod leaving, which
+   * may reach it before it reaches our cache, or never while our pod watch is stalled; a refusal then
+   * would leave the pod waiting (RetrySignal covers the first case once the event arrives). So a
+   * refusal is made on a fresh list, spaced by what the last one cost (refusalListSpacingMs).
+   */
+  private async freshBeforeRefusal(): Promise<boolean> {
+    if (this.now() - this.lastResync < refusalListSpacingMs(this.resyncMs)) return false;
+    await this.resync();
+    return true;
+  }
+
+  async filter(args: ExtenderArgs): Promise<ExtenderFilterResult> {
+    await this.fresh();
+    const nodes = nodeNamesOf(args);
+    const pod = args.Pod;
+    const uid = pod?.metadata?.uid;
+    const share = pod && shareOf(pod);
+    if (!uid) return result(nodes);
+    if (!share) return this.filterWithoutShare(pod, uid, nodes);
+    const { state } = this.opts;
+    const request = allocationRequest(uid, share, podRequests(pod));
+    // kube-scheduler gave up waiting for our bind (its timeout) or got an error of unknown outcome:
+    // the Binding may still land, so the pod waits until that is known rather than reserve twice.
+    if (state.isBinding(uid)) return this.refuse(pod, request, nodes, Object.fromEntries(nodes.map((n) => [n, BIND_UNCONFIRMED])));
+    state.cancel(uid);
+    let best = state.best(request, nodes);
+    if (best === undefined && (await this.freshBeforeRefusal())) best = state.best(request, nodes);
+    if (best === undefined) {
+      // Only a refusal shows kube-scheduler's per-node reasons (`kubectl describe pod`), so only a
+      // refusal pays for judging every node.
+      const unfit: Record<string, string> = {};
+      for (const [node, reasons] of state.choose(request, nodes).unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
+      return this.refuse(pod, request, nodes, unfit);
+    }
+    const reserved = state.reserve(request, best);
+    if (!reserved.ok) return this.refuse(pod, request, nodes, { [best]: nodeReason(reserved.reasons, share.gpuCount) });
+    this.turnedAway.forget(uid);
+    return result([best]);
+  }
+
+  private refuse(pod: K8sObject, request: AllocationRequest, nodes: string[], unfit: Record<string, string>): ExtenderFilterResult {
+    const { namespace = '', name = '', uid = '' } = pod.metadata;
+    this.turnedAway.record({ namespace, name, uid }, request, nodes, this.now());
+    return result([], unfit);
+  }
+
+  /**
+   * A pod of our scheduler that the webhook did not mark. Among nodes of one pool, the pool's mode
+   * chooses where its CPU and memory go (FGD places CPU-only pods too); anywhere else, or when the
+   * pod asks for nothing, every node kube-scheduler found will do.
+   */
+  private filterWithoutShare(pod: K8sObject, uid: string, nodes: string[]): ExtenderFilterResult {
+    const { state } = this.opts;
+    const pool = state.poolOfAll(nodes);
+    const { cpu, memory } = podRequests(pod);
+    if (pool === undefined || (cpu === 0 && memory === 0)) return result(nodes);
+    state.cancel(uid);
+    const request: AllocationRequest = { id: uid, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu, memory };
+    const best = state.best(request, nodes);
+    // kube-scheduler counted the node's CPU and memory already; an allocator that disagrees (a pod
+    // it has not seen yet) must not turn the pod away.
+    if (best === undefined || !state.reserve(request, best).ok) return result(nodes);
+    return result([best]);
+  }
+
+  async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
+    await this.fresh();
+    const nodes = nodeNamesOf(args);
+    const uid = args.Pod?.metadata?.uid;
+    const share = args.Pod && shareOf(args.Pod);
+    const best =
+      share && uid
+        ? (this.opts.state.holding(uid)?.node ?? this.opts.state.best(allocationRequest(uid, share, podRequests(args.Pod)), nodes))
+        : undefined;
+    return nodes.map((n) => ({ Host: n, Score: n === best ? MAX_EXTENDER_PRIORITY : 0 }));
+  }
+
+  async bind(args: ExtenderBindingArgs): Promise<ExtenderBindingResult> {
+    await this.fresh();
+    const { state, cluster } = this.opts;
+    const ref = { namespace: args.PodNamespace, name: args.PodName, uid: args.PodUID };
+    let reserved = state.startBinding(args.PodUID);
+    if (reserved && reserved.node !== args.Node) {
+      state.cancel(args.PodUID);
+      reserved = undefined;
+    }
+    let sent = false;
+    const started = this.now();
+    const send = (annotations?: Record<string, string>) => {
+      sent = true;
+      return this.createBinding(ref, args.Node, started, annotations);
+    };
+    try {
+      // A cached pod of another UID is one the cache has not seen replaced yet: read the one bound.
+      const cached = this.opts.pods.get(`${ref.namespace}/${ref.name}`);
+      const pod = cached?.metadata.uid === ref.uid ? cached : await cluster.get(RESOURCES.pods, ref);
+      const share = pod && pod.metadata.uid === ref.uid ? shareOf(pod) : undefined;
+      if (!reserved) {
+        // No reservation for this node (the extender restarted since filter): place on the scheduler's node now.
+        if (!share) {
+          await send();
+          return { Error: '' };
+        }
+        const r = state.reserve(allocationRequest(ref.uid, share, podRequests(pod!)), args.Node);
+        if (!r.ok) return { Error: `GPU share does not fit on node ${args.Node}: ${nodeReason(r.reasons, share.gpuCount)}` };
+        reserved = state.startBinding(ref.uid)!;
+      }
+      if (reserved.gpuIds.length === 0) {
+        // Reserved by filterWithoutShare: no GPU, so nothing to record on the pod.
+        await send();
+        state.commitBackground(ref.uid);
+        return { Error: '' };
+      }
+      await send(bindingAnnotations(reserved, (gpu) => state.device(gpu), mpsParts(share)));
+      state.commit(ref.uid, reserved);
+      return { Error: '' };
+    } catch (err) {
+      // A Binding that may have landed keeps its share counted (for a reservation's time, or until the
+      // pod's record arrives); only a refusal frees it at once.
+      const unknown = sent && isOutcomeUnknown(err);
+      if (unknown) state.startBinding(ref.uid);
+      else state.cancel(ref.uid);
+      this.opts.logger?.warn(
+        { pod: `${ref.namespace}/${ref.name}`, node: args.Node, err: String(err), unknownOutcome: unknown },
+        'bind failed',
+      );
+      return { Error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /**
+   * Creates the Binding. When its answer is lost (see isOutcomeUnknown) while kube-scheduler still
+   * waits for ours, it is sent once more: a pod is bound only once, so the second either lands or is
+   * refused as already assigned, and then the pod shows whether the first one (with these
+   * annotations, on this node) was ours. Not later: a Binding sent after kube-scheduler gave up could
+   * land after another replica's scheduler took over and listed the pods.
+   */
+  private async createBinding(
+    ref: ObjectRef & { uid: string },
+    node: string,
+    started: number,
+    annotations?: Record<string, string>,
+  ): Promise<void> {
+    const { cluster } = this.opts;
+    try {
+      await cluster.bind(ref, node, annotations);
+    } catch (err) {
+      if (!isOutcomeUnknown(err) || this.now() - started >= EXTENDER_HTTP_TIMEOUT_SECONDS * 1000) throw err;
+      try {
+        await cluster.bind(ref, node, annotations);
+      } catch (again) {
+        if (!isConflict(again)) throw again;
+        const pod = await cluster.get(RESOURCES.pods, ref);
+        const ours =
+          pod?.metadata.uid === ref.uid &&
+          boundNode(pod) === node &&
+          Object.entries(annotations ?? {}).every(([k, v]) => pod.metadata.annotations?.[k] === v);
+        if (!ours) throw again;
+      }
+    }
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Per-node reasons in the words `kubectl describe pod` shows. kube-scheduler counts nodes per reason
+ * string ("0/3 nodes are available: 3 not enough free VRAM on any GPU."), so a reason names no node.
+ */
+import type { PlacementReason } from '../../allocator';
+
+function lacking(reasons: readonly PlacementReason[]): string[] {
+  const out: string[] = [];
+  for (const r of reasons) {
+    if (r.kind === 'InsufficientVram') out.push('VRAM');
+    else if (r.kind === 'InsufficientTflops') out.push('TFLOPS');
+  }
+  return out;
+}
+
+/** Why a pod waits whose previous Binding was sent but not yet confirmed or refused. */
+export const BIND_UNCONFIRMED = 'the previous bind of this pod is not confirmed yet';
+
+/** One line for one node that cannot take a share. */
+export function nodeReason(reasons: readonly PlacementReason[], gpuCount: number): string {
+  const first = reasons[0];
+  if (!first) return 'no room for the GPU share';
+  if (first.kind === 'NodeUnavailable') return `GPU node ${first.reason}`;
+  if (first.kind === 'TflopsLimitAboveOversell') return first.message;
+  if (first.kind === 'NoNodesInPool') return `no GPUs of pool ${JSON.stringify(first.pool)}`;
+  if (first.kind === 'NoGpuOfModel') return `no ${first.models.join(' or ')} GPU`;
+  const short = reasons.find((r) => r.kind === 'NotEnoughGpusOnOneNode');
+  if (short && short.kind === 'NotEnoughGpusOnOneNode') return `fewer than ${gpuCount} GPUs with room for the share`;
+  const missing = lacking(reasons);
+  if (missing.length > 0) return `not enough free ${missing.join(' or ')} on any GPU`;
+  if (reasons.some((r) => r.kind === 'TflopsOversellExceeded')) return "TFLOPS limits would exceed the pool's oversell ratio on every GPU";
+  if (reasons.some((r) => r.kind === 'InsufficientCpu' || r.kind === 'InsufficientMemory'))
+    return 'not enough CPU or memory for the GPU share';
+  return first.message;
+}

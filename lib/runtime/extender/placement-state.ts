@@ -1,0 +1,483 @@
+/**
+ * The extender's picture of GPU usage: an {@link Allocator} over the pools' GPUs (from the GPU, GPUNode
+ * and GPUPool objects the controller keeps) holding every share that pods record, plus the shares
+ * reserved at filter time for pods whose bind is still to come (keyed by pod UID).
+ *
+ * The pods are the durable record. A share is released only when its pod is deleted (a watch event or
+ * an authoritative relist) or reaches a terminal phase; a terminating pod keeps its share, as
+ * kube-scheduler counts it until it is gone. Nothing is released on a timer except reservations whose
+ * bind never came.
+ */
+import type { GPU, GPUNode, GPUPool } from '../../api';
+import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig, ShareAmounts } from '../../allocator';
+import type { K8sObject } from '../kube/cluster';
+import type { Informer } from '../kube/informer';
+import { MANAGED_BY_LABEL } from '../../model/metadata-keys';
+import { poolIsolation } from '../../model/rules';
+import { parseQuantity } from '../../k8s/quantity';
+import { podRequests } from '../shared/pod-requests';
+import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../shared/topology';
+import { boundNode, isTerminal } from '../shared/pod-lifecycle';
+import { isNodeReady } from '../shared/capacity';
+import { allocationOf, DeviceInfo } from '../shared/pod-share/record';
+
+/** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
+const RELEASED_MEMORY_MS = 5 * 60_000;
+
+export interface PlacementSources {
+  /** Node objects: their allocatable CPU and memory bound what a node can take. */
+  nodes: Informer<K8sObject>;
+  pools: Informer<GPUPool & K8sObject>;
+  gpuNodes: Informer<GPUNode & K8sObject>;
+  gpus: Informer<GPU & K8sObject>;
+  /** Pods with their tensor-fusion.ai annotations, uid, phase, node and requests (the controller's slim cache). */
+  pods: Informer<K8sObject>;
+}
+
+export interface PlacementStateOptions {
+  sources: PlacementSources;
+  /** How long a filter-time reservation waits for its bind. @default 60000 */
+  reservationTtlMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+  /**
+   * Called with a node where room may have appeared that kube-scheduler cannot see: a share or a
+   * reservation released, a share resized down, GPUs or a pool's settings added or changed.
+   */
+  onRoom?: (node: string) => void;
+}
+
+/** A Node's allocatable CPU (millicores) and memory (bytes), when it declares them. */
+function allocatable(node: K8sObject): { cpu?: number; memory?: number } {
+  const a = (node.status as { allocatable?: Record<string, string> } | undefined)?.allocatable ?? {};
+  const cpu = parseQuantity(a.cpu ?? '');
+  const memory = parseQuantity(a.memory ?? '');
+  return { ...(cpu !== undefined ? { cpu: Math.floor(cpu * 1000) } : {}), ...(memory !== undefined ? { memory: Math.floor(memory) } : {}) };
+}
+
+/** The allocator settings a GPUPool asks for. */
+export function poolConfig(pool: GPUPool | undefined): PoolConfig {
+  const spec = pool?.spec;
+  const ratio = spec?.capacityConfig?.oversubscription?.tflopsOversellRatio;
+  const mode = spec?.placement?.mode;
+  return { ...(ratio !== undefined ? { tflopsOversellRatio: ratio } : {}), ...(mode !== undefined ? { placementMode: mode } : {}) };
+}
+
+export class PlacementState {
+  private allocator?: Allocator;
+  private gpuInfos?: Map<string, GpuInfo>;
+  private owners?: Map<string, string>;
+  /** Shares recorded on live pods, by pod UID. */
+  private readonly held = new Map<string, Allocation>();
+  /** When this state learned of a held share by an event (its bind, its record's arrival, a resize); absent for shares read from a list. */
+  private readonly heldSince = new Map<string, number>();
+  /**
+   * Pods whose share was released (deleted, or finished), by UID, with when: a list sent before the
+   * release still shows them holding it, and must not bring it back. Kept for RELEASED_MEMORY_MS.
+   */
+  private readonly releasedAt = new Map<string, number>();
+  /** CPU and memory of other bound pods (no share), as allocations of no GPU, by pod UID. */
+  private readonly background = new Map<string, Allocation>();
+  /**
+   * Shares reserved by filter for a bind to come, by pod UID; `binding` once their Binding is sent,
+   * until it is known to have landed (commit) or not (cancel), or the reservation expires.
+   */
+  private readonly reserved = new Map<string, { allocation: Allocation; at: number; binding?: true }>();
+  private readonly now: () => number;
+  private readonly ttl: number;
+  private expiryTimer?: NodeJS.Timeout;
+
+  constructor(private readonly opts: PlacementStateOptions) {
+    this.now = opts.now ?? Date.now;
+    this.ttl = opts.reservationTtlMs ?? 60_000;
+    const s = opts.sources;
+    const topologyChanged = () => {
+      this.allocator = undefined;
+      this.gpuInfos = undefined;
+      this.owners = undefined;
+    };
+    // The controller rewrites GPU and pool status after every placement; only what placement reads
+    // (capacity, phase, node, model, pool settings and membership) rebuilds the allocator.
+    // GPUs, GPU nodes and pools are not kube-scheduler's objects: room they add (`roomAt`) is announced,
+    // except what the first list brings (no pod was turned away for it by this process).
+    const watch = <T extends K8sObject>(inf: Informer<T>, placementView: (o: T) => unknown, roomAt?: (o: T) => string | undefined) => {
+      const changed = (o: T) => {
+        topologyChanged();
+        const node = inf.hasSynced() ? roomAt?.(o) : undefined;
+        if (node) this.opts.onRoom?.(node);
+      };
+      inf.on({
+        add: changed,
+        delete: topologyChanged,
+        update: (old, next) => {
+          if (JSON.stringify(placementView(old)) !== JSON.stringify(placementView(next))) changed(next);
+        },
+      });
+    };
+    watch(
+      s.gpus,
+      (g) => gpuInfo(g) ?? null,
+      (g) => gpuInfo(g)?.node,
+    );
+    watch(s.nodes, (n) => allocatable(n));
+    watch(
+      s.gpuNodes,
+      (n) => n.metadata.labels?.[MANAGED_BY_LABEL] ?? null,
+      (n) => n.metadata.name,
+    );
+    watch(
+      s.pools,
+      (p) => poolConfig(p),
+      (p) => [...this.nodePool()].find(([, pool]) => pool === p.metadata.name)?.[0],
+    );
+    s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
+  }
+
+  /**
+   * Replaces what the pods say with an authoritative list (a consistent LIST after a failover). What
+   * events told us since `listedAt` (when the LIST was sent) wins over it: shares bound or recorded
+   * since are kept, and shares released since stay released (the list may predate both).
+   */
+  resetFromPods(pods: readonly K8sObject[], listedAt = -Infinity): void {
+    const before = new Map(this.held);
+    const since = new Map(this.heldSince);
+    const recent = new Map([...this.held].filter(([uid]) => (since.get(uid) ?? -Infinity) >= listedAt));
+    this.held.clear();
+    this.heldSince.clear();
+    for (const [uid, a] of recent) {
+      this.held.set(uid, a);
+      // A record still being written stays ahead of every list until it lands.
+      this.heldSince.set(uid, since.get(uid) === Infinity ? Infinity : listedAt);
+    }
+    for (const p of pods) {
+      const a = !isTerminal(p) ? allocationOf(p) : undefined;
+      // A share learned since the list was sent is newer than the list's record of it (a resize).
+      if (a && !this.releasedAt.has(a.id) && !recent.has(a.id)) {
+        this.held.set(a.id, a);
+        this.reserved.delete(a.id);
+      }
+    }
+    this.allocator = undefined;
+    // A share the list no longer has was released by a pod whose delete event has not reached us; that
+    // event will find nothing to release, so the release is announced here or never.
+    for (const [uid, a] of before) if (!this.held.has(uid)) this.opts.onRoom?.(a.node);
+  }
+
+  /** A bound pod without a share takes CPU and memory on its node: an allocation of no GPU. */
+  private backgroundOf(pod: K8sObject): Allocation | undefined {
+    const node = boundNode(pod);
+    const uid = pod.metadata.uid;
+    if (!node || !uid || isTerminal(pod)) return undefined;
+    const pool = this.nodePool().get(node);
+    if (!pool) return undefined;
+    const r = podRequests(pod);
+    if (r.cpu === 0 && r.memory === 0) return undefined;
+    return {
+      id: uid,
+      pool,
+      node,
+      gpuIds: [],
+      tflopsRequest: 0,
+      tflopsLimit: 0,
+      vramRequest: 0,
+      vramLimit: 0,
+      cpu: r.cpu,
+      memory: r.memory,
+      qos: 'low',
+    };
+  }
+
+  private observeBackground(pod: K8sObject): void {
+    const uid = pod.metadata.uid as string;
+    const next = allocationOf(pod) ? undefined : this.backgroundOf(pod);
+    const prev = this.background.get(uid);
+    if (JSON.stringify(prev) === JSON.stringify(next)) return;
+    if (prev) this.allocator?.release(uid);
+    if (next) this.allocator?.restore([next]);
+    if (next) this.background.set(uid, next);
+    else this.background.delete(uid);
+  }
+
+  /** Builds from the caches as they are now; used before the first answer. */
+  resetFromCaches(): void {
+    this.resetFromPods(this.opts.sources.pods.list());
+  }
+
+  private observe(pod: K8sObject): void {
+    const uid = pod.metadata.uid;
+    if (!uid) return;
+    if (isTerminal(pod)) return void this.release(uid);
+    if (!this.held.has(uid) && !this.reserved.has(uid)) this.observeBackground(pod);
+    const a = allocationOf(pod);
+    if (!a || this.held.has(uid)) return;
+    // The record arrived (our own bind, or another replica's before a failover): it replaces any reservation.
+    const r = this.reserved.get(uid);
+    this.reserved.delete(uid);
+    this.held.set(uid, a);
+    this.heldSince.set(uid, this.now());
+    if (this.allocator) {
+      if (r) this.allocator.release(uid);
+      this.allocator.restore([a]);
+    }
+  }
+
+  /**
+   * Frees the share (held or reserved) of a pod that is gone, or the CPU and memory of one without a
+   * share: kube-scheduler may have seen it go first and retried a pod we then turned away, so the room
+   * is announced.
+   */
+  release(uid: string | undefined): void {
+    if (!uid) return;
+    const freed = this.held.get(uid) ?? this.reserved.get(uid)?.allocation ?? this.background.get(uid);
+    const held = this.held.delete(uid);
+    const reserved = this.reserved.delete(uid);
+    const background = this.background.delete(uid);
+    this.heldSince.delete(uid);
+    this.rememberRelease(uid);
+    if (held || reserved || background) this.allocator?.release(uid);
+    if (freed) this.opts.onRoom?.(freed.node);
+  }
+
+  /** A UID never comes back, so a release is final; remembered long enough to outlast any LIST. */
+  private rememberRelease(uid: string): void {
+    const now = this.now();
+    this.releasedAt.delete(uid);
+    this.releasedAt.set(uid, now);
+    for (const [old, at] of this.releasedAt) {
+      if (at > now - RELEASED_MEMORY_MS) break;
+      this.releasedAt.delete(old);
+    }
+  }
+
+  /** The allocator with current topology and usage (rebuilt after a topology change). */
+  current(): Allocator {
+    this.expireReservations();
+    if (!this.allocator) this.allocator = this.build();
+    return this.allocator;
+  }
+
+  private build(): Allocator {
+    const s = this.opts.sources;
+    const pools = s.pools.list();
+    const allocator = new Allocator({ pools: Object.fromEntries(pools.map((p) => [p.metadata.name as string, poolConfig(p)])) });
+    const owners = this.nodePool();
+    const infos = this.gpus();
+    const placed = new Set<string>();
+    for (const p of pools) {
+      for (const spec of poolNodeSpecs(p.metadata.name as string, infos.values(), owners, poolIsolation(p))) {
+        const node = s.nodes.get(spec.name);
+        allocator.addNode(node ? { ...spec, ...allocatable(node) } : spec);
+        placed.add(spec.name);
+      }
+    }
+    // GPU nodes with no usable GPU: refusals name why (NotReady, isolation) rather than "no nodes".
+    const notIsolated = new Map<string, Set<string>>();
+    for (const g of infos.values())
+      if (g.isolationNotReady) notIsolated.set(g.node, (notIsolated.get(g.node) ?? new Set()).add(g.isolationNotReady));
+    for (const [name, pool] of owners) {
+      if (placed.has(name)) continue;
+      const node = s.nodes.get(name);
+      const isolation = notIsolated.get(name);
+      // Running GPUs left out only for their isolation: that is the reason, whatever else the node says.
+      allocator.setUnavailable(
+        name,
+        pool,
+        !node
+          ? 'gone'
+          : isolation
+            ? `isolation not ready (${[...isolation].sort().join(', ')})`
+            : !isNodeReady(node as never)
+              ? 'NotReady'
+              : 'without a Running GPU',
+      );
+    }
+    // Background usage is recomputed from the pods: node membership may have changed with the topology.
+    this.background.clear();
+    for (const p of s.pods.list()) {
+      const uid = p.metadata.uid;
+      if (!uid || this.held.has(uid) || this.reserved.has(uid)) continue;
+      const b = this.backgroundOf(p);
+      if (b) this.background.set(uid, b);
+    }
+    allocator.restore([...this.held.values(), ...[...this.reserved.values()].map((r) => r.allocation), ...this.background.values()]);
+    return allocator;
+  }
+
+  /** The pool of each GPU node, by node name. */
+  private nodePool(): Map<string, string> {
+    this.owners ??= nodePools(this.opts.sources.gpuNodes.list());
+    return this.owners;
+  }
+
+  /** Reservations made before this time have expired. */
+  private reservationCutoff(): number {
+    return this.now() - this.ttl;
+  }
+
+  private expireReservations(): void {
+    const cutoff = this.reservationCutoff();
+    for (const [uid, r] of this.reserved) {
+      if (r.at >= cutoff) continue;
+      this.reserved.delete(uid);
+      this.allocator?.release(uid);
+      this.opts.onRoom?.(r.allocation.node);
+    }
+  }
+
+  /**
+   * Expires reservations on time, not only at the next call: with every pod turned away there may be
+   * no next call, and the room must be announced. One timer, for the oldest reservation (the map keeps
+   * them in the order they were made).
+   */
+  private scheduleExpiry(): void {
+    const oldest = this.reserved.values().next().value;
+    if (this.expiryTimer || !oldest) return;
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = undefined;
+        this.expireReservations();
+        this.scheduleExpiry();
+      },
+      Math.max(0, oldest.at + this.ttl - this.now()) + 1,
+    ).unref();
+  }
+
+  /** GPU objects usable for placement, by name. */
+  gpus(): Map<string, GpuInfo> {
+    this.gpuInfos ??= new Map(
+      [...this.opts.sources.gpus.list()]
+        .map((g) => gpuInfo(g))
+        .filter((g): g is GpuInfo => !!g)
+        .map((g) => [g.name, g]),
+    );
+    return this.gpuInfos;
+  }
+
+  /** Device name and TFLOPS of a GPU object, for the binding annotations. */
+  device(gpu: string): DeviceInfo | undefined {
+    const g = this.gpus().get(gpu);
+    return g && { device: g.device, tflops: g.tflops };
+  }
+
+  /** The share a pod holds or has reserved. */
+  holding(uid: string): Allocation | undefined {
+    return this.held.get(uid) ?? this.reserved.get(uid)?.allocation;
+  }
+
+  isReserved(uid: string): boolean {
+    return this.reserved.has(uid);
+  }
+
+  /** True while the pod's Binding is on the wire, or was sent and nobody knows yet whether it landed. */
+  isBinding(uid: string): boolean {
+    const r = this.reserved.get(uid);
+    // An expired reservation counts as gone before the next call sweeps it (expireReservations).
+    return r?.binding === true && r.at >= this.reservationCutoff();
+  }
+
+  choose(request: AllocationRequest, nodes: readonly string[]): Choice {
+    return this.current().choose(request, nodes);
+  }
+
+  /** The node the pool's mode prefers among `nodes` (Allocator.best): {@link choose} without the reasons. */
+  best(request: AllocationRequest, nodes: readonly string[]): string | undefined {
+    return this.current().best(request, nodes);
+  }
+
+  /** Reserves a share on `node` for a bind to come; a previous reservation of the same pod is dropped first. */
+  reserve(request: AllocationRequest, node: string): AllocateResult {
+    this.cancel(request.id);
+    const r = this.current().allocate(request, { node });
+    if (r.ok) {
+      this.reserved.set(request.id, { allocation: r.allocation, at: this.now() });
+      this.scheduleExpiry();
+    }
+    return r;
+  }
+
+  /** The one pool all `nodes` belong to, if they all belong to the same pool. */
+  poolOfAll(nodes: readonly string[]): string | undefined {
+    const owners = this.nodePool();
+    const pool = owners.get(nodes[0] ?? '');
+    return pool !== undefined && nodes.every((n) => owners.get(n) === pool) ? pool : undefined;
+  }
+
+  /**
+   * Marks the bind of a reserved share as started, and returns it: its reservation starts its time again, so that it cannot
+   * expire, and its room go to a pod filtered meanwhile, while the Binding is on the wire. Called
+   * again when the Binding got no answer: it may still land, so the share stays counted for a
+   * reservation's time, unless its record arrives first.
+   */
+  startBinding(uid: string): Allocation | undefined {
+    const r = this.reserved.get(uid);
+    if (!r) return undefined;
+    // Re-inserted: the expiry timer reads the map as oldest first.
+    this.reserved.delete(uid);
+    this.reserved.set(uid, { allocation: r.allocation, at: this.now(), binding: true });
+    return r.allocation;
+  }
+
+  /**
+   * The bind of `allocation` succeeded: the share is the pod's (its record arrives through the watch
+   * later), also when its reservation went in the meantime.
+   */
+  commit(uid: string, allocation: Allocation): void {
+    const r = this.reserved.get(uid);
+    this.reserved.delete(uid);
+    const counted = r?.allocation === allocation;
+    // Another reservation of the pod gives way to the share it was bound with.
+    if (r && !counted) this.allocator?.release(uid);
+    if (this.held.has(uid) || this.releasedAt.has(uid)) return;
+    this.held.set(uid, allocation);
+    this.heldSince.set(uid, this.now());
+    if (!counted) this.allocator?.restore([allocation]);
+  }
+
+  /**
+   * The bind of a pod without a GPU share succeeded: its CPU and memory stay counted as background
+   * usage (what the pod's watch event will say too), and no record is written on the pod.
+   */
+  commitBackground(uid: string): void {
+    const r = this.reserved.get(uid);
+    if (!r) return;
+    this.reserved.delete(uid);
+    this.background.set(uid, r.allocation);
+  }
+
+  /**
+   * Resizes the share a bound pod holds, on the same node and GPUs, when they have room (autoscaling's
+   * in-place resize, lib/runtime/autoscale/resize.ts). The pod's record must follow: the caller
+   * resizes with `recordPending` while it patches the record, then again to say it landed, or back if
+   * the patch failed. A reserved (not yet bound) share is not resized.
+   */
+  resize(uid: string, amounts: ShareAmounts, recordPending = false): AllocateResult | undefined {
+    const before = this.held.get(uid);
+    if (!before) return undefined;
+    const r = this.current().resize(uid, amounts);
+    if (r.ok) {
+      this.held.set(uid, r.allocation);
+      // As a bind: a list of the pods sent before this change may predate the pod's new record, and
+      // while the record is being written any list may.
+      this.heldSince.set(uid, recordPending ? Infinity : this.now());
+      const a = r.allocation;
+      if (a.tflopsRequest < before.tflopsRequest || a.vramRequest < before.vramRequest || a.tflopsLimit < before.tflopsLimit)
+        this.opts.onRoom?.(a.node);
+    }
+    return r;
+  }
+
+  /** Drops a reservation (bind failed, or the pod is filtered again). */
+  cancel(uid: string): void {
+    const r = this.reserved.get(uid);
+    if (!r) return;
+    this.reserved.delete(uid);
+    this.allocator?.release(uid);
+    // Room a pod turned away may have been refused for (a bind that failed or moved).
+    this.opts.onRoom?.(r.allocation.node);
+  }
+
+  /** Counts for metrics and benchmarks. */
+  stats(): { held: number; reserved: number } {
+    return { held: this.held.size, reserved: this.reserved.size };
+  }
+}

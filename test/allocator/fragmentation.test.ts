@@ -1,0 +1,201 @@
+import fc from 'fast-check';
+import { fragAfter, MixLearner, normaliseMix, profileOf } from '../../lib/allocator/fragmentation';
+import { GpuState, NodeState } from '../../lib/allocator/state';
+
+function gpu(i: number, usedT: number, usedV: number): GpuState {
+  return {
+    id: `g${i}`,
+    index: i,
+    model: i % 2 === 0 ? 'A' : 'B',
+    capT: 1000,
+    capV: 1000,
+    usedT,
+    limT: usedT,
+    usedV,
+    limV: usedV,
+    allocs: new Set(),
+  };
+}
+
+function nodeOf(used: [number, number][], cpuUsed: number): NodeState {
+  return {
+    name: 'n',
+    pool: 'p',
+    slot: 0,
+    rank: 0,
+    cpuCap: 100,
+    memCap: Infinity,
+    cpuUsed,
+    memUsed: 0,
+    gpus: used.map(([t, v], i) => gpu(i, t, v)),
+    version: 0,
+  };
+}
+
+const mix = normaliseMix([
+  { gpuCount: 1, tflops: 0.5, vram: 500, cpu: 10, weight: 3 },
+  { gpuCount: 1, tflops: 0.2, vram: 300, weight: 2 },
+  { gpuCount: 2, tflops: 1, vram: 1000, cpu: 40, weight: 1 },
+  { gpuCount: 1, tflops: 0.3, vram: 300, models: ['A'], weight: 1 },
+  { gpuCount: 0, tflops: 0, vram: 0, cpu: 30, weight: 2 },
+]);
+
+describe('fragmentation', () => {
+  it('an empty node is fragmented only for work it cannot host', () => {
+    // 2 free GPUs, 100 CPU: every GPU task fits. The CPU-only task (weight 2/9) counts all free share
+    // (2 GPUs); the A-only task (1/9) counts GPU 1, a B.
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          0,
+        ),
+        mix,
+        1,
+      ).frag,
+    ).toBeCloseTo((2 / 9) * 2 + 1 / 9);
+    // CPU exhausted: only the two tasks that need no CPU are hostable; the rest count both GPUs.
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          100,
+        ),
+        mix,
+        1,
+      ).frag,
+    ).toBeCloseTo((3 / 9) * 2 + (1 / 9) * 2 + (2 / 9) * 2 + 1 / 9);
+  });
+
+  it('counts GPUs stranded by CPU before the node runs out', () => {
+    // Typical request: 1 GPU and 30 CPU. Nodes have 100 CPU.
+    const cpu30 = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 30, weight: 1 }]);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+            [0, 0],
+          ],
+          0,
+        ),
+        cpu30,
+        1,
+      ).frag,
+    ).toBeCloseTo(0);
+    // 50 CPU used: one instance fits, two free GPUs are stranded.
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+            [0, 0],
+          ],
+          50,
+        ),
+        cpu30,
+        1,
+      ).frag,
+    ).toBeCloseTo(2);
+    // Half a GPU is too small for it (0.5), and with 50 CPU one of the two free GPUs is stranded.
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [500, 500],
+            [0, 0],
+            [0, 0],
+          ],
+          50,
+        ),
+        cpu30,
+        1,
+      ).frag,
+    ).toBeCloseTo(1.5);
+  });
+
+  it('does not count GPUs an empty node of that shape would leave idle anyway', () => {
+    // 1 GPU and 60 CPU: an empty 2-GPU, 100-CPU node hosts one, which is not fragmentation.
+    const cpu60 = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 60, weight: 1 }]);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          0,
+        ),
+        cpu60,
+        1,
+      ).frag,
+    ).toBeCloseTo(0);
+    expect(
+      profileOf(
+        nodeOf(
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          50,
+        ),
+        cpu60,
+        1,
+      ).frag,
+    ).toBeCloseTo(2);
+  });
+
+  it('the incremental score equals recomputing the node after the placement', () => {
+    const used = fc.tuple(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 0, max: 1000 }));
+    fc.assert(
+      fc.property(
+        fc.array(used, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 0, max: 500 }),
+        fc.integer({ min: 0, max: 500 }),
+        fc.integer({ min: 0, max: 50 }),
+        fc.integer({ min: 1, max: 4 }),
+        (gpus, cpuUsed, t, v, cpu, k) => {
+          const node = nodeOf(gpus, cpuUsed);
+          const chosen = node.gpus.map((_, i) => i).slice(0, k);
+          const tot = new Float64Array(1);
+          const predicted = fragAfter(node, profileOf(node, mix, 1), mix, chosen, chosen.length, t, v, cpu, 0, tot);
+          const after = nodeOf(
+            gpus.map(([ut, uv], i) => (i < k ? [ut + t, uv + v] : [ut, uv])),
+            cpuUsed + cpu,
+          );
+          const actual = profileOf(after, mix, 1);
+          expect(predicted).toBeCloseTo(actual.frag, 9);
+          expect(tot[0]).toBeCloseTo(actual.tot, 9);
+        },
+      ),
+    );
+  });
+
+  it('learns the shapes covering 95% of requests, refreshing as the count doubles', () => {
+    const learner = new MixLearner();
+    const shape = (t: number) => ({ k: 1, t, v: t, cpu: 0, mem: 0, models: null });
+    const refreshed = Array.from({ length: 40 }, (_, i) => learner.observe(shape(i < 38 ? 500 : 100 + i)));
+    expect(refreshed.flatMap((r, i) => (r ? [i + 1] : []))).toEqual([1, 2, 4, 8, 16, 32]);
+    expect(learner.mix()).toEqual([{ ...shape(500), p: 1 }]);
+  });
+
+  it('tells shapes apart by GPUs, share, CPU and models, not memory', () => {
+    const learner = new MixLearner();
+    const shape = (cpu: number, mem: number) => ({ k: 1, t: 500, v: 500, cpu, mem, models: null });
+    for (const mem of [1_000, 2_000, 3_000, 4_000]) learner.observe(shape(100, mem));
+    learner.observe(shape(200, 1_000));
+    expect(learner.mix()).toEqual([
+      { ...shape(100, 0), p: 0.8 },
+      { ...shape(200, 0), p: 0.2 },
+    ]);
+  });
+});
