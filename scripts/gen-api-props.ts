@@ -14,6 +14,8 @@ import {
   GPUNodeStatus,
   GPUPoolSpec,
   GPUPoolStatus,
+  GPUResourceQuotaSpec,
+  GPUResourceQuotaStatus,
   GPUStatus,
   GpuResources,
   NodeSelector,
@@ -36,6 +38,8 @@ const ROOTS: [string, JsonSchema][] = [
   ['GPUNodeSpecFields', toPlainSchema(GPUNodeSpec, true)],
   ['GPUNodeStatusFields', toPlainSchema(GPUNodeStatus, true)],
   ['GPUStatusFields', toPlainSchema(GPUStatus, true)],
+  ['GPUResourceQuotaSpecFields', toPlainSchema(GPUResourceQuotaSpec, true)],
+  ['GPUResourceQuotaStatusFields', toPlainSchema(GPUResourceQuotaStatus, true)],
   ['TensorFusionWorkloadStatusFields', toPlainSchema(TensorFusionWorkloadStatus, true)],
   ['ConditionFields', toPlainSchema(Conditions.items, true)],
 ];

@@ -45,11 +45,11 @@ export const Tflops = (description: string) =>
   quantity(description, "a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings)");
 
 /** VRAM of one share per GPU: at most 1Pi (VRAM_MAX) as an integer; the codec bounds strings alike. */
-const ShareBytes = (description: string) =>
+export const ShareBytes = (description: string) =>
   quantity(description, `a Kubernetes quantity such as 4Gi or 512Mi, at most ${formatBytes(VRAM_MAX)}`, VRAM_MAX);
 
 /** TFLOPS of one share per GPU: at most TFLOPS_MAX as an integer; the codec bounds strings alike. */
-const ShareTflops = (description: string) =>
+export const ShareTflops = (description: string) =>
   quantity(description, `a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings), at most ${TFLOPS_MAX}`, TFLOPS_MAX);
 
 /** CPU cores as a Kubernetes quantity. */

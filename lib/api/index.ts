@@ -6,6 +6,7 @@ import type { KubeObject } from '../k8s/object';
 import type { GPUStatus } from './gpu';
 import type { GPUNodeSpec, GPUNodeStatus } from './gpu-node';
 import type { GPUPoolSpec, GPUPoolStatus } from './gpu-pool';
+import type { GPUResourceQuotaSpec, GPUResourceQuotaStatus } from './gpu-resource-quota';
 import type { TensorFusionWorkloadSpec, TensorFusionWorkloadStatus } from './tensor-fusion-workload';
 import type { WorkloadProfileSpec } from './workload-profile';
 
@@ -15,6 +16,7 @@ export * from './gpu-node';
 export * from './gpu-pool';
 export * from './workload-profile';
 export * from './tensor-fusion-workload';
+export * from './gpu-resource-quota';
 export * from './kinds';
 export * from './crd';
 export * from './validate';
@@ -86,4 +88,18 @@ export interface TensorFusionWorkload {
   spec: TensorFusionWorkloadSpec;
   /** Observed state, written by the controller. */
   status?: TensorFusionWorkloadStatus;
+}
+
+/** A GPUResourceQuota object (namespaced): the GPU quotas of its namespace. */
+export interface GPUResourceQuota {
+  /** `tensor-fusion.ai/v1`. */
+  apiVersion: string;
+  /** Always `GPUResourceQuota`. */
+  kind: 'GPUResourceQuota';
+  /** Name, labels and annotations, namespace. */
+  metadata: Metadata;
+  /** Desired state: the quotas. */
+  spec: GPUResourceQuotaSpec;
+  /** Observed state, written by the controller: what the namespace uses. */
+  status?: GPUResourceQuotaStatus;
 }

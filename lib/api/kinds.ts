@@ -6,13 +6,14 @@ import { TSchema, Type } from '@sinclair/typebox';
 import { GPUStatus } from './gpu';
 import { GPUNodeSpec, GPUNodeStatus } from './gpu-node';
 import { GPUPoolSpec, GPUPoolStatus } from './gpu-pool';
+import { GPUResourceQuotaSpec, GPUResourceQuotaStatus } from './gpu-resource-quota';
 import { TensorFusionWorkloadSpec, TensorFusionWorkloadStatus } from './tensor-fusion-workload';
 import { WorkloadProfileSpec } from './workload-profile';
 import type { Scope } from '../k8s/scope';
 import { KIND_SCOPES } from '../model/kind-scope';
 
 /** A kind of the tensor-fusion.ai API. */
-export type KindName = 'GPUPool' | 'GPUNode' | 'GPU' | 'WorkloadProfile' | 'TensorFusionWorkload';
+export type KindName = 'GPUPool' | 'GPUNode' | 'GPU' | 'WorkloadProfile' | 'TensorFusionWorkload' | 'GPUResourceQuota';
 export type { Scope } from '../k8s/scope';
 
 /** A column of `kubectl get` (CRD additionalPrinterColumns). */
@@ -165,6 +166,35 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
       { name: 'Workers', type: 'integer', jsonPath: '.status.workerCount' },
       { name: 'Pool', type: 'string', jsonPath: '.spec.poolName' },
       { name: 'QoS', type: 'string', jsonPath: '.spec.qos', priority: 1 },
+      AGE,
+    ],
+  }),
+  GPUResourceQuota: kind({
+    kind: 'GPUResourceQuota',
+    plural: 'gpuresourcequotas',
+    shortNames: ['gpuquota'],
+    scope: KIND_SCOPES.GPUResourceQuota,
+    description: 'GPU quotas of a namespace: totals over its GPU pods and bounds of each pod.',
+    spec: GPUResourceQuotaSpec,
+    status: GPUResourceQuotaStatus,
+    printerColumns: [
+      { name: 'TFLOPS Used', type: 'string', jsonPath: '.status.used.requests.tflops', description: 'TFLOPS requested in the namespace.' },
+      {
+        name: 'TFLOPS Total',
+        type: 'string',
+        jsonPath: '.spec.total.requests.tflops',
+        description: 'Most TFLOPS the namespace may request.',
+      },
+      { name: 'VRAM Used', type: 'string', jsonPath: '.status.used.requests.vram', description: 'VRAM requested in the namespace.' },
+      { name: 'VRAM Total', type: 'string', jsonPath: '.spec.total.requests.vram', description: 'Most VRAM the namespace may request.' },
+      { name: 'Workers', type: 'integer', jsonPath: '.status.used.workers', description: 'Pods holding or reserving a GPU share.' },
+      { name: 'Max Workers', type: 'integer', jsonPath: '.spec.total.maxWorkers', priority: 1 },
+      {
+        name: 'Alert %',
+        type: 'integer',
+        jsonPath: '.spec.total.alertThresholdPercent',
+        description: 'Percent of a total that raises AlertThresholdReached.',
+      },
       AGE,
     ],
   }),

@@ -12,6 +12,7 @@ export const KIND_SCOPES = {
   GPU: 'Cluster',
   TensorFusionWorkload: 'Namespaced',
   WorkloadProfile: 'Namespaced',
+  GPUResourceQuota: 'Namespaced',
 } as const satisfies Record<string, Scope>;
 
 /**

@@ -895,6 +895,214 @@ export type GPUStatusFields = {
 };
 
 /**
+ * GPU quotas of a namespace: totals over its GPU pods and bounds of each pod.
+ */
+export type GPUResourceQuotaSpecFields = {
+  /**
+   * Bounds of the whole namespace, like a ResourceQuota; enforced at placement.
+   * @default unset
+   */
+  total?: {
+    /**
+     * Most requests of all GPU pods of the namespace together.
+     * @default unset
+     */
+    requests?: {
+      /**
+       * FP16 TFLOPS summed over the namespace (per-GPU amount x GPU count of every pod), at most 100000; unbounded when unset.
+       * @default unbounded
+       * @example '10'
+       */
+      tflops?: string | number;
+      /**
+       * Video memory in bytes summed over the namespace (per-GPU amount x GPU count of every pod), at most 1Pi; unbounded when unset.
+       * @default unbounded
+       * @example '4Gi'
+       */
+      vram?: string | number;
+    };
+    /**
+     * Most limits of all GPU pods of the namespace together.
+     * @default unset
+     */
+    limits?: {
+      /**
+       * FP16 TFLOPS summed over the namespace (per-GPU amount x GPU count of every pod), at most 100000; unbounded when unset.
+       * @default unbounded
+       * @example '10'
+       */
+      tflops?: string | number;
+      /**
+       * Video memory in bytes summed over the namespace (per-GPU amount x GPU count of every pod), at most 1Pi; unbounded when unset.
+       * @default unbounded
+       * @example '4Gi'
+       */
+      vram?: string | number;
+    };
+    /**
+     * Most pods holding or reserving a GPU share in the namespace. Default 32768.
+     * @default 32768
+     */
+    maxWorkers?: number;
+    /**
+     * Percent of a total at which the AlertThresholdReached condition turns True. Default 95.
+     * @default 95
+     */
+    alertThresholdPercent?: number;
+  };
+  /**
+   * Bounds of one pod, like a LimitRange max; enforced at admission.
+   * @default unset
+   */
+  single?: {
+    /**
+     * Most a pod may request per GPU.
+     * @default unset
+     */
+    maxRequests?: {
+      /**
+       * FP16 TFLOPS per GPU of one pod, at most 100000; unbounded when unset.
+       * @default unbounded
+       * @example '10'
+       */
+      tflops?: string | number;
+      /**
+       * Video memory in bytes per GPU of one pod, at most 1Pi; unbounded when unset.
+       * @default unbounded
+       * @example '4Gi'
+       */
+      vram?: string | number;
+    };
+    /**
+     * Most a pod may set as its limits per GPU.
+     * @default unset
+     */
+    maxLimits?: {
+      /**
+       * FP16 TFLOPS per GPU of one pod, at most 100000; unbounded when unset.
+       * @default unbounded
+       * @example '10'
+       */
+      tflops?: string | number;
+      /**
+       * Video memory in bytes per GPU of one pod, at most 1Pi; unbounded when unset.
+       * @default unbounded
+       * @example '4Gi'
+       */
+      vram?: string | number;
+    };
+    /**
+     * Most GPUs one pod may take, 1 to 128; unbounded when unset.
+     * @default unbounded
+     */
+    maxGPUCount?: number;
+  };
+};
+
+/**
+ * Usage of the namespace against its quota; conditions Ready and AlertThresholdReached.
+ */
+export type GPUResourceQuotaStatusFields = {
+  /**
+   * What the namespace uses, counted like spec.total.
+   */
+  used: {
+    /**
+     * Requests of the GPU pods of the namespace together.
+     */
+    requests: {
+      /**
+       * FP16 TFLOPS, e.g. "420".
+       * @example '420'
+       */
+      tflops: string | number;
+      /**
+       * Video memory, e.g. "96Gi".
+       * @example '96Gi'
+       */
+      vram: string | number;
+    };
+    /**
+     * Limits of the GPU pods of the namespace together.
+     */
+    limits: {
+      /**
+       * FP16 TFLOPS, e.g. "420".
+       * @example '420'
+       */
+      tflops: string | number;
+      /**
+       * Video memory, e.g. "96Gi".
+       * @example '96Gi'
+       */
+      vram: string | number;
+    };
+    /**
+     * Pods holding or reserving a GPU share.
+     */
+    workers: number;
+  };
+  /**
+   * Free percent of each bounded total.
+   * @default unset
+   */
+  availablePercent?: {
+    /**
+     * Free percent of the request totals.
+     * @default unset
+     */
+    requests?: {
+      /**
+       * Percent of spec.total.requests.tflops still free, as a decimal string, e.g. "12.5"; negative when a lowered quota is below what is already bound. Absent when the total sets no bound.
+       * @default unset
+       * @example '12.5'
+       */
+      tflops?: string;
+      /**
+       * Percent of spec.total.requests.vram still free, as a decimal string, e.g. "12.5"; negative when a lowered quota is below what is already bound. Absent when the total sets no bound.
+       * @default unset
+       * @example '12.5'
+       */
+      vram?: string;
+    };
+    /**
+     * Free percent of the limit totals.
+     * @default unset
+     */
+    limits?: {
+      /**
+       * Percent of spec.total.limits.tflops still free, as a decimal string, e.g. "12.5"; negative when a lowered quota is below what is already bound. Absent when the total sets no bound.
+       * @default unset
+       * @example '12.5'
+       */
+      tflops?: string;
+      /**
+       * Percent of spec.total.limits.vram still free, as a decimal string, e.g. "12.5"; negative when a lowered quota is below what is already bound. Absent when the total sets no bound.
+       * @default unset
+       * @example '12.5'
+       */
+      vram?: string;
+    };
+    /**
+     * Percent of spec.total.maxWorkers still free, as a decimal string, e.g. "12.5"; negative when a lowered quota is below what is already bound. Absent when the total sets no bound.
+     * @default unset
+     * @example '12.5'
+     */
+    workers?: string;
+  };
+  /**
+   * Latest observations of the object state.
+   * @default unset
+   */
+  conditions?: ConditionFields[];
+  /**
+   * When the status was last written.
+   * @default unset
+   */
+  lastUpdateTime?: string;
+};
+
+/**
  * Observed state of the workers.
  */
 export type TensorFusionWorkloadStatusFields = {

@@ -1,0 +1,155 @@
+/**
+ * GPUResourceQuota (namespaced): GPU quotas of one namespace, wire-compatible with upstream
+ * TensorFusion's kind for the fields it implements. `spec.total` bounds the sum over the namespace's
+ * GPU pods (like a ResourceQuota), `spec.single` bounds one pod (like a LimitRange's max). The
+ * scheduler extender enforces `total` at placement, the admission webhook `single`; quota changes
+ * apply to new placements, and shares already bound are never revoked.
+ */
+import { Type } from '@sinclair/typebox';
+import { formatBytes } from '../k8s/quantity';
+import { TFLOPS_MAX, VRAM_MAX } from '../model/limits';
+import { GPU_COUNT_MAX, GPU_COUNT_MIN } from '../model/rules';
+import { Bytes, Conditions, Int32, ShareBytes, ShareTflops, Tflops } from './common';
+import type { GPUResourceQuotaSpecFields, GPUResourceQuotaStatusFields } from './generated/api-props';
+
+/** `spec.total.maxWorkers` when unset: upstream's default, kept as the CRD's schema default. */
+export const DEFAULT_QUOTA_MAX_WORKERS = 32768;
+/** `spec.total.alertThresholdPercent` when unset (upstream's default). */
+export const DEFAULT_QUOTA_ALERT_THRESHOLD_PERCENT = 95;
+
+/**
+ * The condition types of a GPUResourceQuota status: `Ready` (the usage is counted), and
+ * `AlertThresholdReached` (some bounded total is used at or above `spec.total.alertThresholdPercent`).
+ */
+export const QUOTA_CONDITION_TYPES = ['Ready', 'AlertThresholdReached'] as const;
+/** A condition type of a GPUResourceQuota status. */
+export type QuotaConditionType = (typeof QUOTA_CONDITION_TYPES)[number];
+
+/** TFLOPS and VRAM, each optional: a quota bounds only what it sets. */
+const QuotaAmounts = (description: string, scope: string) =>
+  Type.Object(
+    {
+      tflops: Type.Optional(ShareTflops(`FP16 TFLOPS ${scope}, at most ${TFLOPS_MAX}; unbounded when unset.`)),
+      vram: Type.Optional(ShareBytes(`Video memory in bytes ${scope}, at most ${formatBytes(VRAM_MAX)}; unbounded when unset.`)),
+    },
+    { description },
+  );
+
+const TOTAL_SCOPE = 'summed over the namespace (per-GPU amount x GPU count of every pod)';
+const SINGLE_SCOPE = 'per GPU of one pod';
+
+/** The schema of the GPUResourceQuota spec (TypeBox), the source of its CRD schema, its type and its validation. */
+export const GPUResourceQuotaSpec = Type.Object(
+  {
+    total: Type.Optional(
+      Type.Object(
+        {
+          requests: Type.Optional(QuotaAmounts('Most requests of all GPU pods of the namespace together.', TOTAL_SCOPE)),
+          limits: Type.Optional(QuotaAmounts('Most limits of all GPU pods of the namespace together.', TOTAL_SCOPE)),
+          maxWorkers: Type.Optional(
+            Int32({
+              description: `Most pods holding or reserving a GPU share in the namespace. Default ${DEFAULT_QUOTA_MAX_WORKERS}.`,
+              minimum: 0,
+              default: DEFAULT_QUOTA_MAX_WORKERS,
+            }),
+          ),
+          alertThresholdPercent: Type.Optional(
+            Int32({
+              description: `Percent of a total at which the AlertThresholdReached condition turns True. Default ${DEFAULT_QUOTA_ALERT_THRESHOLD_PERCENT}.`,
+              minimum: 0,
+              maximum: 100,
+              default: DEFAULT_QUOTA_ALERT_THRESHOLD_PERCENT,
+            }),
+          ),
+        },
+        { description: 'Bounds of the whole namespace, like a ResourceQuota; enforced at placement.' },
+      ),
+    ),
+    single: Type.Optional(
+      Type.Object(
+        {
+          maxRequests: Type.Optional(QuotaAmounts('Most a pod may request per GPU.', SINGLE_SCOPE)),
+          maxLimits: Type.Optional(QuotaAmounts('Most a pod may set as its limits per GPU.', SINGLE_SCOPE)),
+          maxGPUCount: Type.Optional(
+            Int32({
+              description: `Most GPUs one pod may take, ${GPU_COUNT_MIN} to ${GPU_COUNT_MAX}; unbounded when unset.`,
+              minimum: GPU_COUNT_MIN,
+              maximum: GPU_COUNT_MAX,
+            }),
+          ),
+        },
+        { description: 'Bounds of one pod, like a LimitRange max; enforced at admission.' },
+      ),
+    ),
+  },
+  { description: 'GPU quotas of a namespace: totals over its GPU pods and bounds of each pod.' },
+);
+/** GPU quotas of a namespace. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
+export type GPUResourceQuotaSpec = GPUResourceQuotaSpecFields;
+
+/** TFLOPS and VRAM counted over the namespace, both always reported. */
+const UsedAmounts = (description: string) =>
+  Type.Object(
+    {
+      tflops: Tflops('FP16 TFLOPS, e.g. "420".'),
+      vram: Bytes('Video memory, e.g. "96Gi".'),
+    },
+    { description },
+  );
+
+/** A percent as a decimal string, as upstream writes it. */
+const Percent = (description: string) =>
+  Type.Optional(
+    Type.String({
+      description,
+      pattern: '^-?[0-9]+(\\.[0-9]+)?$',
+    }),
+  );
+
+const FREE =
+  'still free, as a decimal string, e.g. "12.5"; negative when a lowered quota is below what is already bound. Absent when the total sets no bound.';
+
+/** The schema of the GPUResourceQuota status (TypeBox), the source of its CRD schema, its type and its validation. */
+export const GPUResourceQuotaStatus = Type.Object(
+  {
+    used: Type.Object(
+      {
+        requests: UsedAmounts('Requests of the GPU pods of the namespace together.'),
+        limits: UsedAmounts('Limits of the GPU pods of the namespace together.'),
+        workers: Int32({ description: 'Pods holding or reserving a GPU share.', minimum: 0 }),
+      },
+      { description: 'What the namespace uses, counted like spec.total.' },
+    ),
+    availablePercent: Type.Optional(
+      Type.Object(
+        {
+          requests: Type.Optional(
+            Type.Object(
+              {
+                tflops: Percent(`Percent of spec.total.requests.tflops ${FREE}`),
+                vram: Percent(`Percent of spec.total.requests.vram ${FREE}`),
+              },
+              { description: 'Free percent of the request totals.' },
+            ),
+          ),
+          limits: Type.Optional(
+            Type.Object(
+              {
+                tflops: Percent(`Percent of spec.total.limits.tflops ${FREE}`),
+                vram: Percent(`Percent of spec.total.limits.vram ${FREE}`),
+              },
+              { description: 'Free percent of the limit totals.' },
+            ),
+          ),
+          workers: Percent(`Percent of spec.total.maxWorkers ${FREE}`),
+        },
+        { description: 'Free percent of each bounded total.' },
+      ),
+    ),
+    conditions: Type.Optional(Conditions),
+    lastUpdateTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the status was last written.' })),
+  },
+  { description: 'Usage of the namespace against its quota; conditions Ready and AlertThresholdReached.' },
+);
+/** Usage of a namespace against its quota. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
+export type GPUResourceQuotaStatus = GPUResourceQuotaStatusFields;
