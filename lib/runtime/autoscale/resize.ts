@@ -34,7 +34,12 @@ export const RESIZE_CONDITION = 'InPlaceResize';
 export interface ResizablePlacement {
   holding(uid: string): Allocation | undefined;
   isReserved(uid: string): boolean;
-  resize(uid: string, amounts: ShareAmounts, recordPending?: boolean): AllocateResult | undefined;
+  /** Undefined when the share is not held; `overQuota` when its namespace's quota has no room for the growth. */
+  resize(
+    uid: string,
+    amounts: ShareAmounts,
+    recordPending?: boolean,
+  ): AllocateResult | { readonly ok: false; readonly overQuota: string } | undefined;
   device(gpu: string): DeviceInfo | undefined;
 }
 
@@ -132,7 +137,7 @@ export class ShareResizer {
     };
     const grown = state.resize(uid, union, true);
     if (!grown) return 'its share is not held by this extender';
-    if (!grown.ok) return grown.reasons.map((r) => r.message).join('; ');
+    if (!grown.ok) return 'overQuota' in grown ? grown.overQuota : grown.reasons.map((r) => r.message).join('; ');
     const record: Allocation = { ...held, ...amountsOf(next) };
     const annotations = bindingAnnotations(record, (g) => state.device(g), mpsParts(shareOf(pod)));
     const ops: JsonPatchOp[] = [

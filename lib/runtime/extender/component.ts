@@ -60,7 +60,14 @@ export function extenderComponent(ctx: RuntimeContext, opts: ExtenderComponentOp
     help: 'Nodes stamped by the sweep: room for a pod turned away since the last stamp was sent (or a minute before), with no stamp under way.',
   });
   const state = new PlacementState({
-    sources: { nodes: c.nodes as unknown as Informer<K8sObject>, pools: c.pools, gpuNodes: c.gpuNodes, gpus: c.gpus, pods },
+    sources: {
+      nodes: c.nodes as unknown as Informer<K8sObject>,
+      pools: c.pools,
+      gpuNodes: c.gpuNodes,
+      gpus: c.gpus,
+      pods,
+      quotas: c.quotas,
+    },
     onRoom: (node) => signal.roomAt(node),
   });
   const extender: Extender = new Extender({
@@ -108,7 +115,7 @@ export function extenderComponent(ctx: RuntimeContext, opts: ExtenderComponentOp
       await server.close();
     },
     // Answers need the GPU topology and the pods: only once the caches are synced.
-    ready: () => listening && [c.nodes, c.pools, c.gpuNodes, c.gpus, c.pods].every((i) => i.hasSynced()),
+    ready: () => listening && [c.nodes, c.pools, c.gpuNodes, c.gpus, c.pods, c.quotas].every((i) => i.hasSynced()),
     port: () => server.port,
   };
 }

@@ -70,6 +70,11 @@ export function refusalListSpacingMs(lastMs: number): number {
   return Math.min(60_000, Math.max(1_000, 20 * lastMs));
 }
 
+/** The same reason for every node: one not about a node (a quota, a bind not yet confirmed). */
+function everyNode(nodes: readonly string[], reason: string): Record<string, string> {
+  return Object.fromEntries(nodes.map((n) => [n, reason]));
+}
+
 function result(nodes: string[], unresolvable: Record<string, string> = {}): ExtenderFilterResult {
   return { Nodes: null, NodeNames: nodes, FailedNodes: {}, FailedAndUnresolvableNodes: unresolvable, Error: '' };
 }
@@ -108,7 +113,11 @@ export class Extender {
   sweep(): string | undefined {
     return this.turnedAway.sweep({
       // A pod whose bind is not confirmed yet waits for that, not for room (see filter).
-      fits: (request, nodes) => (this.opts.state.isBinding(request.id) ? undefined : this.opts.state.best(request, nodes)),
+      fits: (request, nodes, pod) => {
+        const { state } = this.opts;
+        if (state.isBinding(request.id) || state.quotaRefusal(pod.namespace, request)) return undefined;
+        return state.best(request, nodes);
+      },
       waiting: ({ namespace, name, uid }) => {
         const pod = this.opts.pods.get(`${namespace}/${name}`);
         return pod?.metadata.uid === uid && !boundNode(pod) && isActivePod(pod);
@@ -178,8 +187,12 @@ export class Extender {
     const request = allocationRequest(uid, share, podRequests(pod));
     // kube-scheduler gave up waiting for our bind (its timeout) or got an error of unknown outcome:
     // the Binding may still land, so the pod waits until that is known rather than reserve twice.
-    if (state.isBinding(uid)) return this.refuse(pod, request, nodes, Object.fromEntries(nodes.map((n) => [n, BIND_UNCONFIRMED])));
+    if (state.isBinding(uid)) return this.refuse(pod, request, nodes, everyNode(nodes, BIND_UNCONFIRMED));
     state.cancel(uid);
+    const namespace = pod.metadata.namespace ?? '';
+    // A namespace over its quota waits whatever the nodes have: no node judged, no list made.
+    const overQuota = state.quotaRefusal(namespace, request);
+    if (overQuota) return this.refuse(pod, request, nodes, everyNode(nodes, overQuota));
     let best = state.best(request, nodes);
     if (best === undefined && (await this.freshBeforeRefusal())) best = state.best(request, nodes);
     if (best === undefined) {
@@ -189,8 +202,15 @@ export class Extender {
       for (const [node, reasons] of state.choose(request, nodes).unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
       return this.refuse(pod, request, nodes, unfit);
     }
-    const reserved = state.reserve(request, best);
-    if (!reserved.ok) return this.refuse(pod, request, nodes, { [best]: nodeReason(reserved.reasons, share.gpuCount) });
+    // The quota again, counted with the reservation: another pod may have taken the room while a list was made.
+    const reserved = state.reserve(request, best, namespace);
+    if (!reserved.ok)
+      return this.refuse(
+        pod,
+        request,
+        nodes,
+        'overQuota' in reserved ? everyNode(nodes, reserved.overQuota) : { [best]: nodeReason(reserved.reasons, share.gpuCount) },
+      );
     this.turnedAway.forget(uid);
     return result([best]);
   }
@@ -258,8 +278,11 @@ export class Extender {
           await send();
           return { Error: '' };
         }
-        const r = state.reserve(allocationRequest(ref.uid, share, podRequests(pod!)), args.Node);
-        if (!r.ok) return { Error: `GPU share does not fit on node ${args.Node}: ${nodeReason(r.reasons, share.gpuCount)}` };
+        const r = state.reserve(allocationRequest(ref.uid, share, podRequests(pod!)), args.Node, ref.namespace);
+        if (!r.ok) {
+          const why = 'overQuota' in r ? r.overQuota : nodeReason(r.reasons, share.gpuCount);
+          return { Error: `GPU share does not fit on node ${args.Node}: ${why}` };
+        }
         reserved = state.startBinding(ref.uid)!;
       }
       if (reserved.gpuIds.length === 0) {

@@ -20,6 +20,8 @@ import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../shared/topology';
 import { boundNode, isTerminal } from '../shared/pod-lifecycle';
 import { isNodeReady } from '../shared/capacity';
 import { allocationOf, DeviceInfo } from '../shared/pod-share/record';
+import { addUsage, excessMessage, QuotaAmounts, QuotaBounds, quotaBounds, QuotaObject, shareUsage, totalExcess } from '../shared/quota';
+import { CountedMap, QuotaLedger } from './quota-ledger';
 
 /** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
 const RELEASED_MEMORY_MS = 5 * 60_000;
@@ -32,6 +34,27 @@ export interface PlacementSources {
   gpus: Informer<GPU & K8sObject>;
   /** Pods with their tensor-fusion.ai annotations, uid, phase, node and requests (the controller's slim cache). */
   pods: Informer<K8sObject>;
+  /** GPUResourceQuotas: no share is reserved or grown past its namespace's. @default no quotas */
+  quotas?: Pick<Informer<QuotaObject & K8sObject>, 'list'>;
+}
+
+/** What per-GPU `amounts` on `gpuCount` GPUs count for in a quota (limits default to requests, as the allocator's). */
+function quotaUsage(amounts: ShareAmounts, gpuCount: number): QuotaAmounts {
+  const { tflopsRequest, vramRequest } = amounts;
+  return shareUsage({
+    tflopsRequest,
+    vramRequest,
+    tflopsLimit: amounts.tflopsLimit ?? tflopsRequest,
+    vramLimit: amounts.vramLimit ?? vramRequest,
+    gpuCount,
+  });
+}
+
+/** A share refused because its namespace's quota has no room for it, on any node. */
+export interface QuotaRefusal {
+  readonly ok: false;
+  /** What `kubectl describe pod` shows, e.g. `namespace "ml" would use 420 of 400 TFLOPS requested (GPUResourceQuota "team-a")`. */
+  readonly overQuota: string;
 }
 
 export interface PlacementStateOptions {
@@ -67,8 +90,12 @@ export class PlacementState {
   private allocator?: Allocator;
   private gpuInfos?: Map<string, GpuInfo>;
   private owners?: Map<string, string>;
+  /** Each namespace's held and reserved shares, counted as the two maps below change. */
+  private readonly ledger = new QuotaLedger();
+  /** The namespace of each pod with a held or reserved share, by UID (what the ledger counts it for). */
+  private readonly namespaces = new Map<string, string>();
   /** Shares recorded on live pods, by pod UID. */
-  private readonly held = new Map<string, Allocation>();
+  private readonly held = new CountedMap<Allocation>(this.ledger, 'held/', (uid, a) => this.counted(uid, a));
   /** When this state learned of a held share by an event (its bind, its record's arrival, a resize); absent for shares read from a list. */
   private readonly heldSince = new Map<string, number>();
   /**
@@ -82,7 +109,9 @@ export class PlacementState {
    * Shares reserved by filter for a bind to come, by pod UID; `binding` once their Binding is sent,
    * until it is known to have landed (commit) or not (cancel), or the reservation expires.
    */
-  private readonly reserved = new Map<string, { allocation: Allocation; at: number; binding?: true }>();
+  private readonly reserved = new CountedMap<{ allocation: Allocation; at: number; binding?: true }>(this.ledger, 'reserved/', (uid, r) =>
+    this.counted(uid, r.allocation),
+  );
   private readonly now: () => number;
   private readonly ttl: number;
   private expiryTimer?: NodeJS.Timeout;
@@ -153,6 +182,7 @@ export class PlacementState {
       const a = !isTerminal(p) ? allocationOf(p) : undefined;
       // A share learned since the list was sent is newer than the list's record of it (a resize).
       if (a && !this.releasedAt.has(a.id) && !recent.has(a.id)) {
+        this.namespaces.set(a.id, p.metadata.namespace ?? '');
         this.held.set(a.id, a);
         this.reserved.delete(a.id);
       }
@@ -210,6 +240,7 @@ export class PlacementState {
     if (!this.held.has(uid) && !this.reserved.has(uid)) this.observeBackground(pod);
     const a = allocationOf(pod);
     if (!a || this.held.has(uid)) return;
+    this.namespaces.set(uid, pod.metadata.namespace ?? '');
     // The record arrived (our own bind, or another replica's before a failover): it replaces any reservation.
     const r = this.reserved.get(uid);
     this.reserved.delete(uid);
@@ -233,6 +264,7 @@ export class PlacementState {
     const reserved = this.reserved.delete(uid);
     const background = this.background.delete(uid);
     this.heldSince.delete(uid);
+    this.namespaces.delete(uid);
     this.rememberRelease(uid);
     if (held || reserved || background) this.allocator?.release(uid);
     if (freed) this.opts.onRoom?.(freed.node);
@@ -384,9 +416,18 @@ export class PlacementState {
     return this.current().best(request, nodes);
   }
 
-  /** Reserves a share on `node` for a bind to come; a previous reservation of the same pod is dropped first. */
-  reserve(request: AllocationRequest, node: string): AllocateResult {
+  /**
+   * Reserves a share on `node` for a bind to come; a previous reservation of the same pod is dropped
+   * first. A share of a pod in `namespace` is refused when a quota of the namespace has no room for it:
+   * checked and counted in one step, so two pods filtered at once cannot both take the last room.
+   */
+  reserve(request: AllocationRequest, node: string, namespace?: string): AllocateResult | QuotaRefusal {
     this.cancel(request.id);
+    if (namespace !== undefined && request.gpuCount > 0) {
+      const overQuota = this.quotaRefusal(namespace, request);
+      if (overQuota) return { ok: false, overQuota };
+      this.namespaces.set(request.id, namespace);
+    }
     const r = this.current().allocate(request, { node });
     if (r.ok) {
       this.reserved.set(request.id, { allocation: r.allocation, at: this.now() });
@@ -450,9 +491,17 @@ export class PlacementState {
    * resizes with `recordPending` while it patches the record, then again to say it landed, or back if
    * the patch failed. A reserved (not yet bound) share is not resized.
    */
-  resize(uid: string, amounts: ShareAmounts, recordPending = false): AllocateResult | undefined {
+  resize(uid: string, amounts: ShareAmounts, recordPending = false): AllocateResult | QuotaRefusal | undefined {
     const before = this.held.get(uid);
     if (!before) return undefined;
+    const namespace = this.namespaces.get(uid);
+    if (namespace !== undefined) {
+      // Only what the resize adds counts: a share may always shrink, also in a namespace over its quota.
+      const gpuCount = before.gpuIds.length;
+      const added = addUsage(quotaUsage(amounts, gpuCount), quotaUsage(before, gpuCount), -1);
+      const e = totalExcess(this.ledger.used(namespace), added, this.quotasIn(namespace));
+      if (e) return { ok: false, overQuota: excessMessage(namespace, e) };
+    }
     const r = this.current().resize(uid, amounts);
     if (r.ok) {
       this.held.set(uid, r.allocation);
@@ -474,6 +523,31 @@ export class PlacementState {
     this.allocator?.release(uid);
     // Room a pod turned away may have been refused for (a bind that failed or moved).
     this.opts.onRoom?.(r.allocation.node);
+  }
+
+  /** What a share counts for in its namespace's quotas: shares of GPUs only, of a known namespace. */
+  private counted(uid: string, a: Allocation): { namespace: string; usage: QuotaAmounts } | undefined {
+    const namespace = this.namespaces.get(uid);
+    if (namespace === undefined || a.gpuIds.length === 0) return undefined;
+    return { namespace, usage: quotaUsage(a, a.gpuIds.length) };
+  }
+
+  /** The bounds of the namespace's quotas. */
+  private quotasIn(namespace: string): QuotaBounds[] {
+    return (this.opts.sources.quotas?.list() ?? []).filter((q) => q.metadata.namespace === namespace).map(quotaBounds);
+  }
+
+  /** Why `request` of a pod in `namespace` may not be placed now, if a quota of the namespace has no room for it. */
+  quotaRefusal(namespace: string, request: AllocationRequest): string | undefined {
+    const quotas = this.quotasIn(namespace);
+    if (quotas.length === 0 || request.gpuCount === 0) return undefined;
+    const e = totalExcess(this.ledger.used(namespace), quotaUsage(request, request.gpuCount), quotas);
+    return e && excessMessage(namespace, e);
+  }
+
+  /** What the namespace's held and reserved shares add up to (milli-TFLOPS, bytes, pods). */
+  quotaUsed(namespace: string): QuotaAmounts {
+    return this.ledger.used(namespace);
   }
 
   /** Counts for metrics and benchmarks. */

@@ -25,15 +25,15 @@ interface NodeList {
 interface Entry {
   pod: TurnedAwayPod;
   request: AllocationRequest;
-  /** The request without its id: pods asking the same on the same nodes are checked once. */
+  /** The request without its id, and the namespace (its quota): pods asking the same on the same nodes are checked once. */
   requestKey: string;
   list: NodeList;
   at: number;
 }
 
 export interface SweepOptions {
-  /** The node where `request` fits now among `nodes`, if any (the state's choice, as filter makes it). */
-  fits: (request: AllocationRequest, nodes: readonly string[]) => string | undefined;
+  /** The node where `request` of `pod` fits now among `nodes`, if any (the state's choice and its namespace's quota, as filter judges them). */
+  fits: (request: AllocationRequest, nodes: readonly string[], pod: TurnedAwayPod) => string | undefined;
   /** Whether the pod still waits to be placed (exists with this UID, unbound, not terminating). */
   waiting: (pod: TurnedAwayPod) => boolean;
   now: number;
@@ -73,7 +73,7 @@ export class TurnedAway {
     if (!list) this.lists.set(key, (list = { id: this.nextListId++, key, nodes: [...nodes], users: 0 }));
     list.users++;
     const { id: _id, ...rest } = request;
-    this.pods.set(pod.uid, { pod, request, requestKey: JSON.stringify(rest), list, at: now });
+    this.pods.set(pod.uid, { pod, request, requestKey: JSON.stringify([pod.namespace, rest]), list, at: now });
   }
 
   forget(uid: string): void {
@@ -109,7 +109,7 @@ export class TurnedAway {
       const key = `${e.list.id} ${e.requestKey}`;
       if (!fresh(e) || checked.has(key)) continue;
       checked.add(key);
-      const node = opts.fits(e.request, e.list.nodes);
+      const node = opts.fits(e.request, e.list.nodes, e.pod);
       if (node !== undefined) {
         this.announced(opts.now);
         return node;

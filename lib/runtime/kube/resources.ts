@@ -53,6 +53,7 @@ export const RESOURCES = {
   gpus: tf('gpus', 'GPU'),
   tensorfusionworkloads: tf('tensorfusionworkloads', 'TensorFusionWorkload'),
   workloadprofiles: tf('workloadprofiles', 'WorkloadProfile'),
+  gpuresourcequotas: tf('gpuresourcequotas', 'GPUResourceQuota'),
 } as const;
 
 /** `apiVersion` string of a resource type (`v1`, `tensor-fusion.ai/v1`). */

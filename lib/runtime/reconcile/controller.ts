@@ -20,6 +20,7 @@ import { poolReconciler } from './pool-status';
 import { TopOwners } from '../shared/top-owner';
 import { primaryKeys, wireWatches } from './watches';
 import { workloadReconciler } from './workload';
+import { quotaReconciler } from './quota-status';
 
 export interface ControllerOptions {
   /** Used by the informers (reads). */
@@ -50,6 +51,7 @@ const RECONCILERS: { readonly [K in ControllerKey as K['kind']]: Reconciler<K> }
   node: nodeReconciler,
   pool: poolReconciler,
   workload: workloadReconciler,
+  quota: quotaReconciler,
 };
 const DECLARED = Object.values(RECONCILERS).map((r) => r.watches);
 
@@ -62,6 +64,8 @@ export class Controller {
   readonly workloads: Caches['workloads'];
   /** Read to resolve pods whose generated workload names a profile (and by the webhook). */
   readonly profiles: Caches['profiles'];
+  /** Read by the extender (quota enforcement) and the quota reconciler. */
+  readonly quotas: Caches['quotas'];
   readonly queue: WorkQueue;
   private readonly caches: Caches;
   private readonly ctx: ReconcileContext;
@@ -79,6 +83,7 @@ export class Controller {
       gpus: this.gpus,
       workloads: this.workloads,
       profiles: this.profiles,
+      quotas: this.quotas,
     } = this.caches);
     this.queue = new WorkQueue({ clock, ...opts.queue });
     this.ctx = this.context(clock);
@@ -99,6 +104,7 @@ export class Controller {
       usage: this.opts.usage ?? usageFromPods,
       topOwnerOf: (pod) => topOwners.of(pod),
       logger: this.opts.logger,
+      metrics: this.opts.metrics,
     };
   }
 

@@ -21,20 +21,28 @@ export interface WorkloadKey {
   readonly name: string;
 }
 
-export type ControllerKey = NodeKey | PoolKey | WorkloadKey;
+/** A GPUResourceQuota, whose status (usage) is reconciled. */
+export interface QuotaKey {
+  readonly kind: 'quota';
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export type ControllerKey = NodeKey | PoolKey | WorkloadKey | QuotaKey;
 /** The reconcilers, by the kind of key they take (also the `controller` label of the metrics). */
 export type ControllerKind = ControllerKey['kind'];
 
 export const nodeKey = (name: string): NodeKey => ({ kind: 'node', name });
 export const poolKey = (name: string): PoolKey => ({ kind: 'pool', name });
 export const workloadKey = (namespace: string, name: string): WorkloadKey => ({ kind: 'workload', namespace, name });
+export const quotaKey = (namespace: string, name: string): QuotaKey => ({ kind: 'quota', namespace, name });
 
 /** The cache key of a workload (`namespace/name`), from the caches that index by it. */
 export { workloadCacheKey };
 
-/** The queue's string: `node/<name>`, `pool/<name>`, `workload/<namespace>/<name>`. */
+/** The queue's string: `node/<name>`, `pool/<name>`, `workload/<namespace>/<name>`, `quota/<namespace>/<name>`. */
 export function encodeKey(key: ControllerKey): string {
-  return key.kind === 'workload' ? `workload/${workloadCacheKey(key)}` : `${key.kind}/${key.name}`;
+  return key.kind === 'workload' || key.kind === 'quota' ? `${key.kind}/${workloadCacheKey(key)}` : `${key.kind}/${key.name}`;
 }
 
 /** The key a queue string encodes, or undefined when it encodes none. */
@@ -45,7 +53,8 @@ export function parseKey(s: string): ControllerKey | undefined {
   if (slash < 0 || !rest) return undefined;
   if (kind === 'node') return nodeKey(rest);
   if (kind === 'pool') return poolKey(rest);
-  if (kind !== 'workload') return undefined;
+  if (kind !== 'workload' && kind !== 'quota') return undefined;
   const sep = rest.indexOf('/');
-  return sep > 0 && sep < rest.length - 1 ? workloadKey(rest.slice(0, sep), rest.slice(sep + 1)) : undefined;
+  if (sep <= 0 || sep >= rest.length - 1) return undefined;
+  return (kind === 'workload' ? workloadKey : quotaKey)(rest.slice(0, sep), rest.slice(sep + 1));
 }

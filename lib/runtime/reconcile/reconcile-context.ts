@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Cluster } from '../kube/cluster';
 import type { ReconcileResult } from '../kube/workqueue';
 import type { ReadCaches } from '../shared/caches';
+import type { RuntimeMetrics } from '../shared/metrics';
 import type { GpuUsage, PodLike } from '../shared/capacity';
 import type { ControllerKey } from './queue-keys';
 import type { OwnerOf } from './generated-workload';
@@ -22,6 +23,8 @@ export interface ReconcileContext {
   /** The top owner of a pod (owner of its generated workload). */
   readonly topOwnerOf: OwnerOf;
   readonly logger?: Logger;
+  /** The process's metrics, when it keeps them. */
+  readonly metrics?: RuntimeMetrics;
 }
 
 /** One reconciler: level-based, idempotent, over the caches and the client; with what it watches. */

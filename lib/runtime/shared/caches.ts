@@ -2,7 +2,7 @@
  * The controller's informer caches (every replica keeps them warm) with the indexes the reconcilers
  * and their watches read.
  */
-import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
+import type { GPU, GPUNode, GPUPool, GPUResourceQuota, TensorFusionWorkload, WorkloadProfile } from '../../api';
 import { ANNOTATION_PREFIX, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/metadata-keys';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import type { Clock } from '../kube/clock';
@@ -25,6 +25,8 @@ export const INDEX_BY_NODE = 'nodeName';
 export const INDEX_BY_WORKLOAD = 'workload';
 /** Index of the GPUNode and GPU caches: the owner named by the managed-by label (pool, node). */
 export const INDEX_BY_OWNER = 'managedBy';
+/** Pods by namespace (what a namespace's quotas count). */
+export const INDEX_BY_NAMESPACE = 'namespace';
 
 export interface Caches {
   readonly nodes: Informer<NodeLike>;
@@ -36,6 +38,8 @@ export interface Caches {
   readonly workloads: Informer<TensorFusionWorkload & K8sObject>;
   /** Read to resolve pods whose generated workload names a profile (and by the webhook). */
   readonly profiles: Informer<WorkloadProfile & K8sObject>;
+  /** Namespace GPU quotas: the extender enforces them, the quota reconciler reports their usage. */
+  readonly quotas: Informer<GPUResourceQuota & K8sObject>;
 }
 
 export type CacheName = keyof Caches;
@@ -45,7 +49,7 @@ export type CachedObject<C extends CacheName> = Caches[C] extends Informer<infer
 export type Cache<T extends K8sObject> = Pick<Informer<T>, 'get' | 'list' | 'byIndex'>;
 export type ReadCaches = { readonly [C in CacheName]: Cache<CachedObject<C>> };
 
-export const CACHE_NAMES: readonly CacheName[] = ['nodes', 'pods', 'pools', 'gpuNodes', 'gpus', 'workloads', 'profiles'];
+export const CACHE_NAMES: readonly CacheName[] = ['nodes', 'pods', 'pools', 'gpuNodes', 'gpus', 'workloads', 'profiles', 'quotas'];
 
 export interface CacheOptions {
   clock: Clock;
@@ -70,6 +74,7 @@ export function createCaches(cluster: Cluster, opts: CacheOptions): Caches {
     // Only pods the controller cares about are cached: GPU-share holders and workload workers.
     pods: inf<PodLike>(RESOURCES.pods, { transform: slimPod })
       .addIndex(INDEX_BY_NODE, (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []))
+      .addIndex(INDEX_BY_NAMESPACE, (p) => [p.metadata.namespace ?? ''])
       .addIndex(INDEX_BY_WORKLOAD, (p) => {
         const w = p.metadata.labels?.[WORKLOAD_LABEL];
         return w ? [workloadCacheKey({ namespace: p.metadata.namespace!, name: w })] : [];
@@ -79,6 +84,7 @@ export function createCaches(cluster: Cluster, opts: CacheOptions): Caches {
     gpus: inf<GPU & K8sObject>(RESOURCES.gpus).addIndex(INDEX_BY_OWNER, managedBy),
     workloads: inf(RESOURCES.tensorfusionworkloads),
     profiles: inf(RESOURCES.workloadprofiles),
+    quotas: inf(RESOURCES.gpuresourcequotas),
   };
 }
 

@@ -3,6 +3,7 @@
  * process (tests, benchmarks) do not collide.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { QUOTA_RESOURCES, QuotaAmounts } from './quota';
 
 export class RuntimeMetrics {
   readonly registry = new Registry();
@@ -64,6 +65,27 @@ export class RuntimeMetrics {
     help: '1 while this replica holds the leader lease.',
     registers: [this.registry],
   });
+
+  /** Like kube-state-metrics' `kube_resourcequota`: one series per bound and per usage. */
+  readonly gpuQuota = new Gauge({
+    name: 'tf_gpu_quota',
+    help: 'GPUResourceQuota totals by namespace, quota, resource (requests.tflops and limits.tflops in TFLOPS, requests.vram and limits.vram in bytes, workers in pods) and type: hard (the bound) or used (what the pods record).',
+    labelNames: ['namespace', 'quota', 'resource', 'type'] as const,
+    registers: [this.registry],
+  });
+
+  /** Sets a quota's series from its bounds and usage (milli-TFLOPS, bytes, pods); without them, removes its series. */
+  observeQuota(namespace: string, quota: string, counts?: { used: QuotaAmounts; hard: Partial<QuotaAmounts> }): void {
+    for (const resource of QUOTA_RESOURCES) {
+      const scale = resource.endsWith('.tflops') ? 1000 : 1;
+      for (const type of ['used', 'hard'] as const) {
+        const labels = { namespace, quota, resource, type };
+        const value = counts?.[type][resource];
+        if (value === undefined) this.gpuQuota.remove(labels);
+        else this.gpuQuota.set(labels, value / scale);
+      }
+    }
+  }
 
   /** Adds process metrics (memory, event-loop lag); only for the real process, not for tests. */
   withDefaultMetrics(): this {

@@ -28,6 +28,7 @@ import { isT9kPod, priorityFor, schedulerIssue } from './scheduling';
 import { workerImage } from './workers';
 import { autoscaledShare } from './auto-set';
 import { limitsVolumeIssues, limitsVolumeOps } from '../shared/pod-share/limits-volume';
+import { quotaBounds, QuotaObject, showSingle, SingleBounds, singleExcesses } from '../shared/quota';
 
 /** Cluster reads the handler needs, answered from informer caches (profiles with a live read on a miss). */
 export interface AdmissionView extends SettingsView {
@@ -36,6 +37,32 @@ export interface AdmissionView extends SettingsView {
   cachedWorkload?(namespace: string, name: string): TensorFusionWorkload | undefined;
   /** False when the install runs no node agent, which hard isolation needs. @default true */
   readonly nodeAgent?: boolean;
+  /** The namespace's GPUResourceQuotas, as cached. @default none */
+  quotas?(namespace: string): readonly QuotaObject[];
+}
+
+/** The annotation that sets each per-pod amount a quota bounds. */
+const SINGLE_ANNOTATIONS: Record<keyof SingleBounds, string> = {
+  tflopsRequest: ANNOTATION.tflopsRequest,
+  tflopsLimit: ANNOTATION.tflopsLimit,
+  vramRequest: ANNOTATION.vramRequest,
+  vramLimit: ANNOTATION.vramLimit,
+  gpuCount: ANNOTATION.gpuCount,
+};
+
+/**
+ * A pod whose share passes a per-pod (`single`) bound of its namespace's quotas could never be
+ * placed there: refused now, naming the value, the bound and the quota, rather than left Pending.
+ */
+function singleQuotaIssues(share: ShareSettings, namespace: string, view: AdmissionView): FieldIssue[] {
+  const quotas = view.quotas?.(namespace) ?? [];
+  return singleExcesses(share, quotas.map(quotaBounds)).map((e) =>
+    fieldIssue(
+      SINGLE_ANNOTATIONS[e.amount],
+      showSingle(e.amount, e.value),
+      `at most ${showSingle(e.amount, e.max)}, the ${e.field} of GPUResourceQuota ${JSON.stringify(e.quota)} in namespace ${JSON.stringify(namespace)}`,
+    ),
+  );
 }
 
 /** Name of the init container added in no-standalone-worker mode. */
@@ -170,6 +197,8 @@ export async function admitPod(req: AdmissionRequest, view: AdmissionView): Prom
   const workload = wl.name;
   const scaled = autoscaledShare(r, namespace, workload, workload !== undefined ? view.cachedWorkload?.(namespace, workload) : undefined);
   const resolved: ResolvedPod = { ...r, share: scaled.share };
+  const overQuota = singleQuotaIssues(resolved.share, namespace, view);
+  if (overQuota.length > 0) return deny(overQuota);
   const injectInto = r.settings.injectContainers ? [...r.settings.injectContainers] : [userContainers[0]];
   // Every choice made for the pod that it did not ask for is said: kubectl prints warnings.
   const warnings = [...ignoredKeyWarnings(annotations), ...resolvedWarnings(r, namespace, workload, local), ...wl.warnings];

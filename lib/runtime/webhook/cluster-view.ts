@@ -1,10 +1,10 @@
 /**
- * The webhook's view of the cluster, kept by informers on every replica: GPUPools, WorkloadProfiles
- * and TensorFusionWorkloads (GPUs and nodes are the scheduler extender's business now). A profile
+ * The webhook's view of the cluster, kept by informers on every replica: GPUPools, WorkloadProfiles,
+ * TensorFusionWorkloads and GPUResourceQuotas (GPUs and nodes are the scheduler extender's business now). A profile
  * missing from the cache is read live once, so a profile created a moment ago is not reported missing
  * (the pod would be refused); a missing workload is not (see `workload`).
  */
-import type { GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../api';
+import type { GPUPool, GPUResourceQuota, TensorFusionWorkload, WorkloadProfile } from '../../api';
 import { Cluster, K8sObject } from '../kube/cluster';
 import { Informer, InformerOptions } from '../kube/informer';
 import { RESOURCES, ResourceType } from '../kube/resources';
@@ -19,6 +19,7 @@ export interface ViewInformers {
   pools: Informer<Obj<GPUPool>>;
   profiles: Informer<Obj<WorkloadProfile>>;
   workloads: Informer<Obj<TensorFusionWorkload>>;
+  quotas: Informer<Obj<GPUResourceQuota>>;
 }
 
 /** Creates the view's informers (not started). */
@@ -28,6 +29,7 @@ export function createViewInformers(cluster: Cluster, opts: InformerOptions<K8sO
     pools: inf(RESOURCES.gpupools),
     profiles: inf(RESOURCES.workloadprofiles),
     workloads: inf(RESOURCES.tensorfusionworkloads),
+    quotas: inf(RESOURCES.gpuresourcequotas),
   };
 }
 
@@ -67,6 +69,10 @@ export class InformerView implements AdmissionView {
       this.informers.profiles.get(`${namespace}/${name}`) ??
       this.cluster.get<Obj<WorkloadProfile>>(RESOURCES.workloadprofiles, { namespace, name })
     );
+  }
+
+  quotas(namespace: string): GPUResourceQuota[] {
+    return this.informers.quotas.list().filter((q) => q.metadata.namespace === namespace);
   }
 
   cachedWorkload(namespace: string, name: string): TensorFusionWorkload | undefined {

@@ -36,6 +36,7 @@ export function webhookComponent(ctx: RuntimeContext): WebhookComponent {
           pools: c.pools,
           profiles: c.profiles,
           workloads: c.workloads,
+          quotas: c.quotas,
           pods: c.pods as unknown as Informer<K8sObject>,
         } as Partial<ViewInformers> & { pods: Informer<K8sObject> },
       });

@@ -106,7 +106,7 @@ function webhookInformers(opts: StartWebhookOptions) {
     .map((k) => created[k] as unknown as Informer<K8sObject>);
   const view = new InformerView(
     cluster,
-    { pools: informers.pools, profiles: informers.profiles, workloads: informers.workloads },
+    { pools: informers.pools, profiles: informers.profiles, workloads: informers.workloads, quotas: informers.quotas },
     opts.env.nodeAgent ?? true,
   );
   const ownPods = opts.informers?.pods
@@ -222,7 +222,10 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
   // The replicas of one template are decided once, until a cache the decisions read changes.
   const decisions = new DecisionCache();
   const changed = () => decisions.invalidate();
-  for (const i of view.informerList()) i.on({ add: changed, update: changed, delete: changed });
+  const { quotas, ...others } = view.informers;
+  for (const i of Object.values(others)) i.on({ add: changed, update: changed, delete: changed });
+  // Admission reads a quota's spec only, and its status is rewritten as pods are placed.
+  quotas.on({ add: changed, delete: changed, update: (old, cur) => JSON.stringify(old.spec) !== JSON.stringify(cur.spec) && changed() });
   const handle = async (review: AdmissionReview) =>
     answerReview(review, await decisions.answer(review.request!, async () => responseOf(await admitPod(review.request!, view))));
   const tls = tlsSourceFor(opts);

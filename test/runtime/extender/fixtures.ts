@@ -17,16 +17,17 @@ export async function startExtender(api: ApiServerDouble): Promise<ExtenderUnder
   const cluster = clusterFor(api, 'extender');
   const inf = (rt: (typeof RESOURCES)[keyof typeof RESOURCES]) =>
     new Informer<K8sObject>(cluster, rt, { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500 });
-  const [pools, gpuNodes, gpus, pods, nodes] = [
+  const [pools, gpuNodes, gpus, pods, nodes, quotas] = [
     inf(RESOURCES.gpupools),
     inf(RESOURCES.gpunodes),
     inf(RESOURCES.gpus),
     inf(RESOURCES.pods),
     inf(RESOURCES.nodes),
+    inf(RESOURCES.gpuresourcequotas),
   ];
-  const informers = [pools, gpuNodes, gpus, pods, nodes];
+  const informers = [pools, gpuNodes, gpus, pods, nodes, quotas];
   for (const i of informers) i.start();
   await Promise.all(informers.map((i) => i.waitForSync()));
-  const state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods } as never });
+  const state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods, quotas } as never });
   return { informers, state, extender: new Extender({ state, cluster, pods }) };
 }

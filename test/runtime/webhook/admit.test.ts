@@ -69,6 +69,15 @@ const suite = useWebhookSuite(
       metadata: { name: 'small', namespace: 'default' },
       spec: { resources: { requests: { tflops: '5', vram: '3Gi' }, limits: { tflops: '15', vram: '3Gi' } }, qos: 'high', isLocalGPU: true },
     });
+    double.put('gpuresourcequotas', {
+      apiVersion: API_VERSION,
+      kind: 'GPUResourceQuota',
+      metadata: { name: 'team-a', namespace: 'capped' },
+      spec: {
+        single: { maxRequests: { tflops: '50' }, maxLimits: { vram: '8Gi' }, maxGPUCount: 1 },
+        total: { requests: { tflops: '10' } },
+      },
+    });
     double.put('tensorfusionworkloads', {
       // Generated (by the controller, from other pods): reused without comparing shares.
       apiVersion: API_VERSION,
@@ -368,6 +377,28 @@ describe('local GPU mode', () => {
     const stored = JSON.parse(JSON.stringify(out));
     Object.assign(stored.spec.initContainers[0], { imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log' });
     expect((await post(suite.webhook.port(), suite.agent, review(stored))).body.response.patch).toBeUndefined();
+  });
+
+  it("refuses a share past a per-pod bound of its namespace's GPUResourceQuota, naming the value, the bound and the quota", async () => {
+    const over = pod({
+      name: 'too-big',
+      namespace: 'capped',
+      annotations: ann({ 'tflops-request': '60', 'vram-request': '4Gi', 'vram-limit': '12Gi', 'gpu-count': '2' }),
+    });
+    expect((await post(suite.webhook.port(), suite.agent, review(over))).body.response.status.message).toBe(
+      [
+        'tensor-fusion.ai/tflops-request: got "60", expected at most 50, the single.maxRequests.tflops of GPUResourceQuota "team-a" in namespace "capped"',
+        'tensor-fusion.ai/vram-limit: got "12Gi", expected at most 8Gi, the single.maxLimits.vram of GPUResourceQuota "team-a" in namespace "capped"',
+        'tensor-fusion.ai/gpu-count: got "2", expected at most 1, the single.maxGPUCount of GPUResourceQuota "team-a" in namespace "capped"',
+      ].join('\n'),
+    );
+    // Within the per-pod bounds it is admitted, though the namespace total (10 TFLOPS) is passed:
+    // totals are the extender's, at placement, where the pod waits for room.
+    const fits = pod({ name: 'fits', namespace: 'capped', annotations: ann({ 'tflops-request': '50', 'vram-request': '4Gi' }) });
+    expect((await post(suite.webhook.port(), suite.agent, review(fits))).body.response.allowed).toBe(true);
+    // Another namespace is not bound by it.
+    const elsewhere = pod({ name: 'elsewhere', annotations: ann({ 'tflops-request': '60', 'vram-request': '4Gi' }) });
+    expect((await post(suite.webhook.port(), suite.agent, review(elsewhere))).body.response.allowed).toBe(true);
   });
 
   it('refuses an app container named like the worker init container, and a foreign init container of that name', async () => {

@@ -1,0 +1,215 @@
+/**
+ * Namespace GPU quotas (GPUResourceQuota) on the real control plane, with the real kube-scheduler and
+ * the extender on KWOK GPU nodes: the extender places no share past a namespace's quota and the pod
+ * waits Pending with the reason; a pod past a per-pod bound is refused at admission; 1,000 pods created
+ * at once against room for 500 by quota bind exactly 500; a lowered quota evicts nothing; a deleted one
+ * lets the waiting pods in; the status, printer columns, alert Event and metric show the usage.
+ */
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD } from '../../lib/model/metadata-keys';
+import { API_VERSION } from '../../lib/model/group';
+import type { K8sObject } from '../../lib/runtime/kube/cluster';
+import { RESOURCES } from '../../lib/runtime/kube/resources';
+import { renderGpuPool } from '../../lib/render/gpu-pool';
+import { describeControlPlane, waitFor } from '../support/control-plane';
+import {
+  controllerIdentity,
+  installController,
+  kwokNode,
+  RunningController,
+  synthToTemp,
+  writeYaml,
+} from '../support/control-plane/install';
+import { eventually } from '../runtime/fixtures';
+
+jest.setTimeout(120_000);
+
+const synth = synthToTemp();
+const { user } = controllerIdentity(synth.controller);
+type Obj = Record<string, any>;
+
+const POOL = 'quota-pool';
+const NS = 'team-a';
+/** Twelve nodes of two 80 GiB A100s: room for far more than 1,000 pods of 1 TFLOPS and 1 GiB. */
+const NODES = Array.from({ length: 12 }, (_, i) => `q-${i}`);
+
+function gpuNode(name: string): Obj {
+  return kwokNode({
+    name,
+    cpu: '64',
+    labels: {
+      [GFD.present]: 'true',
+      [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
+      [GFD.count]: '2',
+      [GFD.memory]: '81920',
+      [`tensor-fusion.ai/pool-${POOL}`]: 'true',
+    },
+  });
+}
+
+function gpuPod(name: string, tflops = '1', extra: Record<string, string> = {}): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: NS,
+      labels: { [ENABLED_LABEL]: 'true', app: 'gpu' },
+      annotations: {
+        'tensor-fusion.ai/gpupool': POOL,
+        'tensor-fusion.ai/is-local-gpu': 'true',
+        'tensor-fusion.ai/tflops-request': tflops,
+        'tensor-fusion.ai/vram-request': '1Gi',
+        ...extra,
+      },
+    },
+    spec: { containers: [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' } } }] },
+  };
+}
+
+function quota(spec: Obj, name = 'team-a-gpus'): Obj {
+  return { apiVersion: API_VERSION, kind: 'GPUResourceQuota', metadata: { name, namespace: NS }, spec };
+}
+
+describeControlPlane('namespace GPU quotas', { controllerManager: true, kwok: true, users: [user] }, (cp) => {
+  let ctl: RunningController;
+  const get = async (args: string[]): Promise<Obj> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json']));
+  const pod = (name: string) => get(['pod', '-n', NS, name]);
+  const apply = (name: string, docs: Obj[]) => cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, name, docs)]);
+  const scheduledCondition = async (name: string) =>
+    ((await pod(name)).status.conditions as Obj[] | undefined)?.find((c) => c.type === 'PodScheduled');
+  const counts = async () => {
+    const pods = (await get(['pods', '-n', NS, '-l', 'app=gpu'])).items as Obj[];
+    return { bound: pods.filter((p) => p.spec.nodeName).length, pending: pods.filter((p) => !p.spec.nodeName).length, pods };
+  };
+  const clean = async () => {
+    await cp().kubectl(['delete', 'gpuresourcequotas', '--all', '-n', NS]);
+    await eventually(async () => {
+      await cp().kubectl(['delete', 'pods', '--all', '-n', NS, '--grace-period=0', '--force', '--wait=false']);
+      expect((await get(['pods', '-n', NS])).items).toEqual([]);
+    }, 240_000);
+  };
+
+  beforeAll(async () => {
+    ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
+    await apply('quota-nodes.yaml', [
+      renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+      ...NODES.map(gpuNode),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+    ]);
+    await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
+    await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 12, totalGPUs: 24 }), 60_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    await ctl?.stop();
+  });
+
+  afterEach(() => clean(), 300_000);
+
+  test('a pod past the quota waits Pending with the reason, shown in status, columns and metrics, and is placed when room appears', async () => {
+    await apply('quota.yaml', [quota({ total: { requests: { tflops: '30', vram: '100Gi' }, alertThresholdPercent: 60 } })]);
+    for (let i = 0; i < 3; i++)
+      expect((await cp().kubectl(['create', '-f', '-'], { input: JSON.stringify(gpuPod(`p-${i}`, '10')) })).code).toBe(0);
+    await eventually(async () => expect((await counts()).bound).toBe(3), 60_000);
+    await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(gpuPod('waits', '10')) });
+    await eventually(async () => {
+      const cond = await scheduledCondition('waits');
+      expect(cond?.reason).toBe('Unschedulable');
+      expect(cond?.message).toContain('namespace "team-a" would use 40 of 30 TFLOPS requested (GPUResourceQuota "team-a-gpus")');
+    }, 30_000);
+    // What the namespace uses, in status and the printer columns.
+    await eventually(async () => {
+      const q = await get(['gpuresourcequota', '-n', NS, 'team-a-gpus']);
+      expect(q.status.used).toEqual({ requests: { tflops: '30', vram: '3Gi' }, limits: { tflops: '30', vram: '3Gi' }, workers: 3 });
+      expect(q.status.availablePercent.requests).toEqual({ tflops: '0', vram: '97' });
+      expect(q.status.conditions.find((c: Obj) => c.type === 'AlertThresholdReached')).toMatchObject({ status: 'True' });
+    }, 30_000);
+    const table = await cp().kubectlOk(['get', 'gpuresourcequota', '-n', NS]);
+    expect(table.split('\n')[1]).toMatch(/^team-a-gpus\s+30\s+30\s+3Gi\s+100Gi\s+3\s+60\s+/);
+    const events = (await get(['events', '-n', NS, '--field-selector', 'reason=AlertThresholdReached'])).items as Obj[];
+    expect(events.map((e) => e.message)).toEqual(['at or above 60%: requests.tflops 30 of 30']);
+    expect(await ctl.replicas[0].metrics()).toContain(
+      'tf_gpu_quota{namespace="team-a",quota="team-a-gpus",resource="requests.tflops",type="used"} 30',
+    );
+    // Room appears: the waiting pod is placed by our retry, not kube-scheduler's five-minute flush.
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, 'p-0', '--grace-period=0', '--force']);
+    await eventually(async () => expect((await pod('waits')).spec.nodeName).toBeTruthy(), 30_000);
+  });
+
+  test("a pod past a per-pod bound is refused at admission with the quota's words", async () => {
+    await apply('single.yaml', [quota({ single: { maxRequests: { tflops: '20' }, maxGPUCount: 1 } })]);
+    await eventually(async () => {
+      const r = await cp().kubectl(['create', '-f', '-'], {
+        input: JSON.stringify(gpuPod('too-big', '25', { 'tensor-fusion.ai/gpu-count': '2' })),
+      });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(
+        'tensor-fusion.ai/tflops-request: got "25", expected at most 20, the single.maxRequests.tflops of GPUResourceQuota "team-a-gpus" in namespace "team-a"',
+      );
+      expect(r.stderr).toContain(
+        'tensor-fusion.ai/gpu-count: got "2", expected at most 1, the single.maxGPUCount of GPUResourceQuota "team-a-gpus" in namespace "team-a"',
+      );
+    }, 30_000);
+    expect((await cp().kubectl(['create', '-f', '-'], { input: JSON.stringify(gpuPod('fits', '20')) })).code).toBe(0);
+  });
+
+  test('a quota lowered below what is bound evicts nothing and new pods wait; deleted, it lets them in', async () => {
+    await apply('quota.yaml', [quota({ total: { maxWorkers: 4 } })]);
+    for (let i = 0; i < 4; i++) await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(gpuPod(`w-${i}`)) });
+    await eventually(async () => expect((await counts()).bound).toBe(4), 60_000);
+    await apply('quota.yaml', [quota({ total: { maxWorkers: 2 } })]);
+    await cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(gpuPod('late')) });
+    await eventually(async () => {
+      expect((await scheduledCondition('late'))?.message).toContain(
+        'namespace "team-a" would use 5 of 2 GPU workers (GPUResourceQuota "team-a-gpus")',
+      );
+    }, 30_000);
+    expect((await counts()).bound).toBe(4);
+    await eventually(
+      async () => expect((await get(['gpuresourcequota', '-n', NS, 'team-a-gpus'])).status.availablePercent.workers).toBe('-100'),
+      30_000,
+    );
+    await cp().kubectlOk(['delete', 'gpuresourcequota', '-n', NS, 'team-a-gpus']);
+    await eventually(async () => expect((await pod('late')).spec.nodeName).toBeTruthy(), 30_000);
+    expect((await counts()).bound).toBe(5);
+  });
+
+  test('1,000 pods created at once against room for 500 by quota: exactly 500 bound, the rest Pending with the reason; deleting 100 lets exactly 100 more bind', async () => {
+    await apply('quota.yaml', [quota({ total: { requests: { tflops: '500' } } })]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const cluster = cp().cluster('admin', 'quota-race');
+    const created = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        cluster.create(RESOURCES.pods, gpuPod(`race-${i}`) as K8sObject).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    expect(created.filter(Boolean)).toHaveLength(1000);
+    await eventually(async () => expect(await counts()).toMatchObject({ bound: 500, pending: 500 }), 240_000);
+    await new Promise((r) => setTimeout(r, 5_000));
+    const { pods } = await counts();
+    expect(pods.filter((p) => p.spec.nodeName)).toHaveLength(500);
+    // Capacity was never the bound: no GPU holds more than a part of what it could.
+    const perGpu = new Map<string, number>();
+    for (const p of pods.filter((x) => x.spec.nodeName)) {
+      for (const g of JSON.parse(p.metadata.annotations[ALLOCATION_ANNOTATION]).gpuIds as string[]) perGpu.set(g, (perGpu.get(g) ?? 0) + 1);
+    }
+    expect(Math.max(...perGpu.values())).toBeLessThan(80);
+    const waiting = pods.find((p) => !p.spec.nodeName)!;
+    await eventually(async () => {
+      expect((await scheduledCondition(waiting.metadata.name))?.message).toContain(
+        'namespace "team-a" would use 501 of 500 TFLOPS requested (GPUResourceQuota "team-a-gpus")',
+      );
+    }, 60_000);
+    const victims = pods
+      .filter((p) => p.spec.nodeName)
+      .slice(0, 100)
+      .map((p) => p.metadata.name);
+    await cp().kubectlOk(['delete', 'pod', '-n', NS, '--grace-period=0', '--force', ...victims]);
+    await eventually(async () => expect(await counts()).toMatchObject({ bound: 500, pending: 400 }), 150_000);
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(await counts()).toMatchObject({ bound: 500, pending: 400 });
+  }, 540_000);
+});
