@@ -13,6 +13,9 @@
  * Flags: --pods=N (1000), --nodes=N (1000), --concurrency=N (32), --rounds=N (3), --warmup=N (500, 0 for
  *        none); --bare-pods: GPU pods without a workload annotation, so each gets a generated workload
  *        of its own (one more write per pod);
+ *        --quotas: instead of the plain scheduler, our placement with a GPUResourceQuota in each of the 10
+ *        namespaces the pods are spread over (room for all of them: the bench measures the accounting,
+ *        not a refusal) against the same spread without quotas;
  *        --state: instead, the extender state at scale without an API server (50,000 GPUs, 200,000 shares);
  *        --openb=DIR [--seed=N] [--limit=N]: instead, the openb trace replay placed through the scheduler (schedule-openb.ts).
  * Ends with one JSON line.
@@ -32,10 +35,18 @@ import { printOpenb } from './schedule-openb';
 import { intFlag as flag } from './flags';
 
 const PLAIN_SCHEDULER = 'plain-scheduler';
-type Side = 'plain' | 'ours';
-const SIDES: readonly Side[] = ['plain', 'ours'];
-const LABELS: Record<Side, string> = { plain: 'plain kube-scheduler, nvidia.com/gpu', ours: 'webhook + kube-scheduler + extender' };
+type Side = 'plain' | 'ours' | 'noQuota' | 'quota';
+const LABELS: Record<Side, string> = {
+  plain: 'plain kube-scheduler, nvidia.com/gpu',
+  ours: 'webhook + kube-scheduler + extender',
+  noQuota: 'ours, 10 namespaces without quotas',
+  quota: 'ours, 10 namespaces with a GPUResourceQuota each',
+};
 const POOL = 'bench';
+/** The label that names a run's pods (the quota sides spread them over namespaces). */
+const RUN_LABEL = 'bench.tensor-fusion.ai/run';
+/** Namespaces of one run of a quota side. */
+const QUOTA_NAMESPACES = 10;
 
 interface RunFigures {
   boundPerSec: number;
@@ -78,14 +89,14 @@ async function settle(cluster: HttpCluster, quietMs = QUIET_MS, limitMs = 60_000
 async function run(
   cluster: HttpCluster,
   markers: string[],
-  namespace: string,
+  runName: string,
   count: number,
   concurrency: number,
   make: (i: number) => K8sObject,
 ): Promise<RunFigures> {
   const created = new Map<string, number>();
   const bound = new Map<string, number>();
-  const pods = new Informer<K8sObject>(cluster, RESOURCES.pods, { namespace });
+  const pods = new Informer<K8sObject>(cluster, RESOURCES.pods, { labelSelector: `${RUN_LABEL}=${runName}` });
   let done: () => void = () => undefined;
   const all = new Promise<void>((r) => {
     done = r;
@@ -139,6 +150,9 @@ async function cluster(): Promise<void> {
   const rounds = flag('rounds', 3);
   const warmup = flag('warmup', 500, 0);
   const bare = process.argv.includes('--bare-pods');
+  const quotas = process.argv.includes('--quotas');
+  const SIDES: readonly Side[] = quotas ? ['noQuota', 'quota'] : ['plain', 'ours'];
+  const [base, measured] = SIDES;
   const synth = synthToTemp();
   const { user } = controllerIdentity(synth.controller);
   const cp = await ControlPlane.start({
@@ -155,7 +169,8 @@ async function cluster(): Promise<void> {
   try {
     console.log(`control plane started in ${cp.startMs} ms`);
     ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    await cp.startScheduler({ profiles: [{ schedulerName: PLAIN_SCHEDULER }], percentageOfNodesToScore: 100 }, 'kube-scheduler-plain');
+    if (!quotas)
+      await cp.startScheduler({ profiles: [{ schedulerName: PLAIN_SCHEDULER }], percentageOfNodesToScore: 100 }, 'kube-scheduler-plain');
     const admin = cp.cluster('admin', 'bench-schedule');
     const nodeObjs = Array.from({ length: nodes }, (_, i) =>
       kwokNode({
@@ -170,15 +185,35 @@ async function cluster(): Promise<void> {
         },
       }),
     );
-    const namespaces = [...(warmup > 0 ? ['warmup'] : []), ...Array.from({ length: rounds }, (_, r) => r + 1)].flatMap((r) =>
-      SIDES.map((side) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `${side}-${r}` } })),
+    const runs = [...(warmup > 0 ? ['warmup'] : []), ...Array.from({ length: rounds }, (_, r) => String(r + 1))].flatMap((r) =>
+      SIDES.map((side) => `${side}-${r}`),
     );
+    /** The namespace of pod `i` of a run: one per run, or ten for the quota sides. */
+    const namespaceOf = (runName: string, i: number) => (quotas ? `${runName}-${i % QUOTA_NAMESPACES}` : runName);
+    const namespaces = runs.flatMap((r) => Array.from({ length: quotas ? QUOTA_NAMESPACES : 1 }, (_, i) => namespaceOf(r, i)));
+    // Room for every pod of the run (10 TFLOPS and 8Gi each), so that the quota is checked and counted, never refusing.
+    const perNamespace = Math.ceil(Math.max(pods, warmup) / QUOTA_NAMESPACES);
+    const quotaObjects = namespaces
+      .filter((n) => n.startsWith('quota-'))
+      .map((namespace) => ({
+        apiVersion: 'tensor-fusion.ai/v1',
+        kind: 'GPUResourceQuota',
+        metadata: { name: 'bench', namespace },
+        spec: {
+          total: { requests: { tflops: String(10 * perNamespace), vram: `${8 * perNamespace}Gi` }, maxWorkers: perNamespace },
+          single: { maxRequests: { tflops: '10' } },
+        },
+      }));
     await cp.kubectlOk([
       'apply',
       '--server-side',
       '-f',
-      writeYaml(synth.dir, 'bench.yaml', [renderGpuPool(POOL, { tflopsOversellRatio: 100 }), ...namespaces]),
+      writeYaml(synth.dir, 'bench.yaml', [
+        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+        ...namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
+      ]),
     ]);
+    if (quotaObjects.length > 0) await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'quotas.yaml', quotaObjects)]);
     const t0 = performance.now();
     let ni = 0;
     await Promise.all(
@@ -197,20 +232,15 @@ async function cluster(): Promise<void> {
     const container = (extra: Record<string, unknown> = {}) => [
       { name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' }, ...extra } },
     ];
-    const make: Record<Side, (namespace: string, i: number) => K8sObject> = {
-      plain: (namespace, i) => ({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `plain-${i}`, namespace },
-        spec: { schedulerName: PLAIN_SCHEDULER, containers: container({ limits: { 'nvidia.com/gpu': '1' } }) },
-      }),
-      ours: (namespace, i) => ({
+    const ourPod = (runName: string, i: number): K8sObject => {
+      const namespace = namespaceOf(runName, i);
+      return {
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: {
           name: `gpu-${i}`,
           namespace,
-          labels: { [ENABLED_LABEL]: 'true' },
+          labels: { [ENABLED_LABEL]: 'true', [RUN_LABEL]: runName },
           // One workload, as the replicas of a Deployment are; --bare-pods: a generated workload each.
           annotations: {
             'tensor-fusion.ai/gpupool': POOL,
@@ -221,30 +251,41 @@ async function cluster(): Promise<void> {
           },
         },
         spec: { containers: container() },
+      };
+    };
+    const make: Record<Side, (runName: string, i: number) => K8sObject> = {
+      plain: (runName, i) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `plain-${i}`, namespace: runName, labels: { [RUN_LABEL]: runName } },
+        spec: { schedulerName: PLAIN_SCHEDULER, containers: container({ limits: { 'nvidia.com/gpu': '1' } }) },
       }),
+      ours: ourPod,
+      noQuota: ourPod,
+      quota: ourPod,
     };
     const markers = [cp.dir, BUNDLE];
     if (warmup > 0) {
       for (const side of SIDES) {
-        const namespace = `${side}-warmup`;
-        const f = await run(admin, markers, namespace, warmup, concurrency, (i) => make[side](namespace, i));
+        const runName = `${side}-warmup`;
+        const f = await run(admin, markers, runName, warmup, concurrency, (i) => make[side](runName, i));
         console.log(`warm-up, ${LABELS[side]}: ${warmup} pods, ${f.boundPerSec} pods bound/s (not counted)`);
       }
     }
     const ratios: number[] = [];
-    const figures: Record<Side, RunFigures[]> = { plain: [], ours: [] };
+    const figures: Record<Side, RunFigures[]> = { plain: [], ours: [], noQuota: [], quota: [] };
     for (let round = 1; round <= rounds; round++) {
       // Alternate which side goes first, so that neither always runs on the cluster the other just grew.
       for (const side of round % 2 === 1 ? SIDES : [...SIDES].reverse()) {
-        const namespace = `${side}-${round}`;
-        const f = await run(admin, markers, namespace, pods, concurrency, (i) => make[side](namespace, i));
+        const runName = `${side}-${round}`;
+        const f = await run(admin, markers, runName, pods, concurrency, (i) => make[side](runName, i));
         figures[side].push(f);
         console.log(`round ${round}, ${LABELS[side]}: ${f.boundPerSec} pods bound/s, create-to-bound p50 ${f.p50Ms} ms, p99 ${f.p99Ms} ms`);
         console.log(`  CPU seconds: ${JSON.stringify(f.cpu)}`);
         console.log(`  API requests: ${JSON.stringify(f.requests)}`);
       }
-      ratios.push(Number((figures.ours[round - 1].boundPerSec / figures.plain[round - 1].boundPerSec).toFixed(2)));
-      console.log(`round ${round}: ratio (ours / plain bound per second) ${ratios[round - 1]}`);
+      ratios.push(Number((figures[measured][round - 1].boundPerSec / figures[base][round - 1].boundPerSec).toFixed(2)));
+      console.log(`round ${round}: ratio (${measured} / ${base} bound per second) ${ratios[round - 1]}`);
     }
     const metrics = await ctl.replicas[0].metrics();
     const sums = new Map(metricSamples(metrics, 'tf_extender_call_duration_seconds_sum').map((x) => [x.labels.verb, x.value]));
@@ -254,25 +295,31 @@ async function cluster(): Promise<void> {
     console.log(`extender (whole bench): ${verbs.join('; ')}`);
     const med = (side: Side, k: 'boundPerSec' | 'p50Ms' | 'p99Ms') => median(figures[side].map((f) => f[k]));
     console.log(
-      `median of ${rounds} rounds: ours ${med('ours', 'boundPerSec')} pods/s against ${med('plain', 'boundPerSec')}, ratio ${median(ratios)}`,
+      `median of ${rounds} rounds: ${measured} ${med(measured, 'boundPerSec')} pods/s against ${base} ${med(base, 'boundPerSec')}, ratio ${median(ratios)}`,
     );
+    const common = { ratio: median(ratios), ratios, pods, nodes, concurrency, rounds, warmup, bare };
     console.log(
-      JSON.stringify({
-        boundPerSec: med('ours', 'boundPerSec'),
-        plainBoundPerSec: med('plain', 'boundPerSec'),
-        ratio: median(ratios),
-        ratios,
-        p50Ms: med('ours', 'p50Ms'),
-        p99Ms: med('ours', 'p99Ms'),
-        plainP50Ms: med('plain', 'p50Ms'),
-        plainP99Ms: med('plain', 'p99Ms'),
-        pods,
-        nodes,
-        concurrency,
-        rounds,
-        warmup,
-        bare,
-      }),
+      JSON.stringify(
+        quotas
+          ? {
+              quotaBoundPerSec: med('quota', 'boundPerSec'),
+              noQuotaBoundPerSec: med('noQuota', 'boundPerSec'),
+              quotaP99Ms: med('quota', 'p99Ms'),
+              noQuotaP99Ms: med('noQuota', 'p99Ms'),
+              quotaNamespaces: QUOTA_NAMESPACES,
+              meetsGoal: median(ratios) >= 0.95,
+              ...common,
+            }
+          : {
+              boundPerSec: med('ours', 'boundPerSec'),
+              plainBoundPerSec: med('plain', 'boundPerSec'),
+              p50Ms: med('ours', 'p50Ms'),
+              p99Ms: med('ours', 'p99Ms'),
+              plainP50Ms: med('plain', 'p50Ms'),
+              plainP99Ms: med('plain', 'p99Ms'),
+              ...common,
+            },
+      ),
     );
   } finally {
     await stop();
