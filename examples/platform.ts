@@ -1,12 +1,14 @@
 /**
  * The example platform, shared by the cdk8s and the Pulumi programs so that both build the same
  * objects: a default pool, an A100 and an H100 node, the WorkloadProfile and Deployment of
- * TensorFusion's documented example, and the three T9k Scheduler GPU modes on two T9k nodes.
+ * TensorFusion's documented example, the GPU quota of its namespace, and the three T9k Scheduler GPU
+ * modes on two T9k nodes.
  */
 import type { GpuWorkloadOptions } from '../lib/annotations';
 import type { TensorFusionControllerProps } from '../lib/render/controller';
 import type { GpuNodeProps } from '../lib/render/gpu-node';
 import type { GpuPoolProps } from '../lib/render/gpu-pool';
+import type { GpuResourceQuotaProps } from '../lib/render/gpu-resource-quota';
 import type { WorkloadProfileProps } from '../lib/render/workload-profile';
 import type { T9kGpuOptions } from '../lib/t9k';
 
@@ -42,6 +44,17 @@ export const profile: WorkloadProfileProps = {
   gpuCount: 1,
   gpuModel: 'A100',
   autoScalingConfig: {},
+};
+
+/**
+ * The GPU quota of the example namespace: room for the example's 16 GPUs shared many times over, and
+ * at most one GPU's worth (80Gi) per GPU of a pod.
+ */
+export const quota: GpuResourceQuotaProps = {
+  name: 'ml-quota',
+  namespace: NAMESPACE,
+  total: { requests: { tflops: '5000', vram: '1Ti' }, limits: { tflops: '20000', vram: '1Ti' }, maxWorkers: 200 },
+  single: { maxRequests: { vram: '80Gi' }, maxLimits: { vram: '80Gi' }, maxGpuCount: 8 },
 };
 
 /** The annotations of TensorFusion's documented example Deployment, as typed options. */

@@ -24,6 +24,8 @@ export { renderGpuNode, gpuNodeLabels } from './render/gpu-node';
 export type { GpuNodeProps, GpuInventory } from './render/gpu-node';
 export { renderWorkloadProfile, renderTensorFusionWorkload } from './render/workload-profile';
 export type { LocalGpuProps, WorkloadProfileProps, TensorFusionWorkloadProps } from './render/workload-profile';
+export { renderGpuResourceQuota, checkGpuResourceQuotaProps } from './render/gpu-resource-quota';
+export type { GpuResourceQuotaProps, GpuResourceQuotaSingleProps, GpuResourceQuotaTotalProps } from './render/gpu-resource-quota';
 export type { ObjectMetaProps, NamespacedMetaProps, RenderContext } from './render/metadata';
 export { gpuWorkloadPodTemplate } from './render/gpu-workload';
 export type { GpuWorkloadPodTemplate } from './render/gpu-workload';

@@ -2,5 +2,6 @@
 export * from './gpu-pool';
 export * from './gpu-node';
 export * from './workload-profile';
+export * from './gpu-resource-quota';
 export * from './gpu-workload';
 export * from './tensor-fusion-controller';

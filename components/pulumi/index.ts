@@ -2,6 +2,7 @@
 export * from './gpu-pool';
 export * from './gpu-node';
 export * from './workload-profile';
+export * from './gpu-resource-quota';
 export * from './gpu-workload';
 export * from './tensor-fusion-controller';
 export type { InputArgs, Inputs } from './inputs';

@@ -5,8 +5,16 @@
  */
 import { ApiObject, App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, WorkloadProfile } from '../../components/cdk8s';
-import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
+import {
+  GpuNode,
+  GpuPool,
+  GpuResourceQuota,
+  gpuWorkload,
+  t9kGpuWorkload,
+  TensorFusionController,
+  WorkloadProfile,
+} from '../../components/cdk8s';
+import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, quota, t9kPod, t9kPods } from '../platform';
 
 /** Adds the example platform to a chart. */
 export function buildPlatform(scope: Construct): void {
@@ -14,6 +22,7 @@ export function buildPlatform(scope: Construct): void {
   new GpuPool(scope, 'default-pool', pool);
   for (const [id, props] of Object.entries(nodes)) new GpuNode(scope, id, props);
   new WorkloadProfile(scope, 'default-profile', profile);
+  new GpuResourceQuota(scope, 'ml-quota', quota);
   gpuWorkload(new ApiObject(scope, 'pytorch-example', pytorchDeployment), pytorchGpu);
   for (const p of t9kPods) t9kGpuWorkload(new ApiObject(scope, p.name, t9kPod(p)), p.mode);
 }

@@ -3,10 +3,18 @@
  * objects as the cdk8s example; a parity test checks that under Pulumi's mocks.
  */
 import * as k8s from '@pulumi/kubernetes';
-import { GpuNode, GpuPool, gpuWorkload, t9kGpuWorkload, TensorFusionController, WorkloadProfile } from '../../components/pulumi';
+import {
+  GpuNode,
+  GpuPool,
+  GpuResourceQuota,
+  gpuWorkload,
+  t9kGpuWorkload,
+  TensorFusionController,
+  WorkloadProfile,
+} from '../../components/pulumi';
 import type { GpuWorkloadOptions } from '../../lib/annotations';
 import type { GpuPoolProps } from '../../lib/render/gpu-pool';
-import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, t9kPod, t9kPods } from '../platform';
+import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, quota, t9kPod, t9kPods } from '../platform';
 
 /** The example's props that a stack may change (the real-engine suites change one at a time). */
 export interface PlatformProps {
@@ -25,6 +33,7 @@ export function buildPlatform(controller?: TensorFusionController, props: Platfo
   new GpuPool('default-pool', props.pool, { dependsOn: crds });
   for (const [id, node] of Object.entries(nodes)) new GpuNode(id, node);
   new WorkloadProfile('default-profile', profile, { dependsOn: [namespace, ...crds] });
+  new GpuResourceQuota('ml-quota', quota, { dependsOn: [namespace, ...crds] });
   new k8s.apps.v1.Deployment('pytorch-example', gpuWorkload(pytorchDeployment, props.pytorchGpu), {
     dependsOn: [namespace, ...(controller ? [controller] : [])],
   });

@@ -109,6 +109,18 @@ const Percent = (description: string) =>
 const FREE =
   'still free, as a decimal string, e.g. "12.5"; negative when a lowered quota is below what is already bound. Absent when the total sets no bound.';
 
+/** The free percents of the TFLOPS and VRAM totals of `spec.total.<total>`. */
+const FreePercents = (total: 'requests' | 'limits', description: string) =>
+  Type.Optional(
+    Type.Object(
+      {
+        tflops: Percent(`Percent of spec.total.${total}.tflops ${FREE}`),
+        vram: Percent(`Percent of spec.total.${total}.vram ${FREE}`),
+      },
+      { description },
+    ),
+  );
+
 /** The schema of the GPUResourceQuota status (TypeBox), the source of its CRD schema, its type and its validation. */
 export const GPUResourceQuotaStatus = Type.Object(
   {
@@ -123,24 +135,8 @@ export const GPUResourceQuotaStatus = Type.Object(
     availablePercent: Type.Optional(
       Type.Object(
         {
-          requests: Type.Optional(
-            Type.Object(
-              {
-                tflops: Percent(`Percent of spec.total.requests.tflops ${FREE}`),
-                vram: Percent(`Percent of spec.total.requests.vram ${FREE}`),
-              },
-              { description: 'Free percent of the request totals.' },
-            ),
-          ),
-          limits: Type.Optional(
-            Type.Object(
-              {
-                tflops: Percent(`Percent of spec.total.limits.tflops ${FREE}`),
-                vram: Percent(`Percent of spec.total.limits.vram ${FREE}`),
-              },
-              { description: 'Free percent of the limit totals.' },
-            ),
-          ),
+          requests: FreePercents('requests', 'Free percent of the request totals.'),
+          limits: FreePercents('limits', 'Free percent of the limit totals.'),
           workers: Percent(`Percent of spec.total.maxWorkers ${FREE}`),
         },
         { description: 'Free percent of each bounded total.' },
@@ -153,3 +149,30 @@ export const GPUResourceQuotaStatus = Type.Object(
 );
 /** Usage of a namespace against its quota. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type GPUResourceQuotaStatus = GPUResourceQuotaStatusFields;
+
+/** The amounts objects of a quota spec, where upstream also has `compute`. */
+const AMOUNTS = ['requests', 'limits', 'maxRequests', 'maxLimits'];
+
+/** Upstream's defaults of `spec.single`, with what they would fill and the annotations that set it on a pod. */
+const UPSTREAM_DEFAULTS: Readonly<Record<string, readonly [string, string]>> = {
+  defaultRequests: ['requests', 'tflops-request and vram-request'],
+  defaultLimits: ['limits', 'tflops-limit and vram-limit'],
+};
+
+/**
+ * What to write instead of an upstream GPUResourceQuota field this runtime does not implement, for
+ * the field `name` of the object at `parent` (a field path such as `spec.total.requests`); undefined
+ * for any other field, which gets the generic unknown-field message.
+ */
+export function upstreamOnlyQuotaField(parent: string, name: string): string | undefined {
+  const last = parent.slice(parent.lastIndexOf('.') + 1);
+  if (name === 'compute' && AMOUNTS.includes(last)) {
+    return `${parent}.tflops instead: compute (upstream's percent of one GPU) is not provided by this runtime's quotas`;
+  }
+  const filled = last === 'single' && Object.hasOwn(UPSTREAM_DEFAULTS, name) ? UPSTREAM_DEFAULTS[name] : undefined;
+  if (!filled) return undefined;
+  return (
+    `nothing: this runtime does not fill defaults from quotas (upstream's single.${name}); ` +
+    `set ${filled[0]} on the pods (the tensor-fusion.ai/${filled[1]} annotations) or their WorkloadProfile`
+  );
+}

@@ -17,6 +17,7 @@ import { JsonSchema, toPlainSchema } from './crd';
 import type { GPUStatus } from './gpu';
 import type { GPUNodeSpec } from './gpu-node';
 import type { GPUPoolSpec } from './gpu-pool';
+import { type GPUResourceQuotaSpec, upstreamOnlyQuotaField } from './gpu-resource-quota';
 import { isKindName, KIND_NAMES, KINDS, KindName } from './kinds';
 import type { TensorFusionWorkloadSpec } from './tensor-fusion-workload';
 import { RETIRED_PROFILE_FIELDS, WorkloadProfileSpec } from './workload-profile';
@@ -140,17 +141,19 @@ export function unknownFieldIssue(field: string, value: unknown, name: string, p
   return fieldIssue(field, value, expected);
 }
 
-function ajvIssue(e: ErrorObject, prefix: string, root: unknown, retired: Readonly<Record<string, string>>, kind: KindName): FieldIssue {
+function ajvIssue(e: ErrorObject, prefix: string, root: unknown, part: Part, kind: KindName): FieldIssue {
   const parent = fieldPath(prefix, e.instancePath, root);
   const schema = e.parentSchema as JsonSchema;
   if (e.keyword === 'additionalProperties') {
     const name = (e.params as { additionalProperty: string }).additionalProperty;
     const field = parent + segment(name, false);
     const value = (e.data as Record<string, unknown>)[name];
-    const replacement = e.instancePath === '' ? retired[name] : undefined;
+    const replacement = part === 'spec' && e.instancePath === '' ? RETIRED[kind]?.[name] : undefined;
     if (replacement) {
       return fieldIssue(field, value, `${prefix}.${replacement} instead: ${name} is not a ${kind} field`);
     }
+    const upstreamOnly = part === 'spec' ? UPSTREAM_ONLY[kind]?.(parent, name) : undefined;
+    if (upstreamOnly) return fieldIssue(field, value, upstreamOnly);
     return unknownFieldIssue(field, value, name, parent, Object.keys((schema.properties ?? {}) as object));
   }
   if (e.keyword === 'required') {
@@ -165,13 +168,12 @@ function schemaIssues(kind: KindName, part: Part, value: unknown, prefix: string
   const entry = compiledFor(kind, part);
   if (!entry) return [];
   if (entry.validate(value)) return [];
-  const retired = part === 'spec' ? (RETIRED[kind] ?? {}) : {};
   const seen = new Set<string>();
   const issues: FieldIssue[] = [];
   for (const e of entry.validate.errors ?? []) {
     // Errors inside the anyOf branches of a quantity repeat the anyOf error itself.
     if (e.schemaPath.includes('/anyOf/')) continue;
-    const issue = ajvIssue(e, prefix, value, retired, kind);
+    const issue = ajvIssue(e, prefix, value, part, kind);
     if (seen.has(issue.field)) continue;
     seen.add(issue.field);
     issues.push(issue);
@@ -184,28 +186,71 @@ const RETIRED: Partial<Record<KindName, Readonly<Record<string, string>>>> = {
   TensorFusionWorkload: RETIRED_PROFILE_FIELDS,
 };
 
+/** Upstream fields a kind does not implement, refused with what to do instead (the parent is a field path). */
+const UPSTREAM_ONLY: Partial<Record<KindName, (parent: string, name: string) => string | undefined>> = {
+  GPUResourceQuota: upstreamOnlyQuotaField,
+};
+
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const child = (v: unknown, key: string): unknown => (isObj(v) ? v[key] : undefined);
 
-/** Requests and limits must be positive and each limit at least its request. */
-function resourceRules(spec: unknown, prefix: string): FieldIssue[] {
-  const resources = child(spec, 'resources');
-  if (!isObj(resources)) return [];
+/**
+ * TFLOPS and VRAM of a requests object and a limits object (under `parent`, named `requests` and
+ * `limits`): each set amount valid (`per` names what the bounds apply to), and each limit at least its request.
+ */
+function amountRules(parent: unknown, prefix: string, requests: string, limits: string, per?: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const checks = { tflops: checkTflops, vram: checkVram };
   for (const [name, check] of Object.entries(checks)) {
-    const reqField = `${prefix}.resources.requests.${name}`;
-    const limField = `${prefix}.resources.limits.${name}`;
-    const reqInput = child(resources.requests, name);
-    const limInput = child(resources.limits, name);
-    const req = reqInput === undefined ? checked(undefined) : check(reqField, reqInput);
-    const lim = limInput === undefined ? checked(undefined) : check(limField, limInput);
+    const reqField = `${prefix}.${requests}.${name}`;
+    const limField = `${prefix}.${limits}.${name}`;
+    const reqInput = child(child(parent, requests), name);
+    const limInput = child(child(parent, limits), name);
+    const req = reqInput === undefined ? checked(undefined) : check(reqField, reqInput, per);
+    const lim = limInput === undefined ? checked(undefined) : check(limField, limInput, per);
     issues.push(...req.issues, ...lim.issues);
     const order = checkLimitAtLeastRequest(limField, lim.value, limInput, reqField, req.value, reqInput);
     if (order) issues.push(order);
   }
   return issues;
+}
+
+/** Requests and limits must be positive and each limit at least its request. */
+function resourceRules(spec: unknown, prefix: string): FieldIssue[] {
+  const resources = child(spec, 'resources');
+  return isObj(resources) ? amountRules(resources, `${prefix}.resources`, 'requests', 'limits') : [];
+}
+
+/**
+ * A quota's amounts valid as every TFLOPS and VRAM field, limits at least requests (in total and in
+ * single), and at least one bound set.
+ */
+function quotaRules(spec: unknown, prefix: string): FieldIssue[] {
+  const quota = (isObj(spec) ? spec : {}) as GPUResourceQuotaSpec;
+  const { total, single } = quota;
+  const amounts = (a: { tflops?: unknown; vram?: unknown } | undefined) => a?.tflops !== undefined || a?.vram !== undefined;
+  const bounded =
+    amounts(total?.requests) ||
+    amounts(total?.limits) ||
+    total?.maxWorkers !== undefined ||
+    amounts(single?.maxRequests) ||
+    amounts(single?.maxLimits) ||
+    single?.maxGPUCount !== undefined;
+  return [
+    ...amountRules(total, `${prefix}.total`, 'requests', 'limits', 'per namespace'),
+    ...amountRules(single, `${prefix}.single`, 'maxRequests', 'maxLimits'),
+    ...(bounded
+      ? []
+      : [
+          fieldIssue(
+            prefix,
+            spec,
+            `at least one bound: ${prefix}.total.requests, ${prefix}.total.limits (tflops, vram) or ${prefix}.total.maxWorkers for the namespace, ` +
+              `or ${prefix}.single.maxRequests, ${prefix}.single.maxLimits (tflops, vram) or ${prefix}.single.maxGPUCount for each pod`,
+          ),
+        ]),
+  ];
 }
 
 /** A pool's maxResources must not be below its minResources; per-model TFLOPS must be positive. */
@@ -243,6 +288,7 @@ const SEMANTIC: Partial<Record<KindName, (spec: unknown, prefix: string) => Fiel
   WorkloadProfile: profileRules,
   TensorFusionWorkload: profileRules,
   GPUPool: poolRules,
+  GPUResourceQuota: quotaRules,
 };
 
 function withoutRepeats(first: FieldIssue[], more: FieldIssue[]): FieldIssue[] {
@@ -324,6 +370,11 @@ export function assertGpuPoolSpec(spec: unknown, field = 'spec'): asserts spec i
 /** Throws a ValidationError unless `spec` is a valid GPUNode spec. */
 export function assertGpuNodeSpec(spec: unknown, field = 'spec'): asserts spec is GPUNodeSpec {
   throwIfInvalid(validateSpec('GPUNode', spec, field));
+}
+
+/** Throws a ValidationError unless `spec` is a valid GPUResourceQuota spec. */
+export function assertGpuResourceQuotaSpec(spec: unknown, field = 'spec'): asserts spec is GPUResourceQuotaSpec {
+  throwIfInvalid(validateSpec('GPUResourceQuota', spec, field));
 }
 
 /** Throws a ValidationError unless `status` is a valid GPU status. */

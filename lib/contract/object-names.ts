@@ -49,6 +49,8 @@ export const CONTROLLER_NAMES = {
   writeLimitPolicy: 'tensor-fusion-controller-writes',
   /** ValidatingAdmissionPolicy (and binding): a GpuNode manifest labels an existing Node, never creates one. */
   nodeGuardPolicy: 'tensor-fusion-gpu-node-guard',
+  /** ValidatingAdmissionPolicy (and binding): only the controller writes the status of GPUResourceQuotas. */
+  quotaStatusPolicy: 'tensor-fusion-quota-status',
 } as const;
 
 /** The official kube-scheduler image; the tag is the `schedulerVersion` prop. */

@@ -261,7 +261,7 @@ describe('validateObject', () => {
       'apiVersion: got "tensor-fusion.ai/v1beta1", expected tensor-fusion.ai/v1',
     ]);
     expect(messages(validateObject({ apiVersion: 'tensor-fusion.ai/v1', kind: 'GpuPool', metadata: { name: 'a' } }))).toEqual([
-      'kind: got "GpuPool", expected one of GPUPool, GPUNode, GPU, WorkloadProfile, TensorFusionWorkload',
+      'kind: got "GpuPool", expected one of GPUPool, GPUNode, GPU, WorkloadProfile, TensorFusionWorkload, GPUResourceQuota',
     ]);
     expect(messages(validateObject('GPUPool'))).toEqual(['object: got "GPUPool", expected a tensor-fusion.ai/v1 object']);
   });

@@ -9,6 +9,7 @@ import * as kplus from 'cdk8s-plus-31';
 import {
   GpuNode,
   GpuPool,
+  GpuResourceQuota,
   gpuWorkload,
   t9kGpuWorkload,
   TensorFusionController,
@@ -106,12 +107,19 @@ describe('apply order in one chart', () => {
     new GpuPool(chart, 'default-pool');
     new WorkloadProfile(chart, 'profile', { namespace: 'ml' });
     new TensorFusionWorkload(chart, 'workers', { namespace: 'ml' });
+    new GpuResourceQuota(chart, 'quota', { namespace: 'ml', total: { maxWorkers: 4 } });
     gpuWorkload(new ApiObject(chart, 'train', { apiVersion: 'apps/v1', kind: 'Deployment', ...deploymentArgs() }), { tflopsRequest: 10 });
     new TensorFusionController(chart, 'tf', { image: 'registry.example.com/tf:1' });
     const objects = Testing.synth(chart);
     // The controller's objects first, in their own order (namespace and CRDs leading).
     expect(kinds(objects).slice(0, alone.length)).toEqual(kinds(alone));
-    expect(kinds(objects).slice(alone.length).sort()).toEqual(['Deployment', 'GPUPool', 'TensorFusionWorkload', 'WorkloadProfile']);
+    expect(kinds(objects).slice(alone.length).sort()).toEqual([
+      'Deployment',
+      'GPUPool',
+      'GPUResourceQuota',
+      'TensorFusionWorkload',
+      'WorkloadProfile',
+    ]);
   });
 
   it('leaves objects unrelated to the controller where they were declared', () => {
@@ -149,6 +157,11 @@ describe('names', () => {
     new WorkloadProfile(new Chart(app, 'b', { namespace: 'research' }), 'profile');
     expect(thrownMessage(() => new WorkloadProfile(new Chart(app, 'c'), 'profile', { namespace: 'ml' }))).toBe(
       'WorkloadProfile profile: name: got "profile", expected a name no other WorkloadProfile of this app has (a/profile already synthesizes one): set another name',
+    );
+    new GpuResourceQuota(new Chart(app, 'd'), 'quota', { namespace: 'ml', total: { maxWorkers: 1 } });
+    new GpuResourceQuota(new Chart(app, 'e'), 'quota', { namespace: 'research', total: { maxWorkers: 1 } });
+    expect(thrownMessage(() => new GpuResourceQuota(new Chart(app, 'f'), 'quota', { namespace: 'ml', total: { maxWorkers: 2 } }))).toBe(
+      'GpuResourceQuota quota: name: got "quota", expected a name no other GPUResourceQuota of this app has (d/quota already synthesizes one): set another name',
     );
   });
 });

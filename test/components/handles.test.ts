@@ -9,6 +9,7 @@ import { synthChart } from '../support/cdk8s';
 import { capture } from '../support/pulumi-mocks';
 
 const NODE = { nodeName: 'gpu-0', pools: ['p'] };
+const QUOTA = { namespace: 'ml', total: { maxWorkers: 4 } };
 const PROFILE = { resources: { requests: { tflops: '10', vram: '4Gi' }, limits: { tflops: '20', vram: '4Gi' } } };
 
 describe('child handles', () => {
@@ -20,10 +21,11 @@ describe('child handles', () => {
         node: new cdk8s.GpuNode(chart, 'n', NODE),
         profile: new cdk8s.WorkloadProfile(chart, 'wp', PROFILE),
         workload: new cdk8s.TensorFusionWorkload(chart, 'w', { poolName: 'p', ...PROFILE }),
+        quota: new cdk8s.GpuResourceQuota(chart, 'q', QUOTA),
         controller: new cdk8s.TensorFusionController(chart, 'c'),
       };
     });
-    for (const k of ['pool', 'node', 'profile', 'workload']) expect((built[k] as { apiObject: unknown }).apiObject).toBeDefined();
+    for (const k of ['pool', 'node', 'profile', 'workload', 'quota']) expect((built[k] as { apiObject: unknown }).apiObject).toBeDefined();
     expect((built.controller as cdk8s.TensorFusionController).apiObjects.length).toBeGreaterThan(5);
   });
 
@@ -33,6 +35,7 @@ describe('child handles', () => {
       node?: pulumi.GpuNode;
       profile?: pulumi.WorkloadProfile;
       workload?: pulumi.TensorFusionWorkload;
+      quota?: pulumi.GpuResourceQuota;
       controller?: pulumi.TensorFusionController;
     } = {};
     await capture(() => {
@@ -41,10 +44,13 @@ describe('child handles', () => {
         node: new pulumi.GpuNode('n', NODE),
         profile: new pulumi.WorkloadProfile('wp', PROFILE),
         workload: new pulumi.TensorFusionWorkload('w', { poolName: 'p', ...PROFILE }),
+        quota: new pulumi.GpuResourceQuota('q', QUOTA),
         controller: new pulumi.TensorFusionController('c'),
       };
     });
-    const { pool, node, profile, workload, controller } = built as Required<typeof built>;
+    const { pool, node, profile, workload, quota, controller } = built as Required<typeof built>;
+    // A new component: apiObject only, no deprecated alias.
+    expect(quota.apiObject).toBeDefined();
     for (const c of [pool, profile, workload]) {
       expect(c.apiObject).toBeDefined();
       expect(c.resource).toBe(c.apiObject);

@@ -150,6 +150,7 @@ describe('a bad value held in an Output', () => {
       'profile-vram',
       'WorkloadProfile profile: spec.resources.limits.vram: got "2Gi", expected at least spec.resources.requests.vram (4Gi)',
     ],
+    ['quota-limits', 'GpuResourceQuota quota: spec.total.limits.tflops: got "50", expected at least spec.total.requests.tflops (100)'],
   ])(
     '%s: fails the program once, naming the component and the field',
     (name, message) => {

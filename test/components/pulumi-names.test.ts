@@ -5,7 +5,7 @@
  */
 import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
-import { GpuNode, GpuPool, TensorFusionController, WorkloadProfile } from '../../components/pulumi';
+import { GpuNode, GpuPool, GpuResourceQuota, TensorFusionController, WorkloadProfile } from '../../components/pulumi';
 import { capture, objectsOf } from '../support/pulumi-mocks';
 
 const names = (objects: Record<string, unknown>[]) => objects.map((o) => `${o.kind} ${(o.metadata as { name: string }).name}`);
@@ -37,6 +37,11 @@ describe('one name per kind in a Pulumi stack', () => {
       new WorkloadProfile('research', { name: 'profile', namespace: 'research' });
       expect(() => new WorkloadProfile('again', { name: 'profile', namespace: 'ml' })).toThrow(
         'WorkloadProfile again: name: got "profile", expected a name no other WorkloadProfile of this stack has (WorkloadProfile ml already registers one): set another name',
+      );
+      new GpuResourceQuota('quota-ml', { name: 'quota', namespace: 'ml', total: { maxWorkers: 1 } });
+      new GpuResourceQuota('quota-research', { name: 'quota', namespace: 'research', total: { maxWorkers: 1 } });
+      expect(() => new GpuResourceQuota('quota-again', { name: 'quota', namespace: 'ml', total: { maxWorkers: 2 } })).toThrow(
+        'GpuResourceQuota quota-again: name: got "quota", expected a name no other GPUResourceQuota of this stack has (GpuResourceQuota quota-ml already registers one): set another name',
       );
     });
   });

@@ -83,11 +83,12 @@ describe('TensorFusionController components', () => {
     const scoped = objects.filter((o) =>
       ['PriorityClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind),
     );
-    // Four QoS PriorityClasses; six policies (pod integrity, pod records, pod bindings, worker pods, controller writes, node guard) and their bindings.
+    // Four QoS PriorityClasses; seven policies (pod integrity, pod records, pod bindings, worker pods, controller writes, node guard,
+    // quota status) and their bindings.
     expect(scoped.map((o) => o.kind).sort()).toEqual([
       ...Array(4).fill('PriorityClass'),
-      ...Array(6).fill('ValidatingAdmissionPolicy'),
-      ...Array(6).fill('ValidatingAdmissionPolicyBinding'),
+      ...Array(7).fill('ValidatingAdmissionPolicy'),
+      ...Array(7).fill('ValidatingAdmissionPolicyBinding'),
     ]);
     for (const o of scoped) expect(o.metadata.namespace).toBeUndefined();
   });

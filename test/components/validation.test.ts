@@ -207,6 +207,83 @@ describe.each([
   ]);
 });
 
+describe('GpuResourceQuota rules', () => {
+  const ctx = 'GpuResourceQuota q: ';
+  const EMPTY =
+    'at least one bound: spec.total.requests, spec.total.limits (tflops, vram) or spec.total.maxWorkers for the namespace, ' +
+    'or spec.single.maxRequests, spec.single.maxLimits (tflops, vram) or spec.single.maxGPUCount for each pod';
+  const COMPUTE = "compute (upstream's percent of one GPU) is not provided by this runtime's quotas";
+  bothThrow<Cdk8s.GpuResourceQuotaProps>(
+    (props) => new Cdk8s.GpuResourceQuota(chart(), 'q', props),
+    (props) => new Pulumi.GpuResourceQuota('q', props),
+    [
+      ['no bound', { namespace: 'ml' }, `${ctx}spec: got {}, expected ${EMPTY}`],
+      [
+        'only the alert threshold',
+        { namespace: 'ml', total: { alertThresholdPercent: 80 } },
+        `${ctx}spec: got {"total":{"alertThresholdPercent":80}}, expected ${EMPTY}`,
+      ],
+      [
+        'no namespace',
+        { total: { maxWorkers: 4 } } as never,
+        `${ctx}namespace: got nothing, expected the namespace whose GPU pods the quota bounds, such as team-a`,
+      ],
+      ['bad namespace', { namespace: 'ml.team', total: { maxWorkers: 4 } }, `${ctx}namespace: got "ml.team", expected ${DNS_LABEL}`],
+      [
+        'total limits below requests',
+        { namespace: 'ml', total: { requests: { tflops: '100', vram: '40Gi' }, limits: { tflops: '50', vram: '40Gi' } } },
+        `${ctx}spec.total.limits.tflops: got "50", expected at least spec.total.requests.tflops (100)`,
+      ],
+      [
+        'single maxLimits below maxRequests',
+        { namespace: 'ml', single: { maxRequests: { vram: '8Gi' }, maxLimits: { vram: '4Gi' } } },
+        `${ctx}spec.single.maxLimits.vram: got "4Gi", expected at least spec.single.maxRequests.vram (8Gi)`,
+      ],
+      [
+        'a total over the TFLOPS bound',
+        { namespace: 'ml', total: { requests: { tflops: '1e6' } } },
+        `${ctx}spec.total.requests.tflops: got "1e6", expected at most 100000 TFLOPS per namespace`,
+      ],
+      [
+        'a VRAM without a unit',
+        { namespace: 'ml', single: { maxRequests: { vram: 16 } } },
+        `${ctx}spec.single.maxRequests.vram: got 16, expected at least 1Mi of VRAM (a number or a quantity without a unit is bytes): did you mean "16Gi"?`,
+      ],
+      [
+        'maxGpuCount 0',
+        { namespace: 'ml', single: { maxGpuCount: 0 } },
+        `${ctx}single.maxGpuCount: got 0, expected an integer from 1 to 128`,
+      ],
+      [
+        "the spec's spelling maxGPUCount",
+        { namespace: 'ml', single: { maxGPUCount: 2 } } as never,
+        `${ctx}single.maxGPUCount: got 2, expected single.maxGpuCount instead: maxGPUCount is the spelling of the spec`,
+      ],
+      [
+        'maxWorkers below 0 and alert over 100',
+        { namespace: 'ml', total: { maxWorkers: -1, alertThresholdPercent: 101 } },
+        `${ctx}spec.total.maxWorkers: got -1, expected a non-negative integer\n` +
+          'spec.total.alertThresholdPercent: got 101, expected an integer from 0 to 100',
+      ],
+      [
+        "upstream's compute",
+        { namespace: 'ml', total: { requests: { tflops: '100', compute: '50' } } } as never,
+        `${ctx}spec.total.requests.compute: got "50", expected spec.total.requests.tflops instead: ${COMPUTE}`,
+      ],
+      [
+        "upstream's single.defaultRequests",
+        { namespace: 'ml', single: { maxGpuCount: 1, defaultRequests: { tflops: '1', vram: '1Gi' } } } as never,
+        `${ctx}spec.single.defaultRequests: got {"tflops":"1","vram":"1Gi"}, expected nothing: this runtime does not fill defaults from quotas (upstream's single.defaultRequests); set requests on the pods (the tensor-fusion.ai/tflops-request and vram-request annotations) or their WorkloadProfile`,
+      ],
+      [
+        'a prop that is no field',
+        { namespace: 'ml', maxWorkers: 4 } as never,
+        `${ctx}spec.maxWorkers: got 4, expected a known field of spec: total, single\nspec: got {"maxWorkers":4}, expected ${EMPTY}`,
+      ],
+    ],
+  );
+});
+
 // ---- gpuWorkload / t9kGpuWorkload on a Deployment, raw ApiObject (cdk8s) and plain args (Pulumi) ----
 
 const deploymentArgs = (containers: string[] = ['python'], annotations: Record<string, string> = {}) => ({

@@ -11,6 +11,8 @@ import type {
   GPUNodeStatus,
   GPUPoolSpec,
   GPUPoolStatus,
+  GPUResourceQuotaSpec,
+  GPUResourceQuotaStatus,
   GPUStatus,
   NodeSelector,
   TensorFusionWorkloadStatus,
@@ -31,9 +33,11 @@ const sameTypes: [
   Same<props.GPUNodeSpecFields, Static<typeof GPUNodeSpec>>,
   Same<props.GPUNodeStatusFields, Static<typeof GPUNodeStatus>>,
   Same<props.GPUStatusFields, Static<typeof GPUStatus>>,
+  Same<props.GPUResourceQuotaSpecFields, Static<typeof GPUResourceQuotaSpec>>,
+  Same<props.GPUResourceQuotaStatusFields, Static<typeof GPUResourceQuotaStatus>>,
   Same<props.TensorFusionWorkloadStatusFields, Static<typeof TensorFusionWorkloadStatus>>,
   Same<props.ConditionFields, Static<typeof Conditions>[number]>,
-] = [true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
 
 describe('lib/api/generated/api-props.ts', () => {
   it('is what the generator writes from the current schemas', () => {

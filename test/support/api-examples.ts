@@ -2,7 +2,7 @@
  * Realistic sample objects of every kind. Tests reuse them, and `npm run check:upstream` validates
  * them against the upstream CRDs to prove wire compatibility.
  */
-import type { GPU, GPUNode, GPUPool, TensorFusionWorkload, WorkloadProfile } from '../../lib/api';
+import type { GPU, GPUNode, GPUPool, GPUResourceQuota, TensorFusionWorkload, WorkloadProfile } from '../../lib/api';
 import { API_VERSION } from '../../lib/model/group';
 import { DEFAULT_POOL_ANNOTATION, GFD } from '../../lib/model/metadata-keys';
 import type { WorkloadProfileSpec } from '../../lib/api/workload-profile';
@@ -179,7 +179,48 @@ export function exampleTensorFusionWorkload(name = 'pytorch-example', namespace 
   };
 }
 
+/** A GPUResourceQuota that sets every field of the schema, with the status the controller writes. */
+export function exampleGpuResourceQuota(name = 'ml-quota', namespace = 'ml'): GPUResourceQuota {
+  const amounts = (tflops: string, vram: string) => ({ tflops, vram });
+  return {
+    apiVersion: API_VERSION,
+    kind: 'GPUResourceQuota',
+    metadata: { name, namespace },
+    spec: {
+      total: {
+        requests: amounts('480', '192Gi'),
+        limits: amounts('960', '192Gi'),
+        maxWorkers: 16,
+        alertThresholdPercent: 90,
+      },
+      single: { maxRequests: amounts('120', '48Gi'), maxLimits: amounts('240', '48Gi'), maxGPUCount: 4 },
+    },
+    status: {
+      used: { requests: amounts('420', '96Gi'), limits: amounts('840', '96Gi'), workers: 6 },
+      availablePercent: { requests: amounts('12.5', '50'), limits: amounts('12.5', '50'), workers: '62.5' },
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'UsageCounted', message: '6 workers', lastTransitionTime: '2025-01-31T12:00:00Z' },
+        {
+          type: 'AlertThresholdReached',
+          status: 'False',
+          reason: 'BelowThreshold',
+          message: 'requests.tflops at 87.5% of 90%',
+          lastTransitionTime: '2025-01-31T12:00:00Z',
+        },
+      ],
+      lastUpdateTime: '2025-01-31T12:00:00Z',
+    },
+  };
+}
+
 /** One sample object of each kind. */
-export function exampleObjects(): Array<GPUPool | GPUNode | GPU | WorkloadProfile | TensorFusionWorkload> {
-  return [exampleGpuPool(), exampleGpuNode(), exampleGpu(), exampleWorkloadProfile(), exampleTensorFusionWorkload()];
+export function exampleObjects(): Array<GPUPool | GPUNode | GPU | WorkloadProfile | TensorFusionWorkload | GPUResourceQuota> {
+  return [
+    exampleGpuPool(),
+    exampleGpuNode(),
+    exampleGpu(),
+    exampleWorkloadProfile(),
+    exampleTensorFusionWorkload(),
+    exampleGpuResourceQuota(),
+  ];
 }

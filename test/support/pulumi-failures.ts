@@ -6,7 +6,7 @@
  */
 import * as pulumi from '@pulumi/pulumi';
 import * as k8s from '@pulumi/kubernetes';
-import { GpuNode, GpuPool, gpuWorkload, WorkloadProfile } from '../../components/pulumi';
+import { GpuNode, GpuPool, GpuResourceQuota, gpuWorkload, WorkloadProfile } from '../../components/pulumi';
 
 const POD = { metadata: { name: 'train' }, spec: { containers: [{ name: 'python', image: 'pytorch' }] } };
 
@@ -21,6 +21,11 @@ const CASES: Record<string, () => void> = {
   'profile-vram': () =>
     void new WorkloadProfile('profile', {
       resources: pulumi.output({ requests: { tflops: '5', vram: '4Gi' }, limits: { tflops: '5', vram: '2Gi' } }),
+    }),
+  'quota-limits': () =>
+    void new GpuResourceQuota('quota', {
+      namespace: 'ml',
+      total: pulumi.output({ requests: { tflops: '100' }, limits: { tflops: '50' } }),
     }),
   'workload-inject': () =>
     void new k8s.apps.v1.Deployment(

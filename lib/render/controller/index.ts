@@ -9,6 +9,7 @@ import { KubeObject } from '../../k8s/object';
 import { POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
 import { renderIntegrityPolicy } from './integrity';
 import { renderNodeGuard } from './node-guard';
+import { renderQuotaStatusPolicy } from './quota-status';
 import { renderWriteLimits } from './write-limits';
 import { renderServiceMonitor } from './monitoring';
 import { COMMON_LABELS } from '../../contract/object-names';
@@ -26,6 +27,7 @@ export * from '../../contract/env';
 export * from '../../contract/object-names';
 export * from './props';
 export { nodeGuardMessage } from './node-guard';
+export { quotaStatusValidations } from './quota-status';
 export { bindingValidations, controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations } from './integrity';
 export type { PolicyValidation } from './integrity';
 export { PREEMPTION_REASON, workerImageValidations, workerShapeValidations, writeLimitValidations } from './write-limits';
@@ -79,6 +81,7 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
     ...renderIntegrityPolicy(resolved, labels),
     ...renderWriteLimits(resolved, labels),
     ...renderNodeGuard(labels),
+    ...renderQuotaStatusPolicy(resolved, labels),
     renderWebhookConfiguration(resolved, labels),
   ];
 }

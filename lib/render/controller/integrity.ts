@@ -138,6 +138,28 @@ export function bindingValidations(namespace: string): PolicyValidation[] {
   ];
 }
 
+/**
+ * A ValidatingAdmissionPolicy named `name` that fails closed, with `spec` (its match and checks), and
+ * its binding of the same name, which denies what the policy refuses.
+ */
+export function deniedByPolicy(name: string, labels: Record<string, string>, spec: Record<string, unknown>): KubeObject[] {
+  return [
+    {
+      apiVersion: ADMISSION_API_VERSION,
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name, labels },
+      // Ignore would let through, on any evaluation error, exactly what the policy refuses.
+      spec: { failurePolicy: 'Fail', ...spec },
+    },
+    {
+      apiVersion: ADMISSION_API_VERSION,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name, labels },
+      spec: { policyName: name, validationActions: ['Deny'] },
+    },
+  ];
+}
+
 /** The namespaces the webhook does not see. */
 const skippedNamespaces = (namespace: string): string[] => [...WEBHOOK_EXCLUDED_NAMESPACES, namespace];
 
@@ -149,26 +171,11 @@ function podPolicy(
   matchConstraints: Record<string, unknown>,
   validations: PolicyValidation[],
 ): KubeObject[] {
-  return [
-    {
-      apiVersion: ADMISSION_API_VERSION,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name, labels },
-      // Ignore would let through, on any evaluation error, exactly the changes these policies refuse.
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints,
-        validations,
-        variables: [{ name: EXEMPT, expression: `request.userInfo.username == ${literal(controllerUser(namespace))}` }],
-      },
-    },
-    {
-      apiVersion: ADMISSION_API_VERSION,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name, labels },
-      spec: { policyName: name, validationActions: ['Deny'] },
-    },
-  ];
+  return deniedByPolicy(name, labels, {
+    matchConstraints,
+    validations,
+    variables: [{ name: EXEMPT, expression: `request.userInfo.username == ${literal(controllerUser(namespace))}` }],
+  });
 }
 
 /**

@@ -8,7 +8,7 @@
 import { KubeObject } from '../../k8s/object';
 import { GPU_NODE_ANNOTATION } from '../../model/metadata-keys';
 import { CONTROLLER_NAMES } from '../../contract/object-names';
-import { ADMISSION_API_VERSION, present } from './integrity';
+import { deniedByPolicy, present } from './integrity';
 
 /** The refusal, as the API server words it after the policy's name (tested against the real one). */
 export function nodeGuardMessage(node: string): string {
@@ -17,31 +17,15 @@ export function nodeGuardMessage(node: string): string {
 
 /** The policy and its binding (Deny). */
 export function renderNodeGuard(labels: Record<string, string>): KubeObject[] {
-  const name = CONTROLLER_NAMES.nodeGuardPolicy;
-  return [
-    {
-      apiVersion: ADMISSION_API_VERSION,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name, labels },
-      spec: {
-        // Ignore would let through, on any evaluation error, exactly the create this policy refuses.
-        failurePolicy: 'Fail',
-        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['nodes'] }] },
-        validations: [
-          {
-            expression: `!${present('object', 'annotations', GPU_NODE_ANNOTATION)}`,
-            // The message has no quote of its own: the node's name is spliced into one CEL string.
-            messageExpression: `'${nodeGuardMessage("' + object.metadata.name + '")}'`,
-            reason: 'Forbidden',
-          },
-        ],
+  return deniedByPolicy(CONTROLLER_NAMES.nodeGuardPolicy, labels, {
+    matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['nodes'] }] },
+    validations: [
+      {
+        expression: `!${present('object', 'annotations', GPU_NODE_ANNOTATION)}`,
+        // The message has no quote of its own: the node's name is spliced into one CEL string.
+        messageExpression: `'${nodeGuardMessage("' + object.metadata.name + '")}'`,
+        reason: 'Forbidden',
       },
-    },
-    {
-      apiVersion: ADMISSION_API_VERSION,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name, labels },
-      spec: { policyName: name, validationActions: ['Deny'] },
-    },
-  ];
+    ],
+  });
 }

@@ -39,12 +39,16 @@ export const AUTHENTICATION_READER_ROLE = { namespace: 'kube-system', name: 'ext
 /** The tensor-fusion.ai resources (plurals) the controller reads and whose status it writes: all of ours. */
 export const CONTROLLER_API_RESOURCES: readonly string[] = KIND_NAMES.map((k) => KINDS[k].plural);
 
-/** The tensor-fusion.ai resources whose `.status` the controller writes (PUT to /status). */
+/**
+ * The tensor-fusion.ai resources whose `.status` the controller writes (PUT to /status). A
+ * GPUResourceQuota's status is written by no one else (the quota status policy, quota-status.ts).
+ */
 export const STATUS_WRITTEN_RESOURCES: readonly string[] = [
   KINDS.GPUPool.plural,
   KINDS.GPUNode.plural,
   KINDS.GPU.plural,
   KINDS.TensorFusionWorkload.plural,
+  KINDS.GPUResourceQuota.plural,
 ];
 
 /**
@@ -74,6 +78,7 @@ export function controllerClusterRules(props: Pick<ResolvedControllerProps, 'cer
     { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
     // Events are aggregated as client-go's EventRecorder does: create once, then patch the count.
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    // GPUResourceQuotas are read only (and their status written, below): users author them.
     { apiGroups: [GROUP], resources: [...CONTROLLER_API_RESOURCES], verbs: READ },
     // GPUNodes and GPUs mirror the nodes (server-side apply, which creates when absent) and go with
     // them. TensorFusionWorkloads are generated for pods that ask for it (apply), owned by the pods'

@@ -124,7 +124,8 @@ describe('least privilege by mode', () => {
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       {
         apiGroups: ['tensor-fusion.ai'],
-        resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads'],
+        // GPUResourceQuotas: read only, never created, patched or deleted (users author them).
+        resources: ['gpupools', 'gpunodes', 'gpus', 'workloadprofiles', 'tensorfusionworkloads', 'gpuresourcequotas'],
         verbs: ['get', 'list', 'watch'],
       },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpunodes', 'gpus'], verbs: ['create', 'patch', 'delete'] },
@@ -136,7 +137,7 @@ describe('least privilege by mode', () => {
       // Status is written by PUT only, and never on WorkloadProfiles.
       {
         apiGroups: ['tensor-fusion.ai'],
-        resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'tensorfusionworkloads/status'],
+        resources: ['gpupools/status', 'gpunodes/status', 'gpus/status', 'tensorfusionworkloads/status', 'gpuresourcequotas/status'],
         verbs: ['update'],
       },
       // blockOwnerDeletion on GPUNodes (owner GPUPool), GPUs (owner GPUNode) and worker pods (owner
