@@ -45,12 +45,12 @@ export const Tflops = (description: string) =>
   quantity(description, "a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings)");
 
 /** VRAM of one share per GPU: at most 1Pi (VRAM_MAX) as an integer; the codec bounds strings alike. */
-export const ShareBytes = (description: string) =>
-  quantity(description, `a Kubernetes quantity such as 4Gi or 512Mi, at most ${formatBytes(VRAM_MAX)}`, VRAM_MAX);
+export const ShareBytes = (description: string, max = VRAM_MAX) =>
+  quantity(description, `a Kubernetes quantity such as 4Gi or 512Mi, at most ${formatBytes(max)}`, max);
 
 /** TFLOPS of one share per GPU: at most TFLOPS_MAX as an integer; the codec bounds strings alike. */
-export const ShareTflops = (description: string) =>
-  quantity(description, `a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings), at most ${TFLOPS_MAX}`, TFLOPS_MAX);
+export const ShareTflops = (description: string, max = TFLOPS_MAX) =>
+  quantity(description, `a Kubernetes quantity such as '10', '0.5' or 500m (fractions as strings), at most ${max}`, max);
 
 /** CPU cores as a Kubernetes quantity. */
 export const Cpu = (description: string) => quantity(description, 'a Kubernetes quantity such as 8 or 500m');

@@ -7,7 +7,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { formatBytes } from '../k8s/quantity';
-import { TFLOPS_MAX, VRAM_MAX } from '../model/limits';
+import { QUOTA_TFLOPS_MAX, QUOTA_VRAM_MAX, TFLOPS_MAX, VRAM_MAX } from '../model/limits';
 import { GPU_COUNT_MAX, GPU_COUNT_MIN } from '../model/rules';
 import { Bytes, Conditions, Int32, ShareBytes, ShareTflops, Tflops } from './common';
 import type { GPUResourceQuotaSpecFields, GPUResourceQuotaStatusFields } from './generated/api-props';
@@ -26,11 +26,11 @@ export const QUOTA_CONDITION_TYPES = ['Ready', 'AlertThresholdReached'] as const
 export type QuotaConditionType = (typeof QUOTA_CONDITION_TYPES)[number];
 
 /** TFLOPS and VRAM, each optional: a quota bounds only what it sets. */
-const QuotaAmounts = (description: string, scope: string) =>
+const QuotaAmounts = (description: string, scope: string, tflopsMax: number, vramMax: number) =>
   Type.Object(
     {
-      tflops: Type.Optional(ShareTflops(`FP16 TFLOPS ${scope}, at most ${TFLOPS_MAX}; unbounded when unset.`)),
-      vram: Type.Optional(ShareBytes(`Video memory in bytes ${scope}, at most ${formatBytes(VRAM_MAX)}; unbounded when unset.`)),
+      tflops: Type.Optional(ShareTflops(`FP16 TFLOPS ${scope}, at most ${tflopsMax}; unbounded when unset.`, tflopsMax)),
+      vram: Type.Optional(ShareBytes(`Video memory in bytes ${scope}, at most ${formatBytes(vramMax)}; unbounded when unset.`, vramMax)),
     },
     { description },
   );
@@ -44,8 +44,12 @@ export const GPUResourceQuotaSpec = Type.Object(
     total: Type.Optional(
       Type.Object(
         {
-          requests: Type.Optional(QuotaAmounts('Most requests of all GPU pods of the namespace together.', TOTAL_SCOPE)),
-          limits: Type.Optional(QuotaAmounts('Most limits of all GPU pods of the namespace together.', TOTAL_SCOPE)),
+          requests: Type.Optional(
+            QuotaAmounts('Most requests of all GPU pods of the namespace together.', TOTAL_SCOPE, QUOTA_TFLOPS_MAX, QUOTA_VRAM_MAX),
+          ),
+          limits: Type.Optional(
+            QuotaAmounts('Most limits of all GPU pods of the namespace together.', TOTAL_SCOPE, QUOTA_TFLOPS_MAX, QUOTA_VRAM_MAX),
+          ),
           maxWorkers: Type.Optional(
             Int32({
               description: `Most pods holding or reserving a GPU share in the namespace. Default ${DEFAULT_QUOTA_MAX_WORKERS}.`,
@@ -68,8 +72,8 @@ export const GPUResourceQuotaSpec = Type.Object(
     single: Type.Optional(
       Type.Object(
         {
-          maxRequests: Type.Optional(QuotaAmounts('Most a pod may request per GPU.', SINGLE_SCOPE)),
-          maxLimits: Type.Optional(QuotaAmounts('Most a pod may set as its limits per GPU.', SINGLE_SCOPE)),
+          maxRequests: Type.Optional(QuotaAmounts('Most a pod may request per GPU.', SINGLE_SCOPE, TFLOPS_MAX, VRAM_MAX)),
+          maxLimits: Type.Optional(QuotaAmounts('Most a pod may set as its limits per GPU.', SINGLE_SCOPE, TFLOPS_MAX, VRAM_MAX)),
           maxGPUCount: Type.Optional(
             Int32({
               description: `Most GPUs one pod may take, ${GPU_COUNT_MIN} to ${GPU_COUNT_MAX}; unbounded when unset.`,

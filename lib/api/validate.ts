@@ -10,6 +10,7 @@ import addFormats from 'ajv-formats';
 import { checked, didYouMean, FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { API_VERSION } from '../model/group';
 import { checkTflops, checkVram } from '../model/share-quantity';
+import { QUOTA_TFLOPS_MAX, QUOTA_VRAM_MAX } from '../model/limits';
 import { parseQuantity } from '../k8s/quantity';
 import { checkLimitAtLeastRequest, oneOf } from '../model/rules';
 import { EXPECTED_KEYWORD } from './common';
@@ -197,18 +198,27 @@ const child = (v: unknown, key: string): unknown => (isObj(v) ? v[key] : undefin
 
 /**
  * TFLOPS and VRAM of a requests object and a limits object (under `parent`, named `requests` and
- * `limits`): each set amount valid (`per` names what the bounds apply to), and each limit at least its request.
+ * `limits`): each set amount valid (`bounds` when they are not a share's per GPU), and each limit at least its request.
  */
-function amountRules(parent: unknown, prefix: string, requests: string, limits: string, per?: string): FieldIssue[] {
+function amountRules(
+  parent: unknown,
+  prefix: string,
+  requests: string,
+  limits: string,
+  bounds?: { per: string; tflops: number; vram: number },
+): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const checks = { tflops: checkTflops, vram: checkVram };
+  const checks = {
+    tflops: (field: string, input: unknown) => checkTflops(field, input, bounds?.per, bounds?.tflops),
+    vram: (field: string, input: unknown) => checkVram(field, input, bounds?.per, bounds?.vram),
+  };
   for (const [name, check] of Object.entries(checks)) {
     const reqField = `${prefix}.${requests}.${name}`;
     const limField = `${prefix}.${limits}.${name}`;
     const reqInput = child(child(parent, requests), name);
     const limInput = child(child(parent, limits), name);
-    const req = reqInput === undefined ? checked(undefined) : check(reqField, reqInput, per);
-    const lim = limInput === undefined ? checked(undefined) : check(limField, limInput, per);
+    const req = reqInput === undefined ? checked(undefined) : check(reqField, reqInput);
+    const lim = limInput === undefined ? checked(undefined) : check(limField, limInput);
     issues.push(...req.issues, ...lim.issues);
     const order = checkLimitAtLeastRequest(limField, lim.value, limInput, reqField, req.value, reqInput);
     if (order) issues.push(order);
@@ -238,7 +248,11 @@ function quotaRules(spec: unknown, prefix: string): FieldIssue[] {
     amounts(single?.maxLimits) ||
     single?.maxGPUCount !== undefined;
   return [
-    ...amountRules(total, `${prefix}.total`, 'requests', 'limits', 'per namespace'),
+    ...amountRules(total, `${prefix}.total`, 'requests', 'limits', {
+      per: 'per namespace',
+      tflops: QUOTA_TFLOPS_MAX,
+      vram: QUOTA_VRAM_MAX,
+    }),
     ...amountRules(single, `${prefix}.single`, 'maxRequests', 'maxLimits'),
     ...(bounded
       ? []

@@ -15,6 +15,13 @@ export const QUANTITY_MAX_LENGTH = 32;
  * 2250), so that no real request is refused while `1e309` (Infinity) and typos never reach placement.
  */
 export const TFLOPS_MAX = 100_000;
+/**
+ * Most FP16 TFLOPS a namespace quota's totals may set: 100,000,000, some 44,000 B200s, so that a
+ * quota over a large fleet is never refused while typos and Infinity still are.
+ */
+export const QUOTA_TFLOPS_MAX = 100_000_000;
+/** Most VRAM a namespace quota's totals may set: 1Ei, some five million 192 GiB GPUs. */
+export const QUOTA_VRAM_MAX = 2 ** 60;
 /** Least VRAM of one share per GPU: 1Mi. Below it the value is almost surely a missing unit (`4`, `500m`). */
 export const VRAM_MIN = 2 ** 20;
 /**

@@ -24,19 +24,19 @@ function writtenDigits(input: unknown): string {
 /**
  * Validates the VRAM of one share per GPU (bytes as a quantity, e.g. `4Gi`): a positive, whole number
  * of bytes from 1Mi to 1Pi. Below 1Mi or fractional, the message shows the value the user most likely
- * meant (`4` -> `4Gi`, `500m` -> `500Mi`). `per` names what the bound of 1Pi applies to in the message
- * (a namespace quota's totals take the same bounds).
+ * meant (`4` -> `4Gi`, `500m` -> `500Mi`). `per` names what the bound `max` applies to in the message
+ * (a namespace quota's totals have a larger one).
  */
-export function checkVram(field: string, input: unknown, per = 'per GPU'): Checked<number> {
+export function checkVram(field: string, input: unknown, per = 'per GPU', max = VRAM_MAX): Checked<number> {
   const bytes = parseBounded(input);
   const bad = (expected: string) => refused(fieldIssue(field, input, expected));
   if (bytes === undefined || bytes <= 0 || Number.isNaN(bytes)) {
     if (typeof input === 'string' && input.length > QUANTITY_MAX_LENGTH) {
-      return bad(`a Kubernetes quantity of at most ${QUANTITY_MAX_LENGTH} characters, and at most ${formatBytes(VRAM_MAX)} of VRAM`);
+      return bad(`a Kubernetes quantity of at most ${QUANTITY_MAX_LENGTH} characters, and at most ${formatBytes(max)} of VRAM`);
     }
     return bad('a positive Kubernetes quantity such as 4Gi or 512Mi');
   }
-  if (bytes > VRAM_MAX) return bad(`at most ${formatBytes(VRAM_MAX)} of VRAM ${per}`);
+  if (bytes > max) return bad(`at most ${formatBytes(max)} of VRAM ${per}`);
   if (bytes < VRAM_MIN) {
     const digits = writtenDigits(input);
     // No GPU has more than 300Gi, so a larger figure most likely counts MiB (`500m` -> `500Mi`).
@@ -53,17 +53,17 @@ export function checkVram(field: string, input: unknown, per = 'per GPU'): Check
 
 /**
  * Validates the TFLOPS of one share per GPU (`'10'`, `10`, `0.5`, `500m`): above 0, at most 100000.
- * `per` names what the bound applies to in the message (a namespace quota's totals take the same bounds).
+ * `per` names what the bound `max` applies to in the message (a namespace quota's totals have a larger one).
  */
-export function checkTflops(field: string, input: unknown, per = 'per GPU'): Checked<number> {
+export function checkTflops(field: string, input: unknown, per = 'per GPU', max = TFLOPS_MAX): Checked<number> {
   const value = parseBounded(input);
   if (value === undefined || value <= 0 || Number.isNaN(value)) {
     if (typeof input === 'string' && input.length > QUANTITY_MAX_LENGTH) {
-      return refused(fieldIssue(field, input, `a number of at most ${QUANTITY_MAX_LENGTH} characters, and at most ${TFLOPS_MAX} TFLOPS`));
+      return refused(fieldIssue(field, input, `a number of at most ${QUANTITY_MAX_LENGTH} characters, and at most ${max} TFLOPS`));
     }
     return refused(fieldIssue(field, input, "a positive number of TFLOPS such as '10' or '0.5'"));
   }
-  if (value > TFLOPS_MAX) return refused(fieldIssue(field, input, `at most ${TFLOPS_MAX} TFLOPS ${per}`));
+  if (value > max) return refused(fieldIssue(field, input, `at most ${max} TFLOPS ${per}`));
   return checked(value);
 }
 

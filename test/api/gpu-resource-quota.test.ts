@@ -117,13 +117,15 @@ describe('GPUResourceQuota spec rules', () => {
     ]);
   });
 
-  it('checks TFLOPS and VRAM as every TFLOPS and VRAM field, the totals bounded per namespace', () => {
-    expect(messages({ total: { requests: amounts(0, '4'), limits: amounts('200000', '2Pi') } })).toEqual([
+  it('checks TFLOPS and VRAM as every TFLOPS and VRAM field, the totals bounded per namespace (a fleet, not a GPU)', () => {
+    expect(messages({ total: { requests: amounts(0, '4'), limits: amounts('200000000', '2Ei') } })).toEqual([
       "spec.total.requests.tflops: got 0, expected a positive number of TFLOPS such as '10' or '0.5'",
-      'spec.total.limits.tflops: got "200000", expected at most 100000 TFLOPS per namespace',
+      'spec.total.limits.tflops: got "200000000", expected at most 100000000 TFLOPS per namespace',
       'spec.total.requests.vram: got "4", expected at least 1Mi of VRAM (a number or a quantity without a unit is bytes): did you mean "4Gi"?',
-      'spec.total.limits.vram: got "2Pi", expected at most 1Pi of VRAM per namespace',
+      'spec.total.limits.vram: got "2Ei", expected at most 1Ei of VRAM per namespace',
     ]);
+    // What a share per GPU may not take, a namespace may.
+    expect(messages({ total: { requests: amounts('5000000', '200Ti') } })).toEqual([]);
     expect(messages({ single: { maxRequests: amounts('-1', '1048576.5'), maxLimits: amounts('100001', '4GB') } })).toEqual([
       'spec.single.maxLimits.vram: got "4GB", expected a Kubernetes quantity such as 4Gi or 512Mi, at most 1Pi',
       "spec.single.maxRequests.tflops: got \"-1\", expected a positive number of TFLOPS such as '10' or '0.5'",

@@ -241,8 +241,8 @@ describe('GpuResourceQuota rules', () => {
       ],
       [
         'a total over the TFLOPS bound',
-        { namespace: 'ml', total: { requests: { tflops: '1e6' } } },
-        `${ctx}spec.total.requests.tflops: got "1e6", expected at most 100000 TFLOPS per namespace`,
+        { namespace: 'ml', total: { requests: { tflops: '1e9' } } },
+        `${ctx}spec.total.requests.tflops: got "1e9", expected at most 100000000 TFLOPS per namespace`,
       ],
       [
         'a VRAM without a unit',

@@ -909,13 +909,13 @@ export type GPUResourceQuotaSpecFields = {
      */
     requests?: {
       /**
-       * FP16 TFLOPS summed over the namespace (per-GPU amount x GPU count of every pod), at most 100000; unbounded when unset.
+       * FP16 TFLOPS summed over the namespace (per-GPU amount x GPU count of every pod), at most 100000000; unbounded when unset.
        * @default unbounded
        * @example '10'
        */
       tflops?: string | number;
       /**
-       * Video memory in bytes summed over the namespace (per-GPU amount x GPU count of every pod), at most 1Pi; unbounded when unset.
+       * Video memory in bytes summed over the namespace (per-GPU amount x GPU count of every pod), at most 1Ei; unbounded when unset.
        * @default unbounded
        * @example '4Gi'
        */
@@ -927,13 +927,13 @@ export type GPUResourceQuotaSpecFields = {
      */
     limits?: {
       /**
-       * FP16 TFLOPS summed over the namespace (per-GPU amount x GPU count of every pod), at most 100000; unbounded when unset.
+       * FP16 TFLOPS summed over the namespace (per-GPU amount x GPU count of every pod), at most 100000000; unbounded when unset.
        * @default unbounded
        * @example '10'
        */
       tflops?: string | number;
       /**
-       * Video memory in bytes summed over the namespace (per-GPU amount x GPU count of every pod), at most 1Pi; unbounded when unset.
+       * Video memory in bytes summed over the namespace (per-GPU amount x GPU count of every pod), at most 1Ei; unbounded when unset.
        * @default unbounded
        * @example '4Gi'
        */
