@@ -131,6 +131,20 @@ describeControlPlane('namespace GPU quotas', { controllerManager: true, kwok: tr
     expect(await ctl.replicas[0].metrics()).toContain(
       'tf_gpu_quota{namespace="team-a",quota="team-a-gpus",resource="requests.tflops",type="used"} 30',
     );
+    // Only the controller writes a quota's status.
+    const edit = await cp().kubectl([
+      'patch',
+      'gpuresourcequota',
+      '-n',
+      NS,
+      'team-a-gpus',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"used":{"workers":0}}}',
+    ]);
+    expect(edit.code).not.toBe(0);
+    expect(edit.stderr).toContain('the status of a GPUResourceQuota may be written only by the tensor-fusion controller');
     // Room appears: the waiting pod is placed by our retry, not kube-scheduler's five-minute flush.
     await cp().kubectlOk(['delete', 'pod', '-n', NS, 'p-0', '--grace-period=0', '--force']);
     await eventually(async () => expect((await pod('waits')).spec.nodeName).toBeTruthy(), 30_000);

@@ -81,6 +81,7 @@ const RARE_PATHS: Record<string, string> = {
   [triple(GROUP, 'gpupools', 'get')]: 're-read after a 409 on a status write (updateWithRetry)',
   [triple(GROUP, 'tensorfusionworkloads', 'get')]: 're-read after a 409 on a status write, and the webhook on a cache miss',
   [triple(GROUP, 'workloadprofiles', 'get')]: 'the webhook on a cache miss',
+  [triple(GROUP, 'gpuresourcequotas', 'get')]: 're-read after a 409 on a status write (updateWithRetry)',
   [triple('', 'pods', 'get')]: 'the extender on a cache miss at bind time',
   [triple(GROUP, 'tensorfusionworkloads', 'delete')]: 'a generated workload left with no owner and no pod',
   // Today our own webhook refuses the worker pods (is-local-gpu "true" against the workload's
