@@ -42,6 +42,8 @@ const LABELS: Record<Side, string> = {
   noQuota: 'ours, 10 namespaces without quotas',
   quota: 'ours, 10 namespaces with a GPUResourceQuota each',
 };
+/** A side in namespace and label values (lower case). */
+const SLUGS: Record<Side, string> = { plain: 'plain', ours: 'ours', noQuota: 'no-quota', quota: 'quota' };
 const POOL = 'bench';
 /** The label that names a run's pods (the quota sides spread them over namespaces). */
 const RUN_LABEL = 'bench.tensor-fusion.ai/run';
@@ -186,7 +188,7 @@ async function cluster(): Promise<void> {
       }),
     );
     const runs = [...(warmup > 0 ? ['warmup'] : []), ...Array.from({ length: rounds }, (_, r) => String(r + 1))].flatMap((r) =>
-      SIDES.map((side) => `${side}-${r}`),
+      SIDES.map((side) => `${SLUGS[side]}-${r}`),
     );
     /** The namespace of pod `i` of a run: one per run, or ten for the quota sides. */
     const namespaceOf = (runName: string, i: number) => (quotas ? `${runName}-${i % QUOTA_NAMESPACES}` : runName);
@@ -267,7 +269,7 @@ async function cluster(): Promise<void> {
     const markers = [cp.dir, BUNDLE];
     if (warmup > 0) {
       for (const side of SIDES) {
-        const runName = `${side}-warmup`;
+        const runName = `${SLUGS[side]}-warmup`;
         const f = await run(admin, markers, runName, warmup, concurrency, (i) => make[side](runName, i));
         console.log(`warm-up, ${LABELS[side]}: ${warmup} pods, ${f.boundPerSec} pods bound/s (not counted)`);
       }
@@ -277,7 +279,7 @@ async function cluster(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       // Alternate which side goes first, so that neither always runs on the cluster the other just grew.
       for (const side of round % 2 === 1 ? SIDES : [...SIDES].reverse()) {
-        const runName = `${side}-${round}`;
+        const runName = `${SLUGS[side]}-${round}`;
         const f = await run(admin, markers, runName, pods, concurrency, (i) => make[side](runName, i));
         figures[side].push(f);
         console.log(`round ${round}, ${LABELS[side]}: ${f.boundPerSec} pods bound/s, create-to-bound p50 ${f.p50Ms} ms, p99 ${f.p99Ms} ms`);
