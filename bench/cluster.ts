@@ -21,7 +21,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, poolMembershipLabel, SHARE_ANNOTATION } from '../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../lib/model/metadata-keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { RESOURCES, ResourceType, resourcePath } from '../lib/runtime/kube/resources';
@@ -31,7 +31,14 @@ import { missingBinaries } from '../test/envtest/assets';
 import { ControlPlane, ControlPlaneOptions, KWOK_NODE_ANNOTATION, binariesFor } from '../test/support/control-plane/control-plane';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { waitFor } from '../test/support/control-plane/process';
-import { controllerIdentity, installController, kwokNode, RunningController, synthToTemp } from '../test/support/control-plane/install';
+import {
+  a100Labels,
+  controllerIdentity,
+  installController,
+  kwokNode,
+  RunningController,
+  synthToTemp,
+} from '../test/support/control-plane/install';
 import { intFlag as flag } from './flags';
 import { percentile } from './stats';
 
@@ -49,22 +56,12 @@ const NS = 'bench';
 type Obj = Record<string, any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function gfdLabels(pool: string): Record<string, string> {
-  return {
-    [GFD.present]: 'true',
-    [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
-    [GFD.count]: String(GPUS_PER_NODE),
-    [GFD.memory]: '81920',
-    [poolMembershipLabel(pool)]: 'true',
-  };
-}
-
 /**
  * A GPU node that KWOK does not run: Ready is set at create and stays (the API server keeps a
  * created Node's status and no node lifecycle controller runs), which is all allocation needs.
  */
 function staticGpuNode(name: string, pool: string): K8sObject {
-  const node = kwokNode({ name, labels: gfdLabels(pool) });
+  const node = kwokNode({ name, labels: a100Labels(pool, GPUS_PER_NODE) });
   delete node.metadata.annotations[KWOK_NODE_ANNOTATION.key];
   const now = new Date().toISOString();
   node.status.conditions = [
@@ -229,7 +226,11 @@ async function reconcile(cluster: HttpCluster, ctl: RunningController) {
   const nodes = Array.from(
     { length: NODES },
     (_, i) =>
-      kwokNode({ name: `recon-${i}`, labels: gfdLabels('recon'), extended: { 'nvidia.com/gpu': String(GPUS_PER_NODE) } }) as K8sObject,
+      kwokNode({
+        name: `recon-${i}`,
+        labels: a100Labels('recon', GPUS_PER_NODE),
+        extended: { 'nvidia.com/gpu': String(GPUS_PER_NODE) },
+      }) as K8sObject,
   );
   const t0 = performance.now();
   const created = await createAll(cluster, RESOURCES.nodes, nodes);

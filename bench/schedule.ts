@@ -20,14 +20,14 @@
  *        --openb=DIR [--seed=N] [--limit=N]: instead, the openb trace replay placed through the scheduler (schedule-openb.ts).
  * Ends with one JSON line.
  */
-import { ENABLED_LABEL, GFD } from '../lib/model/metadata-keys';
+import { ENABLED_LABEL } from '../lib/model/metadata-keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { Informer } from '../lib/runtime/kube/informer';
 import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane';
-import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
+import { a100Labels, controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
 import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, metricSamples, percentile } from './stats';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
@@ -178,13 +178,7 @@ async function cluster(): Promise<void> {
       kwokNode({
         name: `gpu-${i}`,
         extended: { 'nvidia.com/gpu': '8' },
-        labels: {
-          [GFD.present]: 'true',
-          [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
-          [GFD.count]: '8',
-          [GFD.memory]: '81920',
-          [`tensor-fusion.ai/pool-${POOL}`]: 'true',
-        },
+        labels: a100Labels(POOL, 8),
       }),
     );
     const runs = [...(warmup > 0 ? ['warmup'] : []), ...Array.from({ length: rounds }, (_, r) => String(r + 1))].flatMap((r) =>

@@ -5,7 +5,7 @@
  * other stays with a condition saying the GPU has no room, no GPU is over-committed, and a new pod is
  * admitted with the recommendation and a warning kubectl prints.
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS, SHARE_ANNOTATION } from '../../lib/model/metadata-keys';
 import { SCHEDULER_NAME } from '../../lib/contract/object-names';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { RESIZE_ANNOTATIONS } from '../../lib/render/controller/write-limits';
@@ -13,6 +13,7 @@ import { RESIZE_CONDITION } from '../../lib/runtime/autoscale/resize';
 import { LIMITS_VOLUME } from '../../lib/runtime/shared/pod-share/limits-volume';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import {
+  a100Labels,
   controllerIdentity,
   installController,
   kwokNode,
@@ -90,13 +91,7 @@ describeControlPlane('in-place resize of GPU shares', { controllerManager: true,
         kwokNode({
           name: 'gpu-r',
           cpu: '8',
-          labels: {
-            [GFD.present]: 'true',
-            [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
-            [GFD.count]: '1',
-            [GFD.memory]: '81920',
-            [`tensor-fusion.ai/pool-${POOL}`]: 'true',
-          },
+          labels: a100Labels(POOL, 1),
         }),
         { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
       ]),

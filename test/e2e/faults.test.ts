@@ -5,12 +5,12 @@
  * killed. After each fault the cluster converges to exactly the state it should have: nothing lost,
  * nothing doubled.
  */
-import { GFD } from '../../lib/model/metadata-keys';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { AuditEvent, describeControlPlane, waitFor } from '../support/control-plane';
 import {
+  a100Labels,
   controllerIdentity,
   installController,
   kwokNode,
@@ -36,13 +36,7 @@ const RACE_ROOM = RACE_NODES * RACE_GPUS_PER_NODE;
 function gfdNode(name: string, pool: string, count: number): Obj {
   return kwokNode({
     name,
-    labels: {
-      [GFD.present]: 'true',
-      [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
-      [GFD.count]: String(count),
-      [GFD.memory]: '81920',
-      [`tensor-fusion.ai/pool-${pool}`]: 'true',
-    },
+    labels: a100Labels(pool, count),
   });
 }
 

@@ -5,13 +5,14 @@
  * at once against room for 500 by quota bind exactly 500; a lowered quota evicts nothing; a deleted one
  * lets the waiting pods in; the status, printer columns, alert Event and metric show the usage.
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD } from '../../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../lib/model/metadata-keys';
 import { API_VERSION } from '../../lib/model/group';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import {
+  a100Labels,
   controllerIdentity,
   installController,
   kwokNode,
@@ -36,13 +37,7 @@ function gpuNode(name: string): Obj {
   return kwokNode({
     name,
     cpu: '64',
-    labels: {
-      [GFD.present]: 'true',
-      [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
-      [GFD.count]: '2',
-      [GFD.memory]: '81920',
-      [`tensor-fusion.ai/pool-${POOL}`]: 'true',
-    },
+    labels: a100Labels(POOL, 2),
   });
 }
 

@@ -8,7 +8,6 @@ import * as https from 'node:https';
 import {
   ALLOCATION_ANNOTATION,
   ENABLED_LABEL,
-  GFD,
   PLACEMENT_ANNOTATIONS,
   SHARE_ANNOTATION,
   SHARE_RELEASED_ANNOTATION,
@@ -20,6 +19,7 @@ import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, policyDenial, waitFor } from '../support/control-plane';
 import {
+  a100Labels,
   controllerIdentity,
   installController,
   kwokNode,
@@ -45,13 +45,7 @@ function gpuNode(name: string, pool = POOL): Obj {
   return kwokNode({
     name,
     cpu: '8',
-    labels: {
-      [GFD.present]: 'true',
-      [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
-      [GFD.count]: '2',
-      [GFD.memory]: '81920',
-      [`tensor-fusion.ai/pool-${pool}`]: 'true',
-    },
+    labels: a100Labels(pool, 2),
   });
 }
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { CONTROLLER_PATHS } from '../../../lib/contract/env';
+import { GFD, poolMembershipLabel } from '../../../lib/model/metadata-keys';
 import { CONTROLLER_NAMES } from '../../../lib/contract/object-names';
 import { renderSchedulerConfiguration } from '../../../lib/render/controller/kube-scheduler';
 import { synthExample } from '../../../examples/cdk8s/main';
@@ -29,6 +30,17 @@ export interface KwokNodeSpec {
 }
 
 /** A Node object KWOK runs (Ready at once, pods on it go Running). */
+/** GPU Feature Discovery's labels of a node with `gpus` 80 GiB A100s, in `pool`: a GPU node as the controller reads one. */
+export function a100Labels(pool: string, gpus: number): Record<string, string> {
+  return {
+    [GFD.present]: 'true',
+    [GFD.product]: 'NVIDIA-A100-SXM4-80GB',
+    [GFD.count]: String(gpus),
+    [GFD.memory]: '81920',
+    [poolMembershipLabel(pool)]: 'true',
+  };
+}
+
 export function kwokNode(n: KwokNodeSpec): Obj {
   const resources = { cpu: n.cpu ?? '64', memory: n.memory ?? '512Gi', pods: '110', ...n.extended };
   return {
