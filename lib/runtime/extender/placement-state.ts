@@ -20,7 +20,17 @@ import { GpuInfo, gpuInfo, nodePools, poolNodeSpecs } from '../shared/topology';
 import { boundNode, isTerminal } from '../shared/pod-lifecycle';
 import { isNodeReady } from '../shared/capacity';
 import { allocationOf, DeviceInfo } from '../shared/pod-share/record';
-import { addUsage, excessMessage, QuotaAmounts, QuotaBounds, quotaBounds, QuotaObject, shareUsage, totalExcess } from '../shared/quota';
+import {
+  addUsage,
+  allocationUsage,
+  excessMessage,
+  QuotaAmounts,
+  QuotaBounds,
+  quotaBounds,
+  QuotaObject,
+  shareUsage,
+  totalExcess,
+} from '../shared/quota';
 import { CountedMap, QuotaLedger } from './quota-ledger';
 
 /** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
@@ -529,7 +539,7 @@ export class PlacementState {
   private counted(uid: string, a: Allocation): { namespace: string; usage: QuotaAmounts } | undefined {
     const namespace = this.namespaces.get(uid);
     if (namespace === undefined || a.gpuIds.length === 0) return undefined;
-    return { namespace, usage: quotaUsage(a, a.gpuIds.length) };
+    return { namespace, usage: allocationUsage(a) };
   }
 
   /** The bounds of the namespace's quotas. */

@@ -11,7 +11,16 @@ import { INDEX_BY_NAMESPACE } from '../shared/caches';
 import { PodLike, setCondition } from '../shared/capacity';
 import { isTerminal } from '../shared/pod-lifecycle';
 import { allocationOf } from '../shared/pod-share/record';
-import { addUsage, NO_USAGE, QUOTA_RESOURCES, QuotaAmounts, quotaBounds, QuotaResource, shareUsage, showAmount } from '../shared/quota';
+import {
+  addUsage,
+  allocationUsage,
+  NO_USAGE,
+  QUOTA_RESOURCES,
+  QuotaAmounts,
+  quotaBounds,
+  QuotaResource,
+  showAmount,
+} from '../shared/quota';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
 import { QuotaKey, quotaKey } from './queue-keys';
 import type { Watches } from './watches';
@@ -22,7 +31,7 @@ export function recordedUsage(pods: readonly PodLike[]): QuotaAmounts {
   let used = NO_USAGE;
   for (const p of pods) {
     const a = isTerminal(p) ? undefined : allocationOf(p as K8sObject);
-    if (a && a.gpuIds.length > 0) used = addUsage(used, shareUsage({ ...a, gpuCount: a.gpuIds.length }));
+    if (a && a.gpuIds.length > 0) used = addUsage(used, allocationUsage(a));
   }
   return used;
 }

@@ -9,6 +9,7 @@
  * Every quota of a namespace applies (as ResourceQuota's do), each on its own.
  */
 import { DEFAULT_QUOTA_ALERT_THRESHOLD_PERCENT, DEFAULT_QUOTA_MAX_WORKERS, GPUResourceQuota } from '../../api';
+import type { Allocation } from '../../allocator';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 
@@ -49,6 +50,11 @@ export function shareUsage(s: ShareSize): QuotaAmounts {
   };
 }
 
+/** What a recorded or reserved share counts for: every GPU it holds. */
+export function allocationUsage(a: Allocation): QuotaAmounts {
+  return shareUsage({ ...a, gpuCount: a.gpuIds.length });
+}
+
 /** `a + sign × b`, per resource. */
 export function addUsage(a: QuotaAmounts, b: QuotaAmounts, sign: 1 | -1 = 1): QuotaAmounts {
   const out = { ...a };
@@ -80,8 +86,20 @@ export interface QuotaBounds {
 const quantity = (v: string | number | undefined) => (v === undefined ? undefined : parseQuantity(v));
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
+/**
+ * Bounds by quota object, read once: the extender asks at every filter and the webhook at every
+ * admission, and a cached object is replaced on update, never changed.
+ */
+const boundsOf = new WeakMap<QuotaObject, QuotaBounds>();
+
 /** The bounds a quota object sets (validated objects only: an unreadable quantity bounds nothing). */
 export function quotaBounds(q: QuotaObject): QuotaBounds {
+  let bounds = boundsOf.get(q);
+  if (!bounds) boundsOf.set(q, (bounds = readBounds(q)));
+  return bounds;
+}
+
+function readBounds(q: QuotaObject): QuotaBounds {
   const total = q.spec?.total;
   const single = q.spec?.single;
   const tflops = (v: string | number | undefined) => {
