@@ -8,7 +8,7 @@ import { INDEX_BY_WORKLOAD } from '../shared/caches';
 import type { Component, RuntimeContext } from '../shared/runtime-context';
 import { defaultPoolOf } from '../shared/settings-view';
 import { AutoscaleLoop, SAMPLE_STEP_S, Workload } from './loop';
-import { PrometheusClient } from './prometheus';
+import { PrometheusClient } from '../shared/prometheus';
 import { scaleClient } from './scale';
 
 /** How often the loop runs: once per sample step. */

@@ -16,7 +16,7 @@ import { AGENT_METRICS } from '../../contract/agent';
 import { Cluster, K8sObject, updateWithRetry } from '../kube/cluster';
 import { setCondition } from '../shared/capacity';
 import { keyOf, RESOURCES } from '../kube/resources';
-import { PrometheusClient, promRegexLiteral, promString, RangeSeries } from './prometheus';
+import { PrometheusClient, promRegexLiteral, promString, RangeSeries } from '../shared/prometheus';
 import { hpaFor, ScaleClient, scaleTargetOf } from './scale';
 import { oomKillsOf } from '../shared/oom';
 

@@ -5,36 +5,14 @@
  * the alert threshold.
  */
 import type { GPUResourceQuota, GPUResourceQuotaStatus } from '../../api';
-import type { K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 import { INDEX_BY_NAMESPACE } from '../shared/caches';
-import { PodLike, setCondition } from '../shared/capacity';
-import { isTerminal } from '../shared/pod-lifecycle';
-import { allocationOf } from '../shared/pod-share/record';
-import {
-  addUsage,
-  allocationUsage,
-  NO_USAGE,
-  QUOTA_RESOURCES,
-  QuotaAmounts,
-  quotaBounds,
-  QuotaResource,
-  showAmount,
-} from '../shared/quota';
+import { setCondition } from '../shared/capacity';
+import { QUOTA_RESOURCES, QuotaAmounts, quotaBounds, QuotaResource, recordedUsage, showAmount } from '../shared/quota';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
 import { QuotaKey, quotaKey } from './queue-keys';
 import type { Watches } from './watches';
 import { writeStatus } from './write-status';
-
-/** What the recorded shares of `pods` add up to (pods that finished hold nothing; terminating ones still do). */
-export function recordedUsage(pods: readonly PodLike[]): QuotaAmounts {
-  let used = NO_USAGE;
-  for (const p of pods) {
-    const a = isTerminal(p) ? undefined : allocationOf(p as K8sObject);
-    if (a && a.gpuIds.length > 0) used = addUsage(used, allocationUsage(a));
-  }
-  return used;
-}
 
 /** `12.5`: the percent of `bound` still free, to one decimal, as upstream writes it. */
 function freePercent(used: number, bound: number): string {

@@ -96,7 +96,8 @@ export function managedBy(o: K8sObject): string[] {
 
 /**
  * Keeps only what the reconcilers read from a pod: identity, labels, our annotations, node, phase and
- * conditions. Container specs dominate a pod's size, so this is most of the cache's memory saving.
+ * conditions (with words only for a PodScheduled=False). Container specs dominate a pod's size, so this
+ * is most of the cache's memory saving.
  */
 export function slimPod(pod: PodLike): PodLike {
   const m = pod.metadata;
@@ -123,7 +124,12 @@ export function slimPod(pod: PodLike): PodLike {
     // OOM kills (lastState only) feed autoscaling's VRAM bump (lib/runtime/autoscale/oom.ts).
     status: {
       phase: pod.status?.phase,
-      conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status })),
+      // Why the scheduler has not placed it yet: the web view's pending list shows it.
+      conditions: pod.status?.conditions?.map((c) =>
+        c.type === 'PodScheduled' && c.status === 'False'
+          ? { type: c.type, status: c.status, reason: c.reason, message: c.message }
+          : { type: c.type, status: c.status },
+      ),
       ...slimOomStatuses(pod),
     },
   };

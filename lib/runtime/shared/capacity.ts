@@ -45,7 +45,7 @@ export interface NodeLike extends K8sObject {
 
 export interface PodLike extends K8sObject {
   spec?: { nodeName?: string; containers?: unknown[] };
-  status?: { phase?: string; conditions?: Array<{ type: string; status: string }> };
+  status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
 }
 
 /**

@@ -12,6 +12,10 @@ import { DEFAULT_QUOTA_ALERT_THRESHOLD_PERCENT, DEFAULT_QUOTA_MAX_WORKERS, GPURe
 import type { Allocation } from '../../allocator';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
+import type { K8sObject } from '../kube/cluster';
+import type { PodLike } from './capacity';
+import { isTerminal } from './pod-lifecycle';
+import { allocationOf } from './pod-share/record';
 
 /** The totals a quota bounds, as ResourceQuota names its keys. */
 export const QUOTA_RESOURCES = ['requests.tflops', 'requests.vram', 'limits.tflops', 'limits.vram', 'workers'] as const;
@@ -53,6 +57,16 @@ export function shareUsage(s: ShareSize): QuotaAmounts {
 /** What a recorded or reserved share counts for: every GPU it holds. */
 export function allocationUsage(a: Allocation): QuotaAmounts {
   return shareUsage({ ...a, gpuCount: a.gpuIds.length });
+}
+
+/** What the recorded shares of `pods` add up to (pods that finished hold nothing; terminating ones still do). */
+export function recordedUsage(pods: readonly PodLike[]): QuotaAmounts {
+  let used = NO_USAGE;
+  for (const p of pods) {
+    const a = isTerminal(p) ? undefined : allocationOf(p as K8sObject);
+    if (a && a.gpuIds.length > 0) used = addUsage(used, allocationUsage(a));
+  }
+  return used;
 }
 
 /** `a + sign × b`, per resource. */

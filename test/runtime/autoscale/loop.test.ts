@@ -4,7 +4,7 @@ import { fakeCluster } from './fake-cluster';
 import { workloadStatus } from '../../../lib/runtime/reconcile/workload-status';
 import { AGENT_METRICS } from '../../../lib/contract/agent';
 import { parseQuantity } from '../../../lib/k8s/quantity';
-import type { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
+import type { PrometheusClient } from '../../../lib/runtime/shared/prometheus';
 
 const workload = (name: string, autoScalingConfig: unknown): Workload => ({
   apiVersion: 'tensor-fusion.ai/v1',

@@ -7,7 +7,7 @@ import { slimPod } from '../../../lib/runtime/shared/caches';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
 import { oomKillsOf } from '../../../lib/runtime/shared/oom';
-import type { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
+import type { PrometheusClient } from '../../../lib/runtime/shared/prometheus';
 import { fakeCluster } from './fake-cluster';
 
 const GiB = 2 ** 30;

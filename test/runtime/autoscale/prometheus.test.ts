@@ -4,7 +4,7 @@
  * recommendation, the Event and the replica change (or its refusal when an HPA owns the Deployment).
  */
 import { AutoscaleLoop, Workload } from '../../../lib/runtime/autoscale/loop';
-import { PrometheusClient } from '../../../lib/runtime/autoscale/prometheus';
+import { PrometheusClient } from '../../../lib/runtime/shared/prometheus';
 import { AGENT_METRICS } from '../../../lib/contract/agent';
 import { Agent, startAgent } from '../../../lib/runtime/agent/agent-server';
 import { parseQuantity } from '../../../lib/k8s/quantity';

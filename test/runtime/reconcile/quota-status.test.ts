@@ -6,7 +6,8 @@
 import type { GPUResourceQuota } from '../../../lib/api';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/metadata-keys';
 import type { PodLike } from '../../../lib/runtime/shared/capacity';
-import { quotaStatus, recordedUsage } from '../../../lib/runtime/reconcile/quota-status';
+import { quotaStatus } from '../../../lib/runtime/reconcile/quota-status';
+import { recordedUsage } from '../../../lib/runtime/shared/quota';
 
 const GiB = 2 ** 30;
 
