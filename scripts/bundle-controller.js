@@ -3,6 +3,7 @@
  * Bundles the runtime controller entry (CONTROLLER_ENTRY of lib/contract/bundle.ts) into one minified
  * file (CONTROLLER_BUNDLE_PATH), that the TensorFusionController component ships gzipped in a
  * ConfigMap (1 MiB limit) and runs on the stock Node.js image. Prints the raw and gzipped sizes.
+ * Also bundles the `kubectl tf` plugin (CLI_ENTRY) into CLI_BUNDLE_PATH, the package's `kubectl-tf` bin.
  * Optional transports of client-node that the controller never uses are stubbed out to keep it small.
  */
 const path = require('node:path');
@@ -47,19 +48,17 @@ module.exports = new Proxy(unavailable, { get: (t, k) => (k === '__esModule' ? f
 
 async function main() {
   fs.mkdirSync(path.dirname(outfile), { recursive: true });
-  const result = await esbuild.build({
-    entryPoints: [path.join(root, contract.CONTROLLER_ENTRY)],
-    outfile,
+  const common = {
     bundle: true,
     platform: 'node',
     target: TARGET,
     format: 'cjs',
     minify: true,
     legalComments: 'none',
-    metafile: true,
     logLevel: 'warning',
     plugins: [stubPlugin],
-  });
+  };
+  const result = await esbuild.build({ ...common, entryPoints: [path.join(root, contract.CONTROLLER_ENTRY)], outfile, metafile: true });
   const bytes = fs.statSync(outfile).size;
   const gz = zlib.gzipSync(fs.readFileSync(outfile)).length;
   const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
@@ -70,6 +69,11 @@ async function main() {
     console.error(`controller bundle is ${kib(gz)} gzipped, over the ConfigMap limit of ${kib(CONFIGMAP_LIMIT)}`);
     process.exit(1);
   }
+  // The kubectl plugin: the same runtime code and dependencies, one file a user's Node.js runs as is.
+  const cli = path.join(root, contract.CLI_BUNDLE_PATH);
+  await esbuild.build({ ...common, entryPoints: [path.join(root, contract.CLI_ENTRY)], outfile: cli, metafile: false });
+  fs.chmodSync(cli, 0o755);
+  console.log(`kubectl plugin: ${path.relative(root, cli)} ${kib(fs.statSync(cli).size)}`);
 }
 
 main().catch((err) => {

@@ -10,6 +10,12 @@ export const CONTROLLER_ENTRY = 'lib/runtime/main.ts';
 /** Where the build puts the bundle, relative to the package root (POSIX separators). */
 export const CONTROLLER_BUNDLE_PATH = 'build/controller/controller.js';
 
+/** The `kubectl tf` plugin's entry, bundled beside the controller (it needs the runtime's dependencies). */
+export const CLI_ENTRY = 'lib/runtime/cli/main.ts';
+
+/** Where the build puts the plugin: the package's `kubectl-tf` bin. */
+export const CLI_BUNDLE_PATH = 'build/controller/kubectl-tf.js';
+
 /** Kubernetes rejects a ConfigMap whose data and binaryData (decoded) exceed 1 MiB. */
 export const CONFIGMAP_MAX_BYTES = 1024 * 1024;
 

@@ -11,7 +11,7 @@
 import type { GPU, GPUNode, GPUPool } from '../../api';
 import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig, ShareAmounts } from '../../allocator';
 import type { K8sObject } from '../kube/cluster';
-import type { Informer } from '../kube/informer';
+import type { Informer, InformerHandlers } from '../kube/informer';
 import { MANAGED_BY_LABEL } from '../../model/metadata-keys';
 import { poolIsolation } from '../../model/rules';
 import { parseQuantity } from '../../k8s/quantity';
@@ -36,14 +36,19 @@ import { CountedMap, QuotaLedger } from './quota-ledger';
 /** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
 const RELEASED_MEMORY_MS = 5 * 60_000;
 
+/** What the state reads of an informer: its objects and their changes (`kubectl tf` passes fixed lists). */
+export type PlacementSource<T extends K8sObject> = Pick<Informer<T>, 'get' | 'list' | 'hasSynced'> & {
+  on(handlers: InformerHandlers<T>): unknown;
+};
+
 export interface PlacementSources {
   /** Node objects: their allocatable CPU and memory bound what a node can take. */
-  nodes: Informer<K8sObject>;
-  pools: Informer<GPUPool & K8sObject>;
-  gpuNodes: Informer<GPUNode & K8sObject>;
-  gpus: Informer<GPU & K8sObject>;
+  nodes: PlacementSource<K8sObject>;
+  pools: PlacementSource<GPUPool & K8sObject>;
+  gpuNodes: PlacementSource<GPUNode & K8sObject>;
+  gpus: PlacementSource<GPU & K8sObject>;
   /** Pods with their tensor-fusion.ai annotations, uid, phase, node and requests (the controller's slim cache). */
-  pods: Informer<K8sObject>;
+  pods: PlacementSource<K8sObject>;
   /** GPUResourceQuotas: no share is reserved or grown past its namespace's. @default no quotas */
   quotas?: Pick<Informer<QuotaObject & K8sObject>, 'list'>;
 }
@@ -139,7 +144,11 @@ export class PlacementState {
     // (capacity, phase, node, model, pool settings and membership) rebuilds the allocator.
     // GPUs, GPU nodes and pools are not kube-scheduler's objects: room they add (`roomAt`) is announced,
     // except what the first list brings (no pod was turned away for it by this process).
-    const watch = <T extends K8sObject>(inf: Informer<T>, placementView: (o: T) => unknown, roomAt?: (o: T) => string | undefined) => {
+    const watch = <T extends K8sObject>(
+      inf: PlacementSource<T>,
+      placementView: (o: T) => unknown,
+      roomAt?: (o: T) => string | undefined,
+    ) => {
       const changed = (o: T) => {
         topologyChanged();
         const node = inf.hasSynced() ? roomAt?.(o) : undefined;

@@ -8,10 +8,10 @@ import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 import { INDEX_BY_NODE, INDEX_BY_OWNER, managedBy } from '../shared/caches';
-import { NodeLike, gpuName, gpuNodeStatus, gpuStatus, nodeInventory } from '../shared/capacity';
+import { gpuName, gpuNodeStatus, gpuStatus, nodeInventory } from '../shared/capacity';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
 import { NodeKey, nodeKey } from './queue-keys';
-import { matchesNodeSelector } from './node-selector';
+import { matchingPools } from './node-selector';
 import { controllerRefTo } from '../shared/top-owner';
 import { Watches, specOrAnnotationsChanged } from './watches';
 import { writeStatus } from './write-status';
@@ -42,7 +42,7 @@ export const nodeWatches: Watches<NodeKey> = {
 export async function reconcileNode(ctx: ReconcileContext, { name }: NodeKey): Promise<void> {
   const node = ctx.caches.nodes.get(name);
   if (node) await applyXgnTaint(ctx, node);
-  const pools = node ? poolsFor(ctx, node) : [];
+  const pools = node ? matchingPools(ctx.caches.pools.list(), node) : [];
   const pool = pools[0];
   const inv = node && pool ? nodeInventory(node.metadata.labels, pool.spec.capacityConfig?.gpuTflops) : undefined;
   const existing = ctx.caches.gpus.byIndex(INDEX_BY_OWNER, name);
@@ -78,18 +78,6 @@ export async function reconcileNode(ctx: ReconcileContext, { name }: NodeKey): P
 }
 
 export const nodeReconciler: Reconciler<NodeKey> = { kind: 'node', watches: nodeWatches, reconcile: reconcileNode };
-
-/** The pools whose selector matches the node, by name; the node belongs to the first. */
-function poolsFor(ctx: ReconcileContext, node: NodeLike): Pool[] {
-  return ctx.caches.pools
-    .list()
-    .filter(
-      (p) =>
-        !p.metadata.deletionTimestamp &&
-        matchesNodeSelector({ name: node.metadata.name ?? '', labels: node.metadata.labels }, p.spec?.nodeManagerConfig?.nodeSelector),
-    )
-    .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
-}
 
 /**
  * Deletes the node's `existing` GPUs not in `keep`; with no `keep` (not, or no longer, a GPU node of

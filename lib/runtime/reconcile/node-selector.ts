@@ -2,7 +2,8 @@
  * Kubernetes NodeSelector matching (terms ORed, requirements ANDed), as the scheduler evaluates a
  * pool's `spec.nodeManagerConfig.nodeSelector` against a node.
  */
-import type { NodeSelector } from '../../api';
+import type { GPUPool, NodeSelector } from '../../api';
+import type { K8sObject } from '../kube/cluster';
 
 type Term = NodeSelector['nodeSelectorTerms'][number];
 type Requirement = NonNullable<Term['matchExpressions']>[number];
@@ -43,4 +44,15 @@ export function matchesNodeSelector(node: { name: string; labels?: Record<string
       fields.every((r) => matchesRequirement(r.key === 'metadata.name' ? node.name : undefined, r))
     );
   });
+}
+
+/** The pools whose node selector matches the node, by name: the node belongs to the first (deleted pools take none). */
+export function matchingPools<P extends GPUPool & K8sObject>(pools: readonly P[], node: K8sObject): P[] {
+  return pools
+    .filter(
+      (p) =>
+        !p.metadata.deletionTimestamp &&
+        matchesNodeSelector({ name: node.metadata.name ?? '', labels: node.metadata.labels }, p.spec?.nodeManagerConfig?.nodeSelector),
+    )
+    .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
