@@ -5,7 +5,7 @@
  * at once against room for 500 by quota bind exactly 500; a lowered quota evicts nothing; a deleted one
  * lets the waiting pods in; the status, printer columns, alert Event and metric show the usage.
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION } from '../../lib/model/metadata-keys';
 import { API_VERSION } from '../../lib/model/group';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
@@ -16,6 +16,7 @@ import {
   controllerIdentity,
   installController,
   kwokNode,
+  localGpuPod,
   RunningController,
   synthToTemp,
   writeYaml,
@@ -41,24 +42,8 @@ function gpuNode(name: string): Obj {
   });
 }
 
-function gpuPod(name: string, tflops = '1', extra: Record<string, string> = {}): Obj {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: NS,
-      labels: { [ENABLED_LABEL]: 'true', app: 'gpu' },
-      annotations: {
-        'tensor-fusion.ai/gpupool': POOL,
-        'tensor-fusion.ai/is-local-gpu': 'true',
-        'tensor-fusion.ai/tflops-request': tflops,
-        'tensor-fusion.ai/vram-request': '1Gi',
-        ...extra,
-      },
-    },
-    spec: { containers: [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' } } }] },
-  };
+function gpuPod(name: string, tflops = '1', annotations: Record<string, string> = {}): Obj {
+  return localGpuPod({ name, namespace: NS, pool: POOL, tflops, vram: '1Gi', annotations, cpu: '10m' });
 }
 
 function quota(spec: Obj, name = 'team-a-gpus'): Obj {

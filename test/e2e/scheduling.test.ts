@@ -23,6 +23,7 @@ import {
   controllerIdentity,
   installController,
   kwokNode,
+  localGpuPod,
   RunningController,
   synthToTemp,
   writeYaml,
@@ -73,22 +74,7 @@ function postReview(port: number, review: unknown): Promise<number> {
 
 /** An opted-in pod asking for a whole GPU's VRAM (so each GPU takes one). */
 function gpuPod(name: string, spec: Obj = {}, vram = '80Gi'): Obj {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: NS,
-      labels: { [ENABLED_LABEL]: 'true', app: 'gpu' },
-      annotations: {
-        'tensor-fusion.ai/gpupool': POOL,
-        'tensor-fusion.ai/is-local-gpu': 'true',
-        'tensor-fusion.ai/tflops-request': '10',
-        'tensor-fusion.ai/vram-request': vram,
-      },
-    },
-    spec: { containers: [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '100m' } } }], ...spec },
-  };
+  return localGpuPod({ name, namespace: NS, pool: POOL, tflops: '10', vram, spec });
 }
 
 describeControlPlane(

@@ -74,6 +74,16 @@ describe('the import rules', () => {
       'lib/runtime/extender/component.ts → lib/runtime/runtime.ts',
     ],
     [
+      PARTS,
+      { 'lib/runtime/cli/plan.ts': leaf, 'lib/runtime/extender/placement-state.ts': uses('../cli/plan') },
+      'lib/runtime/extender/placement-state.ts → lib/runtime/cli/plan.ts',
+    ],
+    [
+      'runtime-floor-cli',
+      { 'lib/runtime/main.ts': leaf, 'lib/runtime/cli/main.ts': uses('../main') },
+      'lib/runtime/cli/main.ts → lib/runtime/main.ts',
+    ],
+    [
       'runtime-floor-kube',
       { 'lib/runtime/shared/metrics.ts': leaf, 'lib/runtime/kube/informer.ts': uses('../shared/metrics') },
       'lib/runtime/kube/informer.ts → lib/runtime/shared/metrics.ts',

@@ -80,6 +80,28 @@ describe('npm pack -> install -> compile -> synthesize', () => {
     expect(mentions).toEqual([]);
   });
 
+  it('ships the kubectl-tf bin, which runs without the runtime-only dependencies (bundled)', () => {
+    const project = consumer(packed, 'plugin', {
+      'platform.yaml': [
+        'apiVersion: tensor-fusion.ai/v1\nkind: GPUPool\nmetadata: {name: a, annotations: {tensor-fusion.ai/is-default-pool: "true"}}',
+        'spec: {nodeManagerConfig: {nodeSelector: {nodeSelectorTerms: [{matchExpressions: [{key: gpu, operator: Exists}]}]}}}\n---',
+        'apiVersion: v1\nkind: Node\nmetadata: {name: gpu-0, labels: {gpu: "1", nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, nvidia.com/gpu.count: "1", nvidia.com/gpu.memory: "81920"}}',
+      ].join('\n'),
+      'pods.yaml':
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {tensor-fusion.ai/enabled: "true"}, annotations: {tensor-fusion.ai/tflops-request: "10", tensor-fusion.ai/vram-request: 1Gi}}\nspec: {containers: [{name: m, image: x}]}\n',
+    });
+    const pkg = JSON.parse(readFileSync(join(project, 'node_modules/tensor-fusion-iac/package.json'), 'utf8'));
+    const bin = join(project, 'node_modules/tensor-fusion-iac', pkg.bin['kubectl-tf']);
+    expect(execFileSync(process.execPath, [bin, 'help'], { cwd: project, encoding: 'utf8' })).toMatch(
+      /^kubectl tf: GPU pools, shares and plans/,
+    );
+    const plan = execFileSync(process.execPath, [bin, 'plan', '-f', 'pods.yaml', '--from', 'platform.yaml', '-o', 'json'], {
+      cwd: project,
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(plan)).toMatchObject({ placed: 1, unplaced: 0, pods: [{ name: 'p', node: 'gpu-0', gpus: ['gpu-0-gpu-0'] }] });
+  });
+
   it('compiles and runs a program importing tensor-fusion-iac, /cdk8s and /pulumi, which synthesizes a chart (without the runtime-only dependencies)', () => {
     const project = consumer(packed, 'consumer', {
       'tsconfig.json': JSON.stringify({

@@ -1,5 +1,5 @@
 /**
- * The package as a user gets it: compiled into a temp dir (not the shared build/), `npm pack`ed
+ * The package as a user gets it: compiled into a temp dir (not the shared build/) with the bundles, `npm pack`ed
  * offline, and unpacked into consumer projects whose other modules are the repo's own, linked (no
  * network). Runtime-only dependencies of the controller are left out of the consumers, as they are
  * devDependencies: the IaC entry points must not need them.
@@ -40,6 +40,8 @@ export function pack(): Packed {
     cwd: REPO,
     stdio: 'pipe',
   });
+  // What `npm run build` adds to the compiled JS: the controller and plugin bundles (test/global-setup.js builds them).
+  cpSync(join(REPO, 'build/controller'), join(stage, 'build/controller'), { recursive: true });
   execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: stage, env: NPM_ENV, stdio: 'pipe' });
   const tarball = join(
     work,

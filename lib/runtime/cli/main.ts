@@ -4,13 +4,12 @@
  * it as a plugin once the package's bin folder is on PATH (`npm i -g`, or `npx kubectl-tf`). Reads the
  * cluster through the user's kubeconfig; writes nothing to it.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ValidationError } from '../../model/errors';
 import { ApiError, Cluster, K8sObject } from '../kube/cluster';
 import { HttpCluster } from '../kube/http-cluster';
-import { loadConnection } from '../kube/kubeconfig';
 import { RESOURCES } from '../kube/resources';
 import { gpuBarsSvg } from '../shared/gpu-bars';
 import { formatBytes } from '../../k8s/quantity';
@@ -47,6 +46,7 @@ export interface CliIo {
   stderr(text: string): void;
   connect(kubeconfig?: string): Promise<Pick<Cluster, 'list' | 'get'>>;
   writeFile(path: string, text: string): void;
+  readFile(path: string): string;
 }
 
 const defaultIo: CliIo = {
@@ -54,9 +54,12 @@ const defaultIo: CliIo = {
   stderr: (t) => process.stderr.write(t),
   connect: async (kubeconfig) => {
     if (kubeconfig) process.env.KUBECONFIG = kubeconfig;
+    // Loaded when used: client-node is an ES module, which the unit tests' CommonJS cannot load.
+    const { loadConnection } = await import('../kube/kubeconfig');
     return new HttpCluster(await loadConnection('kubectl-tf'));
   },
   writeFile: (path, text) => writeFileSync(path, text),
+  readFile: (path) => readFileSync(path, 'utf8'),
 };
 
 const OPTIONS = {
@@ -156,9 +159,9 @@ async function plan(args: string[], flags: Flags, io: CliIo): Promise<number> {
   if (!flags.filename?.length) throw new CliError(`plan: -f FILE is required (the pods or workloads to place)\n\n${USAGE}`, EXIT.usage);
   if (flags.from && flags['from-cluster']) throw new CliError('plan: give --from FILE or --from-cluster, not both', EXIT.usage);
   const format = outputFormat(flags, ['table', 'json', 'yaml']);
-  const workloads = workloadPods(readManifests(flags.filename), flags.namespace);
+  const workloads = workloadPods(readManifests(flags.filename, io.readFile), flags.namespace);
   const objects: ClusterObjects = flags.from
-    ? clusterFromManifests(readManifests(flags.from))
+    ? clusterFromManifests(readManifests(flags.from, io.readFile))
     : await readCluster(await io.connect(flags.kubeconfig));
   if (flags.pool !== undefined && !objects.pools.some((p) => p.metadata.name === flags.pool)) {
     const names = objects.pools.map((p) => p.metadata.name).join(', ');

@@ -3,7 +3,6 @@
  * `--from` plans against. A platform's Nodes (with their GPU Feature Discovery labels) become the GPU
  * nodes and GPUs the controller's node reconciler would make of them, as if every node were Ready.
  */
-import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { GPU, GPUNode, GPUPool, GPUResourceQuota, WorkloadProfile } from '../../api';
 import { API_VERSION } from '../../model/group';
@@ -15,7 +14,7 @@ import type { ClusterObjects } from './cluster-objects';
 import { CliError, EXIT } from './cli-error';
 
 /** The objects of YAML or JSON files, `List` items flattened; a parse error names the file and line. */
-export function readManifests(files: readonly string[], read: (file: string) => string = (f) => readFileSync(f, 'utf8')): K8sObject[] {
+export function readManifests(files: readonly string[], read: (file: string) => string): K8sObject[] {
   const out: K8sObject[] = [];
   for (const file of files) {
     let text: string;

@@ -43,14 +43,15 @@ export interface WhyAnswer {
   readonly release?: { readonly node: string; readonly shares: readonly HeldShare[] };
 }
 
+const MIB = 2 ** 20;
 const tflops = (n: number) => `${formatTflops(n)} TFLOPS`;
 const perGpu = (r: { gpuCount: number; tflopsRequest: number; vramRequest: number }) =>
   `${r.gpuCount} GPU${r.gpuCount === 1 ? '' : 's'} x (${tflops(r.tflopsRequest)}, ${formatBytes(r.vramRequest)} VRAM)`;
 
-/** Scales a request's amounts (limits with them, never below the request). */
+/** Scales a request's amounts (limits with them, never below the request); VRAM in whole MiB, as users write it. */
 function scaled(r: AllocationRequest, f: number): AllocationRequest {
   const t = r.tflopsRequest * f;
-  const v = Math.floor(r.vramRequest * f);
+  const v = Math.floor((r.vramRequest * f) / MIB) * MIB;
   return {
     ...r,
     tflopsRequest: t,
@@ -60,21 +61,19 @@ function scaled(r: AllocationRequest, f: number): AllocationRequest {
   };
 }
 
-/** The largest fraction of the request that fits on one of `nodes` (bisection to 1%), if any does. */
+/** The largest whole percent of the request that fits on one of `nodes` now (binary search), if any does. */
 function largestFit(allocator: Allocator, r: AllocationRequest, nodes: readonly string[]): WhyAnswer['fitsAt'] {
-  let lo = 0;
-  let hi = 1;
+  let [lo, hi] = [0, 100];
   let node: string | undefined;
-  for (let i = 0; i < 12 && hi - lo > 0.005; i++) {
-    const mid = (lo + hi) / 2;
-    const best = allocator.best(scaled(r, mid), nodes);
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    const best = allocator.best(scaled(r, mid / 100), nodes);
     if (best) [lo, node] = [mid, best];
     else hi = mid;
   }
-  if (!node || lo < 0.01) return undefined;
-  const fraction = Math.floor(lo * 100) / 100;
-  const s = scaled(r, fraction);
-  return { fraction, tflopsRequest: s.tflopsRequest, vramRequest: s.vramRequest, node };
+  if (!node) return undefined;
+  const s = scaled(r, lo / 100);
+  return { fraction: lo / 100, tflopsRequest: s.tflopsRequest, vramRequest: s.vramRequest, node };
 }
 
 /** The node where releasing the fewest shares (largest first) lets the request fit; the allocator is left as found. */

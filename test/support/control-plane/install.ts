@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { CONTROLLER_PATHS } from '../../../lib/contract/env';
-import { GFD, poolMembershipLabel } from '../../../lib/model/metadata-keys';
+import { ENABLED_LABEL, GFD, poolMembershipLabel } from '../../../lib/model/metadata-keys';
 import { CONTROLLER_NAMES } from '../../../lib/contract/object-names';
 import { renderSchedulerConfiguration } from '../../../lib/render/controller/kube-scheduler';
 import { synthExample } from '../../../examples/cdk8s/main';
@@ -38,6 +38,44 @@ export function a100Labels(pool: string, gpus: number): Record<string, string> {
     [GFD.count]: String(gpus),
     [GFD.memory]: '81920',
     [poolMembershipLabel(pool)]: 'true',
+  };
+}
+
+/** What {@link localGpuPod} makes. */
+export interface LocalGpuPodSpec {
+  name: string;
+  namespace: string;
+  pool: string;
+  tflops: string;
+  vram: string;
+  /** Added to `app: gpu` and the enabled label. */
+  labels?: Record<string, string>;
+  /** Added to the pool, local-GPU and request annotations. */
+  annotations?: Record<string, string>;
+  /** Merged over a spec of one container requesting `cpu`. */
+  spec?: Obj;
+  /** @default '100m' */
+  cpu?: string;
+}
+
+/** A local-GPU pod of a pool as a user writes it: opted in, with its TFLOPS and VRAM requests. */
+export function localGpuPod(p: LocalGpuPodSpec): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: p.name,
+      namespace: p.namespace,
+      labels: { [ENABLED_LABEL]: 'true', app: 'gpu', ...p.labels },
+      annotations: {
+        'tensor-fusion.ai/gpupool': p.pool,
+        'tensor-fusion.ai/is-local-gpu': 'true',
+        'tensor-fusion.ai/tflops-request': p.tflops,
+        'tensor-fusion.ai/vram-request': p.vram,
+        ...p.annotations,
+      },
+    },
+    spec: { containers: [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: p.cpu ?? '100m' } } }], ...p.spec },
   };
 }
 

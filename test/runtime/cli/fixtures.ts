@@ -1,0 +1,88 @@
+/** A small platform and pods for the kubectl plugin's unit tests: two nodes of two A100s (312 TFLOPS, 80Gi). */
+import type { Allocation } from '../../../lib/allocator';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
+import { renderGpuPool } from '../../../lib/render/gpu-pool';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import { clusterFromManifests } from '../../../lib/runtime/cli/manifests';
+import type { ClusterObjects } from '../../../lib/runtime/cli/cluster-objects';
+import { a100Labels } from '../../support/control-plane/install';
+
+export const POOL = 'pool-a';
+export const GI = 2 ** 30;
+type Obj = Record<string, any>;
+
+export function platform(extra: Obj[] = [], nodes = ['n-0', 'n-1']): Obj[] {
+  return [
+    {
+      ...renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+      metadata: { name: POOL, annotations: { 'tensor-fusion.ai/is-default-pool': 'true' } },
+    },
+    ...nodes.map((name) => ({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: a100Labels(POOL, 2) },
+      status: { allocatable: { cpu: '8', memory: '64Gi' } },
+    })),
+    ...extra,
+  ];
+}
+
+/** A GPU pod as a user writes it (before admission). */
+export function gpuPod(name: string, tflops: string, vram = '10Gi', namespace = 'ml', extra: Record<string, string> = {}): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace,
+      labels: { [ENABLED_LABEL]: 'true' },
+      annotations: { 'tensor-fusion.ai/tflops-request': tflops, 'tensor-fusion.ai/vram-request': vram, ...extra },
+    },
+    spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '100m' } } }] },
+  };
+}
+
+/** A pod that holds `tflops` and `vram` bytes on `gpus` of `node`, as the extender's bind leaves it. */
+export function heldPod(name: string, node: string, gpus: string[], tflops: number, vram: number, namespace = 'ml'): K8sObject {
+  const uid = `uid-${name}`;
+  const a: Allocation = {
+    id: uid,
+    pool: POOL,
+    node,
+    gpuIds: gpus,
+    tflopsRequest: tflops,
+    tflopsLimit: tflops,
+    vramRequest: vram,
+    vramLimit: vram,
+    cpu: 0,
+    memory: 0,
+    qos: 'medium',
+  };
+  const share = {
+    pool: POOL,
+    qos: 'medium',
+    gpuCount: gpus.length,
+    tflopsRequest: tflops,
+    tflopsLimit: tflops,
+    vramRequest: vram,
+    vramLimit: vram,
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace,
+      uid,
+      labels: { [ENABLED_LABEL]: 'true' },
+      annotations: { [ALLOCATION_ANNOTATION]: JSON.stringify(a), [SHARE_ANNOTATION]: JSON.stringify(share) },
+    },
+    spec: { nodeName: node, containers: [] },
+    status: { phase: 'Running' },
+  };
+}
+
+/** The platform as the cluster would hold it, with `pods` in it. */
+export function cluster(pods: K8sObject[] = [], extra: Obj[] = []): ClusterObjects {
+  return { ...clusterFromManifests(platform(extra) as K8sObject[]), pods };
+}
