@@ -196,6 +196,11 @@ describeWithPrometheus('the Grafana dashboard and alert rules on a real Promethe
     expect(await value(`sum (${CONTROLLER_METRICS.gpuShares})`)).toEqual([[{}, 2]]);
     expect(await value(`max by (pool, reason) (${CONTROLLER_METRICS.pendingGpuPods})`)).toEqual([[{ pool: POOL, reason: 'OverQuota' }, 1]]);
     expect(await value(`max by (workload) (${CONTROLLER_METRICS.autoscaleRecommendedTflops})`)).toEqual([[{ workload: 'infer' }, 60]]);
+    // "Used" joins the agent's node to the pool: the fake trace's two pods use 20 % + 10 % and 50 % of an A100 (312 TFLOPS).
+    const used = PANEL_QUERIES.find((q) => q.name === 'Pool TFLOPS: capacity, reserved, used [D]')!;
+    const [[labels, tflops]] = await value(used.expr);
+    expect(labels).toEqual({ pool: POOL });
+    expect(tflops).toBeCloseTo(0.8 * 312, 6);
   });
 
   test('the rule file loads with every rule healthy, and every rule signal returns data', async () => {
