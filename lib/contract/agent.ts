@@ -47,6 +47,12 @@ export const AGENT_DEFAULTS = {
   intervalMs: 5_000,
 } as const;
 
+/**
+ * Label the agent adds to every series: its node's name. Keep it when scraping (no `node` target
+ * label, or `honor_labels: true`): the dashboard joins usage to pools by it.
+ */
+export const AGENT_NODE_LABEL = 'node';
+
 /** Labels of every per-pod series. `container` is the container name, or the runtime's id when unknown. */
 export const POD_GPU_LABELS = ['namespace', 'pod', 'container', 'pod_uid', 'gpu_uuid', 'gpu_model'] as const;
 export const GPU_LABELS = ['gpu_uuid', 'gpu_model'] as const;

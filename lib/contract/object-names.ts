@@ -51,6 +51,10 @@ export const CONTROLLER_NAMES = {
   nodeGuardPolicy: 'tensor-fusion-gpu-node-guard',
   /** ValidatingAdmissionPolicy (and binding): only the controller writes the status of GPUResourceQuotas. */
   quotaStatusPolicy: 'tensor-fusion-quota-status',
+  /** ConfigMap of the Grafana dashboard (`grafanaDashboard`). */
+  dashboard: 'tensor-fusion-dashboard',
+  /** PrometheusRule, or ConfigMap with a rule file, of the alert rules (`alertRules`). */
+  alertRules: 'tensor-fusion-alerts',
 } as const;
 
 /** The official kube-scheduler image; the tag is the `schedulerVersion` prop. */

@@ -11,13 +11,13 @@ import { freePort, httpGet, ManagedProcess, startProcess, waitFor } from './cont
 
 const HOW = 'install it with `apt-get install -y prometheus` (Debian/Ubuntu; .ci/run does this) or put a prometheus binary on PATH';
 
-/** Whether `prometheus` is on PATH; logs one line (or throws under CI) when not. */
-export function prometheusAvailable(file: string): boolean {
+/** Whether `prometheus` (or `promtool`, of the same package) is on PATH; logs one line (or throws under CI) when not. */
+export function prometheusAvailable(file: string, binary: 'prometheus' | 'promtool' = 'prometheus'): boolean {
   try {
-    execFileSync('prometheus', ['--version'], { stdio: 'ignore' });
+    execFileSync(binary, ['--version'], { stdio: 'ignore' });
     return true;
   } catch {
-    const msg = `${file}: needs prometheus on PATH; ${HOW}`;
+    const msg = `${file}: needs ${binary} on PATH; ${HOW}`;
     if (process.env.CI) throw new Error(`${msg} (CI=true: the real-Prometheus suites may not skip)`);
     // eslint-disable-next-line no-console
     console.log(`skipped ${msg}`);
@@ -31,16 +31,22 @@ export interface RunningPrometheus {
   stop(): Promise<void>;
 }
 
-/** Starts Prometheus scraping `targets` (host:port) every second; resolves once it is ready. */
-export async function startPrometheus(targets: string[]): Promise<RunningPrometheus> {
+/**
+ * Starts Prometheus scraping `targets` (host:port) every second, loading `ruleFiles` (file name to
+ * content); resolves once it is ready.
+ */
+export async function startPrometheus(targets: string[], ruleFiles: Record<string, string> = {}): Promise<RunningPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'tf-prometheus-'));
   const port = await freePort();
+  for (const [file, text] of Object.entries(ruleFiles)) writeFileSync(join(dir, file), text);
+  const rules = Object.keys(ruleFiles).map((f) => JSON.stringify(join(dir, f)));
   writeFileSync(
     join(dir, 'prometheus.yml'),
     [
       'global:',
       '  scrape_interval: 1s',
       '  evaluation_interval: 1s',
+      ...(rules.length > 0 ? [`rule_files: [${rules.join(', ')}]`] : []),
       'scrape_configs:',
       '  - job_name: tensor-fusion-node-agent',
       '    static_configs:',

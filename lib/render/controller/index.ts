@@ -12,6 +12,8 @@ import { renderNodeGuard } from './node-guard';
 import { renderQuotaStatusPolicy } from './quota-status-guard';
 import { renderWriteLimits } from './write-limits';
 import { renderServiceMonitor } from './monitoring';
+import { renderDashboard } from './dashboard';
+import { renderAlertRules } from './alert-rules';
 import { COMMON_LABELS } from '../../contract/object-names';
 import { renderNetwork } from './network';
 import { renderPriorityClasses } from './priority';
@@ -49,6 +51,10 @@ export { WEBHOOK_EXCLUDED_NAMESPACES, WEBHOOK_TIMEOUT_SECONDS, webhookDnsNames }
 export { WEBHOOK_SERVICE_PORT } from './network';
 export { CONTROLLER_UID } from './controller-deployment';
 export { AGENT_NAMES, agentNamespace } from './agent';
+export { DASHBOARD_KEY, DASHBOARD_ROWS, DASHBOARD_UID, DASHBOARD_VARIABLES, dashboardModel, GRAFANA_DASHBOARD_LABEL } from './dashboard';
+export type { DashboardPanel, DashboardTarget } from './dashboard';
+export { ALERT_RULES, alertRuleGroups, RULE_FILE_KEY } from './alert-rules';
+export type { AlertRuleSpec } from './alert-rules';
 
 /**
  * Every object of the controller install.
@@ -78,6 +84,8 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
     ...(resolved.nodeAgent ? renderAgent(resolved, labels, bundle) : []),
     ...renderNetwork(resolved, labels),
     ...(resolved.serviceMonitor ? [renderServiceMonitor(resolved, labels)] : []),
+    ...(resolved.grafanaDashboard ? [renderDashboard(resolved, labels)] : []),
+    ...(resolved.alertRules ? [renderAlertRules(resolved, resolved.alertRules, labels)] : []),
     ...renderIntegrityPolicy(resolved, labels),
     ...renderWriteLimits(resolved, labels),
     ...renderNodeGuard(labels),

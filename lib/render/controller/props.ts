@@ -14,6 +14,11 @@ export const FAILURE_POLICIES = ['Fail', 'Ignore'] as const;
 /** A webhook failure policy. */
 export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
 
+/** How the alert rules are delivered: a PrometheusRule (prometheus-operator) or a ConfigMap with a rule file. */
+export const ALERT_RULE_FORMATS = ['PrometheusRule', 'ConfigMap'] as const;
+/** One of {@link ALERT_RULE_FORMATS}. */
+export type AlertRuleFormat = (typeof ALERT_RULE_FORMATS)[number];
+
 /** CPU and memory as Kubernetes quantities (`100m`, `256Mi`). */
 export interface ComputeQuantities {
   /** CPU cores as a Kubernetes quantity. @example '500m' */
@@ -129,6 +134,37 @@ export interface TensorFusionControllerProps {
    * @default - autoscaling off
    */
   readonly prometheusUrl?: string;
+  /**
+   * Create a ConfigMap `tensor-fusion-dashboard` with a Grafana dashboard, labelled
+   * `grafana_dashboard: "1"` for the dashboard sidecar of Grafana's Helm chart: pool capacity,
+   * reserved and used TFLOPS and VRAM, shares per GPU, pending GPU pods by reason, webhook and extender
+   * rates, errors and latency, the autoscaler's recommendations against requests, quota use. "Used"
+   * needs the node agent (`nodeAgent`) scraped by the same Prometheus.
+   * @default false
+   */
+  readonly grafanaDashboard?: boolean;
+  /**
+   * Namespace of the dashboard ConfigMap: where the Grafana sidecar looks (the chart's default is
+   * Grafana's own namespace). The namespace must exist. Requires `grafanaDashboard`.
+   * @default - the controller's namespace
+   */
+  readonly grafanaDashboardNamespace?: string;
+  /**
+   * Create the alert rules (webhook and extender failures, pools nearly full, GPU pods pending, quotas
+   * nearly used, node agents not collecting, no leader, failing reconciles), named `tensor-fusion-alerts`
+   * in the controller's namespace: `PrometheusRule` (monitoring.coreos.com/v1) where the
+   * prometheus-operator CRDs are installed, `ConfigMap` holding a plain rule file
+   * (`tensor-fusion.rules.yaml`) for a Prometheus that loads rule files itself.
+   * @default - no alert rules
+   */
+  readonly alertRules?: AlertRuleFormat;
+  /**
+   * Extra labels of the alert rules object, e.g. the label a Prometheus' `ruleSelector` matches
+   * (kube-prometheus-stack: `release: <its release name>`). Requires `alertRules`.
+   * @default - the component's labels only
+   * @example { release: 'kube-prometheus-stack' }
+   */
+  readonly alertRuleLabels?: Readonly<Record<string, string>>;
 }
 
 /** Defaults of every prop that has one. */
@@ -147,6 +183,7 @@ export const CONTROLLER_DEFAULTS = {
   schedulerVersion: 'v1.36.3',
   nodeAgent: false,
   nodeAgentImage: 'node:24-bookworm-slim',
+  grafanaDashboard: false,
 } as const;
 
 /** Props with every default applied, as the render functions consume them. */
@@ -190,6 +227,14 @@ export interface ResolvedControllerProps {
   readonly nodeAgentImage: string;
   /** The `prometheusUrl` prop. */
   readonly prometheusUrl?: string;
+  /** The `grafanaDashboard` prop, or its default. */
+  readonly grafanaDashboard: boolean;
+  /** The `grafanaDashboardNamespace` prop. */
+  readonly grafanaDashboardNamespace?: string;
+  /** The `alertRules` prop; unset for none. */
+  readonly alertRules?: AlertRuleFormat;
+  /** The `alertRuleLabels` prop. */
+  readonly alertRuleLabels?: Readonly<Record<string, string>>;
 }
 
 /** `[registry/]path[:tag][@sha256:<64 hex>]`, the reference grammar of the distribution spec. */
@@ -197,14 +242,10 @@ const IMAGE_REF = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]{1,2}[
 /** A Kubernetes release tag: v1.36.3, v1.37.0-rc.1. */
 const RELEASE_TAG = /^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/;
 
-function checkNamespace(value: unknown): FieldIssue | undefined {
+function checkNamespace(value: unknown, field = 'namespace'): FieldIssue | undefined {
   return isDnsLabel(value)
     ? undefined
-    : fieldIssue(
-        'namespace',
-        value,
-        'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit',
-      );
+    : fieldIssue(field, value, 'a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit');
 }
 
 function checkImage(field: string, value: unknown): FieldIssue | undefined {
@@ -270,14 +311,20 @@ function checkResources(resources: ResolvedControllerProps['resources']): FieldI
   return issues;
 }
 
-function checkNodeSelector(nodeSelector: unknown): FieldIssue[] {
-  if (nodeSelector === undefined) return [];
-  if (typeof nodeSelector !== 'object' || nodeSelector === null || Array.isArray(nodeSelector)) {
-    return [fieldIssue('nodeSelector', nodeSelector, 'a map of node label keys to string values')];
+/** A map of label keys to string values (`what` names the keys). */
+function checkLabelMap(field: string, value: unknown, what: string): FieldIssue[] {
+  if (value === undefined) return [];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return [fieldIssue(field, value, `a map of ${what} label keys to string values`)];
   }
-  return Object.entries(nodeSelector)
+  return Object.entries(value)
     .filter(([, v]) => typeof v !== 'string')
-    .map(([k, v]) => fieldIssue(`nodeSelector.${k}`, v, 'a string label value'));
+    .map(([k, v]) => fieldIssue(`${field}.${k}`, v, 'a string label value'));
+}
+
+/** A prop that means something only with another one on. */
+function checkRequires(field: string, value: unknown, on: boolean, requirement: string): FieldIssue | undefined {
+  return value === undefined || on ? undefined : fieldIssue(field, value, `no value unless ${requirement}`);
 }
 
 function checkTolerations(tolerations: unknown): FieldIssue[] {
@@ -321,6 +368,10 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     nodeAgent: props.nodeAgent ?? d.nodeAgent,
     nodeAgentImage: props.nodeAgentImage ?? d.nodeAgentImage,
     prometheusUrl: props.prometheusUrl,
+    grafanaDashboard: props.grafanaDashboard ?? d.grafanaDashboard,
+    grafanaDashboardNamespace: props.grafanaDashboardNamespace,
+    alertRules: props.alertRules,
+    alertRuleLabels: props.alertRuleLabels,
   };
   const r = resolved;
   const issues = [
@@ -328,7 +379,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     Number.isInteger(r.replicas) && r.replicas >= 1 ? undefined : fieldIssue('replicas', r.replicas, 'an integer of at least 1'),
     ...checkResources(r.resources),
     checkEnum('logLevel', r.logLevel, LOG_LEVELS),
-    ...checkNodeSelector(r.nodeSelector),
+    ...checkLabelMap('nodeSelector', r.nodeSelector, 'node'),
     ...checkTolerations(r.tolerations),
     checkEnum('failurePolicy', r.failurePolicy, FAILURE_POLICIES),
     checkEnum('certificateMode', r.certificateMode, CERT_MODES),
@@ -344,6 +395,12 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     checkBoolean('nodeAgent', r.nodeAgent),
     checkImage('nodeAgentImage', r.nodeAgentImage),
     r.prometheusUrl === undefined ? undefined : checkPrometheusUrl(r.prometheusUrl),
+    checkBoolean('grafanaDashboard', r.grafanaDashboard),
+    r.grafanaDashboardNamespace === undefined ? undefined : checkNamespace(r.grafanaDashboardNamespace, 'grafanaDashboardNamespace'),
+    checkRequires('grafanaDashboardNamespace', r.grafanaDashboardNamespace, r.grafanaDashboard === true, 'grafanaDashboard is true'),
+    r.alertRules === undefined ? undefined : checkEnum('alertRules', r.alertRules, ALERT_RULE_FORMATS),
+    ...checkLabelMap('alertRuleLabels', r.alertRuleLabels, 'object'),
+    checkRequires('alertRuleLabels', r.alertRuleLabels, r.alertRules !== undefined, 'alertRules is set'),
   ].filter((x): x is FieldIssue => x !== undefined);
   throwIfInvalid(issues, 'TensorFusionController');
   return resolved;

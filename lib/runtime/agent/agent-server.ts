@@ -2,7 +2,7 @@
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../../model/errors';
 import { OpsServer } from '../serving/ops-server';
 import { GpuCollector, PodResolver } from './collector';
-import { AGENT_DEFAULTS, AGENT_ENV } from '../../contract/agent';
+import { AGENT_DEFAULTS, AGENT_ENV, AGENT_NODE_LABEL } from '../../contract/agent';
 
 export interface AgentEnv {
   nodeName: string;
@@ -65,6 +65,8 @@ export async function startAgent(
   host?: string,
 ): Promise<Agent> {
   const collector = new GpuCollector({ nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, resolver });
+  // The node on every series: the dashboard joins usage to pools through the controller's tf_gpu_shares.
+  if (env.nodeName) collector.registry.setDefaultLabels({ [AGENT_NODE_LABEL]: env.nodeName });
   const server = new OpsServer({ port: env.port, host, registry: collector.registry, readiness: {} });
   await server.start();
   return { server, collector, stop: () => server.stop() };

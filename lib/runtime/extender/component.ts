@@ -5,8 +5,9 @@
  * depend on the controller's own leadership).
  */
 import { hostname } from 'os';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CONTROLLER_PATHS } from '../../contract/env';
+import { CONTROLLER_METRICS, EXTENDER_FAILURE_OUTCOME } from '../../contract/metrics';
 import { CONTROLLER_NAMES } from '../../contract/object-names';
 import type { K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
@@ -55,7 +56,7 @@ export function extenderComponent(ctx: RuntimeContext, opts: ExtenderComponentOp
     sent: (at) => extender.announced(at),
   });
   const swept = new Counter({
-    name: 'tf_extender_sweep_room_total',
+    name: CONTROLLER_METRICS.extenderSweeps,
     registers: [ctx.metrics.registry],
     help: 'Nodes stamped by the sweep: room for a pod turned away since the last stamp was sent (or a minute before), with no stamp under way.',
   });
@@ -78,6 +79,17 @@ export function extenderComponent(ctx: RuntimeContext, opts: ExtenderComponentOp
     schedulerTenure: async () => schedulerTenure(await schedulerLease(ctx), hostname(), Date.now()),
   });
   const extenderInUse = inUse(ctx, extender);
+  // Counted when scraped: the pods turned away are the extender's own record, nothing to keep in step.
+  new Gauge({
+    name: CONTROLLER_METRICS.pendingGpuPods,
+    help: 'GPU pods this extender turned away that still wait, by pool and reason (InsufficientTflops, OverQuota, ...).',
+    labelNames: ['pool', 'reason'] as const,
+    registers: [ctx.metrics.registry],
+    collect() {
+      this.reset();
+      for (const w of extender.waiting()) this.set({ pool: w.pool, reason: w.reason }, w.pods);
+    },
+  });
   const server = new ExtenderServer({
     extender,
     prefix: CONTROLLER_PATHS.extender,
@@ -124,20 +136,20 @@ export function extenderComponent(ctx: RuntimeContext, opts: ExtenderComponentOp
 function callObserver(registry: Registry): (verb: string, seconds: number, ok: boolean) => void {
   const registers = [registry];
   const calls = new Counter({
-    name: 'tf_extender_calls_total',
+    name: CONTROLLER_METRICS.extenderCalls,
     help: 'Scheduler extender calls by verb and outcome.',
     labelNames: ['verb', 'outcome'] as const,
     registers,
   });
   const seconds = new Histogram({
-    name: 'tf_extender_call_duration_seconds',
+    name: CONTROLLER_METRICS.extenderSeconds,
     help: 'Time to answer one extender call.',
     labelNames: ['verb'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
     registers,
   });
   return (verb, s, ok) => {
-    calls.inc({ verb, outcome: ok ? 'ok' : 'error' });
+    calls.inc({ verb, outcome: ok ? 'ok' : EXTENDER_FAILURE_OUTCOME });
     seconds.observe({ verb }, s);
   };
 }

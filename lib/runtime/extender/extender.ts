@@ -35,7 +35,7 @@ import {
   MAX_EXTENDER_PRIORITY,
   nodeNamesOf,
 } from './protocol';
-import { BIND_UNCONFIRMED, nodeReason } from './node-reasons';
+import { BIND_UNCONFIRMED, nodeReason, reasonKind, WAIT_KINDS } from './node-reasons';
 import { bindingAnnotations } from '../shared/pod-share/record';
 import type { PlacementState } from './placement-state';
 import { TurnedAway } from './turned-away';
@@ -109,6 +109,16 @@ export class Extender {
     this.turnedAway.announced(at);
   }
 
+  /** The pods filter turned away that still wait, by pool and reason kind. */
+  waiting(): { pool: string; reason: string; pods: number }[] {
+    return this.turnedAway.waitingCounts((p) => this.isWaiting(p));
+  }
+
+  private isWaiting({ namespace, name, uid }: { namespace: string; name: string; uid: string }): boolean {
+    const pod = this.opts.pods.get(`${namespace}/${name}`);
+    return pod?.metadata.uid === uid && !boundNode(pod) && isActivePod(pod);
+  }
+
   /** A node where a pod filter turned away fits now, to announce (see TurnedAway). */
   sweep(): string | undefined {
     return this.turnedAway.sweep({
@@ -118,10 +128,7 @@ export class Extender {
         if (state.isBinding(request.id) || state.quotaRefusal(pod.namespace, request)) return undefined;
         return state.best(request, nodes);
       },
-      waiting: ({ namespace, name, uid }) => {
-        const pod = this.opts.pods.get(`${namespace}/${name}`);
-        return pod?.metadata.uid === uid && !boundNode(pod) && isActivePod(pod);
-      },
+      waiting: (p) => this.isWaiting(p),
       now: this.now(),
     });
   }
@@ -187,20 +194,24 @@ export class Extender {
     const request = allocationRequest(uid, share, podRequests(pod));
     // kube-scheduler gave up waiting for our bind (its timeout) or got an error of unknown outcome:
     // the Binding may still land, so the pod waits until that is known rather than reserve twice.
-    if (state.isBinding(uid)) return this.refuse(pod, request, nodes, everyNode(nodes, BIND_UNCONFIRMED));
+    if (state.isBinding(uid)) return this.refuse(pod, request, nodes, everyNode(nodes, BIND_UNCONFIRMED), WAIT_KINDS.bindUnconfirmed);
     state.cancel(uid);
     const namespace = pod.metadata.namespace ?? '';
     // A namespace over its quota waits whatever the nodes have: no node judged, no list made.
     const overQuota = state.quotaRefusal(namespace, request);
-    if (overQuota) return this.refuse(pod, request, nodes, everyNode(nodes, overQuota));
+    if (overQuota) return this.refuse(pod, request, nodes, everyNode(nodes, overQuota), WAIT_KINDS.overQuota);
     let best = state.best(request, nodes);
     if (best === undefined && (await this.freshBeforeRefusal())) best = state.best(request, nodes);
     if (best === undefined) {
       // Only a refusal shows kube-scheduler's per-node reasons (`kubectl describe pod`), so only a
       // refusal pays for judging every node.
       const unfit: Record<string, string> = {};
-      for (const [node, reasons] of state.choose(request, nodes).unfit) unfit[node] = nodeReason(reasons, share.gpuCount);
-      return this.refuse(pod, request, nodes, unfit);
+      let kind: string = WAIT_KINDS.noRoom;
+      for (const [node, reasons] of state.choose(request, nodes).unfit) {
+        unfit[node] = nodeReason(reasons, share.gpuCount);
+        if (kind === WAIT_KINDS.noRoom) kind = reasonKind(reasons);
+      }
+      return this.refuse(pod, request, nodes, unfit, kind);
     }
     // The quota again, counted with the reservation: another pod may have taken the room while a list was made.
     const reserved = state.reserve(request, best, namespace);
@@ -210,14 +221,21 @@ export class Extender {
         request,
         nodes,
         'overQuota' in reserved ? everyNode(nodes, reserved.overQuota) : { [best]: nodeReason(reserved.reasons, share.gpuCount) },
+        'overQuota' in reserved ? WAIT_KINDS.overQuota : reasonKind(reserved.reasons),
       );
     this.turnedAway.forget(uid);
     return result([best]);
   }
 
-  private refuse(pod: K8sObject, request: AllocationRequest, nodes: string[], unfit: Record<string, string>): ExtenderFilterResult {
+  private refuse(
+    pod: K8sObject,
+    request: AllocationRequest,
+    nodes: string[],
+    unfit: Record<string, string>,
+    reason: string,
+  ): ExtenderFilterResult {
     const { namespace = '', name = '', uid = '' } = pod.metadata;
-    this.turnedAway.record({ namespace, name, uid }, request, nodes, this.now());
+    this.turnedAway.record({ namespace, name, uid }, request, nodes, this.now(), reason);
     return result([], unfit);
   }
 

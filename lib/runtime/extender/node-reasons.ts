@@ -33,3 +33,25 @@ export function nodeReason(reasons: readonly PlacementReason[], gpuCount: number
     return 'not enough CPU or memory for the GPU share';
   return first.message;
 }
+
+/** Kinds of a pod's wait that are not about a node, for `tf_pending_gpu_pods`. */
+export const WAIT_KINDS = { bindUnconfirmed: 'BindUnconfirmed', overQuota: 'OverQuota', noRoom: 'NoRoom' } as const;
+
+/**
+ * The kind of the reason {@link nodeReason} words (InsufficientTflops, NoGpuOfModel, ...): a short label
+ * value for metrics, where the words (with numbers and names) would make a series per pod.
+ */
+export function reasonKind(reasons: readonly PlacementReason[]): string {
+  const first = reasons[0];
+  if (!first) return WAIT_KINDS.noRoom;
+  if (['NodeUnavailable', 'TflopsLimitAboveOversell', 'NoNodesInPool', 'NoGpuOfModel'].includes(first.kind)) return first.kind;
+  const order = [
+    'NotEnoughGpusOnOneNode',
+    'InsufficientVram',
+    'InsufficientTflops',
+    'TflopsOversellExceeded',
+    'InsufficientCpu',
+    'InsufficientMemory',
+  ];
+  return order.find((k) => reasons.some((r) => r.kind === k)) ?? first.kind;
+}

@@ -7,6 +7,7 @@
  * extender turned away, so one node per sweep is enough.
  */
 import type { AllocationRequest } from '../../allocator';
+import { WAIT_KINDS } from './node-reasons';
 
 export interface TurnedAwayPod {
   namespace: string;
@@ -29,6 +30,8 @@ interface Entry {
   requestKey: string;
   list: NodeList;
   at: number;
+  /** Why filter turned it away, as a short kind (see reasonKind). */
+  reason: string;
 }
 
 export interface SweepOptions {
@@ -66,14 +69,14 @@ export class TurnedAway {
     return this.pods.size;
   }
 
-  record(pod: TurnedAwayPod, request: AllocationRequest, nodes: readonly string[], now: number): void {
+  record(pod: TurnedAwayPod, request: AllocationRequest, nodes: readonly string[], now: number, reason: string = WAIT_KINDS.noRoom): void {
     this.forget(pod.uid);
     const key = nodes.join('\n');
     let list = this.lists.get(key);
     if (!list) this.lists.set(key, (list = { id: this.nextListId++, key, nodes: [...nodes], users: 0 }));
     list.users++;
     const { id: _id, ...rest } = request;
-    this.pods.set(pod.uid, { pod, request, requestKey: JSON.stringify([pod.namespace, rest]), list, at: now });
+    this.pods.set(pod.uid, { pod, request, requestKey: JSON.stringify([pod.namespace, rest]), list, at: now, reason });
   }
 
   forget(uid: string): void {
@@ -81,6 +84,19 @@ export class TurnedAway {
     if (!e) return;
     this.pods.delete(uid);
     if (--e.list.users === 0) this.lists.delete(e.list.key);
+  }
+
+  /** The pods still waiting, counted by pool and reason. */
+  waitingCounts(waiting: (pod: TurnedAwayPod) => boolean): { pool: string; reason: string; pods: number }[] {
+    const counts = new Map<string, { pool: string; reason: string; pods: number }>();
+    for (const e of this.pods.values()) {
+      if (!waiting(e.pod)) continue;
+      const key = `${e.request.pool}\n${e.reason}`;
+      const c = counts.get(key) ?? { pool: e.request.pool, reason: e.reason, pods: 0 };
+      c.pods++;
+      counts.set(key, c);
+    }
+    return [...counts.values()];
   }
 
   /** Room was announced at `now` (a stamp by the RetrySignal): every pod turned away before is retried. */

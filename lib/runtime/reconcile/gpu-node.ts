@@ -46,7 +46,10 @@ export async function reconcileNode(ctx: ReconcileContext, { name }: NodeKey): P
   const pool = pools[0];
   const inv = node && pool ? nodeInventory(node.metadata.labels, pool.spec.capacityConfig?.gpuTflops) : undefined;
   const existing = ctx.caches.gpus.byIndex(INDEX_BY_OWNER, name);
-  if (!node || !pool || !inv) return removeGpuObjects(ctx, name, existing);
+  if (!node || !pool || !inv) {
+    ctx.metrics?.observeGpuShares(name, []);
+    return removeGpuObjects(ctx, name, existing);
+  }
   if (pools.length > 1) {
     await ctx.writer.recordEvent(node, {
       type: 'Warning',
@@ -73,6 +76,10 @@ export async function reconcileNode(ctx: ReconcileContext, { name }: NodeKey): P
     await writeStatus(ctx.writer, RESOURCES.gpus, gpu, status, ['conditions']);
   }
   await removeGpuObjects(ctx, name, existing, names);
+  ctx.metrics?.observeGpuShares(
+    name,
+    names.map((gpu) => ({ gpu, pool: pool.metadata.name!, shares: usage.get(gpu)?.pods ?? 0 })),
+  );
   const prev = (gpuNode as GPUNode).status;
   await writeStatus(ctx.writer, RESOURCES.gpunodes, gpuNode, gpuNodeStatus(node, inv, statuses, usage, names, pool, prev, ctx.now()));
 }

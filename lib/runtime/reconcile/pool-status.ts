@@ -1,7 +1,7 @@
 /** The pool reconciler: a GPUPool's status, counted from its GPUNodes and their GPUs. */
 import { RESOURCES } from '../kube/resources';
 import { INDEX_BY_OWNER, managedBy } from '../shared/caches';
-import { gpuPoolStatus } from '../shared/capacity';
+import { gpuPoolStatus, num } from '../shared/capacity';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
 import { PoolKey, poolKey } from './queue-keys';
 import type { Watches } from './watches';
@@ -28,7 +28,7 @@ export const poolWatches: Watches<PoolKey> = {
 /** Writes the pool's status from its members; a pool being deleted is left alone. */
 export async function reconcilePoolStatus(ctx: ReconcileContext, { name }: PoolKey): Promise<void> {
   const pool = ctx.caches.pools.get(name);
-  if (!pool || pool.metadata.deletionTimestamp) return;
+  if (!pool || pool.metadata.deletionTimestamp) return ctx.metrics?.observePool(name);
   const members = ctx.caches.gpuNodes.byIndex(INDEX_BY_OWNER, name);
   const gpuPhases = members.flatMap((n) =>
     ctx.caches.gpus.byIndex(INDEX_BY_OWNER, n.metadata.name!).map((g) => g.status?.phase ?? 'Pending'),
@@ -40,6 +40,14 @@ export async function reconcilePoolStatus(ctx: ReconcileContext, { name }: PoolK
     pool.status,
     ctx.now(),
   );
+  // Requests are what the status counts as no longer available.
+  ctx.metrics?.observePool(name, {
+    tflops: num(status.totalTFlops),
+    virtualTflops: num(status.virtualTFlops),
+    requestedTflops: num(status.totalTFlops) - num(status.availableTFlops),
+    vram: num(status.totalVRAM),
+    requestedVram: num(status.totalVRAM) - num(status.availableVRAM),
+  });
   await writeStatus(ctx.writer, RESOURCES.gpupools, pool, status);
 }
 

@@ -8,7 +8,8 @@ import type { K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 import { cachedSettingsView } from '../shared/settings-view';
 import { INDEX_BY_WORKLOAD, ReadCaches } from '../shared/caches';
-import type { PodLike } from '../shared/capacity';
+import type { TensorFusionWorkloadSpec, TensorFusionWorkloadStatus } from '../../api';
+import { num, PodLike } from '../shared/capacity';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
 import { planGeneratedWorkload } from './generated-workload';
 import { isGenerated } from '../shared/workload-origin';
@@ -58,9 +59,21 @@ export async function reconcileWorkload(ctx: ReconcileContext, key: WorkloadKey)
   const pods = ctx.caches.pods.byIndex(INDEX_BY_WORKLOAD, cacheKey);
   await generateWorkload(ctx, key, pods);
   const wl = ctx.caches.workloads.get(cacheKey);
+  ctx.metrics?.observeAutoscale(key.namespace, key.name, wl && !wl.metadata.deletionTimestamp ? recommendedAndRequested(wl) : undefined);
   if (!wl || wl.metadata.deletionTimestamp) return;
   const replicas = (wl.spec as { replicas?: number } | undefined)?.replicas;
   await writeStatus(ctx.writer, RESOURCES.tensorfusionworkloads, wl, workloadStatus(pods, replicas, wl.status, ctx.now()));
+}
+
+/** The recommender's requests (status.autoscaling) against the spec's, per GPU; none before a recommendation. */
+function recommendedAndRequested(wl: { spec?: TensorFusionWorkloadSpec; status?: TensorFusionWorkloadStatus }) {
+  const rec = wl.status?.autoscaling?.recommendation?.requests;
+  const req = wl.spec?.resources?.requests;
+  if (!rec || !req) return undefined;
+  return {
+    recommended: { tflops: num(rec.tflops), vram: num(rec.vram) },
+    requested: { tflops: num(req.tflops), vram: num(req.vram) },
+  };
 }
 
 export const workloadReconciler: Reconciler<WorkloadKey> = { kind: 'workload', watches: workloadWatches, reconcile: reconcileWorkload };

@@ -3,72 +3,73 @@
  * process (tests, benchmarks) do not collide.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CONTROLLER_METRICS as M } from '../../contract/metrics';
 import { QUOTA_RESOURCES, QuotaAmounts } from './quota';
 
 export class RuntimeMetrics {
   readonly registry = new Registry();
   readonly reconciles = new Counter({
-    name: 'tf_controller_reconcile_total',
+    name: M.reconciles,
     help: 'Reconciles by controller and result (success, error, requeue).',
     labelNames: ['controller', 'result'] as const,
     registers: [this.registry],
   });
   readonly reconcileErrors = new Counter({
-    name: 'tf_controller_reconcile_errors_total',
+    name: M.reconcileErrors,
     help: 'Reconciles that failed, by controller.',
     labelNames: ['controller'] as const,
     registers: [this.registry],
   });
   readonly reconcileSeconds = new Histogram({
-    name: 'tf_controller_reconcile_duration_seconds',
+    name: M.reconcileSeconds,
     help: 'Time spent in one reconcile.',
     labelNames: ['controller'] as const,
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
     registers: [this.registry],
   });
   readonly queueDepth = new Gauge({
-    name: 'tf_controller_workqueue_depth',
+    name: M.queueDepth,
     help: 'Keys waiting in the work queue.',
     registers: [this.registry],
   });
   readonly queueRetrying = new Gauge({
-    name: 'tf_controller_workqueue_retrying_keys',
+    name: M.queueRetrying,
     help: 'Keys currently backing off after a failure.',
     registers: [this.registry],
   });
   readonly watchRestarts = new Counter({
-    name: 'tf_controller_watch_restarts_total',
+    name: M.watchRestarts,
     help: 'Watch streams re-opened, by resource and cause.',
     labelNames: ['resource', 'cause'] as const,
     registers: [this.registry],
   });
   readonly relists = new Counter({
-    name: 'tf_controller_relists_total',
+    name: M.relists,
     help: 'Full lists, by resource (initial sync, 410 Gone, errors).',
     labelNames: ['resource'] as const,
     registers: [this.registry],
   });
   readonly handlerErrors = new Counter({
-    name: 'tf_controller_informer_handler_errors_total',
+    name: M.handlerErrors,
     help: 'Exceptions thrown by informer event handlers.',
     labelNames: ['resource'] as const,
     registers: [this.registry],
   });
   readonly cachedObjects = new Gauge({
-    name: 'tf_controller_cached_objects',
+    name: M.cachedObjects,
     help: 'Objects held in informer caches.',
     labelNames: ['resource'] as const,
     registers: [this.registry],
   });
   readonly isLeader = new Gauge({
-    name: 'tf_controller_leader',
+    name: M.leader,
     help: '1 while this replica holds the leader lease.',
     registers: [this.registry],
   });
 
   /** Like kube-state-metrics' `kube_resourcequota`: one series per bound and per usage. */
   readonly gpuQuota = new Gauge({
-    name: 'tf_gpu_quota',
+    name: M.gpuQuota,
     help: 'GPUResourceQuota totals by namespace, quota, resource (requests.tflops and limits.tflops in TFLOPS, requests.vram and limits.vram in bytes, workers in pods) and type: hard (the bound) or used (what the pods record).',
     labelNames: ['namespace', 'quota', 'resource', 'type'] as const,
     registers: [this.registry],
@@ -84,6 +85,83 @@ export class RuntimeMetrics {
         if (value === undefined) this.gpuQuota.remove(labels);
         else this.gpuQuota.set(labels, value / scale);
       }
+    }
+  }
+
+  readonly poolTflops = {
+    capacity: this.poolGauge(M.poolCapacityTflops, "Physical TFLOPS of the pool's GPUs."),
+    virtual: this.poolGauge(M.poolVirtualTflops, 'TFLOPS the allocator may hand out in the pool: capacity times the oversell ratio.'),
+    requested: this.poolGauge(M.poolRequestedTflops, 'TFLOPS requested by the GPU shares placed in the pool.'),
+  };
+  readonly poolVram = {
+    capacity: this.poolGauge(M.poolCapacityVram, "VRAM of the pool's GPUs, bytes."),
+    requested: this.poolGauge(M.poolRequestedVram, 'VRAM requested by the GPU shares placed in the pool, bytes.'),
+  };
+  readonly gpuShares = new Gauge({
+    name: M.gpuShares,
+    help: 'GPU shares (pods) placed on each GPU.',
+    labelNames: ['gpu', 'node', 'pool'] as const,
+    registers: [this.registry],
+  });
+  /** The GPUs each node's series were last set for, so that a GPU gone or moved loses its series. */
+  private readonly gpusOfNode = new Map<string, { gpu: string; node: string; pool: string }[]>();
+  private readonly autoscale = {
+    recommendedTflops: this.workloadGauge(M.autoscaleRecommendedTflops, 'Recommended TFLOPS request per GPU of the workload.'),
+    requestedTflops: this.workloadGauge(M.autoscaleRequestedTflops, "TFLOPS request per GPU in the workload's spec."),
+    recommendedVram: this.workloadGauge(M.autoscaleRecommendedVram, 'Recommended VRAM request per GPU of the workload, bytes.'),
+    requestedVram: this.workloadGauge(M.autoscaleRequestedVram, "VRAM request per GPU in the workload's spec, bytes."),
+  };
+
+  private poolGauge(name: string, help: string): Gauge<'pool'> {
+    return new Gauge({ name, help, labelNames: ['pool'] as const, registers: [this.registry] });
+  }
+
+  private workloadGauge(name: string, help: string): Gauge<'namespace' | 'workload'> {
+    return new Gauge({ name, help, labelNames: ['namespace', 'workload'] as const, registers: [this.registry] });
+  }
+
+  /** Sets a pool's capacity and requests (TFLOPS, bytes); without them (the pool is gone), removes its series. */
+  observePool(
+    pool: string,
+    amounts?: { tflops: number; virtualTflops: number; requestedTflops: number; vram: number; requestedVram: number },
+  ): void {
+    const set = (g: Gauge<'pool'>, v: number | undefined) => (v === undefined ? g.remove({ pool }) : g.set({ pool }, v));
+    set(this.poolTflops.capacity, amounts?.tflops);
+    set(this.poolTflops.virtual, amounts?.virtualTflops);
+    set(this.poolTflops.requested, amounts?.requestedTflops);
+    set(this.poolVram.capacity, amounts?.vram);
+    set(this.poolVram.requested, amounts?.requestedVram);
+  }
+
+  /** Sets the shares of a node's GPUs, replacing what was set for the node before (none: the node has no GPUs of ours). */
+  observeGpuShares(node: string, gpus: readonly { gpu: string; pool: string; shares: number }[]): void {
+    for (const labels of this.gpusOfNode.get(node) ?? []) this.gpuShares.remove(labels);
+    const now = gpus.map(({ gpu, pool }) => ({ gpu, node, pool }));
+    gpus.forEach((g, i) => this.gpuShares.set(now[i], g.shares));
+    if (now.length > 0) this.gpusOfNode.set(node, now);
+    else this.gpusOfNode.delete(node);
+  }
+
+  /**
+   * Sets a workload's recommended and requested TFLOPS and VRAM per GPU; without a recommendation
+   * (autoscaling off, or none yet, or the workload gone), removes its series.
+   */
+  observeAutoscale(
+    namespace: string,
+    workload: string,
+    r?: { recommended: { tflops: number; vram: number }; requested: { tflops: number; vram: number } },
+  ): void {
+    const labels = { namespace, workload };
+    const a = this.autoscale;
+    const pairs: [Gauge<'namespace' | 'workload'>, number | undefined][] = [
+      [a.recommendedTflops, r?.recommended.tflops],
+      [a.requestedTflops, r?.requested.tflops],
+      [a.recommendedVram, r?.recommended.vram],
+      [a.requestedVram, r?.requested.vram],
+    ];
+    for (const [g, v] of pairs) {
+      if (v === undefined) g.remove(labels);
+      else g.set(labels, v);
     }
   }
 

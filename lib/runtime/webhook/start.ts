@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { Counter, Histogram } from 'prom-client';
 import { ENABLED_LABEL } from '../../model/metadata-keys';
 import { CONTROLLER_PATHS } from '../../contract/env';
+import { CONTROLLER_METRICS } from '../../contract/metrics';
 import type { Cluster, K8sObject } from '../kube/cluster';
 // The controller's pod cache form (a superset of what the worker plan reads): one slimPod for both caches.
 import { slimPod } from '../shared/caches';
@@ -78,13 +79,13 @@ function admissionObserver(metrics?: RuntimeMetrics): NonNullable<AdmissionServe
   if (!metrics) return () => {};
   const registers = [metrics.registry];
   const admissions = new Counter({
-    name: 'tf_webhook_admissions_total',
+    name: CONTROLLER_METRICS.webhookAdmissions,
     help: 'Admission reviews by outcome.',
     labelNames: ['outcome'] as const,
     registers,
   });
   const seconds = new Histogram({
-    name: 'tf_webhook_admission_duration_seconds',
+    name: CONTROLLER_METRICS.webhookSeconds,
     help: 'Time to answer one admission review.',
     labelNames: ['outcome'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],

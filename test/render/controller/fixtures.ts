@@ -33,8 +33,22 @@ export function container(objects: readonly KubeObject[], name: string): Json {
 /** Prop sets that cover every branch of the render: both certificate modes, both ways of shipping, metrics off, every prop set. */
 export const MODES = {
   defaults: {},
-  certManager: { certificateMode: 'cert-manager', serviceMonitor: true, failurePolicy: 'Ignore' },
-  image: { image: 'registry.example.com/tensor-fusion-controller:0.1.0', metrics: false, installCrds: false, namespace: 'gpu-system' },
+  certManager: {
+    certificateMode: 'cert-manager',
+    serviceMonitor: true,
+    failurePolicy: 'Ignore',
+    grafanaDashboard: true,
+    grafanaDashboardNamespace: 'monitoring',
+    alertRules: 'PrometheusRule',
+  },
+  image: {
+    image: 'registry.example.com/tensor-fusion-controller:0.1.0',
+    metrics: false,
+    installCrds: false,
+    namespace: 'gpu-system',
+    alertRules: 'ConfigMap',
+    alertRuleLabels: { prometheus: 'rules' },
+  },
   tuned: {
     replicas: 3,
     logLevel: 'debug',

@@ -31,6 +31,10 @@ describe('TensorFusionController props', () => {
       nodeAgent: false,
       nodeAgentImage: 'node:24-bookworm-slim',
       prometheusUrl: undefined,
+      grafanaDashboard: false,
+      grafanaDashboardNamespace: undefined,
+      alertRules: undefined,
+      alertRuleLabels: undefined,
     });
   });
 
@@ -136,6 +140,33 @@ describe('TensorFusionController props', () => {
       'schedulerVersion image',
       { schedulerVersion: 'registry.k8s.io/kube-scheduler:v1.36.3' },
       'schedulerVersion: got "registry.k8s.io/kube-scheduler:v1.36.3", expected a Kubernetes release tag such as v1.36.3',
+    ],
+    ['grafanaDashboard', { grafanaDashboard: 'on' }, 'grafanaDashboard: got "on", expected true or false'],
+    [
+      'grafanaDashboardNamespace',
+      { grafanaDashboard: true, grafanaDashboardNamespace: 'Monitoring' },
+      'grafanaDashboardNamespace: got "Monitoring", expected a DNS label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit',
+    ],
+    [
+      'grafanaDashboardNamespace without grafanaDashboard',
+      { grafanaDashboardNamespace: 'monitoring' },
+      'grafanaDashboardNamespace: got "monitoring", expected no value unless grafanaDashboard is true',
+    ],
+    ['alertRules', { alertRules: 'RuleFile' }, 'alertRules: got "RuleFile", expected one of PrometheusRule, ConfigMap'],
+    [
+      'alertRuleLabels',
+      { alertRules: 'PrometheusRule', alertRuleLabels: 'release=prom' },
+      'alertRuleLabels: got "release=prom", expected a map of object label keys to string values',
+    ],
+    [
+      'alertRuleLabels value',
+      { alertRules: 'PrometheusRule', alertRuleLabels: { release: 1 } },
+      'alertRuleLabels.release: got 1, expected a string label value',
+    ],
+    [
+      'alertRuleLabels without alertRules',
+      { alertRuleLabels: { release: 'prom' } },
+      'alertRuleLabels: got {"release":"prom"}, expected no value unless alertRules is set',
     ],
   ])('rejects a bad %s with a message naming field, value and what is allowed', (_, props, expected) => {
     expect(message(props)).toBe(`TensorFusionController: ${expected}`);

@@ -139,8 +139,8 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
     node.setStep(0);
     const text = await scrape();
     const [g0, g1] = TRACE.gpus.map((g) => g.uuid);
-    const a = `namespace="ml",pod="train-0",container="python",pod_uid="${POD_A.uid}",gpu_uuid="${g0}",gpu_model="A100"`;
-    const b = `namespace="ml",pod="infer-0",container="server",pod_uid="${POD_B.uid}",gpu_uuid="${g1}",gpu_model="A100"`;
+    const a = `namespace="ml",pod="train-0",container="python",pod_uid="${POD_A.uid}",gpu_uuid="${g0}",gpu_model="A100",node="gpu-1"`;
+    const b = `namespace="ml",pod="infer-0",container="server",pod_uid="${POD_B.uid}",gpu_uuid="${g1}",gpu_model="A100",node="gpu-1"`;
     expect(series(text, AGENT_METRICS.vramUsed)).toEqual([
       `${AGENT_METRICS.vramUsed}{${b}} ${(4096 * MIB).toFixed(4)}`,
       `${AGENT_METRICS.vramUsed}{${a}} ${(1536 * MIB).toFixed(4)}`,
@@ -153,8 +153,8 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
       `${AGENT_METRICS.computeUsed}{${b}} ${(0.5 * 312).toFixed(4)}`,
       `${AGENT_METRICS.computeUsed}{${a}} ${(0.3 * 312).toFixed(4)}`,
     ]);
-    expect(text).toContain(`${AGENT_METRICS.gpuCapacity}{gpu_uuid="${g0}",gpu_model="A100"} 312`);
-    expect(text).toContain(`${AGENT_METRICS.unattributed} 1`);
+    expect(text).toContain(`${AGENT_METRICS.gpuCapacity}{gpu_uuid="${g0}",gpu_model="A100",node="gpu-1"} 312`);
+    expect(text).toContain(`${AGENT_METRICS.unattributed}{node="gpu-1"} 1`);
   });
 
   it('follows the trace: the next step replaces the values, and series of processes that ended disappear', async () => {
@@ -165,14 +165,14 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
     node.setStep(2);
     text = await scrape();
     expect(series(text, AGENT_METRICS.vramUsed)).toEqual([]);
-    expect(text).toContain(`${AGENT_METRICS.unattributed} 0`);
+    expect(text).toContain(`${AGENT_METRICS.unattributed}{node="gpu-1"} 0`);
   });
 
   it('counts a failing nvidia-smi and keeps serving', async () => {
     node.breakSmi(true);
     try {
       const text = await scrape();
-      expect(text).toMatch(new RegExp(`${AGENT_METRICS.collectErrors}\\{query="apps"\\} [1-9]`));
+      expect(text).toMatch(new RegExp(`${AGENT_METRICS.collectErrors}\\{query="apps",node="gpu-1"\\} [1-9]`));
     } finally {
       node.breakSmi(false);
     }
@@ -213,8 +213,8 @@ describe('agent on an MPS GPU', () => {
     expect(Number(value(AGENT_METRICS.computeEstimated, 'train-0'))).toBeCloseTo(62.4, 6);
     expect(Number(value(AGENT_METRICS.computeEstimated, 'infer-0'))).toBeCloseTo(124.8, 6);
     expect([value(AGENT_METRICS.computeCap, 'train-0'), value(AGENT_METRICS.computeCap, 'infer-0')].map(Number)).toEqual([78, 156]);
-    expect(text).toContain(`${AGENT_METRICS.mpsServers}{gpu_uuid="${TRACE.gpus[0].uuid}",gpu_model="A100"} 1`);
-    expect(text).toContain(`${AGENT_METRICS.unattributed} 0`);
+    expect(text).toContain(`${AGENT_METRICS.mpsServers}{gpu_uuid="${TRACE.gpus[0].uuid}",gpu_model="A100",node="gpu-1"} 1`);
+    expect(text).toContain(`${AGENT_METRICS.unattributed}{node="gpu-1"} 0`);
   });
 
   it("caps each estimate at its pod's cap, and splits evenly where caps are unknown", () => {

@@ -8,17 +8,23 @@ import type { Informer } from '../../../lib/runtime/kube/informer';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
 import { ApiServerDouble, startApiServer } from '../../support/api-server';
 import { GiB, seedPool } from '../webhook/fixtures';
+import { eventually } from '../fixtures';
 import { startExtender } from './fixtures';
 
 const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: GiB, vramLimit: GiB };
 
 let api: ApiServerDouble;
 let informers: Informer<K8sObject>[];
+let lastExtender: Awaited<ReturnType<typeof startExtender>>['extender'];
+
+/** What tf_pending_gpu_pods counts for the pod `filter` turned away: its pool and the kind of reason. */
+const waitingOnce = (reason: string) => eventually(() => expect(lastExtender.waiting()).toEqual([{ pool: 'p', reason, pods: 1 }]), 5_000);
 
 async function filter(share: ShareRequest): Promise<Record<string, string>> {
   const started = await startExtender(api);
   informers = started.informers;
   const { extender } = started;
+  lastExtender = extender;
   const pod = api.put('pods', {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -51,6 +57,7 @@ test('a pool whose only node is NotReady says NotReady, not that the pool has no
   const gpu = api.getObject('gpus', 'p-node-0-gpu-0') as K8sObject & { status: Record<string, unknown> };
   api.put('gpus', { ...gpu, status: { ...gpu.status, phase: 'Unknown' } });
   expect(await filter(SHARE)).toEqual({ 'p-node-0': 'GPU node NotReady' });
+  await waitingOnce('NodeUnavailable');
 });
 
 test("a GPU whose node agent reports its isolation not ready takes no hard share, and the reason is the condition's", async () => {
@@ -102,4 +109,5 @@ test('a TFLOPS limit above the oversell bound names tflops-limit, its value and 
   expect(await filter({ ...SHARE, tflopsLimit: 2000 })).toEqual({
     'p-node-0': 'tflops-limit 2000 is above 500 TFLOPS, the most one GPU may be oversold to (100 TFLOPS x 500%)',
   });
+  await waitingOnce('TflopsLimitAboveOversell');
 });

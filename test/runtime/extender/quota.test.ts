@@ -68,6 +68,8 @@ test('shares past the quota wait with the reason on every node; other namespaces
   const refused = await place('d');
   const reason = 'namespace "ml" would use 40 of 30 TFLOPS requested (GPUResourceQuota "team-a")';
   expect(refused.failed).toEqual({ 'p-node-0': reason, 'p-node-1': reason });
+  // Counted for tf_pending_gpu_pods by the kind of reason, never its words.
+  await eventually(() => expect(extender.waiting()).toEqual([{ pool: 'p', reason: 'OverQuota', pods: 1 }]), 5_000);
   expect(state.quotaUsed('ml')).toMatchObject({ 'requests.tflops': 30_000, workers: 3 });
   expect((await place('elsewhere', 'other')).node).toBeDefined();
 });

@@ -88,3 +88,19 @@ test('a sweep makes at most its number of fit checks, and the next one goes on w
   expect(t.sweep({ fits: roomy.fits, waiting: () => true, now: 3 })).toBe('n1');
   expect(roomy.asked.map((a) => a.id)).toEqual(['uid-e']);
 });
+
+test('waiting pods are counted by pool and reason; pods no longer waiting are not, and a pod turned away again counts once', () => {
+  const t = new TurnedAway();
+  t.record(pod('a'), request('uid-a'), ['n1'], 0, 'InsufficientTflops');
+  t.record(pod('b'), request('uid-b'), ['n1'], 0, 'InsufficientTflops');
+  t.record(pod('c'), { ...request('uid-c'), pool: 'q' }, ['n1'], 0, 'OverQuota');
+  t.record(pod('d'), request('uid-d'), ['n1'], 0, 'OverQuota');
+  // Turned away again for another reason: counted once, under the new one.
+  t.record(pod('a'), request('uid-a'), ['n1'], 1, 'InsufficientVram');
+  const waiting = (p: TurnedAwayPod) => p.name !== 'd';
+  expect(t.waitingCounts(waiting)).toEqual([
+    { pool: 'p', reason: 'InsufficientTflops', pods: 1 },
+    { pool: 'q', reason: 'OverQuota', pods: 1 },
+    { pool: 'p', reason: 'InsufficientVram', pods: 1 },
+  ]);
+});

@@ -1,0 +1,40 @@
+/** The controller's series the dashboard reads: set from what the reconcilers know, removed when it is gone. */
+import { CONTROLLER_METRICS as M } from '../../../lib/contract/metrics';
+import { RuntimeMetrics } from '../../../lib/runtime/shared/metrics';
+
+const lines = async (m: RuntimeMetrics, name: string) =>
+  (await m.registry.metrics())
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`))
+    .sort();
+
+test("a node's GPU shares replace its previous series: a GPU gone or moved to another pool leaves none behind", async () => {
+  const m = new RuntimeMetrics();
+  m.observeGpuShares('n1', [
+    { gpu: 'n1-gpu-0', pool: 'a', shares: 2 },
+    { gpu: 'n1-gpu-1', pool: 'a', shares: 0 },
+  ]);
+  m.observeGpuShares('n2', [{ gpu: 'n2-gpu-0', pool: 'a', shares: 1 }]);
+  m.observeGpuShares('n1', [{ gpu: 'n1-gpu-0', pool: 'b', shares: 3 }]);
+  expect(await lines(m, M.gpuShares)).toEqual([
+    `${M.gpuShares}{gpu="n1-gpu-0",node="n1",pool="b"} 3`,
+    `${M.gpuShares}{gpu="n2-gpu-0",node="n2",pool="a"} 1`,
+  ]);
+  m.observeGpuShares('n2', []);
+  expect(await lines(m, M.gpuShares)).toEqual([`${M.gpuShares}{gpu="n1-gpu-0",node="n1",pool="b"} 3`]);
+});
+
+test("a pool's capacity and requests, and a workload's recommendation against its request, are removed with them", async () => {
+  const m = new RuntimeMetrics();
+  m.observePool('a', { tflops: 624, virtualTflops: 3120, requestedTflops: 200, vram: 160, requestedVram: 2 });
+  m.observeAutoscale('ml', 'infer', { recommended: { tflops: 60, vram: 6 }, requested: { tflops: 100, vram: 8 } });
+  expect(await lines(m, M.poolVirtualTflops)).toEqual([`${M.poolVirtualTflops}{pool="a"} 3120`]);
+  expect(await lines(m, M.poolRequestedVram)).toEqual([`${M.poolRequestedVram}{pool="a"} 2`]);
+  expect(await lines(m, M.autoscaleRecommendedTflops)).toEqual([`${M.autoscaleRecommendedTflops}{namespace="ml",workload="infer"} 60`]);
+  expect(await lines(m, M.autoscaleRequestedVram)).toEqual([`${M.autoscaleRequestedVram}{namespace="ml",workload="infer"} 8`]);
+  m.observePool('a');
+  m.observeAutoscale('ml', 'infer');
+  const text = await m.registry.metrics();
+  expect(text).not.toMatch(/^tf_pool_\w+\{/m);
+  expect(text).not.toMatch(/^tf_autoscale_\w+\{/m);
+});
