@@ -12,7 +12,7 @@ import { API_VERSION } from '../../lib/model/group';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { ALERT_RULES, DASHBOARD_KEY, DASHBOARD_VARIABLES, renderController, RULE_FILE_KEY } from '../../lib/render/controller';
 import { CONTROLLER_METRICS } from '../../lib/contract/metrics';
-import { PrometheusClient } from '../../lib/runtime/autoscale/prometheus';
+import { PrometheusClient } from '../../lib/runtime/shared/prometheus';
 import { Agent, startAgent } from '../../lib/runtime/agent/agent-server';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { httpGet } from '../support/control-plane/process';
