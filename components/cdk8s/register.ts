@@ -29,7 +29,10 @@ export function claimNames(scope: IConstruct, path: string, objects: readonly Ku
 export function addObjects(scope: Construct, objects: readonly KubeObject[], ids?: readonly string[]): ApiObject[] {
   const chartNamespace = Chart.of(scope).namespace;
   return objects.map((object, i) => {
-    const id = ids?.[i] ?? (objects.length === 1 ? 'Resource' : `${object.kind}-${object.metadata.name}`);
+    // The namespace is part of the id, as of the Pulumi name: the controller's bundle ConfigMap has one
+    // name in its namespace and in the node agent's.
+    const ns = object.metadata.namespace ? `${object.metadata.namespace}-` : '';
+    const id = ids?.[i] ?? (objects.length === 1 ? 'Resource' : `${object.kind}-${ns}${object.metadata.name}`);
     const api = new ApiObject(scope, id, object);
     if (chartNamespace !== undefined && object.metadata.namespace === undefined && isClusterScoped(object.apiVersion, object.kind)) {
       api.addJsonPatch(JsonPatch.remove('/metadata/namespace'));

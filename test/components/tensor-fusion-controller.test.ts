@@ -38,6 +38,15 @@ describe.each(Object.entries(MODES))('TensorFusionController parity (%s)', (_, m
 });
 
 describe('TensorFusionController components', () => {
+  it('install the node agent with the shipped bundle in both frameworks: its ConfigMap has one name in two namespaces', async () => {
+    const props = { nodeAgent: true };
+    const cdk8sObjects = sortObjects(synthChart((chart) => new Cdk8sController(chart, 'controller', props)));
+    const pulumiObjects = sortObjects(objectsOf(await capture(() => void new PulumiController('tf', props))));
+    const bundles = cdk8sObjects.filter((o) => o.kind === 'ConfigMap' && o.metadata.name === bundleConfigMapName(loadControllerBundle()));
+    expect(bundles.map((o) => o.metadata.namespace).sort()).toEqual(['tensor-fusion-system', 'tensor-fusion-system-agent']);
+    expect(pulumiObjects).toEqual(cdk8sObjects);
+  });
+
   it('expose the same outputs in both frameworks', async () => {
     const chart = new Chart(Testing.app(), 'outputs');
     const c = new Cdk8sController(chart, 'controller', { namespace: 'gpu-system' });
