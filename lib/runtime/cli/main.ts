@@ -23,7 +23,7 @@ import { TopKind, TOP_KINDS, topRows } from './top';
 import { readPodUsage } from '../shared/pod-usage';
 import { PrometheusClient } from '../shared/prometheus';
 import { whyPod } from './why';
-import { workloadPods } from './workload-pods';
+import { WorkloadPods, workloadPods } from './workload-pods';
 
 export const USAGE = `kubectl tf: GPU pools, shares and plans (tensor-fusion.ai)
 
@@ -131,7 +131,14 @@ async function why(args: string[], flags: Flags, io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
-function planTable(p: Plan): string {
+/** What the manifests held that the plan left out, in words; empty when nothing was. */
+function leftOut(w: WorkloadPods): string[] {
+  const kinds = Object.entries(w.ignored).map(([kind, n]) => `${n} ${kind}`);
+  const pods = w.notGpu > 0 ? [`${w.notGpu} pod${w.notGpu === 1 ? '' : 's'} neither GPU pods nor of tensor-fusion-scheduler`] : [];
+  return pods.length + kinds.length > 0 ? [`Left out: ${[...pods, ...kinds].join(', ')}.`] : [];
+}
+
+function planTable(p: Plan, w: WorkloadPods): string {
   const rows = p.pods.map((x) => [
     `${x.namespace}/${x.name}`,
     x.pool ?? '',
@@ -148,6 +155,7 @@ function planTable(p: Plan): string {
   return [
     formatTable(['pod', 'pool', 'node', 'gpus', 'tflops', 'vram', 'result'], rows),
     `${p.placed} of ${p.pods.length} pods fit.`,
+    ...leftOut(w),
     ...pools,
     '',
   ].join('\n');
@@ -177,7 +185,9 @@ async function plan(args: string[], flags: Flags, io: CliIo): Promise<number> {
   }
   const { bars: _bars, ...data } = p;
   io.stdout(
-    format === 'table' ? planTable(p) : serialize(format, { ...data, notGpuPods: workloads.notGpu, ignoredKinds: workloads.ignored }),
+    format === 'table'
+      ? planTable(p, workloads)
+      : serialize(format, { ...data, notGpuPods: workloads.notGpu, ignoredKinds: workloads.ignored }),
   );
   return p.unplaced > 0 ? EXIT.unplaced : EXIT.ok;
 }
@@ -190,7 +200,8 @@ export async function run(argv: readonly string[], io: CliIo = defaultIo): Promi
     const { values, positionals } = parse(argv);
     const [command, ...args] = positionals;
     if (values.help || command === 'help' || command === undefined) {
-      io.stdout(USAGE);
+      // Asked for, it is the answer; missing a command, it is a usage error.
+      (command === undefined && !values.help ? io.stderr : io.stdout)(USAGE);
       return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
     }
     const fn = COMMANDS[command];

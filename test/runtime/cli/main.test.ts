@@ -66,7 +66,7 @@ describe('kubectl tf: usage errors', () => {
     const r = await tf(argv);
     expect(r.code).toBe(code);
     if (first) expect(r.stderr.split('\n')[0]).toBe(first);
-    else expect(r.stdout).toBe(USAGE);
+    else expect(r).toMatchObject({ stdout: '', stderr: USAGE });
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -144,6 +144,7 @@ describe('kubectl tf: output', () => {
       /^ml\/huge\s+pool-a\s+-\s+400\s+10Gi\s+tflops-limit 400 is above 312 TFLOPS, the most one GPU may be oversold to \(312 TFLOPS x 100%\); 4 GPUs: not enough free TFLOPS$/,
     );
     expect(lines).toContain('2 of 3 pods fit.');
+    expect(lines).toContain('Left out: 1 Service.');
     expect(lines).toContain('pool pool-a: 67.9% of 1248 TFLOPS unallocated, 140Gi VRAM stranded (2 nodes, 4 GPUs)');
     expect(r.written['out.svg']).toMatch(/^<svg [^>]*>/);
     expect(r.written['out.svg']).toContain('2 of 3 pods fit; 67.9% of TFLOPS unallocated');
