@@ -20,14 +20,14 @@ const IAC_FLOORS = [
 
 /**
  * The runtime (lib/runtime), bottom floor first. It stands on the IaC floors below render. Its parts
- * (admission, the extender, the reconcilers, the autoscaler, the node agent) are one floor and never
+ * (admission, the extender, the reconcilers, the autoscaler, the node agent, the web view) are one floor and never
  * import each other; main.ts and runtime.ts (the replica) sit on top and wire them.
  */
 const RUNTIME_FLOORS = [
   ['kube'], // the API client: cluster, informers, work queue, leader election
   ['shared'], // what several parts use: a pod's share record, caches, pod lifecycle, settings resolution, the runtime context
   ['serving'], // HTTP and TLS servers apart from what they serve
-  ['webhook', 'extender', 'reconcile', 'autoscale', 'agent'],
+  ['webhook', 'extender', 'reconcile', 'autoscale', 'agent', 'view'],
 ];
 
 const alt = (names) => `(${names.join('|')})`;

@@ -129,6 +129,13 @@ export interface TensorFusionControllerProps {
    * @default - autoscaling off
    */
   readonly prometheusUrl?: string;
+  /**
+   * Serve a read-only web view of the pools on the controller's ops port (`/view`, and `/view.json`):
+   * each GPU as a bar of its shares, pending GPU pods with the scheduler's reason, namespaces against
+   * their quotas, with use from `prometheusUrl` when set. Reach it with `kubectl port-forward`.
+   * @default false
+   */
+  readonly webView?: boolean;
 }
 
 /** Defaults of every prop that has one. */
@@ -147,6 +154,7 @@ export const CONTROLLER_DEFAULTS = {
   schedulerVersion: 'v1.36.3',
   nodeAgent: false,
   nodeAgentImage: 'node:24-bookworm-slim',
+  webView: false,
 } as const;
 
 /** Props with every default applied, as the render functions consume them. */
@@ -190,6 +198,8 @@ export interface ResolvedControllerProps {
   readonly nodeAgentImage: string;
   /** The `prometheusUrl` prop. */
   readonly prometheusUrl?: string;
+  /** The `webView` prop, or its default. */
+  readonly webView: boolean;
 }
 
 /** `[registry/]path[:tag][@sha256:<64 hex>]`, the reference grammar of the distribution spec. */
@@ -321,6 +331,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     nodeAgent: props.nodeAgent ?? d.nodeAgent,
     nodeAgentImage: props.nodeAgentImage ?? d.nodeAgentImage,
     prometheusUrl: props.prometheusUrl,
+    webView: props.webView ?? d.webView,
   };
   const r = resolved;
   const issues = [
@@ -344,6 +355,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     checkBoolean('nodeAgent', r.nodeAgent),
     checkImage('nodeAgentImage', r.nodeAgentImage),
     r.prometheusUrl === undefined ? undefined : checkPrometheusUrl(r.prometheusUrl),
+    checkBoolean('webView', r.webView),
   ].filter((x): x is FieldIssue => x !== undefined);
   throwIfInvalid(issues, 'TensorFusionController');
   return resolved;

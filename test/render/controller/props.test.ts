@@ -31,6 +31,7 @@ describe('TensorFusionController props', () => {
       nodeAgent: false,
       nodeAgentImage: 'node:24-bookworm-slim',
       prometheusUrl: undefined,
+      webView: false,
     });
   });
 
