@@ -20,15 +20,15 @@ const IAC_FLOORS = [
 
 /**
  * The runtime (lib/runtime), bottom floor first. It stands on the IaC floors below render. Its parts
- * (admission, the extender, the reconcilers, the autoscaler, the node agent) are one floor and never
- * import each other; the kubectl plugin (cli/) stands on them, and main.ts and runtime.ts (the
- * replica) sit on top and wire them.
+ * (admission, the extender, the reconcilers, the autoscaler, the node agent, the web view) are one
+ * floor and never import each other; the kubectl plugin (cli/) stands on them, and main.ts and
+ * runtime.ts (the replica) sit on top and wire them.
  */
 const RUNTIME_FLOORS = [
   ['kube'], // the API client: cluster, informers, work queue, leader election
   ['shared'], // what several parts use: a pod's share record, caches, pod lifecycle, settings resolution, the runtime context
   ['serving'], // HTTP and TLS servers apart from what they serve
-  ['webhook', 'extender', 'reconcile', 'autoscale', 'agent'],
+  ['webhook', 'extender', 'reconcile', 'autoscale', 'agent', 'view'],
   ['cli'], // the kubectl plugin: a program of its own that reads the cluster with the parts' code
 ];
 

@@ -40,6 +40,8 @@ export const CONTROLLER_ENV = {
   prometheusUrl: 'PROMETHEUS_URL',
   /** `true` or `false`: whether the install runs the node agent (prop `nodeAgent`), which hard isolation needs. */
   nodeAgent: 'NODE_AGENT',
+  /** `true` or `false`: whether the ops port serves the read-only web view (prop `webView`). */
+  webView: 'WEB_VIEW',
 } as const;
 
 /** How the webhook's serving certificate is obtained. */
@@ -75,6 +77,10 @@ export const CONTROLLER_PATHS = {
   metrics: '/metrics',
   healthz: '/healthz',
   readyz: '/readyz',
+  /** The read-only web view (an HTML page) on the ops port, when `WEB_VIEW` is `true`. */
+  view: '/view',
+  /** What the web view shows, as JSON (the PoolView of lib/runtime/shared/pool-view.ts). */
+  viewJson: '/view.json',
 } as const;
 
 /** The verbs the scheduler configuration names (`filterVerb`, ...), appended to the extender's URL prefix. */

@@ -14,17 +14,19 @@ import { runAgent } from './agent/main';
 import { AGENT_COMMAND } from '../contract/agent';
 import { autoscaleComponent } from './autoscale/component';
 import { startResizer } from './autoscale/resize-component';
+import { viewComponent } from './view/component';
 
 /**
  * Components started next to the controller, on every replica: the admission webhook, the
  * scheduler extender that the kube-scheduler in the same pod calls, with autoscaling's in-place
  * resizer beside it (resizes go through that allocator, so only while it is the one in use), and the
- * autoscaling recommender (which acts only on the leader).
+ * autoscaling recommender (which acts only on the leader), and the read-only web view when on.
  */
 export const COMPONENTS: ComponentFactory[] = [
   webhookComponent,
   (ctx) => extenderComponent(ctx, { alongside: (state, inUse) => startResizer(ctx, state, inUse) }),
   (ctx) => autoscaleComponent(ctx),
+  (ctx) => viewComponent(ctx),
 ];
 
 /** Grace for endpoints to drop this pod before servers close (webhook callers keep using it briefly). */

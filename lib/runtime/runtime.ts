@@ -95,7 +95,12 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   const leaderCluster = fenceWrites(cluster, () => !stopping && elector.isLeader());
   const ctx: RuntimeContext = { env, logger, metrics, cluster, leaderCluster, caches: controller, isLeader: () => elector.isLeader() };
   const extras = (opts.components ?? []).map((f) => f(ctx));
-  const ops = new OpsServer({ port: env.metricsPort, registry: metrics.registry, ...probes(extras, controller, () => stopping) });
+  const ops = new OpsServer({
+    port: env.metricsPort,
+    registry: metrics.registry,
+    routes: Object.assign({}, ...extras.map((c) => c.routes ?? {})),
+    ...probes(extras, controller, () => stopping),
+  });
   const components: Component[] = [ops, ...extras];
   for (const c of components) await c.start();
   controller.startInformers();

@@ -41,7 +41,7 @@ function cruise(files: Record<string, string>): { code: number | null; output: s
 const leaf = 'export const x = 1;\n';
 const uses = (spec: string) => `import { x } from '${spec}';\nexport const y = x;\n`;
 
-const PARTS = 'runtime-floor-webhook-extender-reconcile-autoscale-agent';
+const PARTS = 'runtime-floor-webhook-extender-reconcile-autoscale-agent-view';
 
 describe('the import rules', () => {
   it('pass a tree whose arrows all point down', () => {

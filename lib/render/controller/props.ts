@@ -165,6 +165,13 @@ export interface TensorFusionControllerProps {
    * @example { release: 'kube-prometheus-stack' }
    */
   readonly alertRuleLabels?: Readonly<Record<string, string>>;
+  /**
+   * Serve a read-only web view of the pools on the controller's ops port (`/view`, and `/view.json`):
+   * each GPU as a bar of its shares, pending GPU pods with the scheduler's reason, namespaces against
+   * their quotas, with use from `prometheusUrl` when set. Reach it with `kubectl port-forward`.
+   * @default false
+   */
+  readonly webView?: boolean;
 }
 
 /** Defaults of every prop that has one. */
@@ -184,6 +191,7 @@ export const CONTROLLER_DEFAULTS = {
   nodeAgent: false,
   nodeAgentImage: 'node:24-bookworm-slim',
   grafanaDashboard: false,
+  webView: false,
 } as const;
 
 /** Props with every default applied, as the render functions consume them. */
@@ -235,6 +243,8 @@ export interface ResolvedControllerProps {
   readonly alertRules?: AlertRuleFormat;
   /** The `alertRuleLabels` prop. */
   readonly alertRuleLabels?: Readonly<Record<string, string>>;
+  /** The `webView` prop, or its default. */
+  readonly webView: boolean;
 }
 
 /** `[registry/]path[:tag][@sha256:<64 hex>]`, the reference grammar of the distribution spec. */
@@ -372,6 +382,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     grafanaDashboardNamespace: props.grafanaDashboardNamespace,
     alertRules: props.alertRules,
     alertRuleLabels: props.alertRuleLabels,
+    webView: props.webView ?? d.webView,
   };
   const r = resolved;
   const issues = [
@@ -401,6 +412,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     r.alertRules === undefined ? undefined : checkEnum('alertRules', r.alertRules, ALERT_RULE_FORMATS),
     ...checkLabelMap('alertRuleLabels', r.alertRuleLabels, 'object'),
     checkRequires('alertRuleLabels', r.alertRuleLabels, r.alertRules !== undefined, 'alertRules is set'),
+    checkBoolean('webView', r.webView),
   ].filter((x): x is FieldIssue => x !== undefined);
   throwIfInvalid(issues, 'TensorFusionController');
   return resolved;

@@ -1,12 +1,13 @@
 /**
  * The plain-HTTP operations endpoint: `/metrics` (Prometheus), `/healthz` (liveness: the process and
  * every component that reports liveness) and `/readyz` (readiness: what the Services in front of the
- * pod need, i.e. the webhook able to admit).
+ * pod need, i.e. the webhook able to admit), and the components' read-only routes (the web view):
+ * GET only, any other method on them is refused.
  */
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { Component } from '../shared/runtime-context';
+import type { Component, GetRoute } from '../shared/runtime-context';
 
 export interface OpsServerOptions {
   port: number;
@@ -17,6 +18,8 @@ export interface OpsServerOptions {
   readiness: Record<string, () => boolean>;
   /** Named liveness checks; `/healthz` is 503 listing the failing ones, so the kubelet restarts the container. */
   liveness?: Record<string, () => boolean>;
+  /** GET handlers by path; other methods on these paths get 405. */
+  routes?: Readonly<Record<string, GetRoute>>;
 }
 
 export class OpsServer implements Component {
@@ -58,6 +61,16 @@ export class OpsServer implements Component {
     if (path === '/metrics') {
       const body = await this.opts.registry.metrics();
       return void res.writeHead(200, { 'Content-Type': this.opts.registry.contentType }).end(body);
+    }
+    const route = this.opts.routes?.[path];
+    if (route) {
+      if (req.method !== 'GET') return void res.writeHead(405, { Allow: 'GET', 'Content-Type': 'text/plain' }).end('read-only: GET only');
+      try {
+        const { contentType, body } = await route();
+        return void res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(body);
+      } catch (err) {
+        return void res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String((err as Error).message ?? err));
+      }
     }
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
   }

@@ -22,7 +22,12 @@ export interface Component {
   ready?(): boolean;
   /** When present, /healthz fails once this returns false: a failure only a restart repairs. */
   live?(): boolean;
+  /** Read-only pages the ops server serves for GET, by path (e.g. the web view). */
+  readonly routes?: Readonly<Record<string, GetRoute>>;
 }
+
+/** A GET handler of the ops server: the answer's body and content type. */
+export type GetRoute = () => Promise<{ readonly contentType: string; readonly body: string }>;
 
 /** The replica's informer caches, and whether they have synced. */
 export interface SyncedCaches extends Caches {
@@ -37,6 +42,8 @@ export interface RuntimeEnv {
   namespace: string;
   /** NODE_AGENT: whether the install runs the node agent (hard isolation's node side). @default true */
   nodeAgent: boolean;
+  /** WEB_VIEW: whether the ops server serves the read-only web view. @default false */
+  webView: boolean;
   /** LOG_LEVEL. @default 'info' */
   logLevel: string;
   /** METRICS_PORT: /metrics, /healthz, /readyz. @default 8080 */
@@ -80,8 +87,12 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
   if (!ACCEPTED_LOG_LEVELS.includes(logLevel)) issues.push(fieldIssue(E.logLevel, logLevel, oneOf(ACCEPTED_LOG_LEVELS)));
   const certMode = (env[E.certMode] || D.certMode) as CertificateMode;
   if (!CERT_MODES.includes(certMode)) issues.push(fieldIssue(E.certMode, certMode, oneOf(CERT_MODES)));
-  const nodeAgent = env[E.nodeAgent];
-  if (nodeAgent && nodeAgent !== 'true' && nodeAgent !== 'false') issues.push(fieldIssue(E.nodeAgent, nodeAgent, '"true" or "false"'));
+  const flag = (name: string) => {
+    const v = env[name];
+    if (v && v !== 'true' && v !== 'false') issues.push(fieldIssue(name, v, '"true" or "false"'));
+    return v;
+  };
+  const nodeAgent = flag(E.nodeAgent);
   const out: RuntimeEnv = {
     podName: env[E.podName] || hostname(),
     namespace: env[E.podNamespace] || 'default',
@@ -101,6 +112,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
     tlsDir: env[E.tlsDir] || D.tlsDir,
     // Unset (a controller run by hand): assumed present, so no pod is warned about it.
     nodeAgent: nodeAgent !== 'false',
+    webView: flag(E.webView) === 'true',
   };
   throwIfInvalid(issues, 'controller environment');
   return out;

@@ -35,6 +35,7 @@ describe('TensorFusionController props', () => {
       grafanaDashboardNamespace: undefined,
       alertRules: undefined,
       alertRuleLabels: undefined,
+      webView: false,
     });
   });
 
