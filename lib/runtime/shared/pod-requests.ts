@@ -19,9 +19,15 @@ interface ContainerLike {
   resources?: { requests?: Record<string, string | number> };
 }
 
+/**
+ * Millicores of a CPU quantity, rounded up as Kubernetes does; nanocores (its finest unit) first, so
+ * that a double's error does not round `32200m` (32.2 * 1000 = 32200.000000000004) up to 32201.
+ */
+const millicores = (cores: number) => Math.ceil(Math.round(cores * 1e9) / 1e6);
+
 function of(c: ContainerLike | undefined): PodRequests {
   const r = c?.resources?.requests ?? {};
-  return { cpu: Math.ceil((parseQuantity(r.cpu ?? 0) ?? 0) * 1000), memory: Math.ceil(parseQuantity(r.memory ?? 0) ?? 0) };
+  return { cpu: millicores(parseQuantity(r.cpu ?? 0) ?? 0), memory: Math.ceil(parseQuantity(r.memory ?? 0) ?? 0) };
 }
 
 export function podRequests(pod: K8sObject): PodRequests {
