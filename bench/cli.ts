@@ -38,12 +38,11 @@ import { openbPlatform, openbPods } from './openb-manifests';
 import { allocatorRun, capacity, readNodes, readPods } from './trace-replay';
 import { median } from './stats';
 import { intFlag as flag } from './flags';
+import { EXIT } from '../lib/runtime/cli/cli-error';
 
 const BUNDLE = resolve(__dirname, '..', CLI_BUNDLE_PATH);
 const POOL = 'bench';
 const NS = 'bench-top';
-/** `plan`'s exit code when some pods do not fit (lib/runtime/cli/cli-error.ts EXIT.unplaced): expected on a trace that overfills the cluster. */
-const EXIT_UNPLACED = 3;
 
 interface Ran {
   seconds: number;
@@ -107,7 +106,7 @@ async function planBench(dir: string, runs: number, tmp: string) {
       `manifests ${(statSync(podsFile).size / 2 ** 20).toFixed(1)} MB of pods, ${(statSync(platform).size / 2 ** 20).toFixed(1)} MB of platform`,
   );
   const args = ['--require', hook, BUNDLE, 'plan', '-f', podsFile, '--from', platform, '-o', 'json', '--svg', svg];
-  const plan = await medianOf(runs, () => timed(process.execPath, args, process.env, [0, EXIT_UNPLACED]));
+  const plan = await medianOf(runs, () => timed(process.execPath, args, process.env, [EXIT.ok, EXIT.unplaced]));
   const p = JSON.parse(plan.last.stdout) as PlanJson;
 
   const replays = Array.from({ length: runs }, () => {

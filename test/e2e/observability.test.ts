@@ -7,7 +7,6 @@
  * through Prometheus' HTTP API and must return data, so a misspelled metric or label fails here.
  */
 import { parse } from 'yaml';
-import { ENABLED_LABEL } from '../../lib/model/metadata-keys';
 import { API_VERSION } from '../../lib/model/group';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { ALERT_RULES, DASHBOARD_KEY, DASHBOARD_VARIABLES, renderController, RULE_FILE_KEY } from '../../lib/render/controller';
@@ -21,6 +20,7 @@ import {
   controllerIdentity,
   installController,
   kwokNode,
+  localGpuPod,
   RunningController,
   synthToTemp,
   writeYaml,
@@ -49,22 +49,7 @@ const PANEL_QUERIES: { name: string; expr: string }[] = (dashboard.panels as Obj
 );
 
 function gpuPod(name: string): Obj {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: NS,
-      labels: { [ENABLED_LABEL]: 'true', app: 'gpu' },
-      annotations: {
-        'tensor-fusion.ai/gpupool': POOL,
-        'tensor-fusion.ai/is-local-gpu': 'true',
-        'tensor-fusion.ai/tflops-request': '100',
-        'tensor-fusion.ai/vram-request': '1Gi',
-      },
-    },
-    spec: { containers: [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' } } }] },
-  };
+  return localGpuPod({ name, namespace: NS, pool: POOL, tflops: '100', vram: '1Gi', cpu: '10m' });
 }
 
 const workload: Obj = {

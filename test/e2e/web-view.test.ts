@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { chromium, BrowserContext, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION } from '../../lib/model/metadata-keys';
 import { API_VERSION } from '../../lib/model/group';
 import { CONTROLLER_ENV, CONTROLLER_PATHS } from '../../lib/contract/env';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
@@ -22,6 +22,7 @@ import {
   controllerIdentity,
   installController,
   kwokNode,
+  localGpuPod,
   RunningController,
   synthToTemp,
   writeYaml,
@@ -55,22 +56,7 @@ const OTHER = 'web-v';
 const NODES = ['v-0', 'v-1'];
 
 function gpuPod(namespace: string, name: string, tflops: string): Obj {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace,
-      labels: { [ENABLED_LABEL]: 'true', app: 'gpu' },
-      annotations: {
-        'tensor-fusion.ai/gpupool': POOL,
-        'tensor-fusion.ai/is-local-gpu': 'true',
-        'tensor-fusion.ai/tflops-request': tflops,
-        'tensor-fusion.ai/vram-request': '8Gi',
-      },
-    },
-    spec: { containers: [{ name: 'main', image: 'example.io/app:1', resources: { requests: { cpu: '10m' } } }] },
-  };
+  return localGpuPod({ name, namespace, pool: POOL, tflops, vram: '8Gi', cpu: '10m' });
 }
 
 /** A pixel's colour as `#rrggbb`. */
