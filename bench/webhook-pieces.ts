@@ -10,7 +10,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
-import { startWebhook } from '../lib/runtime/webhook/start';
 import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
 import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
 import { API_VERSION } from '../lib/model/group';
@@ -22,7 +21,7 @@ import { resolvePodSettings } from '../lib/runtime/shared/resolve-pod';
 import { DecisionCache, decisionKey } from '../lib/runtime/webhook/decision-cache';
 import { AdmissionReview, answerReview, parseReview, responseOf } from '../lib/runtime/webhook/review';
 import { intFlag } from './flags';
-import { reviewBody } from './webhook-review';
+import { reviewBody, startBenchWebhook } from './webhook-review';
 
 const REVIEWS = intFlag('reviews', 20_000);
 const WARMUP = 5_000;
@@ -45,22 +44,7 @@ async function child(): Promise<void> {
   });
   const cluster = new HttpCluster({ server: api.url, agent: keepAliveAgent(api.url), userAgent: 'bench-webhook-pieces' });
   const tls = issueServingCert(createCa(), ['127.0.0.1']);
-  const webhook = startWebhook({
-    cluster,
-    namespace: 'tensor-fusion-system',
-    host: '127.0.0.1',
-    isLeader: () => false,
-    env: {
-      webhookPort: 0,
-      certMode: 'self-managed',
-      tlsDir: '/nonexistent',
-      tlsSecretName: 'tls',
-      webhookConfigName: 'wh',
-      webhookServiceName: 'tensor-fusion-webhook',
-    },
-    tls: { current: () => tls, onChange: () => undefined, tick: async () => undefined },
-    workerSyncIntervalMs: 3_600_000,
-  });
+  const webhook = startBenchWebhook(cluster, 'tensor-fusion-system', tls);
   await webhook.whenReady();
   const view = new InformerView(cluster, createViewInformers(cluster));
   for (const i of view.informerList()) i.start();

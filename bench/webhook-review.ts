@@ -1,5 +1,9 @@
-/** The AdmissionReview the webhook benches send: a local-GPU pod, `[<id>]` and `[<pod>]` to fill in. */
+/** What the webhook benches send and serve: the AdmissionReview of a local-GPU pod, and the webhook. */
 import { ENABLED_LABEL } from '../lib/model/metadata-keys';
+import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
+import type { KeyPair } from '../lib/runtime/serving/certificates';
+import type { RuntimeMetrics } from '../lib/runtime/shared/metrics';
+import { startWebhook, WebhookHandle } from '../lib/runtime/webhook/start';
 
 /** The review of a pod labelled `bench-pod: [<pod>]` with admission uid `[<id>]`. */
 export function reviewBody(): string {
@@ -45,5 +49,26 @@ export function reviewBody(): string {
         },
       },
     },
+  });
+}
+
+/** The webhook on 127.0.0.1 with `tls`, reading `cluster`'s caches, never renewing or keeping workers. */
+export function startBenchWebhook(cluster: HttpCluster, namespace: string, tls: KeyPair, metrics?: RuntimeMetrics): WebhookHandle {
+  return startWebhook({
+    cluster,
+    namespace,
+    host: '127.0.0.1',
+    isLeader: () => true,
+    env: {
+      webhookPort: 0,
+      certMode: 'self-managed',
+      tlsDir: '/nonexistent',
+      tlsSecretName: 'tls',
+      webhookConfigName: 'wh',
+      webhookServiceName: 'tensor-fusion-webhook',
+    },
+    tls: { current: () => tls, onChange: () => undefined, tick: async () => undefined },
+    workerSyncIntervalMs: 3_600_000,
+    metrics,
   });
 }

@@ -25,7 +25,6 @@ import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
 import { RuntimeMetrics } from '../lib/runtime/shared/metrics';
-import { startWebhook } from '../lib/runtime/webhook/start';
 import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
 import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
 import { API_VERSION } from '../lib/model/group';
@@ -34,7 +33,7 @@ import { HOSTNAME_LABEL } from '../lib/k8s/labels';
 import { startApiServer } from '../test/support/api-server';
 import { isolate } from './affinity';
 import { percentile } from './stats';
-import { reviewBody } from './webhook-review';
+import { reviewBody, startBenchWebhook } from './webhook-review';
 
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 200;
@@ -54,23 +53,7 @@ async function child(): Promise<void> {
   const url = process.env.BENCH_API as string;
   const cluster = new HttpCluster({ server: url, agent: keepAliveAgent(url), userAgent: 'bench-webhook' });
   const metrics = new RuntimeMetrics();
-  const webhook = startWebhook({
-    cluster,
-    namespace: NS,
-    host: '127.0.0.1',
-    isLeader: () => true,
-    env: {
-      webhookPort: 0,
-      certMode: 'self-managed',
-      tlsDir: '/nonexistent',
-      tlsSecretName: 'tls',
-      webhookConfigName: 'wh',
-      webhookServiceName: 'tensor-fusion-webhook',
-    },
-    tls: { current: () => tls, onChange: () => undefined, tick: async () => undefined },
-    workerSyncIntervalMs: 3_600_000,
-    metrics,
-  });
+  const webhook = startBenchWebhook(cluster, NS, tls, metrics);
   await webhook.whenReady();
   const fixed = Buffer.from(
     JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed: true } }),
