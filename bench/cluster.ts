@@ -4,12 +4,15 @@
  * controller bundle installed as test/e2e/install.test.ts installs it: two replica processes as the
  * rendered ServiceAccount, the webhook reached through the loopback balancer.
  *
- * 1. Pod creates/s and create latency at a fixed client concurrency: opted-in pods (the webhook
- *    resolves each one's GPU share and patches the pod) against the same pods labelled
- *    `tensor-fusion.ai/enabled: "false"`, which the webhook's objectSelector does not match. Same
- *    namespace, same annotations, same size, same ValidatingAdmissionPolicy: only the webhook call
- *    differs. Blocks run A B B A (baseline, webhook, webhook, baseline) so drift from other load on
- *    the machine falls on both sides alike.
+ * 1. Pod creates/s and create latency at a fixed client concurrency, three sides: opted-in pods (the
+ *    webhook resolves each one's GPU share and patches the pod); the same pods labelled
+ *    `tensor-fusion.ai/enabled: "false"`, which the webhook's objectSelector does not match (no
+ *    webhook); and those in a namespace of their own where a do-nothing mutating webhook
+ *    (trivial-webhook.ts: one annotation by JSON patch, TLS, its own process behind its own loopback
+ *    balancer) is registered with our webhook's failure policy, timeout and reinvocation policy and
+ *    selectors of the same form, matching only that side. Same annotations, same size, same
+ *    ValidatingAdmissionPolicies: only the webhook call differs. Blocks run A B C C B A (none, ours,
+ *    trivial, trivial, ours, none) so drift from other load on the machine falls on every side alike.
  * 2. Reconcile throughput: N KWOK nodes labelled like NVIDIA GFD (8 GPUs each) in a pool, created at
  *    once; time until N GPUNodes and 8N GPUs exist and the GPUPool status counts them.
  * 3. Control-plane start time.
@@ -19,7 +22,8 @@
  * Prints figures and ends with one JSON line.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../lib/model/metadata-keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
@@ -27,10 +31,13 @@ import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { RESOURCES, ResourceType, resourcePath } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { CONTROLLER_NAMES } from '../lib/contract/object-names';
+import { NAMESPACE_NAME_LABEL } from '../lib/k8s/labels';
+import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
 import { missingBinaries } from '../test/envtest/assets';
 import { ControlPlane, ControlPlaneOptions, KWOK_NODE_ANNOTATION, binariesFor } from '../test/support/control-plane/control-plane';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
-import { waitFor } from '../test/support/control-plane/process';
+import { ManagedProcess, freePort, startProcess, waitFor } from '../test/support/control-plane/process';
+import { Balancer, startBalancer } from '../test/support/control-plane/controller-process';
 import {
   a100Labels,
   controllerIdentity,
@@ -38,9 +45,11 @@ import {
   kwokNode,
   RunningController,
   synthToTemp,
+  writeYaml,
 } from '../test/support/control-plane/install';
 import { intFlag as flag } from './flags';
 import { percentile } from './stats';
+import { TRIVIAL_ANNOTATION } from './trivial-webhook';
 
 const PODS = flag('pods', 2000);
 const NODES = flag('nodes', 1000);
@@ -52,6 +61,10 @@ const POD_NODES = 4;
 /** Unmeasured creates first: TLS connections to the API server and to the webhook, first writes. */
 const WARMUP = 2 * CONCURRENCY;
 const NS = 'bench';
+/** The trivial webhook's side: its configuration matches this namespace only. */
+const TRIVIAL_NS = 'bench-trivial';
+/** The pods' sides: ours (opted in), none (not opted in), trivial (not opted in, in TRIVIAL_NS). */
+type Side = 'ours' | 'none' | 'trivial';
 
 type Obj = Record<string, any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,15 +83,15 @@ function staticGpuNode(name: string, pool: string): K8sObject {
   return node as K8sObject;
 }
 
-/** An opted-in pod asking for a small local share, or (`webhook` false) the same pod not opted in. */
-function pod(name: string, webhook: boolean): K8sObject {
+/** An opted-in pod asking for a small local share, or (other sides) the same pod not opted in. */
+function pod(name: string, side: Side): K8sObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       name,
-      namespace: NS,
-      labels: { app: 'bench', [ENABLED_LABEL]: webhook ? 'true' : 'false' },
+      namespace: side === 'trivial' ? TRIVIAL_NS : NS,
+      labels: { app: 'bench', [ENABLED_LABEL]: side === 'ours' ? 'true' : 'false' },
       annotations: {
         'tensor-fusion.ai/gpupool': 'bench',
         'tensor-fusion.ai/is-local-gpu': 'true',
@@ -98,7 +111,7 @@ interface CreateRun {
   ms: number;
   /** Latency of each successful create, ms. */
   latencies: number[];
-  /** Created pods the webhook marked: an allocation (webhook allocates) or a share for the extender. */
+  /** Created pods a webhook marked: an allocation (ours allocates), a share for the extender, or the trivial annotation. */
   marked: number;
   /** Failures by status and reason. */
   errors: Map<string, number>;
@@ -116,7 +129,7 @@ async function createAll(cluster: HttpCluster, rt: ResourceType, objs: K8sObject
         const created = await cluster.create(rt, obj);
         run.latencies.push(performance.now() - t);
         const a = created.metadata.annotations ?? {};
-        if (a[ALLOCATION_ANNOTATION] || a[SHARE_ANNOTATION]) run.marked++;
+        if (a[ALLOCATION_ANNOTATION] || a[SHARE_ANNOTATION] || a[TRIVIAL_ANNOTATION]) run.marked++;
       } catch (err) {
         const key = (err as Error).message.slice(0, 160);
         run.errors.set(key, (run.errors.get(key) ?? 0) + 1);
@@ -171,50 +184,117 @@ function describeErrors(r: CreateRun): string {
   return r.errors.size ? [...r.errors].map(([k, v]) => `${v}× ${k}`).join(', ') : 'none';
 }
 
-/** Part 1: webhook vs baseline pod creates. */
+interface TrivialWebhook {
+  process: ManagedProcess;
+  balancer: Balancer;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts trivial-webhook.ts in its own process behind its own loopback balancer (as our replicas are
+ * reached) and registers it in a MutatingWebhookConfiguration of its own: a copy of ours (failure
+ * policy, timeout, match and reinvocation policy, rules) whose selectors match only TRIVIAL_NS.
+ */
+async function startTrivialWebhook(cp: ControlPlane, docs: Obj[], dir: string): Promise<TrivialWebhook> {
+  const ca = createCa('bench-trivial-webhook-ca');
+  const tls = issueServingCert(ca, ['127.0.0.1']);
+  writeFileSync(path.join(dir, 'trivial.crt'), tls.cert);
+  writeFileSync(path.join(dir, 'trivial.key'), tls.key);
+  const port = await freePort();
+  const proc = startProcess(
+    'trivial webhook',
+    process.execPath,
+    ['-r', require.resolve('ts-node/register/transpile-only'), path.resolve(__dirname, 'trivial-webhook.ts')],
+    path.join(cp.dir, 'trivial-webhook.log'),
+    {
+      PATH: process.env.PATH,
+      TRIVIAL_WEBHOOK_PORT: String(port),
+      TRIVIAL_WEBHOOK_CERT: path.join(dir, 'trivial.crt'),
+      TRIVIAL_WEBHOOK_KEY: path.join(dir, 'trivial.key'),
+    },
+  );
+  const balancer = await startBalancer([port]);
+  const stop = async () => {
+    await balancer.close();
+    await proc.stop(5_000);
+  };
+  try {
+    await waitFor(
+      'trivial webhook listening',
+      () =>
+        new Promise<boolean>((resolve) => {
+          const s = net.connect(port, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false));
+          s.on('connect', () => s.destroy());
+        }),
+      30_000,
+      100,
+      proc,
+    );
+    const ours = docs.find((d) => d.kind === 'MutatingWebhookConfiguration');
+    if (!ours) throw new Error('no MutatingWebhookConfiguration in the synthesized YAML');
+    const config = {
+      apiVersion: ours.apiVersion,
+      kind: ours.kind,
+      metadata: { name: 'bench-trivial-webhook' },
+      webhooks: [
+        {
+          ...ours.webhooks[0],
+          name: 'trivial.bench.tensor-fusion.ai',
+          clientConfig: { url: `https://127.0.0.1:${balancer.port}/mutate`, caBundle: Buffer.from(ca.cert).toString('base64') },
+          objectSelector: { matchExpressions: [{ key: ENABLED_LABEL, operator: 'In', values: ['false'] }] },
+          namespaceSelector: { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: [TRIVIAL_NS] }] },
+        },
+      ],
+    };
+    await cp.kubectlOk(['apply', '-f', writeYaml(dir, 'trivial-webhook.yaml', [config])]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { process: proc, balancer, stop };
+}
+
+/** Part 1: pod creates with our webhook, with the trivial one, and with none. */
 async function podCreates(cp: ControlPlane, cluster: HttpCluster, ctl: RunningController) {
   await cluster.create(RESOURCES.gpupools, renderGpuPool('bench', {}) as K8sObject);
   for (let i = 0; i < POD_NODES; i++) await cluster.create(RESOURCES.nodes, staticGpuNode(`bench-gpu-${i}`, 'bench'));
   await waitFor('pool bench Ready', async () => (await poolStatus(cluster, 'bench')).readyGPUs === POD_NODES * GPUS_PER_NODE, 60_000, 200);
   await cp.kubectlOk(['create', 'namespace', NS]);
+  await cp.kubectlOk(['create', 'namespace', TRIVIAL_NS]);
 
-  // Warm-up; the webhook path is retried until no pod is denied (both replicas' views have the GPUs).
-  await createAll(
-    cluster,
-    RESOURCES.pods,
-    Array.from({ length: WARMUP }, (_, i) => pod(`warm-plain-${i}`, false)),
-  );
-  for (let attempt = 0; ; attempt++) {
-    const w = await createAll(
-      cluster,
-      RESOURCES.pods,
-      Array.from({ length: WARMUP }, (_, i) => pod(`warm-tf-${attempt}-${i}`, true)),
-    );
-    if (w.errors.size === 0) break;
-    if (attempt === 30) throw new Error(`webhook warm-up keeps failing: ${describeErrors(w)}`);
-    await sleep(1_000);
+  const pods = (side: Side, names: string, from: number, to: number) =>
+    Array.from({ length: to - from }, (_, i) => pod(`${names}-${from + i}`, side));
+  // Warm-up; the webhook sides are retried until every pod is admitted and marked (both replicas'
+  // views have the GPUs; the API server has loaded the trivial webhook's configuration).
+  await createAll(cluster, RESOURCES.pods, pods('none', 'warm-plain', 0, WARMUP));
+  for (const side of ['ours', 'trivial'] as const) {
+    for (let attempt = 0; ; attempt++) {
+      const w = await createAll(cluster, RESOURCES.pods, pods(side, `warm-${side}-${attempt}`, 0, WARMUP));
+      if (w.errors.size === 0 && w.marked === WARMUP) break;
+      if (attempt === 30) throw new Error(`${side} webhook warm-up keeps failing: marked ${w.marked}/${WARMUP}, ${describeErrors(w)}`);
+      await sleep(1_000);
+    }
   }
   const admittedBefore = await metricSum(ctl, 'tf_webhook_admissions_total');
   const durBefore = await metricSum(ctl, 'tf_webhook_admission_duration_seconds_sum');
 
   const half = Math.floor(PODS / 2);
-  const blocks: Array<[boolean, number, number]> = [
-    [false, 0, half],
-    [true, 0, half],
-    [true, half, PODS],
-    [false, half, PODS],
+  const blocks: Array<[Side, number, number]> = [
+    ['none', 0, half],
+    ['ours', 0, half],
+    ['trivial', 0, half],
+    ['trivial', half, PODS],
+    ['ours', half, PODS],
+    ['none', half, PODS],
   ];
-  let hook: CreateRun | undefined;
-  let base: CreateRun | undefined;
-  for (const [webhook, from, to] of blocks) {
-    const objs = Array.from({ length: to - from }, (_, i) => pod(`${webhook ? 'tf' : 'plain'}-${from + i}`, webhook));
-    const r = await createAll(cluster, RESOURCES.pods, objs);
-    if (webhook) hook = hook ? merge(hook, r) : r;
-    else base = base ? merge(base, r) : r;
+  const runs: Partial<Record<Side, CreateRun>> = {};
+  for (const [side, from, to] of blocks) {
+    const r = await createAll(cluster, RESOURCES.pods, pods(side, side, from, to));
+    runs[side] = runs[side] ? merge(runs[side], r) : r;
   }
   const admitted = (await metricSum(ctl, 'tf_webhook_admissions_total')) - admittedBefore;
   const serverMs = (1000 * ((await metricSum(ctl, 'tf_webhook_admission_duration_seconds_sum')) - durBefore)) / Math.max(1, admitted);
-  return { hook: hook!, base: base!, admitted, serverMs };
+  return { hook: runs.ours!, trivial: runs.trivial!, base: runs.none!, admitted, serverMs };
 }
 
 /** Part 2: NODES GFD nodes created at once until the controller has made and counted everything. */
@@ -296,9 +376,11 @@ async function main(): Promise<void> {
 
   let cp: ControlPlane | undefined;
   let ctl: RunningController | undefined;
+  let trivial: TrivialWebhook | undefined;
   let stopping: Promise<void> | undefined;
   cleanup = () =>
     (stopping ??= (async () => {
+      await trivial?.stop();
       await ctl?.stop();
       await cp?.stop();
       rmSync(synth.dir, { recursive: true, force: true });
@@ -325,19 +407,24 @@ async function main(): Promise<void> {
     );
     console.log(`controller installed (CRDs Established, 2 replicas ready, caBundle published) in ${Math.round(performance.now() - t)} ms`);
 
+    trivial = await startTrivialWebhook(cp, synth.controller, synth.dir);
     const p = await podCreates(cp, cluster, ctl);
     const ratio = rps(p.hook) / rps(p.base);
+    const ratioTrivial = rps(p.hook) / rps(p.trivial);
     console.log(
-      `pods: ${PODS} per side, ${CONCURRENCY} creates in flight, blocks baseline/webhook/webhook/baseline, after ${WARMUP} warm-up creates per side`,
+      `pods: ${PODS} per side, ${CONCURRENCY} creates in flight, blocks none/ours/trivial/trivial/ours/none, after ${WARMUP} warm-up creates per side`,
     );
     console.log(
       `  with webhook   ${rps(p.hook)}/s  p50 ${pct(p.hook.latencies, 50)} ms  p99 ${pct(p.hook.latencies, 99)} ms  marked by the webhook ${p.hook.marked}/${PODS}  errors: ${describeErrors(p.hook)}`,
     );
     console.log(
+      `  trivial hook   ${rps(p.trivial)}/s  p50 ${pct(p.trivial.latencies, 50)} ms  p99 ${pct(p.trivial.latencies, 99)} ms  marked by it ${p.trivial.marked}/${PODS}  errors: ${describeErrors(p.trivial)}`,
+    );
+    console.log(
       `  no webhook     ${rps(p.base)}/s  p50 ${pct(p.base.latencies, 50)} ms  p99 ${pct(p.base.latencies, 99)} ms  marked ${p.base.marked}/${PODS}  errors: ${describeErrors(p.base)}`,
     );
     console.log(
-      `  ratio ${ratio.toFixed(3)}; webhook reviews ${p.admitted} (reinvocations included), mean ${p.serverMs.toFixed(2)} ms inside the replica`,
+      `  ours / none ${ratio.toFixed(3)}, ours / trivial ${ratioTrivial.toFixed(3)}, trivial / none ${(rps(p.trivial) / rps(p.base)).toFixed(3)}; our webhook's reviews ${p.admitted} (reinvocations included), mean ${p.serverMs.toFixed(2)} ms inside the replica`,
     );
 
     const r = await reconcile(cluster, ctl);
@@ -355,12 +442,18 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         createRps: rps(p.hook),
+        createRpsTrivialWebhook: rps(p.trivial),
         createRpsNoWebhook: rps(p.base),
         ratio: round(ratio, 3),
+        ratioTrivialWebhook: round(ratioTrivial, 3),
+        trivialWebhookRatio: round(rps(p.trivial) / rps(p.base), 3),
         p50Ms: pct(p.hook.latencies, 50),
         p99Ms: pct(p.hook.latencies, 99),
         p50MsNoWebhook: pct(p.base.latencies, 50),
+        p50MsTrivialWebhook: pct(p.trivial.latencies, 50),
+        p99MsTrivialWebhook: pct(p.trivial.latencies, 99),
         p99MsNoWebhook: pct(p.base.latencies, 99),
+        reviewMs: round(p.serverMs, 2),
         nodes: NODES,
         reconcileNodesPerSec: round(NODES / (r.doneMs / 1000)),
         controlPlaneStartMs: cp.startMs,

@@ -25,15 +25,15 @@ import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
 import { RuntimeMetrics } from '../lib/runtime/shared/metrics';
-import { startWebhook } from '../lib/runtime/webhook/start';
 import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
 import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
 import { API_VERSION } from '../lib/model/group';
-import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../lib/model/metadata-keys';
+import { DEFAULT_POOL_ANNOTATION, MANAGED_BY_LABEL } from '../lib/model/metadata-keys';
 import { HOSTNAME_LABEL } from '../lib/k8s/labels';
 import { startApiServer } from '../test/support/api-server';
 import { isolate } from './affinity';
 import { percentile } from './stats';
+import { reviewBody, startBenchWebhook } from './webhook-review';
 
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 200;
@@ -47,75 +47,13 @@ const GOAL_RPS = 3000;
 const NS = 'tensor-fusion-system';
 const HOST = `tensor-fusion-webhook.${NS}.svc`;
 
-function reviewBody(): string {
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: '[<id>]',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      operation: 'CREATE',
-      namespace: 'default',
-      dryRun: false,
-      object: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          generateName: 'bench-',
-          namespace: 'default',
-          labels: { [ENABLED_LABEL]: 'true', app: 'bench', 'bench-pod': '[<pod>]' },
-          annotations: {
-            'tensor-fusion.ai/is-local-gpu': 'true',
-            'tensor-fusion.ai/tflops-request': '1',
-            'tensor-fusion.ai/tflops-limit': '4',
-            'tensor-fusion.ai/vram-request': '256Mi',
-            'tensor-fusion.ai/vram-limit': '1Gi',
-            'tensor-fusion.ai/workload': 'bench',
-            'tensor-fusion.ai/generate-workload': 'false',
-          },
-        },
-        spec: {
-          containers: [
-            {
-              name: 'python',
-              image: 'python:3.12',
-              command: ['python', '-c', 'import torch'],
-              resources: { requests: { cpu: '1', memory: '1Gi' } },
-            },
-          ],
-          // As the Priority admission plugin leaves it before the mutating webhooks run.
-          priority: 0,
-          preemptionPolicy: 'PreemptLowerPriority',
-        },
-      },
-    },
-  });
-}
-
 async function child(): Promise<void> {
   const ca = createCa();
   const tls = issueServingCert(ca, [HOST]);
   const url = process.env.BENCH_API as string;
   const cluster = new HttpCluster({ server: url, agent: keepAliveAgent(url), userAgent: 'bench-webhook' });
   const metrics = new RuntimeMetrics();
-  const webhook = startWebhook({
-    cluster,
-    namespace: NS,
-    host: '127.0.0.1',
-    isLeader: () => true,
-    env: {
-      webhookPort: 0,
-      certMode: 'self-managed',
-      tlsDir: '/nonexistent',
-      tlsSecretName: 'tls',
-      webhookConfigName: 'wh',
-      webhookServiceName: 'tensor-fusion-webhook',
-    },
-    tls: { current: () => tls, onChange: () => undefined, tick: async () => undefined },
-    workerSyncIntervalMs: 3_600_000,
-    metrics,
-  });
+  const webhook = startBenchWebhook(cluster, NS, tls, metrics);
   await webhook.whenReady();
   const fixed = Buffer.from(
     JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed: true } }),

@@ -9,6 +9,8 @@ import type { AdmissionRequest, Answer } from './review';
 
 /** Enough for the templates of a burst; they are few. */
 export const DECISION_CACHE_ENTRIES = 128;
+/** Slots of the table of keys seen once, while pods come all different (a power of two). */
+const SEEN_SLOTS = 4096;
 /** Larger requests are decided every time: bounds the memory to entries × this. */
 export const DECISION_CACHE_MAX_KEY_CHARS = 32 * 1024;
 
@@ -32,9 +34,23 @@ export function decisionKey(req: AdmissionRequest): string {
   return JSON.stringify([req.operation, req.kind?.group, req.kind?.version, req.kind?.kind, req.subResource, req.namespace, object]);
 }
 
+/**
+ * FNV-1a of a key's UTF-16 code units, as a non-zero 32-bit integer (0 marks an empty slot). Hand-written:
+ * node:crypto's hashes allocate a Hash object, a Buffer and a digest per call, which this path avoids.
+ */
+function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h | 1;
+}
+
 export class DecisionCache {
   private readonly entries = new Map<string, Answer>();
   private generation = 0;
+  /** Answers kept since the last hit. Past twice maxEntries (each dropped unused), pods are coming all different. */
+  private missesSinceHit = 0;
+  /** While pods come all different: hashes of keys seen once, in slots by hash. */
+  private readonly seen = new Int32Array(SEEN_SLOTS);
 
   constructor(
     private readonly maxEntries = DECISION_CACHE_ENTRIES,
@@ -54,18 +70,39 @@ export class DecisionCache {
   /**
    * The answer for `req`, from the cache or from `decide`. An answer decided while the caches changed
    * is returned but not kept; a failure is not kept either.
+   *
+   * When twice maxEntries answers were kept with no hit since (each dropped unused), pods are coming all different (Jobs,
+   * pods with per-instance labels), and an answer is kept only for a key seen before: otherwise each
+   * kept key and answer (some 3 kB) outlives two young collections before it is dropped, and under
+   * load the webhook promoted about 1 MB per young collection and paused for full ones (figures:
+   * bench/README.md, `bench:webhook`). A hit ends this, so the replicas of a template are decided at
+   * most twice.
    */
   async answer(req: AdmissionRequest, decide: () => Promise<Answer>): Promise<Answer> {
     const key = decisionKey(req);
     const hit = this.entries.get(key);
-    if (hit) return hit;
+    if (hit) {
+      this.missesSinceHit = 0;
+      return hit;
+    }
     const generation = this.generation;
     const answer = await decide();
-    if (generation === this.generation && key.length <= this.maxKeyChars) {
+    if (generation === this.generation && key.length <= this.maxKeyChars && this.worthKeeping(key)) {
+      this.missesSinceHit++;
       // Oldest first: Map keeps insertion order.
       if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
       this.entries.set(key, answer);
     }
     return answer;
+  }
+
+  /** Whether to keep the answer for `key`: always, unless pods are coming all different and `key` is new. */
+  private worthKeeping(key: string): boolean {
+    if (this.missesSinceHit < 2 * this.maxEntries) return true;
+    const h = keyHash(key);
+    const slot = h & (SEEN_SLOTS - 1);
+    if (this.seen[slot] === h) return true;
+    this.seen[slot] = h;
+    return false;
   }
 }

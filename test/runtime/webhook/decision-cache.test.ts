@@ -130,6 +130,24 @@ describe('DecisionCache', () => {
     expect(calls()).toBe(4);
   });
 
+  it('while pods come all different, keeps an answer only for a pod seen before, until a hit', async () => {
+    const cache = new DecisionCache(2);
+    const { decide, calls } = counting();
+    const ns = (n: string) => request(undefined, { namespace: n });
+    // Twice maxEntries kept with no hit: pods are coming all different.
+    for (const n of ['a', 'b', 'c', 'd']) await cache.answer(ns(n), decide);
+    await cache.answer(ns('e'), decide);
+    expect(cache.size).toBe(2);
+    // e was seen once: its second answer is kept and serves the third.
+    await cache.answer(ns('e'), decide);
+    expect(await cache.answer(ns('e'), decide)).toEqual({ allowed: true, warnings: ['call 6'] });
+    expect(calls()).toBe(6);
+    // The hit ended it: a new pod is kept at once again.
+    await cache.answer(ns('g'), decide);
+    await cache.answer(ns('g'), decide);
+    expect(calls()).toBe(7);
+  });
+
   it('decides a request larger than maxKeyChars every time', async () => {
     const r = request();
     const cache = new DecisionCache(8, decisionKey(r).length - 1);

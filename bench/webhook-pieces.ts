@@ -1,0 +1,138 @@
+/**
+ * The webhook's deciding path piece by piece: the same admission reviews (pods that all differ, then
+ * replicas of one template) fed to one piece at a time in one process, with the API double's caches,
+ * and per piece the bytes each young (scavenge) collection promoted, read from V8's
+ * `--trace-gc-nvp` lines. A piece whose objects outlive two young collections shows here long before
+ * it shows as full collections under load (see bench/README.md, `bench:webhook`).
+ *
+ * `npx ts-node --transpile-only bench/webhook-pieces.ts [--reviews=20000]`: re-runs itself in a child
+ * with `--trace-gc-nvp` and prints one line per piece and mode, then one JSON line.
+ */
+import { spawnSync } from 'node:child_process';
+import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
+import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
+import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
+import { API_VERSION } from '../lib/model/group';
+import { DEFAULT_POOL_ANNOTATION } from '../lib/model/metadata-keys';
+import { startApiServer } from '../test/support/api-server';
+import { createViewInformers, InformerView } from '../lib/runtime/webhook/cluster-view';
+import { admitPod } from '../lib/runtime/webhook/admit';
+import { resolvePodSettings } from '../lib/runtime/shared/resolve-pod';
+import { DecisionCache, decisionKey } from '../lib/runtime/webhook/decision-cache';
+import { AdmissionReview, answerReview, parseReview, responseOf } from '../lib/runtime/webhook/review';
+import { intFlag } from './flags';
+import { reviewBody, startBenchWebhook } from './webhook-review';
+
+const REVIEWS = intFlag('reviews', 20_000);
+const WARMUP = 5_000;
+const template = reviewBody();
+const body = (id: string, distinct: boolean) => template.replace('[<id>]', id).replace('[<pod>]', distinct ? id : 'template');
+
+async function child(): Promise<void> {
+  const api = await startApiServer({ resources: Object.values(WEBHOOK_RESOURCES), historyLimit: 50 });
+  api.put('gpupools', {
+    apiVersion: API_VERSION,
+    kind: 'GPUPool',
+    metadata: { name: 'bench-pool', annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } },
+    spec: { nodeManagerConfig: {} },
+  });
+  api.put('tensorfusionworkloads', {
+    apiVersion: API_VERSION,
+    kind: 'TensorFusionWorkload',
+    metadata: { name: 'bench', namespace: 'default' },
+    spec: { poolName: 'bench-pool' },
+  });
+  const cluster = new HttpCluster({ server: api.url, agent: keepAliveAgent(api.url), userAgent: 'bench-webhook-pieces' });
+  const tls = issueServingCert(createCa(), ['127.0.0.1']);
+  const webhook = startBenchWebhook(cluster, 'tensor-fusion-system', tls);
+  await webhook.whenReady();
+  const view = new InformerView(cluster, createViewInformers(cluster));
+  for (const i of view.informerList()) i.start();
+  await Promise.all(view.informerList().map((i) => i.waitForSync()));
+  const decode = (b: string) => parseReview(JSON.parse(b)) as AdmissionReview;
+  const fixed = responseOf(await admitPod(decode(body('fixed', true)).request!, view));
+  const cache = new DecisionCache();
+  const cached = new DecisionCache();
+  let sink = 0;
+  const pieces: Record<string, (b: string) => Promise<unknown> | unknown> = {
+    body: (b) => (sink += b.length),
+    decode: (b) => decode(b),
+    key: (b) => (sink += decisionKey(decode(b).request!).length),
+    resolve: (b) => resolvePodSettings(decode(b).request!.object!.metadata.annotations ?? {}, 'default', view, ['python']),
+    decide: (b) => admitPod(decode(b).request!, view),
+    answer: async (b) => {
+      const r = decode(b);
+      sink += JSON.stringify(answerReview(r, responseOf(await admitPod(r.request!, view)))).length;
+    },
+    cache: (b) => cache.answer(decode(b).request!, async () => ({ ...fixed })),
+    'cache+decide+answer': async (b) => {
+      const r = decode(b);
+      const answer = await cached.answer(r.request!, async () => responseOf(await admitPod(r.request!, view)));
+      sink += JSON.stringify(answerReview(r, answer)).length;
+    },
+    handle: async (b) => (sink += JSON.stringify(await webhook.handle(decode(b))).length),
+  };
+  for (const mode of ['distinct', 'replicas']) {
+    for (const [name, piece] of Object.entries(pieces)) {
+      for (let i = 0; i < WARMUP; i++) await piece(body(`w-${name}-${i}`, mode === 'distinct'));
+      (global as { gc?: () => void }).gc?.();
+      console.log(`### start ${name} ${mode}`);
+      const t = performance.now();
+      for (let i = 0; i < REVIEWS; i++) await piece(body(`${name}-${mode}-${i}`, mode === 'distinct'));
+      console.log(`### end ${name} ${mode} ${(((performance.now() - t) * 1000) / REVIEWS).toFixed(1)}`);
+    }
+  }
+  console.log(`### sink ${sink}`);
+  await webhook.close();
+  process.exit(0);
+}
+
+/** Promoted KB per scavenge between each piece's markers. */
+function summarize(trace: string): Array<{ piece: string; mode: string; scavenges: number; promotedKB: number; usPerReview: number }> {
+  const rows = [];
+  let scavenges = 0;
+  let promoted = 0;
+  for (const line of trace.split('\n')) {
+    if (line.startsWith('### start')) [scavenges, promoted] = [0, 0];
+    else if (line.startsWith('### end')) {
+      const [, , piece, mode, us] = line.split(' ');
+      rows.push({
+        piece,
+        mode,
+        scavenges,
+        promotedKB: scavenges ? Math.round(promoted / scavenges / 102.4) / 10 : 0,
+        usPerReview: Number(us),
+      });
+    } else if (line.includes(' gc=s ')) {
+      scavenges++;
+      promoted += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
+    }
+  }
+  return rows;
+}
+
+function main(): void {
+  const run = spawnSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--trace-gc-nvp',
+      '-r',
+      require.resolve('ts-node/register/transpile-only'),
+      __filename,
+      '--child',
+      ...process.argv.slice(2),
+    ],
+    { encoding: 'utf8', maxBuffer: 1 << 30 },
+  );
+  if (run.status !== 0) throw new Error(`child failed (${run.status}):\n${run.stderr}\n${run.stdout.slice(-2000)}`);
+  const rows = summarize(run.stdout);
+  for (const r of rows)
+    console.log(
+      `${r.mode.padEnd(9)} ${r.piece.padEnd(20)} ${String(r.scavenges).padStart(4)} scavenges  ${r.promotedKB.toFixed(1).padStart(8)} KB promoted each  ${r.usPerReview} µs/review`,
+    );
+  console.log(JSON.stringify({ reviews: REVIEWS, pieces: rows }));
+}
+
+if (process.argv.includes('--child')) void child();
+else main();
