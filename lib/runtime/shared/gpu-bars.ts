@@ -7,6 +7,7 @@
  * Written by hand: the picture is a few hundred rectangles and labels, and the SVG libraries for Node
  * (svg.js with svgdom, D3 with jsdom) need a DOM for that.
  */
+import { fnv1a } from './fnv1a';
 
 /** One share on one GPU, in per-GPU amounts as an allocation records them (TFLOPS, bytes). */
 export interface ShareSegment {
@@ -53,9 +54,7 @@ const CHAR_PX = 6.2;
 
 /** The colour of a namespace, stable across runs (FNV-1a over its name). */
 export function namespaceColour(namespace: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < namespace.length; i++) h = Math.imul(h ^ namespace.charCodeAt(i), 0x01000193);
-  return PALETTE[(h >>> 0) % PALETTE.length];
+  return PALETTE[(fnv1a(namespace) >>> 0) % PALETTE.length];
 }
 
 /** Text and attribute values are escaped: pod and node names come from the cluster. */

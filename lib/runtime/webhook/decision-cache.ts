@@ -5,6 +5,7 @@
  * decided once while the caches a decision reads stay as they are. Any event of those caches starts
  * over, so a cached answer is always the one the handler would give now.
  */
+import { fnv1a } from '../shared/fnv1a';
 import type { AdmissionRequest, Answer } from './review';
 
 /** Enough for the templates of a burst; they are few. */
@@ -34,15 +35,8 @@ export function decisionKey(req: AdmissionRequest): string {
   return JSON.stringify([req.operation, req.kind?.group, req.kind?.version, req.kind?.kind, req.subResource, req.namespace, object]);
 }
 
-/**
- * FNV-1a of a key's UTF-16 code units, as a non-zero 32-bit integer (0 marks an empty slot). Hand-written:
- * node:crypto's hashes allocate a Hash object, a Buffer and a digest per call, which this path avoids.
- */
-function keyHash(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return h | 1;
-}
+/** A key's hash as a non-zero integer (0 marks an empty slot). */
+const keyHash = (key: string): number => fnv1a(key) | 1;
 
 export class DecisionCache {
   private readonly entries = new Map<string, Answer>();
