@@ -11,17 +11,13 @@
 import { spawnSync } from 'node:child_process';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
 import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
-import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
-import { API_VERSION } from '../lib/model/group';
-import { DEFAULT_POOL_ANNOTATION } from '../lib/model/metadata-keys';
-import { startApiServer } from '../test/support/api-server';
 import { createViewInformers, InformerView } from '../lib/runtime/webhook/cluster-view';
 import { admitPod } from '../lib/runtime/webhook/admit';
 import { resolvePodSettings } from '../lib/runtime/shared/resolve-pod';
 import { DecisionCache, decisionKey } from '../lib/runtime/webhook/decision-cache';
 import { AdmissionReview, answerReview, parseReview, responseOf } from '../lib/runtime/webhook/review';
 import { intFlag } from './flags';
-import { reviewBody, startBenchWebhook } from './webhook-review';
+import { reviewBody, startBenchApi, startBenchWebhook } from './webhook-review';
 
 const REVIEWS = intFlag('reviews', 20_000);
 const WARMUP = 5_000;
@@ -29,19 +25,7 @@ const template = reviewBody();
 const body = (id: string, distinct: boolean) => template.replace('[<id>]', id).replace('[<pod>]', distinct ? id : 'template');
 
 async function child(): Promise<void> {
-  const api = await startApiServer({ resources: Object.values(WEBHOOK_RESOURCES), historyLimit: 50 });
-  api.put('gpupools', {
-    apiVersion: API_VERSION,
-    kind: 'GPUPool',
-    metadata: { name: 'bench-pool', annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } },
-    spec: { nodeManagerConfig: {} },
-  });
-  api.put('tensorfusionworkloads', {
-    apiVersion: API_VERSION,
-    kind: 'TensorFusionWorkload',
-    metadata: { name: 'bench', namespace: 'default' },
-    spec: { poolName: 'bench-pool' },
-  });
+  const api = await startBenchApi(0);
   const cluster = new HttpCluster({ server: api.url, agent: keepAliveAgent(api.url), userAgent: 'bench-webhook-pieces' });
   const tls = issueServingCert(createCa(), ['127.0.0.1']);
   const webhook = startBenchWebhook(cluster, 'tensor-fusion-system', tls);

@@ -1,5 +1,9 @@
 /** What the webhook benches send and serve: the AdmissionReview of a local-GPU pod, and the webhook. */
-import { ENABLED_LABEL } from '../lib/model/metadata-keys';
+import { HOSTNAME_LABEL } from '../lib/k8s/labels';
+import { API_VERSION } from '../lib/model/group';
+import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../lib/model/metadata-keys';
+import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
+import { ApiServerDouble, startApiServer } from '../test/support/api-server';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import type { KeyPair } from '../lib/runtime/serving/certificates';
 import type { RuntimeMetrics } from '../lib/runtime/shared/metrics';
@@ -71,4 +75,52 @@ export function startBenchWebhook(cluster: HttpCluster, namespace: string, tls: 
     workerSyncIntervalMs: 3_600_000,
     metrics,
   });
+}
+
+/**
+ * The API-server double the webhook benches admit against: the default pool `bench-pool`, the
+ * workload `bench`, and `nodes` GPU nodes of eight A100s each.
+ */
+export async function startBenchApi(nodes: number): Promise<ApiServerDouble> {
+  const api = await startApiServer({ resources: Object.values(WEBHOOK_RESOURCES), historyLimit: 50 });
+  api.put('gpupools', {
+    apiVersion: API_VERSION,
+    kind: 'GPUPool',
+    metadata: { name: 'bench-pool', annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } },
+    spec: { nodeManagerConfig: {} },
+  });
+  for (let n = 0; n < nodes; n++) {
+    const node = `node-${n}`;
+    api.put('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [HOSTNAME_LABEL]: node } } });
+    api.put('gpunodes', {
+      apiVersion: API_VERSION,
+      kind: 'GPUNode',
+      metadata: { name: node, labels: { [MANAGED_BY_LABEL]: 'bench-pool' } },
+    });
+    for (let g = 0; g < 8; g++) {
+      api.put('gpus', {
+        apiVersion: API_VERSION,
+        kind: 'GPU',
+        metadata: { name: `${node}-gpu-${g}`, labels: { [MANAGED_BY_LABEL]: node } },
+        status: {
+          uuid: `GPU-${n}-${g}`,
+          index: g,
+          gpuModel: 'A100',
+          vendor: 'NVIDIA',
+          phase: 'Running',
+          capacity: { tflops: '312', vram: '80Gi' },
+          available: { tflops: '312', vram: '80Gi' },
+          nodeSelector: { [HOSTNAME_LABEL]: node },
+          message: '',
+        },
+      });
+    }
+  }
+  api.put('tensorfusionworkloads', {
+    apiVersion: API_VERSION,
+    kind: 'TensorFusionWorkload',
+    metadata: { name: 'bench', namespace: 'default' },
+    spec: { poolName: 'bench-pool' },
+  });
+  return api;
 }

@@ -26,14 +26,9 @@ import { buildSync } from 'esbuild';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
 import { RuntimeMetrics } from '../lib/runtime/shared/metrics';
 import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
-import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
-import { API_VERSION } from '../lib/model/group';
-import { DEFAULT_POOL_ANNOTATION, MANAGED_BY_LABEL } from '../lib/model/metadata-keys';
-import { HOSTNAME_LABEL } from '../lib/k8s/labels';
-import { startApiServer } from '../test/support/api-server';
 import { isolate } from './affinity';
 import { percentile } from './stats';
-import { reviewBody, startBenchWebhook } from './webhook-review';
+import { reviewBody, startBenchApi, startBenchWebhook } from './webhook-review';
 
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 200;
@@ -439,46 +434,7 @@ interface PacedRun {
 
 /** The API-server double in a process of its own, so that neither autocannon nor the webhook slows it. */
 async function apiChild(): Promise<void> {
-  const api = await startApiServer({ resources: Object.values(WEBHOOK_RESOURCES), historyLimit: 50 });
-  api.put('gpupools', {
-    apiVersion: API_VERSION,
-    kind: 'GPUPool',
-    metadata: { name: 'bench-pool', annotations: { [DEFAULT_POOL_ANNOTATION]: 'true' } },
-    spec: { nodeManagerConfig: {} },
-  });
-  for (let n = 0; n < 20; n++) {
-    const node = `node-${n}`;
-    api.put('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [HOSTNAME_LABEL]: node } } });
-    api.put('gpunodes', {
-      apiVersion: API_VERSION,
-      kind: 'GPUNode',
-      metadata: { name: node, labels: { [MANAGED_BY_LABEL]: 'bench-pool' } },
-    });
-    for (let g = 0; g < 8; g++) {
-      api.put('gpus', {
-        apiVersion: API_VERSION,
-        kind: 'GPU',
-        metadata: { name: `${node}-gpu-${g}`, labels: { [MANAGED_BY_LABEL]: node } },
-        status: {
-          uuid: `GPU-${n}-${g}`,
-          index: g,
-          gpuModel: 'A100',
-          vendor: 'NVIDIA',
-          phase: 'Running',
-          capacity: { tflops: '312', vram: '80Gi' },
-          available: { tflops: '312', vram: '80Gi' },
-          nodeSelector: { [HOSTNAME_LABEL]: node },
-          message: '',
-        },
-      });
-    }
-  }
-  api.put('tensorfusionworkloads', {
-    apiVersion: API_VERSION,
-    kind: 'TensorFusionWorkload',
-    metadata: { name: 'bench', namespace: 'default' },
-    spec: { poolName: 'bench-pool' },
-  });
+  const api = await startBenchApi(20);
   process.send?.({ url: api.url });
   process.on('message', (m) => {
     if (m === 'count')
