@@ -24,19 +24,11 @@ import type { K8sObject } from '../lib/runtime/kube/cluster';
 import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { binaryPath } from '../test/envtest/assets';
-import { ControlPlane } from '../test/support/control-plane';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  localGpuPod,
-  synthToTemp,
-  writeYaml,
-} from '../test/support/control-plane/install';
+import { a100Labels, installController, kwokNode, localGpuPod, writeYaml } from '../test/support/control-plane/install';
 import { openbPlatform, openbPods } from './openb-manifests';
 import { allocatorRun, capacity, readNodes, readPods } from './trace-replay';
 import { median } from './stats';
+import { startBenchControlPlane } from './control-plane';
 import { intFlag as flag } from './flags';
 import { EXIT } from '../lib/runtime/cli/cli-error';
 
@@ -169,13 +161,7 @@ async function planBench(dir: string, runs: number, tmp: string) {
 }
 
 async function topBench(nodes: number, pods: number, runs: number) {
-  const synth = synthToTemp();
-  const { user } = controllerIdentity(synth.controller);
-  const cp = await ControlPlane.start({
-    kwok: true,
-    users: [user],
-    apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'],
-  });
+  const { synth, cp } = await startBenchControlPlane();
   let ctl: Awaited<ReturnType<typeof installController>> | undefined;
   try {
     ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });

@@ -19,6 +19,7 @@
  *
  * The full replay (~8,400 pods, sequential) takes about half an hour on 2 cores; use --limit for checks.
  */
+import { startBenchControlPlane } from './control-plane';
 import { ENABLED_LABEL, GFD, poolMembershipLabel, ALLOCATION_ANNOTATION } from '../lib/model/metadata-keys';
 import { SCHEDULER_NAME } from '../lib/contract/object-names';
 import { DEFAULT_PLACEMENT_MODE } from '../lib/model/rules';
@@ -30,7 +31,7 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import { parseQuantity } from '../lib/k8s/quantity';
 import type { Allocation } from '../lib/allocator';
 import { ControlPlane } from '../test/support/control-plane';
-import { controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
+import { installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { allocatorRun, arrivalStream, capacity, readNodes, readPods, replay, TraceNode, TracePod, traceMix } from './trace-replay';
 import { percentile } from './stats';
 
@@ -330,13 +331,7 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
     `allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived; learning the mix as it goes: ${learned.unallocated100.toFixed(2)}%`,
   );
 
-  const synth = synthToTemp();
-  const { user } = controllerIdentity(synth.controller);
-  const cp = await ControlPlane.start({
-    kwok: true,
-    users: [user],
-    apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'],
-  });
+  const { synth, cp } = await startBenchControlPlane();
   let ctl: Awaited<ReturnType<typeof setUp>>['ctl'] | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>

@@ -26,12 +26,12 @@ import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { Informer } from '../lib/runtime/kube/informer';
 import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
-import { ControlPlane } from '../test/support/control-plane';
-import { a100Labels, controllerIdentity, installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
+import { a100Labels, installController, kwokNode, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
 import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, metricSamples, percentile } from './stats';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
+import { startBenchControlPlane } from './control-plane';
 import { intFlag as flag } from './flags';
 
 const PLAIN_SCHEDULER = 'plain-scheduler';
@@ -155,13 +155,7 @@ async function cluster(): Promise<void> {
   const quotas = process.argv.includes('--quotas');
   const SIDES: readonly Side[] = quotas ? ['noQuota', 'quota'] : ['plain', 'ours'];
   const [base, measured] = SIDES;
-  const synth = synthToTemp();
-  const { user } = controllerIdentity(synth.controller);
-  const cp = await ControlPlane.start({
-    kwok: true,
-    users: [user],
-    apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'],
-  });
+  const { synth, cp } = await startBenchControlPlane();
   const stop = async () => {
     await ctl?.stop();
     await cp.stop();

@@ -1,0 +1,19 @@
+/** The real control plane the scheduling benches run on. */
+import { ControlPlane } from '../test/support/control-plane';
+import { controllerIdentity, synthToTemp } from '../test/support/control-plane/install';
+
+/**
+ * The example synthesized to a temp dir, and a control plane with KWOK nodes that knows the
+ * controller's user and puts no limit on requests in flight: the benches measure placement, not
+ * the API server's priority and fairness.
+ */
+export async function startBenchControlPlane(): Promise<{ synth: ReturnType<typeof synthToTemp>; cp: ControlPlane }> {
+  const synth = synthToTemp();
+  const { user } = controllerIdentity(synth.controller);
+  const cp = await ControlPlane.start({
+    kwok: true,
+    users: [user],
+    apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'],
+  });
+  return { synth, cp };
+}
