@@ -7,6 +7,7 @@ import type { GPU, GPUNode, GPUPool, GPUResourceQuota, TensorFusionWorkload, Wor
 import { Cluster, isNotFound, K8sObject } from '../kube/cluster';
 import type { InformerHandlers } from '../kube/informer';
 import { keyOf, RESOURCES } from '../kube/resources';
+import { PlacementState } from '../extender/placement-state';
 import { INDEX_BY_NAMESPACE, INDEX_BY_NODE, INDEX_BY_OWNER, managedBy, ReadCaches } from '../shared/caches';
 import type { NodeLike, PodLike } from '../shared/capacity';
 
@@ -92,4 +93,11 @@ export function fixedCaches(o: ClusterObjects): FixedCaches {
     profiles: fixedCache(o.profiles),
     quotas: fixedCache(o.quotas),
   };
+}
+
+/** The scheduler extender's placement state over the objects: its GPUs, pools, held shares, CPU and memory. */
+export function placementStateOf(caches: FixedCaches): PlacementState {
+  const state = new PlacementState({ sources: caches });
+  state.resetFromCaches();
+  return state;
 }

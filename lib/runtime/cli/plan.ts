@@ -10,7 +10,6 @@
  */
 import type { Allocation, AllocationRequest, Allocator, AllocatorSnapshot, PlacementReason } from '../../allocator';
 import type { K8sObject } from '../kube/cluster';
-import { PlacementState } from '../extender/placement-state';
 import type { GpuBar, ShareSegment } from '../shared/gpu-bars';
 import { podRequests } from '../shared/pod-requests';
 import { resolvePodSettings, shareRequest } from '../shared/resolve-pod';
@@ -28,7 +27,7 @@ import {
   totalExcess,
 } from '../shared/quota';
 import { ANNOTATION } from '../../annotations';
-import { ClusterObjects, fixedCaches } from './cluster-objects';
+import { ClusterObjects, fixedCaches, placementStateOf } from './cluster-objects';
 import type { WorkloadPod } from './workload-pods';
 
 /** What became of one pod. */
@@ -88,8 +87,7 @@ export function reasonsText(reasons: readonly PlacementReason[]): string {
 /** Places `pods` on `objects`; the objects are not changed. */
 export async function planPlacement(objects: ClusterObjects, pods: readonly WorkloadPod[], opts: PlanOptions = {}): Promise<Plan> {
   const caches = fixedCaches(objects);
-  const state = new PlacementState({ sources: caches });
-  state.resetFromCaches();
+  const state = placementStateOf(caches);
   const allocator = state.current();
   const view = cachedSettingsView(caches);
   const quotas = new Map<string, QuotaBounds[]>();

@@ -8,14 +8,13 @@ import type { Allocation, AllocationRequest, Allocator } from '../../allocator';
 import { formatBytes } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 import type { K8sObject } from '../kube/cluster';
-import { PlacementState } from '../extender/placement-state';
 import { nodeReason } from '../extender/node-reasons';
 import { boundNode, isTerminal } from '../shared/pod-lifecycle';
 import { podRequests } from '../shared/pod-requests';
 import { nodePools } from '../shared/topology';
 import { allocationOf } from '../shared/pod-share/record';
 import { allocationRequest, isOptedIn, shareOf } from '../shared/share';
-import { ClusterObjects, fixedCaches } from './cluster-objects';
+import { ClusterObjects, fixedCaches, placementStateOf } from './cluster-objects';
 
 /** A share released on a node, to make room. */
 export interface HeldShare {
@@ -146,8 +145,7 @@ export function whyPod(pod: K8sObject, objects: ClusterObjects): WhyAnswer {
   if (scheduled?.message) lines.push(`kube-scheduler: ${scheduled.message}`);
 
   const caches = fixedCaches(objects);
-  const state = new PlacementState({ sources: caches });
-  state.resetFromCaches();
+  const state = placementStateOf(caches);
   const allocator = state.current();
   const request = allocationRequest(pod.metadata.uid ?? 'why', share, podRequests(pod));
   const nodes = [...nodePools(objects.gpuNodes)].filter(([, pool]) => pool === share.pool).map(([node]) => node);
