@@ -32,7 +32,7 @@ import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, me
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
 import { startBenchControlPlane } from './control-plane';
-import { intFlag as flag } from './flags';
+import { intFlag as flag, stringFlag } from './flags';
 
 const PLAIN_SCHEDULER = 'plain-scheduler';
 type Side = 'plain' | 'ours' | 'noQuota' | 'quota';
@@ -336,7 +336,7 @@ async function state(): Promise<void> {
   );
 }
 
-const openbDir = process.argv.find((a) => a.startsWith('--openb='))?.slice('--openb='.length);
+const openbDir = stringFlag('openb');
 const limit = process.argv.some((a) => a.startsWith('--limit=')) ? flag('limit', 1) : undefined;
 (process.argv.includes('--state') ? state() : openbDir ? printOpenb({ dir: openbDir, seed: flag('seed', 42), limit }) : cluster()).catch(
   (err) => {

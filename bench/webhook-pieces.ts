@@ -7,19 +7,30 @@
  *
  * `npx ts-node --transpile-only bench/webhook-pieces.ts [--reviews=20000]`: re-runs itself in a child
  * with `--trace-gc-nvp` and prints one line per piece and mode, then one JSON line.
+ *
+ * `--survivors=PIECE`: that piece alone, pods all different, under V8's sampling heap profiler keeping
+ * only objects that outlived a young collection: bytes per review by allocating function, the
+ * innermost three frames of this repository's code, the `--rows=15` largest after the sum. `--allocated=PIECE`:
+ * the same for every allocation, whether it outlived one or not.
  */
+import { Session } from 'node:inspector';
 import { spawnSync } from 'node:child_process';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
 import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
 import { createViewInformers, InformerView } from '../lib/runtime/webhook/cluster-view';
 import { admitPod } from '../lib/runtime/webhook/admit';
+import { decodeGpuAnnotations, resolveWorkloadSettings } from '../lib/annotations';
 import { resolvePodSettings } from '../lib/runtime/shared/resolve-pod';
 import { DecisionCache, decisionKey } from '../lib/runtime/webhook/decision-cache';
 import { AdmissionReview, answerReview, parseReview, responseOf } from '../lib/runtime/webhook/review';
-import { intFlag } from './flags';
+import { intFlag, stringFlag } from './flags';
 import { reviewBody, startBenchApi, startBenchWebhook } from './webhook-review';
 
 const REVIEWS = intFlag('reviews', 20_000);
+/** The piece whose allocations are sampled, and whether only those that outlived a young collection. */
+const SAMPLED = stringFlag('survivors') ?? stringFlag('allocated');
+const SURVIVORS_ONLY = stringFlag('survivors') !== undefined;
+const ROWS = intFlag('rows', 15);
 const WARMUP = 5_000;
 const template = reviewBody();
 const body = (id: string, distinct: boolean) => template.replace('[<id>]', id).replace('[<pod>]', distinct ? id : 'template');
@@ -42,6 +53,12 @@ async function child(): Promise<void> {
     body: (b) => (sink += b.length),
     decode: (b) => decode(b),
     key: (b) => (sink += decisionKey(decode(b).request!).length),
+    // resolve's two halves, each after decode.
+    decodeAnnotations: (b) => decodeGpuAnnotations(decode(b).request!.object!.metadata.annotations ?? {}, { containers: ['python'] }),
+    resolveSettings: (b) => {
+      const decoded = decodeGpuAnnotations(decode(b).request!.object!.metadata.annotations ?? {}, { containers: ['python'] });
+      return resolveWorkloadSettings(decoded.settings, undefined, view.pool('bench-pool')!.spec);
+    },
     resolve: (b) => resolvePodSettings(decode(b).request!.object!.metadata.annotations ?? {}, 'default', view, ['python']),
     decide: (b) => admitPod(decode(b).request!, view),
     answer: async (b) => {
@@ -56,6 +73,18 @@ async function child(): Promise<void> {
     },
     handle: async (b) => (sink += JSON.stringify(await webhook.handle(decode(b))).length),
   };
+  if (SAMPLED !== undefined) {
+    const piece = pieces[SAMPLED];
+    if (!piece) throw new Error(`got piece "${SAMPLED}", expected one of ${Object.keys(pieces).join(', ')}`);
+    for (let i = 0; i < WARMUP; i++) await piece(body(`w-${i}`, true));
+    console.log(
+      await sampledAllocations(async () => {
+        for (let i = 0; i < REVIEWS; i++) await piece(body(`s-${i}`, true));
+      }),
+    );
+    await webhook.close();
+    process.exit(0);
+  }
   for (const mode of ['distinct', 'replicas']) {
     for (const [name, piece] of Object.entries(pieces)) {
       for (let i = 0; i < WARMUP; i++) await piece(body(`w-${name}-${i}`, mode === 'distinct'));
@@ -69,6 +98,50 @@ async function child(): Promise<void> {
   console.log(`### sink ${sink}`);
   await webhook.close();
   process.exit(0);
+}
+
+interface SampleNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SampleNode[];
+}
+
+/**
+ * What `run` allocated, by allocating stack, from V8's sampling heap profiler; with SURVIVORS_ONLY,
+ * told to drop the samples of objects a young collection freed and keep those a full one freed later.
+ */
+async function sampledAllocations(run: () => Promise<void>): Promise<string> {
+  const session = new Session();
+  session.connect();
+  const post = <T>(method: string, params: object = {}) =>
+    new Promise<T>((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res as T))));
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: !SURVIVORS_ONLY,
+  });
+  await run();
+  const { profile } = await post<{ profile: { head: SampleNode } }>('HeapProfiler.stopSampling');
+  session.disconnect();
+  const bySite = new Map<string, number>();
+  const walk = (n: SampleNode, frames: string[]) => {
+    const own = /\/(lib|bench)\//.test(n.callFrame.url);
+    const here = own
+      ? [
+          ...frames,
+          `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(lib|bench)\//, '$1/')}:${n.callFrame.lineNumber + 1}`,
+        ]
+      : frames;
+    if (n.selfSize > 0) {
+      const site = here.slice(-3).reverse().join(' < ') || '(outside lib/ and bench/)';
+      bySite.set(site, (bySite.get(site) ?? 0) + n.selfSize);
+    }
+    for (const c of n.children) walk(c, here);
+  };
+  walk(profile.head, []);
+  const rows = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, ROWS);
+  rows.unshift(['(all)', [...bySite.values()].reduce((a, b) => a + b, 0)]);
+  return rows.map(([site, bytes]) => `${String(Math.round(bytes / REVIEWS)).padStart(6)} B/review  ${site}`).join('\n');
 }
 
 /** Promoted KB per scavenge between each piece's markers. */
@@ -96,6 +169,16 @@ function summarize(trace: string): Array<{ piece: string; mode: string; scavenge
 }
 
 function main(): void {
+  if (SAMPLED !== undefined) {
+    const sampled = spawnSync(
+      process.execPath,
+      ['-r', require.resolve('ts-node/register/transpile-only'), __filename, '--child', ...process.argv.slice(2)],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
+    process.exit(sampled.status ?? 1);
+  }
   const run = spawnSync(
     process.execPath,
     [

@@ -142,7 +142,9 @@ export function resolveWorkloadSettings(
     if (annotations[option] !== undefined) [m.out[option], m.sources[option]] = [annotations[option], 'annotation'];
   }
 
-  return { settings: { ...(m.out as object), sources: m.sources } as ResolvedWorkloadSettings, issues: m.issues };
+  // Set on m.out, not spread into a copy with it (see docs/runtime/webhook.md, "Objects that outlive").
+  m.out.sources = m.sources;
+  return { settings: m.out as unknown as ResolvedWorkloadSettings, issues: m.issues };
 }
 
 /** Sets `option` from the first candidate with a value: candidates come in precedence order. */

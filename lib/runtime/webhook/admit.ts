@@ -259,8 +259,7 @@ function admitRemote({ pod, namespace, workload, resolved, injectInto, warnings 
       ),
     ]);
   }
-  const share: ShareSettings = { ...resolved.share, workload };
-  const vars = remoteClientEnv(share, workload, namespace, `${WORKLOAD_LABEL}=${workload}`);
+  const vars = remoteClientEnv(resolved.share, workload, namespace, `${WORKLOAD_LABEL}=${workload}`);
   // Its worker pods hold the share: a request or record it came with would reach our scheduler unchecked.
   const records = presentKeys(pod, RECORD_ANNOTATIONS);
   if (records.length > 0) {
@@ -281,7 +280,7 @@ function presentKeys(pod: K8sObject, keys: readonly string[]): string[] {
 function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }: Admission): Decision {
   const settings = resolved.settings;
   const isolation = poolIsolation(resolved.poolObject);
-  const vars = localGpuEnv({ ...resolved.share, workload }, isolation);
+  const vars = localGpuEnv(resolved.share, workload, isolation);
   const priority = priorityFor(pod, settings.qos);
   if (priority.warning) warnings.push(priority.warning);
   warnings.push(...localPatchWarnings(pod, injectInto));

@@ -21,9 +21,10 @@ export const DECISION_CACHE_MAX_KEY_CHARS = 32 * 1024;
  * and nothing is decided from them.
  *
  * They are left out by a rest pattern, not by a copy that sets them to undefined: in V8 (Node 20),
- * `{ ...metadata, managedFields: undefined }` made objects that outlived young-generation collections,
- * so under load the webhook paused for full collections; this form promotes nothing (figures:
- * bench/README.md, `bench:webhook`).
+ * `{ ...metadata, managedFields: undefined }` (a spread, then a key it did not bring: see "Objects that
+ * outlive young collections" in docs/runtime/webhook.md) made objects that outlived young-generation
+ * collections, so under load the webhook paused for full collections; this form promotes nothing
+ * (figures: bench/README.md, `bench:webhook`).
  */
 export function decisionKey(req: AdmissionRequest): string {
   const o = req.object;

@@ -65,7 +65,6 @@ export interface ShareSettings {
   readonly vramRequest: number;
   readonly vramLimit: number;
   readonly gpuCount: number;
-  readonly workload?: string;
 }
 
 const MIB = 2 ** 20;
@@ -97,8 +96,8 @@ export function mpsThreadPercentage(tflopsLimit: number, gpuTflops: number): str
   return String(Math.min(100, Math.max(1, pct)));
 }
 
-/** The shared TENSOR_FUSION_* variables of a share, local or remote. */
-export function shareEnv(s: ShareSettings, mode: 'local' | 'remote'): EnvVar[] {
+/** The shared TENSOR_FUSION_* variables of a share, local or remote, of a pod of `workload`. */
+export function shareEnv(s: ShareSettings, mode: 'local' | 'remote', workload = ''): EnvVar[] {
   return [
     { name: TF_ENV.mode, value: mode },
     { name: TF_ENV.pool, value: s.pool },
@@ -108,7 +107,7 @@ export function shareEnv(s: ShareSettings, mode: 'local' | 'remote'): EnvVar[] {
     { name: TF_ENV.vramRequest, value: String(Math.ceil(s.vramRequest)) },
     { name: TF_ENV.vramLimit, value: String(Math.ceil(s.vramLimit)) },
     { name: TF_ENV.gpuCount, value: String(s.gpuCount) },
-    { name: TF_ENV.workload, value: s.workload ?? '' },
+    { name: TF_ENV.workload, value: workload },
   ];
 }
 
@@ -118,15 +117,15 @@ export function shareEnv(s: ShareSettings, mode: 'local' | 'remote'): EnvVar[] {
  * kubelet creates the container, so only the allocation id comes from here (one source per variable:
  * a name set twice is read differently by different programs).
  */
-export function localGpuEnv(s: ShareSettings, isolation: IsolationMode = 'shared'): EnvVar[] {
+export function localGpuEnv(s: ShareSettings, workload?: string, isolation: IsolationMode = 'shared'): EnvVar[] {
   const placement = isolation === 'hard' ? PLACEMENT_ENV.filter(([name]) => name === TF_ENV.allocation) : PLACEMENT_ENV;
-  return [...shareEnv(s, 'local'), ...placement.map(([name, annotation]) => annotationRef(name, annotation))];
+  return [...shareEnv(s, 'local', workload), ...placement.map(([name, annotation]) => annotationRef(name, annotation))];
 }
 
 /** Remote mode: the share variables plus where the workload's workers are. */
 export function remoteClientEnv(s: ShareSettings, workload: string, namespace: string, workerSelector: string): EnvVar[] {
   return [
-    ...shareEnv({ ...s, workload }, 'remote'),
+    ...shareEnv(s, 'remote', workload),
     { name: TF_ENV.connectionName, value: workload },
     { name: TF_ENV.connectionNamespace, value: namespace },
     { name: TF_ENV.workerSelector, value: workerSelector },
