@@ -13,6 +13,9 @@
  * must be none but watch upkeep (no I/O on the admission path). The load generators run in this
  * process. Prints figures and ends with one JSON line. `BENCH_SERVER_FLAGS` passes Node or V8 flags
  * to the server process (`--max-semi-space-size=32`, `--single-threaded-gc`: GC experiments).
+ * `BENCH_PROF=<run>` writes a CPU profile of the server process over one run to
+ * /tmp/wprof/<run>.cpuprofile: `baseline`, `replicas` or `distinct` (the paced runs at the target
+ * rate), `all` for the whole process.
  */
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -20,6 +23,7 @@ import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { Session } from 'node:inspector';
 import { connect as tlsConnect, createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
 import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
@@ -64,14 +68,18 @@ async function child(): Promise<void> {
   await new Promise<void>((r) => trivial.listen(0, '127.0.0.1', r));
   let cpuStart = process.cpuUsage();
   const pauses = new ServerPauseMeter();
-  process.on('message', (m) => {
-    if (m === 'reset') {
+  const profiler = new RunProfiler(process.env.BENCH_PROF);
+  process.on('message', async (m) => {
+    if (typeof m === 'string' && m.startsWith('reset')) {
+      await profiler.start(m.slice('reset:'.length));
       cpuStart = process.cpuUsage();
       pauses.reset();
     }
     if (m === 'cpu') {
       const cpu = process.cpuUsage(cpuStart);
-      process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000, pauses: pauses.read() });
+      const read = pauses.read();
+      await profiler.stop();
+      process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000, pauses: read });
     }
     if (m === 'handler') void handlerOnly(webhook.handle, false).then((r) => process.send?.(r));
     if (m === 'handler-distinct') void handlerOnly(webhook.handle, true).then((r) => process.send?.(r));
@@ -87,6 +95,36 @@ async function child(): Promise<void> {
       process.exit(0);
     }
   });
+}
+
+/** A CPU profile of the run named `wanted` (see BENCH_PROF), through the inspector: nothing when unset. */
+class RunProfiler {
+  private session?: Session;
+  private run = '';
+
+  constructor(private readonly wanted: string | undefined) {}
+
+  async start(run: string): Promise<void> {
+    if (run !== this.wanted) return;
+    this.run = run;
+    this.session = new Session();
+    this.session.connect();
+    await this.post('Profiler.enable');
+    await this.post('Profiler.start');
+  }
+
+  async stop(): Promise<void> {
+    if (!this.session) return;
+    const { profile } = await this.post<{ profile: object }>('Profiler.stop');
+    fs.mkdirSync('/tmp/wprof', { recursive: true });
+    fs.writeFileSync(`/tmp/wprof/${this.run}.cpuprofile`, JSON.stringify(profile));
+    this.session.disconnect();
+    this.session = undefined;
+  }
+
+  private post<T>(method: string): Promise<T> {
+    return new Promise((resolve, reject) => this.session!.post(method, (err, res) => (err ? reject(err) : resolve(res as T))));
+  }
 }
 
 interface HandlerFigures {
@@ -460,7 +498,7 @@ async function parent(): Promise<void> {
   const proc = fork(bundle, ['--child'], {
     env: { ...process.env, BENCH_API: url },
     execArgv: [
-      ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : []),
+      ...(process.env.BENCH_PROF === 'all' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : []),
       ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean),
     ],
   });
@@ -475,21 +513,21 @@ async function parent(): Promise<void> {
   const handler = await ask<HandlerFigures>('handler');
   const handlerDistinct = await ask<HandlerFigures>('handler-distinct');
   /** `run`, and the server process's CPU time and pauses over it. */
-  const onServer = async <T>(run: () => Promise<T>) => {
-    proc.send('reset');
+  const onServer = async <T>(run: () => Promise<T>, name = '') => {
+    proc.send(`reset:${name}`);
     const result = await run();
     return { result, ...(await ask<{ cpuMs: number; pauses: ServerPauses }>('cpu')) };
   };
   const { result: baseline, cpuMs: baselineCpuMs } = await onServer(() => saturate(ready.baselinePort, ready.ca));
-  const pacedWithCpu = async (client: PacedClient, rate: number, distinct = false) => {
-    const { result: run, cpuMs, pauses } = await onServer(() => client.paced(rate, distinct));
+  const pacedWithCpu = async (client: PacedClient, rate: number, distinct = false, name = '') => {
+    const { result: run, cpuMs, pauses } = await onServer(() => client.paced(rate, distinct), name);
     return { ...run, cpuMsPerRequest: cpuMs / (rate * DURATION_S), server: pauses };
   };
   // The trivial handler at the target rate too: what this machine's TLS, HTTP and scheduling alone cost.
   const baselineClient = await PacedClient.open(ready.baselinePort, ready.ca);
   // A run at the light rate first, as for the webhook below, so neither side's paced run is this client's first.
   const baselineLight = await pacedWithCpu(baselineClient, LIGHT_RPS);
-  const baselinePaced = await pacedWithCpu(baselineClient, TARGET_RPS);
+  const baselinePaced = await pacedWithCpu(baselineClient, TARGET_RPS, false, 'baseline');
   baselineClient.close();
   const apiBefore = await apiCounts(apiProc);
   const { result: hook, cpuMs: hookCpuMs } = await onServer(() => saturate(ready.port, ready.ca));
@@ -497,11 +535,11 @@ async function parent(): Promise<void> {
   // target rate, where it shows the time an admission takes rather than the queue in front of it.
   const client = await PacedClient.open(ready.port, ready.ca);
   const light = await pacedWithCpu(client, LIGHT_RPS);
-  const atTarget = await pacedWithCpu(client, TARGET_RPS);
+  const atTarget = await pacedWithCpu(client, TARGET_RPS, false, 'replicas');
   client.close();
   // Every pod decided: a client of its own, so it starts with the same idle connections.
   const distinctClient = await PacedClient.open(ready.port, ready.ca);
-  const distinct = await pacedWithCpu(distinctClient, TARGET_RPS, true);
+  const distinct = await pacedWithCpu(distinctClient, TARGET_RPS, true, 'distinct');
   distinctClient.close();
   const apiAfter = await apiCounts(apiProc);
   proc.send('stop');
