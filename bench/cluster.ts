@@ -17,12 +17,12 @@
  *    once; time until N GPUNodes and 8N GPUs exist and the GPUPool status counts them.
  * 3. Control-plane start time.
  *
- * `npx ts-node --transpile-only bench/cluster.ts [--pods=2000] [--nodes=1000]`. Rebuilds the
+ * `npx ts-node --transpile-only bench/cluster.ts [--pods=2000] [--nodes=1000] [--warmup=500]`. Rebuilds the
  * controller bundle first (`npm run -s bundle`). Needs the envtest binaries (`npm run envtest:setup`).
  * Prints figures and ends with one JSON line.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../lib/model/metadata-keys';
@@ -58,8 +58,13 @@ const CONCURRENCY = 32;
 const GPUS_PER_NODE = 8;
 /** Pods of part 1 go to 4 nodes × 8 A100s: 1 TFLOPS / 256 MiB shares fit some 10,000 times. */
 const POD_NODES = 4;
-/** Unmeasured creates first: TLS connections to the API server and to the webhook, first writes. */
-const WARMUP = 2 * CONCURRENCY;
+/**
+ * Unmeasured creates first, per side: TLS connections to the API server and to the webhooks, first
+ * writes, and V8 compiling the admission code, which a running webhook has long done (with 64, each
+ * replica decided its measured pods mostly in unoptimized code: admitPod took 0.18 ms there against
+ * some 0.03 ms once optimized). At least 2 × CONCURRENCY.
+ */
+const WARMUP = flag('warmup', 500, 2 * CONCURRENCY);
 const NS = 'bench';
 /** The trivial webhook's side: its configuration matches this namespace only. */
 const TRIVIAL_NS = 'bench-trivial';
@@ -254,8 +259,42 @@ async function startTrivialWebhook(cp: ControlPlane, docs: Obj[], dir: string): 
   return { process: proc, balancer, stop };
 }
 
-/** Part 1: pod creates with our webhook, with the trivial one, and with none. */
-async function podCreates(cp: ControlPlane, cluster: HttpCluster, ctl: RunningController) {
+/** Clock ticks per second of /proc/PID/stat's CPU times. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU time (user + system, every thread) of `pid` so far, ms; this process's from Node (the bench client and the balancers). */
+function cpuMsOf(pid: number): number {
+  if (pid === process.pid) {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  }
+  // Fields after the command (which may hold spaces), from the 3rd: utime and stime are the 14th and 15th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** The processes whose CPU time part 1 reads, by what they are; several of one kind add up. */
+type CpuGroups = Record<string, number[]>;
+
+const cpuSnapshot = (groups: CpuGroups): Record<string, number> =>
+  Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids.reduce((ms, pid) => ms + cpuMsOf(pid), 0)]));
+
+/** The API server's requests so far by verb and resource (`create pods`, `update tensorfusionworkloads/status`), from its /metrics. */
+async function apiRequests(cluster: HttpCluster): Promise<Map<string, number>> {
+  const res = await cluster.request('GET', '/metrics');
+  const counts = new Map<string, number>();
+  for (const line of res.body.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const label = (name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? '';
+    const sub = label('subresource');
+    const key = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+}
+
+/** Part 1: pod creates with our webhook, with the trivial one, and with none; and each process's CPU time per side. */
+async function podCreates(cp: ControlPlane, cluster: HttpCluster, ctl: RunningController, groups: CpuGroups) {
   await cluster.create(RESOURCES.gpupools, renderGpuPool('bench', {}) as K8sObject);
   for (let i = 0; i < POD_NODES; i++) await cluster.create(RESOURCES.nodes, staticGpuNode(`bench-gpu-${i}`, 'bench'));
   await waitFor('pool bench Ready', async () => (await poolStatus(cluster, 'bench')).readyGPUs === POD_NODES * GPUS_PER_NODE, 60_000, 200);
@@ -288,13 +327,23 @@ async function podCreates(cp: ControlPlane, cluster: HttpCluster, ctl: RunningCo
     ['none', half, PODS],
   ];
   const runs: Partial<Record<Side, CreateRun>> = {};
+  const cpu: Record<Side, Record<string, number>> = { ours: {}, trivial: {}, none: {} };
+  const requests: Record<Side, Map<string, number>> = { ours: new Map(), trivial: new Map(), none: new Map() };
   for (const [side, from, to] of blocks) {
+    const before = cpuSnapshot(groups);
+    const requestsBefore = await apiRequests(cluster);
     const r = await createAll(cluster, RESOURCES.pods, pods(side, side, from, to));
+    const after = cpuSnapshot(groups);
+    for (const name of Object.keys(groups)) cpu[side][name] = (cpu[side][name] ?? 0) + after[name] - before[name];
+    for (const [key, n] of await apiRequests(cluster)) {
+      const made = n - (requestsBefore.get(key) ?? 0);
+      if (made > 0) requests[side].set(key, (requests[side].get(key) ?? 0) + made);
+    }
     runs[side] = runs[side] ? merge(runs[side], r) : r;
   }
   const admitted = (await metricSum(ctl, 'tf_webhook_admissions_total')) - admittedBefore;
   const serverMs = (1000 * ((await metricSum(ctl, 'tf_webhook_admission_duration_seconds_sum')) - durBefore)) / Math.max(1, admitted);
-  return { hook: runs.ours!, trivial: runs.trivial!, base: runs.none!, admitted, serverMs };
+  return { hook: runs.ours!, trivial: runs.trivial!, base: runs.none!, admitted, serverMs, cpu, requests };
 }
 
 /** Part 2: NODES GFD nodes created at once until the controller has made and counted everything. */
@@ -408,7 +457,15 @@ async function main(): Promise<void> {
     console.log(`controller installed (CRDs Established, 2 replicas ready, caBundle published) in ${Math.round(performance.now() - t)} ms`);
 
     trivial = await startTrivialWebhook(cp, synth.controller, synth.dir);
-    const p = await podCreates(cp, cluster, ctl);
+    const p = await podCreates(cp, cluster, ctl, {
+      'kube-apiserver': cp.processes.filter((x) => x.name === 'kube-apiserver').map((x) => x.pid),
+      etcd: cp.processes.filter((x) => x.name === 'etcd').map((x) => x.pid),
+      'our replicas': ctl.replicas.map((r) => r.process.pid),
+      'trivial webhook': [trivial.process.pid],
+      'bench client and balancers': [process.pid],
+    });
+    const cpuPerPod = (side: Side) =>
+      Object.fromEntries(Object.entries(p.cpu[side]).map(([name, ms]) => [name, round(ms / PODS, 2)])) as Record<string, number>;
     const ratio = rps(p.hook) / rps(p.base);
     const ratioTrivial = rps(p.hook) / rps(p.trivial);
     console.log(
@@ -426,6 +483,26 @@ async function main(): Promise<void> {
     console.log(
       `  ours / none ${ratio.toFixed(3)}, ours / trivial ${ratioTrivial.toFixed(3)}, trivial / none ${(rps(p.trivial) / rps(p.base)).toFixed(3)}; our webhook's reviews ${p.admitted} (reinvocations included), mean ${p.serverMs.toFixed(2)} ms inside the replica`,
     );
+
+    console.log('  CPU ms per pod created, by process:');
+    for (const side of ['ours', 'trivial', 'none'] as const) {
+      const per = cpuPerPod(side);
+      const all = round(
+        Object.values(per).reduce((a, b) => a + b, 0),
+        2,
+      );
+      console.log(
+        `    ${side.padEnd(8)} ${Object.entries(per)
+          .map(([name, ms]) => `${name} ${ms}`)
+          .join(', ')}; all ${all}`,
+      );
+    }
+    // The metrics reads between blocks are counted too (a few `get` requests per side).
+    console.log('  API server requests per 100 pods created, by verb and resource:');
+    for (const side of ['ours', 'trivial', 'none'] as const) {
+      const rows = [...p.requests[side]].sort((a, b) => b[1] - a[1]).map(([key, n]) => `${key} ${round((100 * n) / PODS)}`);
+      console.log(`    ${side.padEnd(8)} ${rows.join(', ')}`);
+    }
 
     const r = await reconcile(cluster, ctl);
     const objects = NODES * (1 + GPUS_PER_NODE);
@@ -454,6 +531,7 @@ async function main(): Promise<void> {
         p99MsTrivialWebhook: pct(p.trivial.latencies, 99),
         p99MsNoWebhook: pct(p.base.latencies, 99),
         reviewMs: round(p.serverMs, 2),
+        cpuMsPerPod: { ours: cpuPerPod('ours'), trivial: cpuPerPod('trivial'), none: cpuPerPod('none') },
         nodes: NODES,
         reconcileNodesPerSec: round(NODES / (r.doneMs / 1000)),
         controlPlaneStartMs: cp.startMs,
