@@ -13,11 +13,14 @@
  *    selectors of the same form, matching only that side. Same annotations, same size, same
  *    ValidatingAdmissionPolicies: only the webhook call differs. Blocks run A B C C B A (none, ours,
  *    trivial, trivial, ours, none) so drift from other load on the machine falls on every side alike.
+ *    With `--trivial-patch=ours` the do-nothing webhook also sends the operations ours applies to the
+ *    pod (read from a dry-run create), so that side pays for our patch and our pod size without our
+ *    webhook's work. Per side: each process's CPU time per pod, and the API server's requests.
  * 2. Reconcile throughput: N KWOK nodes labelled like NVIDIA GFD (8 GPUs each) in a pool, created at
  *    once; time until N GPUNodes and 8N GPUs exist and the GPUPool status counts them.
  * 3. Control-plane start time.
  *
- * `npx ts-node --transpile-only bench/cluster.ts [--pods=2000] [--nodes=1000] [--warmup=500]`. Rebuilds the
+ * `npx ts-node --transpile-only bench/cluster.ts [--pods=2000] [--nodes=1000] [--warmup=500] [--trivial-patch=ours]`. Rebuilds the
  * controller bundle first (`npm run -s bundle`). Needs the envtest binaries (`npm run envtest:setup`).
  * Prints figures and ends with one JSON line.
  */
@@ -47,11 +50,15 @@ import {
   synthToTemp,
   writeYaml,
 } from '../test/support/control-plane/install';
-import { intFlag as flag } from './flags';
+import { intFlag as flag, stringFlag } from './flags';
 import { percentile } from './stats';
 import { TRIVIAL_ANNOTATION } from './trivial-webhook';
 
 const PODS = flag('pods', 2000);
+/** `ours`: the do-nothing webhook also sends what ours adds to a pod (see oursOps); `annotation` (default): one annotation. */
+const TRIVIAL_PATCH = stringFlag('trivial-patch') ?? 'annotation';
+if (TRIVIAL_PATCH !== 'annotation' && TRIVIAL_PATCH !== 'ours')
+  throw new Error(`--trivial-patch: got "${TRIVIAL_PATCH}", expected "annotation" or "ours"`);
 const NODES = flag('nodes', 1000);
 /** Requests in flight at once from the bench client (one keep-alive agent, 64 sockets). */
 const CONCURRENCY = 32;
@@ -200,7 +207,7 @@ interface TrivialWebhook {
  * reached) and registers it in a MutatingWebhookConfiguration of its own: a copy of ours (failure
  * policy, timeout, match and reinvocation policy, rules) whose selectors match only TRIVIAL_NS.
  */
-async function startTrivialWebhook(cp: ControlPlane, docs: Obj[], dir: string): Promise<TrivialWebhook> {
+async function startTrivialWebhook(cp: ControlPlane, docs: Obj[], dir: string, extraOps: object[] = []): Promise<TrivialWebhook> {
   const ca = createCa('bench-trivial-webhook-ca');
   const tls = issueServingCert(ca, ['127.0.0.1']);
   writeFileSync(path.join(dir, 'trivial.crt'), tls.cert);
@@ -216,6 +223,7 @@ async function startTrivialWebhook(cp: ControlPlane, docs: Obj[], dir: string): 
       TRIVIAL_WEBHOOK_PORT: String(port),
       TRIVIAL_WEBHOOK_CERT: path.join(dir, 'trivial.crt'),
       TRIVIAL_WEBHOOK_KEY: path.join(dir, 'trivial.key'),
+      ...(extraOps.length ? { TRIVIAL_WEBHOOK_EXTRA_OPS: writeJson(dir, 'trivial-extra-ops.json', extraOps) } : {}),
     },
   );
   const balancer = await startBalancer([port]);
@@ -279,6 +287,42 @@ type CpuGroups = Record<string, number[]>;
 const cpuSnapshot = (groups: CpuGroups): Record<string, number> =>
   Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids.reduce((ms, pid) => ms + cpuMsOf(pid), 0)]));
 
+function writeJson(dir: string, name: string, value: unknown): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, JSON.stringify(value));
+  return file;
+}
+
+/**
+ * What our webhook adds to the bench's pod, as JSON patch operations that set the same fields to the
+ * same values: read from a dry-run create of an opted-in pod, which the API server passes through our
+ * webhook and does not store. For a do-nothing webhook to send a patch of ours' size and make a pod
+ * of ours' size, which tells the price of the patch and the pod from the price of our webhook.
+ */
+async function oursOps(cluster: HttpCluster): Promise<object[]> {
+  // Retried as the warm-up is: until both replicas' views have the pool.
+  let res = await cluster.request('POST', resourcePath(RESOURCES.pods, NS), { dryRun: 'All' }, pod('ours-dry-run', 'ours'));
+  for (let attempt = 0; res.status !== 201 && attempt < 30; attempt++) {
+    await sleep(1_000);
+    res = await cluster.request('POST', resourcePath(RESOURCES.pods, NS), { dryRun: 'All' }, pod('ours-dry-run', 'ours'));
+  }
+  if (res.status !== 201) throw new Error(`dry-run create: ${res.status} ${res.body.slice(0, 300)}`);
+  const out = JSON.parse(res.body) as Obj;
+  const before = pod('ours-dry-run', 'ours') as Obj;
+  const escape = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+  const ops: object[] = [];
+  for (const map of ['annotations', 'labels'] as const)
+    for (const [k, v] of Object.entries((out.metadata[map] ?? {}) as Record<string, string>))
+      if (before.metadata[map]?.[k] === undefined) ops.push({ op: 'add', path: `/metadata/${map}/${escape(k)}`, value: v });
+  for (const field of ['schedulerName', 'priorityClassName', 'priority', 'preemptionPolicy', 'affinity'])
+    if (out.spec[field] !== undefined && JSON.stringify(out.spec[field]) !== JSON.stringify(before.spec[field]))
+      ops.push({ op: 'add', path: `/spec/${field}`, value: out.spec[field] });
+  const [c] = out.spec.containers as Obj[];
+  if (c.env) ops.push({ op: 'add', path: '/spec/containers/0/env', value: c.env });
+  if (c.resources?.limits) ops.push({ op: 'add', path: '/spec/containers/0/resources/limits', value: c.resources.limits });
+  return ops;
+}
+
 /** The API server's requests so far by verb and resource (`create pods`, `update tensorfusionworkloads/status`), from its /metrics. */
 async function apiRequests(cluster: HttpCluster): Promise<Map<string, number>> {
   const res = await cluster.request('GET', '/metrics');
@@ -293,14 +337,17 @@ async function apiRequests(cluster: HttpCluster): Promise<Map<string, number>> {
   return counts;
 }
 
-/** Part 1: pod creates with our webhook, with the trivial one, and with none; and each process's CPU time per side. */
-async function podCreates(cp: ControlPlane, cluster: HttpCluster, ctl: RunningController, groups: CpuGroups) {
+/** Part 1's pool, its GPU nodes and the sides' namespaces. */
+async function podSetup(cp: ControlPlane, cluster: HttpCluster): Promise<void> {
   await cluster.create(RESOURCES.gpupools, renderGpuPool('bench', {}) as K8sObject);
   for (let i = 0; i < POD_NODES; i++) await cluster.create(RESOURCES.nodes, staticGpuNode(`bench-gpu-${i}`, 'bench'));
   await waitFor('pool bench Ready', async () => (await poolStatus(cluster, 'bench')).readyGPUs === POD_NODES * GPUS_PER_NODE, 60_000, 200);
   await cp.kubectlOk(['create', 'namespace', NS]);
   await cp.kubectlOk(['create', 'namespace', TRIVIAL_NS]);
+}
 
+/** Part 1: pod creates with our webhook, with the trivial one, and with none; and each process's CPU time per side. */
+async function podCreates(cluster: HttpCluster, ctl: RunningController, groups: CpuGroups) {
   const pods = (side: Side, names: string, from: number, to: number) =>
     Array.from({ length: to - from }, (_, i) => pod(`${names}-${from + i}`, side));
   // Warm-up; the webhook sides are retried until every pod is admitted and marked (both replicas'
@@ -456,8 +503,12 @@ async function main(): Promise<void> {
     );
     console.log(`controller installed (CRDs Established, 2 replicas ready, caBundle published) in ${Math.round(performance.now() - t)} ms`);
 
-    trivial = await startTrivialWebhook(cp, synth.controller, synth.dir);
-    const p = await podCreates(cp, cluster, ctl, {
+    await podSetup(cp, cluster);
+    const extraOps = TRIVIAL_PATCH === 'ours' ? await oursOps(cluster) : [];
+    if (extraOps.length)
+      console.log(`the do-nothing webhook also sends ours' ${extraOps.length} operations (${JSON.stringify(extraOps).length} bytes)`);
+    trivial = await startTrivialWebhook(cp, synth.controller, synth.dir, extraOps);
+    const p = await podCreates(cluster, ctl, {
       'kube-apiserver': cp.processes.filter((x) => x.name === 'kube-apiserver').map((x) => x.pid),
       etcd: cp.processes.filter((x) => x.name === 'etcd').map((x) => x.pid),
       'our replicas': ctl.replicas.map((r) => r.process.pid),
@@ -531,6 +582,7 @@ async function main(): Promise<void> {
         p99MsTrivialWebhook: pct(p.trivial.latencies, 99),
         p99MsNoWebhook: pct(p.base.latencies, 99),
         reviewMs: round(p.serverMs, 2),
+        trivialPatch: TRIVIAL_PATCH,
         cpuMsPerPod: { ours: cpuPerPod('ours'), trivial: cpuPerPod('trivial'), none: cpuPerPod('none') },
         nodes: NODES,
         reconcileNodesPerSec: round(NODES / (r.doneMs / 1000)),
