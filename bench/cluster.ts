@@ -25,7 +25,7 @@
  * Prints figures and ends with one JSON line.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../lib/model/metadata-keys';
@@ -51,7 +51,7 @@ import {
   writeYaml,
 } from '../test/support/control-plane/install';
 import { intFlag as flag, stringFlag } from './flags';
-import { percentile } from './stats';
+import { apiRequestCounts, cpuSecondsByProcess, percentile } from './stats';
 import { TRIVIAL_ANNOTATION } from './trivial-webhook';
 
 const PODS = flag('pods', 2000);
@@ -267,26 +267,6 @@ async function startTrivialWebhook(cp: ControlPlane, docs: Obj[], dir: string, e
   return { process: proc, balancer, stop };
 }
 
-/** Clock ticks per second of /proc/PID/stat's CPU times. */
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** CPU time (user + system, every thread) of `pid` so far, ms; this process's from Node (the bench client and the balancers). */
-function cpuMsOf(pid: number): number {
-  if (pid === process.pid) {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  }
-  // Fields after the command (which may hold spaces), from the 3rd: utime and stime are the 14th and 15th.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-}
-
-/** The processes whose CPU time part 1 reads, by what they are; several of one kind add up. */
-type CpuGroups = Record<string, number[]>;
-
-const cpuSnapshot = (groups: CpuGroups): Record<string, number> =>
-  Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids.reduce((ms, pid) => ms + cpuMsOf(pid), 0)]));
-
 function writeJson(dir: string, name: string, value: unknown): string {
   const file = path.join(dir, name);
   writeFileSync(file, JSON.stringify(value));
@@ -323,20 +303,6 @@ async function oursOps(cluster: HttpCluster): Promise<object[]> {
   return ops;
 }
 
-/** The API server's requests so far by verb and resource (`create pods`, `update tensorfusionworkloads/status`), from its /metrics. */
-async function apiRequests(cluster: HttpCluster): Promise<Map<string, number>> {
-  const res = await cluster.request('GET', '/metrics');
-  const counts = new Map<string, number>();
-  for (const line of res.body.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const label = (name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? '';
-    const sub = label('subresource');
-    const key = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
-  }
-  return counts;
-}
-
 /** Part 1's pool, its GPU nodes and the sides' namespaces. */
 async function podSetup(cp: ControlPlane, cluster: HttpCluster): Promise<void> {
   await cluster.create(RESOURCES.gpupools, renderGpuPool('bench', {}) as K8sObject);
@@ -346,8 +312,23 @@ async function podSetup(cp: ControlPlane, cluster: HttpCluster): Promise<void> {
   await cp.kubectlOk(['create', 'namespace', TRIVIAL_NS]);
 }
 
-/** Part 1: pod creates with our webhook, with the trivial one, and with none; and each process's CPU time per side. */
-async function podCreates(cluster: HttpCluster, ctl: RunningController, groups: CpuGroups) {
+/**
+ * CPU ms used so far by the processes whose command line holds one of `markers`, by name (see
+ * cpuSecondsByProcess), and by this process (the bench's client and the balancers).
+ */
+function cpuMs(markers: readonly string[]): Map<string, number> {
+  const out = new Map([...cpuSecondsByProcess(markers)].map(([name, s]) => [name, s * 1000]));
+  const own = process.cpuUsage();
+  return out.set('bench client and balancers', (own.user + own.system) / 1000);
+}
+
+/** `after` − `before`, added into `into`, per key. */
+function addDelta(into: Map<string, number>, before: Map<string, number>, after: Map<string, number>): void {
+  for (const [k, v] of after) if (v > (before.get(k) ?? 0)) into.set(k, (into.get(k) ?? 0) + v - (before.get(k) ?? 0));
+}
+
+/** Part 1: pod creates with our webhook, with the trivial one, and with none; per side, each process's CPU time and the API requests. */
+async function podCreates(cluster: HttpCluster, ctl: RunningController, cpuMarkers: readonly string[]) {
   const pods = (side: Side, names: string, from: number, to: number) =>
     Array.from({ length: to - from }, (_, i) => pod(`${names}-${from + i}`, side));
   // Warm-up; the webhook sides are retried until every pod is admitted and marked (both replicas'
@@ -374,18 +355,14 @@ async function podCreates(cluster: HttpCluster, ctl: RunningController, groups: 
     ['none', half, PODS],
   ];
   const runs: Partial<Record<Side, CreateRun>> = {};
-  const cpu: Record<Side, Record<string, number>> = { ours: {}, trivial: {}, none: {} };
+  const cpu: Record<Side, Map<string, number>> = { ours: new Map(), trivial: new Map(), none: new Map() };
   const requests: Record<Side, Map<string, number>> = { ours: new Map(), trivial: new Map(), none: new Map() };
   for (const [side, from, to] of blocks) {
-    const before = cpuSnapshot(groups);
-    const requestsBefore = await apiRequests(cluster);
+    const cpuBefore = cpuMs(cpuMarkers);
+    const requestsBefore = await apiRequestCounts(cluster);
     const r = await createAll(cluster, RESOURCES.pods, pods(side, side, from, to));
-    const after = cpuSnapshot(groups);
-    for (const name of Object.keys(groups)) cpu[side][name] = (cpu[side][name] ?? 0) + after[name] - before[name];
-    for (const [key, n] of await apiRequests(cluster)) {
-      const made = n - (requestsBefore.get(key) ?? 0);
-      if (made > 0) requests[side].set(key, (requests[side].get(key) ?? 0) + made);
-    }
+    addDelta(cpu[side], cpuBefore, cpuMs(cpuMarkers));
+    addDelta(requests[side], requestsBefore, await apiRequestCounts(cluster));
     runs[side] = runs[side] ? merge(runs[side], r) : r;
   }
   const admitted = (await metricSum(ctl, 'tf_webhook_admissions_total')) - admittedBefore;
@@ -508,15 +485,11 @@ async function main(): Promise<void> {
     if (extraOps.length)
       console.log(`the do-nothing webhook also sends ours' ${extraOps.length} operations (${JSON.stringify(extraOps).length} bytes)`);
     trivial = await startTrivialWebhook(cp, synth.controller, synth.dir, extraOps);
-    const p = await podCreates(cluster, ctl, {
-      'kube-apiserver': cp.processes.filter((x) => x.name === 'kube-apiserver').map((x) => x.pid),
-      etcd: cp.processes.filter((x) => x.name === 'etcd').map((x) => x.pid),
-      'our replicas': ctl.replicas.map((r) => r.process.pid),
-      'trivial webhook': [trivial.process.pid],
-      'bench client and balancers': [process.pid],
-    });
+    // The control plane's processes (their command lines name its directory), our replicas (the
+    // bundle: controller.js) and the do-nothing webhook (trivial-webhook.ts).
+    const p = await podCreates(cluster, ctl, [cp.dir, BUNDLE, 'trivial-webhook.ts']);
     const cpuPerPod = (side: Side) =>
-      Object.fromEntries(Object.entries(p.cpu[side]).map(([name, ms]) => [name, round(ms / PODS, 2)])) as Record<string, number>;
+      Object.fromEntries([...p.cpu[side]].sort((a, b) => b[1] - a[1]).map(([name, ms]) => [name, round(ms / PODS, 2)]));
     const ratio = rps(p.hook) / rps(p.base);
     const ratioTrivial = rps(p.hook) / rps(p.trivial);
     console.log(

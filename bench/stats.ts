@@ -15,8 +15,9 @@ export function median(xs: readonly number[]): number {
 /**
  * CPU seconds (user + system) used so far by every process whose command line contains one of
  * `markers` (a control plane's temp dir, the controller bundle's path), keyed by a short name: the
- * executable with its `--config` file, or for node the script. Linux only (/proc); where a run is
- * CPU-bound, the difference between two readings says who spent it.
+ * executable with its `--config` file, or for node the script (the last .js or .ts argument: `-r`
+ * preloads come first). Linux only (/proc); where a run is CPU-bound, the difference between two
+ * readings says who spent it.
  */
 export function cpuSecondsByProcess(markers: readonly string[]): Map<string, number> {
   const ticks = 100; // USER_HZ: 100 on every Linux ABI Node runs on.
@@ -30,7 +31,12 @@ export function cpuSecondsByProcess(markers: readonly string[]): Map<string, num
       const seconds = (Number(fields[11]) + Number(fields[12])) / ticks;
       const exe = basename(cmd[0]);
       const config = cmd.find((a) => a.startsWith('--config='));
-      const name = exe === 'node' ? basename(cmd.find((a) => a.endsWith('.js')) ?? 'node') : config ? `${exe} ${basename(config)}` : exe;
+      const name =
+        exe === 'node'
+          ? basename([...cmd].reverse().find((a) => a.endsWith('.js') || a.endsWith('.ts')) ?? 'node')
+          : config
+            ? `${exe} ${basename(config)}`
+            : exe;
       out.set(name, (out.get(name) ?? 0) + seconds);
     } catch {
       // The process ended between the listing and the read.

@@ -119,11 +119,6 @@ export class ControlPlane {
   /** Wall time of {@link start} in ms, for reports. */
   startMs = 0;
 
-  /** The processes started so far, by name (etcd, kube-apiserver, then schedulers, controller managers, KWOK): benches read their CPU time. */
-  get processes(): ReadonlyArray<ManagedProcess> {
-    return [this.etcd, this.apiServer, ...this.others].filter((p): p is ManagedProcess => p !== undefined);
-  }
-
   private readonly tokens = new Map<string, string>();
   private etcd?: ManagedProcess;
   private apiServer?: ManagedProcess;
