@@ -13,7 +13,8 @@
  * innermost three frames of this repository's code, the `--rows=15` largest after the sum. `--allocated=PIECE`:
  * the same for every allocation, whether it outlived one or not.
  */
-import { Session } from 'node:inspector';
+import type { HeapProfiler } from 'node:inspector';
+import { Session } from 'node:inspector/promises';
 import { spawnSync } from 'node:child_process';
 import { HttpCluster, keepAliveAgent } from '../lib/runtime/kube/http-cluster';
 import { createCa, issueServingCert } from '../lib/runtime/serving/certificates';
@@ -100,12 +101,6 @@ async function child(): Promise<void> {
   process.exit(0);
 }
 
-interface SampleNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: SampleNode[];
-}
-
 /**
  * What `run` allocated, by allocating stack, from V8's sampling heap profiler; with SURVIVORS_ONLY,
  * told to drop the samples of objects a young collection freed and keep those a full one freed later.
@@ -113,18 +108,16 @@ interface SampleNode {
 async function sampledAllocations(run: () => Promise<void>): Promise<string> {
   const session = new Session();
   session.connect();
-  const post = <T>(method: string, params: object = {}) =>
-    new Promise<T>((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res as T))));
-  await post('HeapProfiler.startSampling', {
+  await session.post('HeapProfiler.startSampling', {
     samplingInterval: 512,
     includeObjectsCollectedByMajorGC: true,
     includeObjectsCollectedByMinorGC: !SURVIVORS_ONLY,
   });
   await run();
-  const { profile } = await post<{ profile: { head: SampleNode } }>('HeapProfiler.stopSampling');
+  const { profile } = await session.post('HeapProfiler.stopSampling');
   session.disconnect();
   const bySite = new Map<string, number>();
-  const walk = (n: SampleNode, frames: string[]) => {
+  const walk = (n: HeapProfiler.SamplingHeapProfileNode, frames: string[]) => {
     const own = /\/(lib|bench)\//.test(n.callFrame.url);
     const here = own
       ? [

@@ -23,7 +23,7 @@ import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { Session } from 'node:inspector';
+import { Session } from 'node:inspector/promises';
 import { connect as tlsConnect, createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
 import autocannon from 'autocannon';
 import { buildSync } from 'esbuild';
@@ -109,21 +109,17 @@ class RunProfiler {
     this.run = run;
     this.session = new Session();
     this.session.connect();
-    await this.post('Profiler.enable');
-    await this.post('Profiler.start');
+    await this.session.post('Profiler.enable');
+    await this.session.post('Profiler.start');
   }
 
   async stop(): Promise<void> {
     if (!this.session) return;
-    const { profile } = await this.post<{ profile: object }>('Profiler.stop');
+    const { profile } = await this.session.post('Profiler.stop');
     fs.mkdirSync('/tmp/wprof', { recursive: true });
     fs.writeFileSync(`/tmp/wprof/${this.run}.cpuprofile`, JSON.stringify(profile));
     this.session.disconnect();
     this.session = undefined;
-  }
-
-  private post<T>(method: string): Promise<T> {
-    return new Promise((resolve, reject) => this.session!.post(method, (err, res) => (err ? reject(err) : resolve(res as T))));
   }
 }
 
