@@ -280,15 +280,15 @@ function writeJson(dir: string, name: string, value: unknown): string {
  * of ours' size, which tells the price of the patch and the pod from the price of our webhook.
  */
 async function oursOps(cluster: HttpCluster): Promise<object[]> {
+  const before = pod('ours-dry-run', 'ours') as Obj;
   // Retried as the warm-up is: until both replicas' views have the pool.
-  let res = await cluster.request('POST', resourcePath(RESOURCES.pods, NS), { dryRun: 'All' }, pod('ours-dry-run', 'ours'));
-  for (let attempt = 0; res.status !== 201 && attempt < 30; attempt++) {
-    await sleep(1_000);
-    res = await cluster.request('POST', resourcePath(RESOURCES.pods, NS), { dryRun: 'All' }, pod('ours-dry-run', 'ours'));
+  let res = { status: 0, body: '' };
+  for (let attempt = 0; res.status !== 201 && attempt <= 30; attempt++) {
+    if (attempt > 0) await sleep(1_000);
+    res = await cluster.request('POST', resourcePath(RESOURCES.pods, NS), { dryRun: 'All' }, before);
   }
   if (res.status !== 201) throw new Error(`dry-run create: ${res.status} ${res.body.slice(0, 300)}`);
   const out = JSON.parse(res.body) as Obj;
-  const before = pod('ours-dry-run', 'ours') as Obj;
   const escape = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
   const ops: object[] = [];
   for (const map of ['annotations', 'labels'] as const)
