@@ -12,7 +12,7 @@
  *
  * It also makes the real node's container images (test/envtest/images.ts), cached by content.
  *
- * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok,pulumi,pulumi-kubernetes,images limits
+ * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok,pulumi,pulumi-kubernetes,containerd,runc,images limits
  * the builds; --all (see above).
  */
 import { execFileSync } from 'node:child_process';
@@ -49,14 +49,14 @@ const only = args
   .split(',');
 const all = args.includes('--all');
 
-function goEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' };
+function goEnv(build?: GoBuild): NodeJS.ProcessEnv {
+  return { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: build?.cgo ? '1' : '0', GOFLAGS: '-mod=mod' };
 }
 
 function go(build: GoBuild, goArgs: string[]): string {
   return execFileSync('go', goArgs, {
     cwd: path.join(ENVTEST_DIR, build.name),
-    env: goEnv(),
+    env: goEnv(build),
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -70,6 +70,7 @@ function fingerprint(build: GoBuild): string {
     if (existsSync(file)) h.update(readFileSync(file));
   }
   if (build.name === 'pulumi-kubernetes') h.update(PULUMI_KUBERNETES_PROVIDER_VERSION);
+  h.update(JSON.stringify([build.tags ?? [], build.cgo ?? false]));
   h.update(execFileSync('go', ['env', 'GOVERSION'], { env: goEnv(), encoding: 'utf8' }));
   return h.digest('hex');
 }
@@ -98,6 +99,10 @@ function versionLdflags(build: GoBuild, version: string): string {
       return kubernetesLdflags(version);
     case 'pulumi':
       return `-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=${version}`;
+    case 'containerd':
+      return `-X github.com/containerd/containerd/v2/version.Version=${version}`;
+    case 'runc':
+      return `-X main.version=${version.replace(/^v/, '')}`;
     case 'pulumi-kubernetes':
       return `-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${PULUMI_KUBERNETES_PROVIDER_VERSION}`;
     default:
@@ -155,7 +160,8 @@ function setup(build: GoBuild): void {
   for (const bin of wanted.filter((b) => !cached.includes(b))) {
     const started = Date.now();
     const tmp = path.join(binDir, `.${bin}.tmp`);
-    go(build, ['build', '-trimpath', '-ldflags', ldflags, '-o', tmp, build.binaries[bin]]);
+    const tags = build.tags?.length ? ['-tags', build.tags.join(',')] : [];
+    go(build, ['build', '-trimpath', ...tags, '-ldflags', ldflags, '-o', tmp, build.binaries[bin]]);
     renameSync(tmp, path.join(binDir, bin));
     console.log(`  built ${bin} ${version} in ${seconds(Date.now() - started)}`);
   }

@@ -30,6 +30,16 @@ export const AGENT_ENV = {
   pluginDir: 'DEVICE_PLUGIN_DIR',
   /** Where the GPU device nodes are (the host's /dev). */
   devRoot: 'DEV_ROOT',
+  /** Folder of the CDI specs the agent writes for the container runtime (one per delivered share). */
+  cdiDir: 'CDI_DIR',
+  /** The kubelet's PodResources socket: which pod holds which device ids. */
+  podResourcesSocket: 'POD_RESOURCES_SOCKET',
+  /** The NVIDIA driver's per-GPU folders (`<bus id>/information`: each GPU's UUID and device minor). */
+  nvidiaProcDir: 'NVIDIA_PROC_DIR',
+  /** Host folder the driver's libraries are found under (the host's `/`, or a driver container's root). */
+  driverRoot: 'DRIVER_ROOT',
+  /** Where that folder is mounted in the agent, to look for the libraries. */
+  driverRootMount: 'DRIVER_ROOT_MOUNT',
 } as const;
 
 export const AGENT_DEFAULTS = {
@@ -41,6 +51,11 @@ export const AGENT_DEFAULTS = {
   mpsDir: '/run/tensor-fusion/mps',
   pluginDir: '/var/lib/kubelet/device-plugins',
   devRoot: '/dev',
+  cdiDir: '/var/run/cdi',
+  podResourcesSocket: '/var/lib/kubelet/pod-resources/kubelet.sock',
+  nvidiaProcDir: '/proc/driver/nvidia/gpus',
+  driverRoot: '/',
+  driverRootMount: '/driver-root',
   /** Devices advertised per GPU: how many containers may hold a share of one GPU at once. */
   slotsPerGpu: 64,
   /** Supervision round: daemons checked, shares of gone pods ended, GPU readiness written. */
@@ -59,6 +74,8 @@ export const GPU_LABELS = ['gpu_uuid', 'gpu_model'] as const;
 
 /** Metric names; units are in the names, as Prometheus recommends. */
 export const AGENT_METRICS = {
+  /** Histogram, seconds: the agent's answers to the kubelet's device-plugin calls (method `Allocate`, `PreStartContainer`; outcome `ok`, `refused`). */
+  devicePluginSeconds: 'tf_agent_device_plugin_seconds',
   /** Gauge, bytes: device memory used by the container's processes on the GPU (nvidia-smi --query-compute-apps). */
   vramUsed: 'tf_agent_pod_gpu_vram_used_bytes',
   /**

@@ -5,7 +5,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { MpsShare, ShareDirs } from '../../lib/runtime/agent/mps/supervisor';
-import { containerResponse } from '../../lib/runtime/agent/share-claims';
+import { shareEdits } from '../../lib/runtime/agent/share/container-edits';
 
 /** A line of client.py: its ready line or its result (the last line). */
 export interface ClientReport {
@@ -41,8 +41,10 @@ export interface Client {
  * here are host processes, which see every device node and the host's /dev/shm.
  */
 export function containerEnv(share: MpsShare, dirs: ShareDirs): Record<string, string> {
-  const gpus = share.gpuUuids.map((uuid, index) => ({ index, uuid, name: '' }));
-  return containerResponse(share, dirs, gpus, '/dev', () => false).envs;
+  const minors = new Map(share.gpuUuids.map((uuid, index) => [uuid, index]));
+  const edits = shareEdits(share, dirs.pipeDir, { minors, devRoot: '/dev', exists: () => false, libraries: [] });
+  // The toolkit's `void` is for containers; a process on the host has no toolkit to tell.
+  return Object.fromEntries(edits.env.map((e) => e.split(/=(.*)/s).slice(0, 2)).filter(([k]) => k !== 'NVIDIA_VISIBLE_DEVICES'));
 }
 
 /** Starts clients and ends those still running at the end of the check. */

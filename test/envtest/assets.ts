@@ -10,11 +10,15 @@ import * as path from 'node:path';
 /** A wrapper Go module under test/envtest/ and the main packages it builds. */
 export interface GoBuild {
   /** Folder name under test/envtest/, also the cache prefix. */
-  name: 'kubernetes' | 'etcd' | 'kwok' | 'pulumi' | 'pulumi-kubernetes';
+  name: 'kubernetes' | 'etcd' | 'kwok' | 'pulumi' | 'pulumi-kubernetes' | 'containerd' | 'runc';
   /** The module whose version keys the cache. */
   module: string;
   /** Binary name -> Go main package (`.`: the wrapper module's own main package). */
   binaries: Record<string, string>;
+  /** Build tags. */
+  tags?: readonly string[];
+  /** Built with cgo (runc's nsenter is C); every other build is static, CGO_ENABLED=0. */
+  cgo?: boolean;
 }
 
 /**
@@ -46,6 +50,26 @@ export const GO_BUILDS: readonly GoBuild[] = [
   // for the real-engine suites (test/support/pulumi-engine.ts).
   { name: 'pulumi', module: 'github.com/pulumi/pulumi/pkg/v3', binaries: { pulumi: 'github.com/pulumi/pulumi/pkg/v3/cmd/pulumi' } },
   { name: 'pulumi-kubernetes', module: 'github.com/pulumi/pulumi-kubernetes/provider/v4', binaries: { 'pulumi-resource-kubernetes': '.' } },
+  // The real node's container runtime (test/support/node): containerd 2, whose CRI plugin resolves
+  // CDI devices (the share's delivery), and the runc its release is tested with. Debian 12's are
+  // containerd 1.6 (no CDI) and runc 1.1.
+  {
+    name: 'containerd',
+    module: 'github.com/containerd/containerd/v2',
+    binaries: {
+      containerd: 'github.com/containerd/containerd/v2/cmd/containerd',
+      'containerd-shim-runc-v2': 'github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2',
+      ctr: 'github.com/containerd/containerd/v2/cmd/ctr',
+    },
+    tags: ['no_btrfs', 'no_devmapper', 'no_zfs'],
+  },
+  {
+    name: 'runc',
+    module: 'github.com/opencontainers/runc',
+    binaries: { runc: 'github.com/opencontainers/runc' },
+    tags: ['seccomp'],
+    cgo: true,
+  },
 ];
 
 /** Every binary the harness can run. */
@@ -59,7 +83,11 @@ export type Binary =
   | 'etcd'
   | 'kwok'
   | 'pulumi'
-  | 'pulumi-resource-kubernetes';
+  | 'pulumi-resource-kubernetes'
+  | 'containerd'
+  | 'containerd-shim-runc-v2'
+  | 'ctr'
+  | 'runc';
 
 /** What setup-envtest puts in KUBEBUILDER_ASSETS; the rest come from our own cache. */
 export const KUBEBUILDER_BINARIES: readonly Binary[] = ['kube-apiserver', 'etcd', 'kubectl'];

@@ -1,7 +1,7 @@
 /**
  * The node agent (lib/runtime/agent/): a DaemonSet on GPU nodes that runs the node side of `hard`
  * isolation (an MPS control daemon per share, and the device plugin through which the kubelet gives
- * containers their GPUs, daemon and limits) and exports per-pod GPU usage for the recommender. It runs
+ * containers their GPUs, daemon and limits, as CDI devices the container runtime applies) and exports per-pod GPU usage for the recommender. It runs
  * in a namespace of its own because it is privileged (it starts the daemons, which switch to the
  * pods' users and mount each share's /dev/shm) and shares the host PID namespace (nvidia-smi and MPS
  * report host pids), which the controller namespace's "restricted" Pod Security level forbids; that
@@ -9,6 +9,7 @@
  * the kubelet adds their devices and mounts. The agent travels in the controller bundle (a copy of
  * the bundle ConfigMap in its namespace) and runs with the `agent` argument.
  */
+import { posix } from 'node:path';
 import { KubeObject } from '../../k8s/object';
 import { APP_LABELS, POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
 import { GROUP } from '../../model/group';
@@ -65,6 +66,10 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       { name: 'NVIDIA_DRIVER_CAPABILITIES', value: 'compute,utility' },
       { name: AGENT_ENV.mpsDir, value: AGENT_DEFAULTS.mpsDir },
       { name: AGENT_ENV.pluginDir, value: AGENT_DEFAULTS.pluginDir },
+      { name: AGENT_ENV.cdiDir, value: AGENT_DEFAULTS.cdiDir },
+      { name: AGENT_ENV.podResourcesSocket, value: AGENT_DEFAULTS.podResourcesSocket },
+      { name: AGENT_ENV.driverRoot, value: AGENT_DEFAULTS.driverRoot },
+      { name: AGENT_ENV.driverRootMount, value: AGENT_DEFAULTS.driverRootMount },
     ],
     ports: [{ name: AGENT_NAMES.port, containerPort: AGENT_DEFAULTS.port, protocol: 'TCP' }],
     livenessProbe: { httpGet: { path: '/healthz', port: AGENT_NAMES.port }, periodSeconds: 20, timeoutSeconds: 2, failureThreshold: 3 },
@@ -75,11 +80,20 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       // Same paths inside and out: the device plugin hands the kubelet host paths it made here.
       { name: 'mps', mountPath: AGENT_DEFAULTS.mpsDir },
       { name: 'device-plugins', mountPath: AGENT_DEFAULTS.pluginDir },
+      // The CDI specs it writes for the container runtime, and the kubelet's PodResources socket,
+      // through which it learns which pod holds which device ids.
+      { name: 'cdi', mountPath: AGENT_DEFAULTS.cdiDir },
+      { name: 'pod-resources', mountPath: posix.dirname(AGENT_DEFAULTS.podResourcesSocket) },
+      // Where it finds the driver's libraries, to mount them into the shares' containers.
+      { name: 'driver-root', mountPath: AGENT_DEFAULTS.driverRootMount, readOnly: true, mountPropagation: 'HostToContainer' },
     ],
   };
   const hostVolumes = [
     { name: 'mps', hostPath: { path: AGENT_DEFAULTS.mpsDir, type: 'DirectoryOrCreate' } },
     { name: 'device-plugins', hostPath: { path: AGENT_DEFAULTS.pluginDir, type: 'Directory' } },
+    { name: 'cdi', hostPath: { path: AGENT_DEFAULTS.cdiDir, type: 'DirectoryOrCreate' } },
+    { name: 'pod-resources', hostPath: { path: posix.dirname(AGENT_DEFAULTS.podResourcesSocket), type: 'Directory' } },
+    { name: 'driver-root', hostPath: { path: AGENT_DEFAULTS.driverRoot, type: 'Directory' } },
   ];
   const initSecurity = {
     allowPrivilegeEscalation: false,
@@ -136,11 +150,11 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name, labels },
-      // The pods of its node: to label series, and to find the pod a device-plugin Allocate is for.
+      // The pods of its node: to label series, and to read the record of the pod the kubelet names at PreStartContainer.
       // Its GPUs' status: the IsolationReady condition (a node's agent can write any GPU's status;
       // RBAC cannot scope by node, as the kubelet's NodeRestriction does for Nodes).
       rules: [
-        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
         { apiGroups: [GROUP], resources: ['gpus/status'], verbs: ['patch'] },
         // Warnings on pods whose processes the backstop stopped.
         { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

@@ -17,6 +17,11 @@ export interface AgentEnv {
   mpsShmIsolation: boolean;
   pluginDir: string;
   devRoot: string;
+  cdiDir: string;
+  podResourcesSocket: string;
+  nvidiaProcDir: string;
+  driverRoot: string;
+  driverRootMount: string;
 }
 
 /** Reads and validates the agent's environment; throws a ValidationError naming every bad variable. */
@@ -49,6 +54,11 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
     mpsDir: env[E.mpsDir] || AGENT_DEFAULTS.mpsDir,
     pluginDir: env[E.pluginDir] || AGENT_DEFAULTS.pluginDir,
     devRoot: env[E.devRoot] || AGENT_DEFAULTS.devRoot,
+    cdiDir: env[E.cdiDir] || AGENT_DEFAULTS.cdiDir,
+    podResourcesSocket: env[E.podResourcesSocket] || AGENT_DEFAULTS.podResourcesSocket,
+    nvidiaProcDir: env[E.nvidiaProcDir] || AGENT_DEFAULTS.nvidiaProcDir,
+    driverRoot: env[E.driverRoot] || AGENT_DEFAULTS.driverRoot,
+    driverRootMount: env[E.driverRootMount] || AGENT_DEFAULTS.driverRootMount,
   };
 }
 

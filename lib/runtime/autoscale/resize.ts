@@ -7,6 +7,11 @@
  * the kubelet refreshes the downward API files the webhook mounted (limits-volume.ts). A share whose
  * GPUs have no room keeps its size, and the workload's `InPlaceResize` condition says why.
  *
+ * Pods of `hard` pools are not resized in place: their limits live in each pod's MPS daemon, and MPS
+ * gives changed limits only to clients that connect after the change, so a shrink would hand a
+ * neighbour memory the pod's running processes can still take. They keep their share, with a Warning
+ * Event and the condition saying so; recreating the pods (a rollout) applies the recommendation.
+ *
  * Order of the writes: the allocator first holds the larger of the old and new amounts per field, the
  * pod is patched, then the allocator holds the new amounts (or the old ones if the patch failed). So
  * no other placement can take room the pod may still be using, and no relist of the pods sent before
@@ -23,7 +28,7 @@ import { bindingAnnotations, DeviceInfo } from '../shared/pod-share/record';
 import { isTerminal } from '../shared/pod-lifecycle';
 import { setCondition } from '../shared/capacity';
 import { keyOf, RESOURCES } from '../kube/resources';
-import { mpsParts, shareOf } from '../shared/share';
+import { deliveredByAgent, mpsParts, shareOf } from '../shared/share';
 import { LIMITS_MOUNT_PATH } from '../shared/pod-share/limits-volume';
 import type { Workload } from './loop';
 
@@ -95,6 +100,7 @@ export class ShareResizer {
     const recommended = recommendationOf(wl);
     if (!appliesToShares(settings) || !recommended) return;
     const blocked: string[] = [];
+    const hard: string[] = [];
     let resized = 0;
     for (const pod of this.opts.pods(keyOf(wl.metadata))) {
       const uid = pod.metadata.uid;
@@ -103,12 +109,28 @@ export class ShareResizer {
       if (!held || held.gpuIds.length === 0) continue;
       const next = applyRecommendation(settings, recommended, held);
       if (sameResources(next, held)) continue;
+      if (deliveredByAgent(pod)) {
+        hard.push(pod.metadata.name!);
+        await this.opts.cluster.recordEvent(pod, {
+          type: 'Warning',
+          reason: 'ShareNotResized',
+          message: `GPU share not resized in place (${describeChange(held, next)}): hard isolation's limits live in the pod's MPS daemon, which gives new limits only to new clients; recreate the pod to take the recommendation`,
+        });
+        continue;
+      }
       const why = await this.resizePod(pod, held, next);
       if (why === undefined) resized++;
       else blocked.push(`pod ${pod.metadata.name} on ${held.node}: ${why}`);
     }
     const cur = wl.status?.conditions?.find((c) => c.type === RESIZE_CONDITION);
-    if (blocked.length > 0) {
+    if (hard.length > 0) {
+      await this.setCondition(wl, {
+        type: RESIZE_CONDITION,
+        status: 'False',
+        reason: 'HardIsolation',
+        message: `the recommendation stays in status for ${hard.length} pod(s) of a hard pool, whose MPS limits change only when the pod is recreated: ${hard.join(', ')}${blocked.length ? `; and ${blocked.length} whose GPUs have no room: ${blocked.join('; ')}` : ''}`,
+      });
+    } else if (blocked.length > 0) {
       await this.setCondition(wl, {
         type: RESIZE_CONDITION,
         status: 'False',

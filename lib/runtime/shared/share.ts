@@ -3,7 +3,7 @@
  * the scheduler extender reads back to place it: the contract between the two halves of placement.
  * Plain JSON with whole bytes, so that both read the same numbers.
  */
-import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../model/metadata-keys';
+import { ENABLED_LABEL, SHARE_ANNOTATION, SHARE_RESOURCE } from '../../model/metadata-keys';
 import type { QosLevel } from '../../model/rules';
 import type { AllocationRequest } from '../../allocator';
 import type { K8sObject } from '../kube/cluster';
@@ -59,6 +59,16 @@ export function encodeShare(s: ShareRequest): string {
  */
 export function isOptedIn(pod: K8sObject): boolean {
   return pod.metadata?.labels?.[ENABLED_LABEL] === 'true';
+}
+
+/**
+ * Whether the pod's share is delivered by the node agent (`hard` isolation): a container holds the
+ * share resource, and the pod's limits live in its MPS daemon rather than in its environment.
+ */
+export function deliveredByAgent(pod: K8sObject): boolean {
+  type Container = { resources?: { limits?: Record<string, unknown> } };
+  const spec = pod.spec as { containers?: Container[]; initContainers?: Container[] } | undefined;
+  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].some((c) => c.resources?.limits?.[SHARE_RESOURCE] !== undefined);
 }
 
 /**

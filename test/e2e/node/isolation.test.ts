@@ -1,14 +1,16 @@
 /**
  * Hard isolation on a real node: the node agent as the DaemonSet `TensorFusionController` renders,
- * serving the share resource to the real kubelet (device-plugin API) and running a fake
- * nvidia-cuda-mps-control (test/support/fake-mps-control.js, which answers as the real one does)
- * per share. A pod in a Pod Security "baseline" namespace gets, through the kubelet alone, its GPU
- * device nodes (fake character devices here), its share's MPS pipe folder and its limits; a pod
- * without a share gets none of them; the agent restarted under a running pod takes its share over
- * with the same limits; a process that bypasses its daemon is stopped by the backstop; a deleted
- * pod's daemon is ended; each GPU reports IsolationReady.
+ * serving the share resource to the real kubelet (device-plugin API, PreStartContainer, PodResources)
+ * and containerd 2 (CDI), and running a fake nvidia-cuda-mps-control (test/support/fake-mps-control.js,
+ * which answers as the real one does) per share. A pod in a Pod Security "baseline" namespace gets,
+ * through the kubelet and the runtime alone, its GPU device node by its real minor (fake character
+ * devices here, minors the reverse of the indexes), its share's MPS pipe folder, the driver's
+ * libraries and its limits; a pod without a share gets none of them; pods admitted in another order
+ * than they were bound, written to between bind and admission, started across an agent restart, or
+ * restarted by the kubelet each end on their own daemon; after a reboot none runs without its daemon; a process that bypasses its daemon is stopped by the
+ * backstop; a deleted pod's daemon lives until its containers exit; each GPU reports IsolationReady.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { ENABLED_LABEL, GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../../lib/model/metadata-keys';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
@@ -17,7 +19,7 @@ import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
 import { waitFor } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
-import { FAKE_MPS_CONTROL, FakeGpuAgent, installFakeGpuAgent } from '../../support/node/gpu-agent';
+import { FAKE_DRIVER_LIBRARIES, FAKE_MPS_CONTROL, FakeGpuAgent, fakeMinor, installFakeGpuAgent } from '../../support/node/gpu-agent';
 import { eventually } from '../../runtime/fixtures';
 
 jest.setTimeout(240_000);
@@ -27,6 +29,8 @@ type Obj = Record<string, any>;
 const synth = synthToTemp();
 const { user } = controllerIdentity(synth.controller);
 const NS = 'baseline-apps';
+/** The agent's device-plugin socket, in the kubelet's fixed folder. */
+const PLUGIN_SOCKET = '/var/lib/kubelet/device-plugins/tensor-fusion-share.sock';
 const GPUS = [
   { index: 0, uuid: 'GPU-0d1c5a7e-3b2f-4c6d-8e9a-1f2b3c4d5e6f', name: 'NVIDIA A100-SXM4-80GB' },
   { index: 1, uuid: 'GPU-9e8d7c6b-5a4f-4e3d-2c1b-0a9f8e7d6c5b', name: 'NVIDIA A100-SXM4-80GB' },
@@ -69,6 +73,27 @@ describeRealNode(
       );
       return pod;
     };
+    const create = (pod: Obj) => cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(pod) });
+    /** A share pod whose compute limit (so its daemon's thread percentage) tells it from the others. */
+    const sharePod = (name: string, tflopsLimit: number, extra: Obj = {}): Obj => {
+      const pod = gpuPod(name, extra);
+      pod.metadata.annotations = { ...SHARE_ANNOTATIONS, 'tensor-fusion.ai/tflops-limit': String(tflopsLimit) };
+      return pod;
+    };
+    const boundHere = (name: string) =>
+      eventually(async () => expect((await get(['pod', '-n', NS, name])).spec.nodeName).toBe(NODE_NAME), 60_000, 250);
+    /** {@link shareSeen} once the container answers (it may be starting again). */
+    const eventuallySeen = async (name: string, ms = 120_000): Promise<string[]> => {
+      let seen: string[] = [];
+      await eventually(
+        async () => {
+          seen = await shareSeen(name);
+        },
+        ms,
+        1_000,
+      );
+      return seen;
+    };
     const gpuPod = (name: string, extra: Obj = {}): Obj => ({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -80,7 +105,17 @@ describeRealNode(
       await eventually(
         async () => {
           pod = await get(['pod', '-n', NS, name]);
-          expect(pod.status.phase).toBe('Running');
+          // The container's state and the pod's Events in the message, when it does not run.
+          const why =
+            pod.status.phase === 'Running'
+              ? ''
+              : JSON.stringify([
+                  pod.status.containerStatuses?.map((c: Obj) => c.state),
+                  await cp()
+                    .kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`])
+                    .then((r) => r.stdout.split('\n').slice(-4)),
+                ]);
+          expect(`${pod.status.phase} ${why}`.trim()).toBe('Running');
         },
         120_000,
         500,
@@ -88,6 +123,26 @@ describeRealNode(
       return pod;
     };
     const daemonOf = (uid: string) => ({ pipeDir: path.join(agent.mpsDir, uid, 'pipe'), logDir: path.join(agent.mpsDir, uid, 'log') });
+    const gpuOf = (pod: Obj) => Number(JSON.parse(pod.metadata.annotations['tensor-fusion.ai/allocation']).gpuIds[0].split('-').pop());
+    const minorOf = (pod: Obj) => fakeMinor(GPUS, { index: gpuOf(pod) });
+    /** What a pod's container sees of its share: its pipe folder and GPU node, and its daemon's compute limit. */
+    const shareSeen = async (name: string): Promise<string[]> => {
+      const inside = await exec(name, 'echo "$CUDA_MPS_PIPE_DIRECTORY"; ls /dev | grep -E "^nvidia[0-9]" | xargs');
+      const pipe = inside.trim().split('\n')[0];
+      const limit = await mpsCommand(
+        FAKE_MPS_CONTROL,
+        { pipeDir: pipe, logDir: path.join(path.dirname(pipe), 'log') },
+        ['get_default_active_thread_percentage'],
+        3_000,
+      );
+      return [...inside.trim().split('\n'), limit.trim()];
+    };
+    /** What a pod's container must see of its own share: its own pipe folder, its own GPU's node and its own limit. */
+    const ownShare = (pod: Obj): string[] => [
+      daemonOf(pod.metadata.uid).pipeDir,
+      `nvidia${minorOf(pod)}`,
+      `${pod.metadata.annotations['tensor-fusion.ai/mps-thread-percentage']}.0`,
+    ];
 
     beforeAll(async () => {
       ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
@@ -136,23 +191,27 @@ describeRealNode(
       // Nothing privileged in the pod as stored: the devices and folders came from the kubelet.
       expect(JSON.stringify(pod.spec)).not.toMatch(/hostPath|hostIPC|privileged/);
       expect(pod.spec.containers[0].resources.limits[SHARE_RESOURCE]).toBe('1');
-      const gpu = JSON.parse(pod.metadata.annotations['tensor-fusion.ai/allocation']).gpuIds[0] as string;
-      const uuid = GPUS[Number(gpu.split('-').pop())].uuid;
       const pipe = daemonOf(pod.metadata.uid).pipeDir;
 
       const seen = await exec(
         'trainer',
-        'ls /dev | grep nvidia | LC_ALL=C sort | xargs; env | grep -E "^(CUDA_MPS|NVIDIA_VISIBLE)" | sort; test -S "$CUDA_MPS_PIPE_DIRECTORY/control" && echo control-socket; test -S /tmp/nvidia-mps/control && echo default-path-socket',
+        'ls /dev | grep nvidia | LC_ALL=C sort | xargs; env | grep -E "^(CUDA_MPS|NVIDIA_VISIBLE)" | sort; test -S "$CUDA_MPS_PIPE_DIRECTORY/control" && echo control-socket; test -S /tmp/nvidia-mps/control && echo default-path-socket; ls /usr/local/nvidia/lib64 | LC_ALL=C sort | xargs',
       );
       expect(seen.trim().split('\n')).toEqual([
-        `nvidia-uvm nvidia${gpu.split('-').pop()} nvidiactl`,
+        // The share's GPU by its device minor, not its index.
+        `nvidia-uvm nvidia${minorOf(pod)} nvidiactl`,
         'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=7',
         'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M',
         `CUDA_MPS_PIPE_DIRECTORY=${pipe}`,
-        `NVIDIA_VISIBLE_DEVICES=${uuid}`,
+        // Where the NVIDIA toolkit is the runtime, it adds no GPU of its own.
+        'NVIDIA_VISIBLE_DEVICES=void',
         'control-socket',
         // A process that unsets CUDA_MPS_PIPE_DIRECTORY finds the same daemon at CUDA's default folder.
         'default-path-socket',
+        // The driver's libraries, by full version and soname, without the toolkit.
+        FAKE_DRIVER_LIBRARIES.flatMap((l) => [l.replace(/\.so\..*/, '.so.1'), l])
+          .sort()
+          .join(' '),
       ]);
       // The daemon holds the limits, whatever the container's variables say.
       expect(
@@ -231,10 +290,142 @@ describeRealNode(
       expect((await exec('trainer', 'test -S "$CUDA_MPS_PIPE_DIRECTORY/control" && echo ok')).trim()).toBe('ok');
     });
 
-    test("a deleted pod's share is ended through its daemon and its folder removed", async () => {
-      const pod = await running('trainer');
-      await cp().kubectlOk(['delete', 'pod', '-n', NS, 'trainer', 'plain', '--wait=true']);
+    test('pods admitted in creation order rather than bind order, and a pod written to between its bind and its admission, each run on their own daemon', async () => {
+      const node = h().node;
+      await node.stopKubelet();
+      try {
+        // The oldest pod waits (a scheduling gate, as a pod waiting for room) and is bound last.
+        await create(sharePod('b1-old', 20, { schedulingGates: [{ name: 'tensor-fusion.ai/test-hold' }] }));
+        await new Promise((r) => setTimeout(r, 1_100)); // creation times are whole seconds
+        await create(sharePod('b1-young', 40));
+        await boundHere('b1-young');
+        await create(sharePod('b1-written', 60));
+        await boundHere('b1-written');
+        await cp().kubectlOk(['patch', 'pod', '-n', NS, 'b1-old', '--type=json', '-p', '[{"op":"remove","path":"/spec/schedulingGates"}]']);
+        await boundHere('b1-old');
+        // A write after its bind: its resourceVersion no longer orders the binds.
+        await cp().kubectlOk(['label', 'pod', '-n', NS, 'b1-young', 'touched=after-bind']);
+      } finally {
+        await node.resumeKubelet();
+      }
+      for (const name of ['b1-old', 'b1-young', 'b1-written']) expect(await eventuallySeen(name)).toEqual(ownShare(await running(name)));
+    });
+
+    test('the agent restarted while a pod runs its init container: it and a pod admitted meanwhile each run on their own daemon', async () => {
+      await create(sharePod('init-wait', 20, { initContainers: [busyboxContainer('prepare', 'sleep 15')] }));
+      await eventually(
+        async () => expect((await get(['pod', '-n', NS, 'init-wait'])).status.initContainerStatuses?.[0]?.state?.running).toBeDefined(),
+        60_000,
+        500,
+      );
+      const old = await agentPod();
+      const deleted = Date.now();
+      await cp().kubectlOk(['delete', 'pod', '-n', agent.namespace, old.metadata.name, '--wait=false']);
+      await agentPod();
+      // A pod admitted while no plugin is registered fails at admission (the kubelet's rule, for any
+      // device plugin): the next pod comes once the new agent's socket is served and registered.
+      await eventually(async () => expect(statSync(PLUGIN_SOCKET).ctimeMs).toBeGreaterThan(deleted), 60_000, 250);
+      await new Promise((r) => setTimeout(r, 1_000));
+      await create(sharePod('meanwhile', 40));
+      for (const name of ['init-wait', 'meanwhile']) expect(await eventuallySeen(name)).toEqual(ownShare(await running(name)));
+    });
+
+    test('a pod with an emptyDir at /dev/shm still reaches its daemon', async () => {
+      await create(
+        sharePod('shm', 20, {
+          volumes: [{ name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } }],
+          containers: [{ ...busyboxContainer('main'), volumeMounts: [{ name: 'shm', mountPath: '/dev/shm' }] }],
+        }),
+      );
+      const pod = await running('shm');
+      expect(await eventuallySeen('shm')).toEqual(ownShare(pod));
+      expect(await exec('shm', 'test -S /tmp/nvidia-mps/control && echo default-path-socket')).toBe('default-path-socket\n');
+    });
+
+    test('a container restarted by the kubelet goes through PreStartContainer again and keeps its own daemon', async () => {
+      await exec('shm', 'kill -TERM 1');
+      let pod: Obj = {};
+      await eventually(
+        async () => {
+          pod = await get(['pod', '-n', NS, 'shm']);
+          expect(pod.status.containerStatuses[0].restartCount).toBe(1);
+          expect(pod.status.containerStatuses[0].state.running).toBeDefined();
+        },
+        60_000,
+        500,
+      );
+      expect(await eventuallySeen('shm')).toEqual(ownShare(pod));
+    });
+
+    test("a reboot (everything on tmpfs gone, the kubelet's checkpoint kept): no share pod runs without its own daemon and limits; a Deployment's pods run again on their own", async () => {
+      const template = sharePod('replica', 20);
+      await create({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'rebooted', namespace: NS },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'rebooted' } },
+          template: {
+            metadata: { labels: { app: 'rebooted', [ENABLED_LABEL]: 'true' }, annotations: template.metadata.annotations },
+            spec: template.spec,
+          },
+        },
+      });
+      const replicas = async () =>
+        ((await get(['pods', '-n', NS, '-l', 'app=rebooted'])).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
+      await eventually(async () => expect((await replicas()).map((p) => p.status.phase)).toEqual(['Running', 'Running']), 120_000, 1_000);
+      const bare = ((await get(['pods', '-n', NS])).items as Obj[])
+        .filter((p) => !p.metadata.labels?.app)
+        .map((p) => p.metadata.name as string);
+      // The shares' folders stand for /run/tensor-fusion here: wiped with the rest.
+      await h().node.reboot([agent.mpsDir]);
+      await agentPod();
+      // The kubelet admits its pods again before the agent (a pod itself) registers: a bare pod that
+      // holds devices fails admission then, as with any device plugin, and never runs without its
+      // daemon. The Deployment replaces its pods, which run on their own daemons.
+      await eventually(async () => expect((await replicas()).filter((p) => p.status.phase === 'Running').length).toBe(2), 240_000, 1_000);
+      for (const p of (await replicas()).filter((x) => x.status.phase === 'Running'))
+        expect(await eventuallySeen(p.metadata.name)).toEqual(ownShare(p));
+      for (const name of bare) {
+        const p = await get(['pod', '-n', NS, name]);
+        if (p.status.phase === 'Running') expect(await eventuallySeen(name)).toEqual(ownShare(p));
+        else expect([p.status.phase, p.status.reason]).toEqual(['Failed', 'UnexpectedAdmissionError']);
+      }
+    }, 480_000);
+
+    test('graceful delete: the share lives while the container runs its SIGTERM handler, and ends once it exits', async () => {
+      await create(
+        sharePod('graceful', 20, {
+          terminationGracePeriodSeconds: 60,
+          containers: [busyboxContainer('main', 'trap "sleep 12; exit 0" TERM; sleep 3600 & wait')],
+        }),
+      );
+      const pod = await running('graceful');
+      await cp().kubectlOk(['delete', 'pod', '-n', NS, 'graceful', '--wait=false']);
+      // Longer than a supervision round: a share released at deletionTimestamp would be gone by now.
+      await new Promise((r) => setTimeout(r, 8_000));
+      const deleting = await get(['pod', '-n', NS, 'graceful']);
+      expect(deleting.metadata.deletionTimestamp).toBeDefined();
+      expect(deleting.status.containerStatuses[0].state.running).toBeDefined();
+      expect(await mpsCommand(FAKE_MPS_CONTROL, daemonOf(pod.metadata.uid), ['get_default_active_thread_percentage'], 3_000)).toBe(
+        `${pod.metadata.annotations['tensor-fusion.ai/mps-thread-percentage']}.0`,
+      );
       await eventually(async () => expect(existsSync(path.join(agent.mpsDir, pod.metadata.uid))).toBe(false), 60_000, 1_000);
+    });
+
+    test("deleted pods' shares are ended through their daemons, and their folders and CDI specs removed", async () => {
+      await cp().kubectlOk(['delete', 'deployment', '-n', NS, '--all', '--wait=true']);
+      const pods = ((await get(['pods', '-n', NS])).items as Obj[]).map((p) => p.metadata);
+      await cp().kubectlOk(['delete', 'pod', '-n', NS, '--all', '--wait=true']);
+      await eventually(
+        async () => {
+          for (const m of pods) expect(existsSync(path.join(agent.mpsDir, m.uid))).toBe(false);
+          expect(readdirSync('/run/cdi').filter((f) => f.startsWith('tensor-fusion.ai-share_'))).toEqual([]);
+        },
+        60_000,
+        1_000,
+      );
     });
   },
 );

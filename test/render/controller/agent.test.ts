@@ -38,7 +38,7 @@ describe('node agent', () => {
     const ns = of(objects, 'Namespace').find((n) => n.metadata.name === 'tensor-fusion-system-agent');
     expect(ns.metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged');
     expect(of(objects, 'ClusterRole').find((r) => r.metadata.name === 'tensor-fusion-node-agent').rules).toEqual([
-      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpus/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);

@@ -1,10 +1,13 @@
 /**
- * The pure parts of the node side of hard isolation: which pod a device-plugin Allocate is for, the
- * share a pod's bind records, what its container gets, and the backstop's breaches.
+ * The pure parts of the node side of hard isolation: the share a pod's bind records, what its
+ * container gets (neutral container edits, for the CDI spec), when a share is over, and the
+ * backstop's breaches.
  */
 import { breaches, GpuProcess } from '../../../lib/runtime/agent/backstop';
 import { MpsShare } from '../../../lib/runtime/agent/mps/supervisor';
-import { containerResponse, mpsShareOf, nextClaim, shareContainers } from '../../../lib/runtime/agent/share-claims';
+import { shareEdits } from '../../../lib/runtime/agent/share/container-edits';
+import { mpsShareOf, shareContainers } from '../../../lib/runtime/agent/share/mps-share';
+import { podEnded } from '../../../lib/runtime/agent/share/pod-ended';
 
 const GPUS = [
   { index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' },
@@ -48,22 +51,24 @@ function pod(name: string, o: { rv?: string; phase?: string; containers?: number
   };
 }
 
-describe('the pod an Allocate is for', () => {
+describe('when a share is over', () => {
+  const running = { state: { running: { startedAt: '2026-11-27T10:01:00Z' } } };
+  const done = { state: { terminated: { exitCode: 0 } } };
+  const withStatus = (p: ReturnType<typeof pod>, status: object) => ({ ...p, status: { ...p.status, ...status } });
+
   test('counts only the containers that request the share resource', () => {
     expect(shareContainers(pod('a', { containers: 2 }))).toBe(2);
   });
 
-  test("is the pending pod bound first (lowest resourceVersion, numerically: the binds' order) with containers left to serve", () => {
-    const a = pod('a', { rv: '1000' });
-    const b = pod('b', { rv: '999', containers: 2 });
-    expect(nextClaim([a, b], new Map())?.metadata.name).toBe('b');
-    expect(nextClaim([a, b], new Map([['uid-b', 1]]))?.metadata.name).toBe('b');
-    expect(nextClaim([a, b], new Map([['uid-b', 2]]))?.metadata.name).toBe('a');
+  test('not at deletionTimestamp while a container still runs (its SIGTERM handler may use the GPU)', () => {
+    expect(podEnded(withStatus(pod('d', { deleting: true }), { phase: 'Running', containerStatuses: [running, done] }))).toBe(false);
+    expect(podEnded(withStatus(pod('d', { deleting: true }), { phase: 'Running', containerStatuses: [done, done] }))).toBe(true);
   });
 
-  test('is never a running, deleted or share-less pod', () => {
-    const plain = { ...pod('plain'), metadata: { ...pod('plain').metadata, annotations: {} } };
-    expect(nextClaim([pod('r', { phase: 'Running' }), pod('d', { deleting: true }), plain], new Map())).toBeUndefined();
+  test('when the pod finished, whatever its containers report', () => {
+    expect(podEnded(withStatus(pod('s'), { phase: 'Succeeded' }))).toBe(true);
+    expect(podEnded(withStatus(pod('f'), { phase: 'Failed', containerStatuses: [running] }))).toBe(true);
+    expect(podEnded(withStatus(pod('r'), { phase: 'Running', containerStatuses: [running] }))).toBe(false);
   });
 });
 
@@ -90,28 +95,58 @@ describe('the share of a pod', () => {
     );
   });
 
-  test("gives the container its GPU device nodes that exist, its daemon's folders and the variables", () => {
+  test('gives the container its GPU by its device minor, the control nodes that exist, its pipe folder, the libraries and the variables', () => {
     const share = mpsShareOf(pod('a'), GPUS);
-    const dirs = { pipeDir: '/run/tf/uid-a/pipe', logDir: '/run/tf/uid-a/log', shmDir: '/run/tf/uid-a/shm' };
-    const r = containerResponse(share, dirs, GPUS, '/dev', (p) => p !== '/dev/nvidia-uvm-tools');
-    expect(r).toEqual({
-      envs: {
-        CUDA_MPS_PIPE_DIRECTORY: dirs.pipeDir,
-        NVIDIA_VISIBLE_DEVICES: 'GPU-b',
-        CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=4096M',
-        CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '7',
-      },
-      mounts: [
-        { container_path: dirs.pipeDir, host_path: dirs.pipeDir, read_only: false },
-        { container_path: '/tmp/nvidia-mps', host_path: dirs.pipeDir, read_only: false },
-        { container_path: '/dev/shm', host_path: dirs.shmDir, read_only: false },
+    const pipe = '/run/tf/uid-a/pipe';
+    // GPU-b is index 1 but minor 0: the node is /dev/nvidia0.
+    const host = {
+      minors: new Map([
+        ['GPU-a', 1],
+        ['GPU-b', 0],
+      ]),
+      devRoot: '/host-dev',
+      exists: (p: string) => p !== '/host-dev/nvidia-uvm-tools',
+      libraries: [
+        {
+          hostPath: '/usr/lib64/libcuda.so.580.1',
+          containerPaths: ['/usr/local/nvidia/lib64/libcuda.so.580.1', '/usr/local/nvidia/lib64/libcuda.so.1'],
+        },
       ],
-      devices: ['nvidiactl', 'nvidia-uvm', 'nvidia1'].map((n) => ({
-        container_path: `/dev/${n}`,
-        host_path: `/dev/${n}`,
+    };
+    expect(shareEdits(share, pipe, host)).toEqual({
+      env: [
+        `CUDA_MPS_PIPE_DIRECTORY=${pipe}`,
+        'NVIDIA_VISIBLE_DEVICES=void',
+        'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M',
+        'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=7',
+      ],
+      deviceNodes: ['nvidiactl', 'nvidia-uvm', 'nvidia0'].map((n) => ({
+        path: `/dev/${n}`,
+        hostPath: `/host-dev/${n}`,
         permissions: 'rw',
       })),
+      mounts: [
+        { hostPath: pipe, containerPath: pipe, options: ['rw', 'nosuid', 'nodev', 'bind'] },
+        { hostPath: pipe, containerPath: '/tmp/nvidia-mps', options: ['rw', 'nosuid', 'nodev', 'bind'] },
+        {
+          hostPath: '/usr/lib64/libcuda.so.580.1',
+          containerPath: '/usr/local/nvidia/lib64/libcuda.so.580.1',
+          options: ['ro', 'nosuid', 'nodev', 'bind'],
+        },
+        {
+          hostPath: '/usr/lib64/libcuda.so.580.1',
+          containerPath: '/usr/local/nvidia/lib64/libcuda.so.1',
+          options: ['ro', 'nosuid', 'nodev', 'bind'],
+        },
+      ],
     });
+  });
+
+  test('refuses a GPU whose device minor the driver does not list, rather than guessing', () => {
+    const share = mpsShareOf(pod('a'), GPUS);
+    expect(() => shareEdits(share, '/p', { minors: new Map(), devRoot: '/dev', exists: () => true, libraries: [] })).toThrow(
+      "share of pod ml/a: no device minor for GPU GPU-b (the driver's /proc/driver/nvidia/gpus lists none for it)",
+    );
   });
 });
 

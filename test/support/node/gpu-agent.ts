@@ -1,9 +1,10 @@
 /**
  * The node agent as `TensorFusionController` renders it (`nodeAgent: true`), on the real node, with
  * fakes where the machine has no GPU: nvidia-smi (test/support/fake-nvidia-smi.js, replaying a trace
- * the caller writes), nvidia-cuda-mps-control (test/support/fake-mps-control.js) and character devices
- * standing for the GPUs (/dev/null's numbers). The agent's folders are at the same paths inside its
- * container as on the host, since the device plugin hands the kubelet host paths.
+ * the caller writes), nvidia-cuda-mps-control (test/support/fake-mps-control.js), character devices
+ * standing for the GPUs (/dev/null's numbers) and the driver's per-GPU folders, whose device minors
+ * are the reverse of the nvidia-smi indexes (as on hosts where they differ). The agent's folders are
+ * at the same paths inside its container as on the host, since the CDI specs it writes name host paths.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,14 @@ export interface FakeGpuAgent {
   cleanUp(): void;
 }
 
+/** The driver libraries of the fake driver root (files of text: nothing loads them). */
+export const FAKE_DRIVER_LIBRARIES = ['libcuda.so.580.159.04', 'libnvidia-ml.so.580.159.04', 'libnvidia-ptxjitcompiler.so.580.159.04'];
+
+/** The device minor the fake driver gives a GPU: the reverse of its index. */
+export function fakeMinor(gpus: readonly SmiGpu[], gpu: Pick<SmiGpu, 'index'>): number {
+  return gpus.length - 1 - gpu.index;
+}
+
 /**
  * Applies the agent's objects with the fakes for `gpus`, labels the node a GPU node, and resolves
  * once the kubelet lists the share resource (a resource no plugin registered is dropped by the
@@ -63,8 +72,18 @@ export async function installFakeGpuAgent(
     writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus, steps: [{ apps }] }));
   trace([]);
   writeFileSync(path.join(fakes, 'step'), '0');
-  for (const n of ['nvidiactl', 'nvidia-uvm', ...gpus.map((g) => `nvidia${g.index}`)])
+  for (const n of ['nvidiactl', 'nvidia-uvm', ...gpus.map((g) => `nvidia${fakeMinor(gpus, g)}`)])
     execFileSync('mknod', ['-m', '666', path.join(devRoot, n), 'c', '1', '3']);
+  // A driver root with the libraries a share's CDI spec mounts (the host's / in production).
+  const driverRoot = path.join(dir, 'driver-root');
+  mkdirSync(path.join(driverRoot, 'usr', 'lib64'), { recursive: true });
+  for (const lib of FAKE_DRIVER_LIBRARIES) writeFileSync(path.join(driverRoot, 'usr', 'lib64', lib), `fake ${lib}\n`);
+  const procDir = path.join(dir, 'proc-driver-nvidia-gpus');
+  for (const g of gpus) {
+    const bus = path.join(procDir, `0000:${String(g.index + 1).padStart(2, '0')}:00.0`);
+    mkdirSync(bus, { recursive: true });
+    writeFileSync(path.join(bus, 'information'), `Model: \t\t ${g.name}\nGPU UUID: \t ${g.uuid}\nDevice Minor: \t ${fakeMinor(gpus, g)}\n`);
+  }
   chmodSync(dir, 0o755);
 
   const namespace = agentNamespace({ namespace: CONTROLLER_DEFAULTS.namespace });
@@ -74,17 +93,28 @@ export async function installFakeGpuAgent(
   ) as Obj[];
   for (const d of docs.filter((x) => x.kind === 'DaemonSet')) {
     const spec = d.spec.template.spec;
-    spec.volumes = spec.volumes.map((v: Obj) => (v.name === 'mps' ? { name: 'mps', hostPath: { path: mpsDir, type: 'Directory' } } : v));
+    spec.volumes = spec.volumes.map((v: Obj) =>
+      v.name === 'mps'
+        ? { name: 'mps', hostPath: { path: mpsDir, type: 'Directory' } }
+        : v.name === 'driver-root'
+          ? { name: 'driver-root', hostPath: { path: driverRoot, type: 'Directory' } }
+          : v,
+    );
     spec.volumes.push({ name: 'fakes', hostPath: { path: dir, type: 'Directory' } });
     const c = spec.containers[0];
     c.volumeMounts = [
-      ...c.volumeMounts.map((m: Obj) => (m.name === 'mps' ? { ...m, mountPath: mpsDir } : m)),
+      // The test machine's mounts are private: no propagation from them (real nodes' / is shared).
+      ...c.volumeMounts.map((m: Obj) =>
+        m.name === 'mps' ? { ...m, mountPath: mpsDir } : m.name === 'driver-root' ? { ...m, mountPropagation: 'None' } : m,
+      ),
       { name: 'fakes', mountPath: dir },
     ];
     c.env = [
-      ...c.env.filter((e: Obj) => e.name !== 'MPS_DIR'),
+      ...c.env.filter((e: Obj) => e.name !== 'MPS_DIR' && e.name !== 'DRIVER_ROOT'),
+      { name: 'DRIVER_ROOT', value: driverRoot },
       { name: 'MPS_DIR', value: mpsDir },
       { name: 'DEV_ROOT', value: devRoot },
+      { name: 'NVIDIA_PROC_DIR', value: procDir },
       { name: 'NVIDIA_SMI', value: path.join(fakes, 'nvidia-smi') },
       { name: 'MPS_CONTROL', value: path.join(fakes, 'nvidia-cuda-mps-control') },
       // The node image has no util-linux: each fake daemon shares the agent's /dev/shm.
@@ -100,9 +130,17 @@ export async function installFakeGpuAgent(
   await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(dir, 'agent.yaml', agentDocs)]);
   await cp.kubectlOk(['label', 'node', NODE_NAME, 'nvidia.com/gpu.present=true', '--overwrite']);
   const slots = String(gpus.length * AGENT_DEFAULTS.slotsPerGpu);
-  await waitFor(`the kubelet lists ${SHARE_RESOURCE}`, async () => {
-    const r = await cp.kubectl(['get', 'node', NODE_NAME, '-o', `jsonpath={.status.allocatable.tensor-fusion\\.ai/share}`]);
-    return r.stdout.trim() === slots;
-  });
+  try {
+    await waitFor(`the kubelet lists ${SHARE_RESOURCE}`, async () => {
+      const r = await cp.kubectl(['get', 'node', NODE_NAME, '-o', `jsonpath={.status.allocatable.tensor-fusion\\.ai/share}`]);
+      return r.stdout.trim() === slots;
+    });
+  } catch (err) {
+    // Say why: the agent's pod and the end of its log.
+    const pods = await cp.kubectl(['get', 'pods', '-n', namespace, '-o', 'wide']);
+    const logs = await cp.kubectl(['logs', '-n', namespace, '-l', 'app.kubernetes.io/component=node-agent', '--tail=30']);
+    const events = await cp.kubectl(['get', 'events', '-n', namespace]);
+    throw new Error(`${(err as Error).message}\n${pods.stdout}${logs.stdout}${logs.stderr}\n${events.stdout}`);
+  }
   return { namespace, mpsDir, trace, cleanUp: () => rmSync(dir, { recursive: true, force: true }) };
 }

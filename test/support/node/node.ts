@@ -1,6 +1,7 @@
 /**
- * A real Kubernetes node for integration tests: containerd (Debian's, with its own root, state and
- * socket; runc; a bridge CNI), and the kubelet and kube-proxy built by `npm run envtest:setup`,
+ * A real Kubernetes node for integration tests: containerd 2 and runc (with their own root, state and
+ * socket; CDI on; a bridge CNI from Debian's plugins), and the kubelet and kube-proxy, all built by
+ * `npm run envtest:setup`,
  * registered with a harness control plane started with `node: true`. The facts it relies on were
  * probed on this machine kind (../shared/research/real-node.md) and are checked again here:
  *
@@ -22,7 +23,7 @@
  * the test runner repeats that after jest exits, however it exits.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
@@ -30,20 +31,16 @@ import { binaryPath } from '../../envtest/assets';
 import { IMAGE_REFS, NodeImage, cachedNodeImages } from '../../envtest/images';
 import { ControlPlane, NODE_NAME, NODE_USER } from '../control-plane/control-plane';
 import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from '../control-plane/process';
-import { globalSysctls, recordHost, removeNodeCgroups, takeNodeSlot, undoHost, unmountUnder } from './host';
+import { globalSysctls, killMarked, mountsUnder, recordHost, removeNodeCgroups, takeNodeSlot, undoHost, unmountUnder } from './host';
 import { NODE_NET } from './net';
 
 type Obj = Record<string, any>;
 
 /** Debian's packages the node runs on (installed by .ci/run; `apt-get install` them on a developer machine). */
 export const NODE_PACKAGES = {
-  containerd: 'containerd',
-  runc: 'runc',
   cni: 'containernetworking-plugins',
   busybox: 'busybox-static',
 } as const;
-const CONTAINERD = '/usr/bin/containerd';
-const CTR = '/usr/bin/ctr';
 const CNI_BIN = '/usr/lib/cni';
 
 /** Paths the kubelet, containerd or the CNI plugins use whatever their flags say: bind-mounted from the node's dir. */
@@ -52,6 +49,8 @@ const FIXED_PATHS = [
   '/var/lib/kubelet',
   '/run/containerd',
   '/run/tensor-fusion',
+  // The CDI specs the node agent writes for its shares (containerd reads /etc/cdi and /var/run/cdi).
+  '/run/cdi',
   '/var/lib/cni',
   '/var/log/containers',
   '/var/log/pods',
@@ -71,8 +70,8 @@ export function realNodeUnavailable(): string | undefined {
   if (!process.env[NODE_NET.stateEnv]) return 'not inside the test network namespace: run through `npm test` (scripts/in-netns.ts)';
   const missing: string[] = [];
   for (const b of ['kubelet', 'kube-proxy'] as const) if (!existsSync(binaryPath(b))) missing.push(`${b} (\`npm run envtest:setup\`)`);
-  if (!existsSync(CONTAINERD) || !existsSync(CTR)) missing.push(`containerd (apt-get install ${NODE_PACKAGES.containerd})`);
-  if (!existsSync('/usr/sbin/runc') && !existsSync('/usr/bin/runc')) missing.push(`runc (apt-get install ${NODE_PACKAGES.runc})`);
+  for (const b of ['containerd', 'containerd-shim-runc-v2', 'ctr', 'runc'] as const)
+    if (!existsSync(binaryPath(b))) missing.push(`${b} (\`npm run envtest:setup\`)`);
   if (!existsSync(path.join(CNI_BIN, 'bridge'))) missing.push(`CNI plugins (apt-get install ${NODE_PACKAGES.cni})`);
   if (!cachedNodeImages()) missing.push(`node images (apt-get install ${NODE_PACKAGES.busybox}, then \`npm run envtest:setup\`)`);
   return missing.length ? `missing ${missing.join(', ')}` : undefined;
@@ -158,34 +157,38 @@ export class RealNode {
   private async startContainerd(): Promise<void> {
     const c = (...p: string[]) => this.sub('containerd', ...p);
     const config = path.join(this.dir, 'containerd.toml');
-    // containerd 1.6's config format (version 2).
+    // containerd 2's config format (version 3). Its CRI plugin resolves the CDI devices a device
+    // plugin names (the share's delivery) from /etc/cdi and /var/run/cdi at every container create.
+    const runtime = "plugins.'io.containerd.cri.v1.runtime'";
     writeFileSync(
       config,
       [
-        'version = 2',
+        'version = 3',
         `root = "${c('root')}"`,
         `state = "${c('state')}"`,
-        'disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]',
+        "disabled_plugins = ['io.containerd.snapshotter.v1.btrfs', 'io.containerd.snapshotter.v1.devmapper', 'io.containerd.snapshotter.v1.zfs', 'io.containerd.snapshotter.v1.erofs', 'io.containerd.tracing.processor.v1.otlp']",
         '[grpc]',
         `  address = "${this.socket}"`,
         '[ttrpc]',
         `  address = "${this.socket}.ttrpc"`,
-        '[plugins."io.containerd.internal.v1.opt"]',
-        `  path = "${c('opt')}"`,
-        '[plugins."io.containerd.grpc.v1.cri"]',
-        `  sandbox_image = "${IMAGE_REFS.pause}"`,
+        "[plugins.'io.containerd.cri.v1.images']",
+        '  snapshotter = "overlayfs"',
+        "  [plugins.'io.containerd.cri.v1.images'.pinned_images]",
+        `    sandbox = "${IMAGE_REFS.pause}"`,
+        `[${runtime}]`,
         '  restrict_oom_score_adj = true',
         '  netns_mounts_under_state_dir = true',
         '  enable_unprivileged_ports = false',
-        '  [plugins."io.containerd.grpc.v1.cri".containerd]',
-        '    snapshotter = "overlayfs"',
+        "  cdi_spec_dirs = ['/etc/cdi', '/var/run/cdi']",
+        `  [${runtime}.containerd]`,
         '    default_runtime_name = "runc"',
-        '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+        `    [${runtime}.containerd.runtimes.runc]`,
         '      runtime_type = "io.containerd.runc.v2"',
-        '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+        `      [${runtime}.containerd.runtimes.runc.options]`,
         '        SystemdCgroup = false',
-        '  [plugins."io.containerd.grpc.v1.cri".cni]',
-        `    bin_dir = "${CNI_BIN}"`,
+        `        BinaryName = "${binaryPath('runc')}"`,
+        `  [${runtime}.cni]`,
+        `    bin_dirs = ['${CNI_BIN}']`,
         `    conf_dir = "${this.sub('cni', 'net.d')}"`,
         '',
       ].join('\n'),
@@ -196,11 +199,14 @@ export class RealNode {
   /** Starts containerd with the written config; resolves once it answers on its socket. */
   private async runContainerd(what: string): Promise<void> {
     const config = path.join(this.dir, 'containerd.toml');
+    // The runc shim is found on PATH, beside containerd in the build cache.
+    const bin = path.dirname(binaryPath('containerd'));
     this.containerd = startProcess(
       'containerd',
-      CONTAINERD,
+      binaryPath('containerd'),
       [`--config=${config}`, '--log-level=info'],
       path.join(this.dir, 'containerd.log'),
+      { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` },
     );
     await waitFor(
       what,
@@ -218,7 +224,7 @@ export class RealNode {
 
   /** Runs `ctr` against this node's containerd in the kubelet's namespace (k8s.io). */
   ctr(args: readonly string[], timeoutMs?: number): Promise<string> {
-    return run(CTR, ['--address', this.socket, '--namespace', 'k8s.io', ...args], timeoutMs);
+    return run(binaryPath('ctr'), ['--address', this.socket, '--namespace', 'k8s.io', ...args], timeoutMs);
   }
 
   private async loadImages(): Promise<void> {
@@ -370,10 +376,44 @@ export class RealNode {
     await this.runKubelet(`node ${this.name} Ready after a kubelet restart`, Date.now() - 1_000);
   }
 
+  /** Stops the kubelet (SIGTERM): its containers keep running; the Node stays Ready until its grace period. */
+  async stopKubelet(): Promise<void> {
+    await this.kubelet?.stop();
+  }
+
+  /** Starts the stopped kubelet again; resolves once the node is Ready again. */
+  async resumeKubelet(): Promise<void> {
+    await this.runKubelet(`node ${this.name} Ready after a kubelet start`, Date.now() - 1_000);
+  }
+
   /** Stops containerd (SIGTERM; shims and containers keep running, as on a real node) and starts it again. */
   async restartContainerd(): Promise<void> {
     await this.containerd?.stop();
     await this.runContainerd('containerd after a restart');
+  }
+
+  /**
+   * A reboot, as far as the node's state goes: kube-proxy, the kubelet, every container and containerd
+   * stopped; what lives on tmpfs on a real node emptied (/run/containerd, /run/tensor-fusion, /run/cdi
+   * and containerd's state); the kubelet's folder (its device checkpoint) and containerd's root (the
+   * images) kept; then containerd, the images, the kubelet and kube-proxy started again. Resolves
+   * once the Node is Ready again. `alsoWipe`: more folders that stand for tmpfs ones here.
+   */
+  async reboot(alsoWipe: readonly string[] = []): Promise<void> {
+    await this.kubeProxy?.stop();
+    await this.kubelet?.stop();
+    await removeNodeCgroups();
+    await this.containerd?.stop();
+    killMarked([this.socket]);
+    const tmpfs = [...FIXED_PATHS.filter((p) => p.startsWith('/run/')), path.join(this.dir, 'containerd', 'state'), ...alsoWipe];
+    // Mounts under them (containers' root filesystems, network namespaces) go with them, as at a reboot.
+    unmountUnder(tmpfs.filter((p) => !FIXED_PATHS.includes(p as never)));
+    for (const p of FIXED_PATHS.filter((x) => x.startsWith('/run/'))) unmountUnder(mountsUnder([p]).filter((m) => m !== p));
+    for (const p of tmpfs) for (const f of readdirSync(p)) rmSync(path.join(p, f), { recursive: true, force: true });
+    await this.runContainerd('containerd after a reboot');
+    const since = Date.now();
+    await this.runKubelet(`node ${this.name} Ready after a reboot`, since);
+    await this.startKubeProxy();
   }
 
   /** Stops the kubelet and containerd, kills every container, undoes every host change, frees the node slot. */

@@ -1,14 +1,26 @@
 /**
  * A kubelet device plugin over gRPC (@grpc/grpc-js, the maintained gRPC library for Node.js): serves
  * the DevicePlugin service on a socket in the kubelet's device-plugin folder, registers it with the
- * kubelet, streams the devices to ListAndWatch, and answers Allocate through its handler. When the
- * kubelet restarts it removes every plugin socket and forgets its plugins; the plugin notices its
- * socket gone (or the kubelet's replaced) and serves and registers again.
+ * kubelet, streams the devices to ListAndWatch, and answers Allocate and PreStartContainer through
+ * its handlers (registered with `pre_start_required`, so the kubelet calls PreStartContainer before
+ * every start of a container that holds devices, restarts and reboots included). When the kubelet
+ * restarts it removes every plugin socket and forgets its plugins; the plugin notices its socket gone
+ * (or the kubelet's replaced) and serves and registers again.
  */
 import * as grpc from '@grpc/grpc-js';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ContainerAllocateResponse, Device, DEVICE_PLUGIN_VERSION, deviceApi, KUBELET_SOCKET } from './api';
+import {
+  ContainerAllocateResponse,
+  Device,
+  DEVICE_PLUGIN_VERSION,
+  deviceApi,
+  DevicePluginOptions as ApiOptions,
+  KUBELET_SOCKET,
+} from './api';
+
+/** The kubelet calls PreStartContainer; no preferred allocation (the ids name no GPU). */
+const OPTIONS: ApiOptions = { pre_start_required: true, get_preferred_allocation_available: false };
 
 export interface DevicePluginOptions {
   /** The kubelet's device-plugin folder (`/var/lib/kubelet/device-plugins`). */
@@ -19,8 +31,10 @@ export interface DevicePluginOptions {
   readonly socketName: string;
   /** The devices to advertise now. */
   readonly devices: () => Device[];
-  /** What one container gets for the device ids the kubelet chose; rejects to fail the container's admission. */
-  readonly allocate: (deviceIds: string[]) => Promise<ContainerAllocateResponse>;
+  /** What one container gets for the device ids the kubelet chose; throws to fail the pod's admission. */
+  readonly allocate: (deviceIds: string[]) => ContainerAllocateResponse;
+  /** Runs before each start of a container holding `deviceIds`; rejects to keep the container from starting. */
+  readonly preStart: (deviceIds: string[]) => Promise<void>;
   /** How often the kubelet's and our socket are checked. @default 2000 */
   readonly watchMs?: number;
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
@@ -71,8 +85,7 @@ export class DevicePluginServer {
     rmSync(this.socket, { force: true });
     const server = new grpc.Server();
     server.addService(deviceApi().DevicePlugin.service, {
-      GetDevicePluginOptions: (_call: unknown, cb: grpc.sendUnaryData<unknown>) =>
-        cb(null, { pre_start_required: false, get_preferred_allocation_available: false }),
+      GetDevicePluginOptions: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, OPTIONS),
       ListAndWatch: (call: Stream) => {
         this.streams.add(call);
         call.on('cancelled', () => this.streams.delete(call));
@@ -84,11 +97,18 @@ export class DevicePluginServer {
         call: grpc.ServerUnaryCall<{ container_requests: { devices_ids: string[] }[] }, unknown>,
         cb: grpc.sendUnaryData<unknown>,
       ) => {
-        Promise.all(call.request.container_requests.map((r) => this.opts.allocate(r.devices_ids)))
-          .then((container_responses) => cb(null, { container_responses }))
+        try {
+          cb(null, { container_responses: call.request.container_requests.map((r) => this.opts.allocate(r.devices_ids)) });
+        } catch (err) {
+          cb({ code: grpc.status.FAILED_PRECONDITION, details: (err as Error).message });
+        }
+      },
+      PreStartContainer: (call: grpc.ServerUnaryCall<{ devices_ids: string[] }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+        this.opts
+          .preStart(call.request.devices_ids)
+          .then(() => cb(null, {}))
           .catch((err: Error) => cb({ code: grpc.status.FAILED_PRECONDITION, details: err.message }));
       },
-      PreStartContainer: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, {}),
     });
     await new Promise<void>((res, rej) =>
       server.bindAsync(`unix://${this.socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? rej(err) : res())),
@@ -109,7 +129,7 @@ export class DevicePluginServer {
             version: DEVICE_PLUGIN_VERSION,
             endpoint: this.opts.socketName,
             resource_name: this.opts.resourceName,
-            options: { pre_start_required: false, get_preferred_allocation_available: false },
+            options: OPTIONS,
           },
           { deadline: Date.now() + 5_000 },
           (err) => (err ? rej(err) : res()),

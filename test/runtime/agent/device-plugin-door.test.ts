@@ -1,0 +1,200 @@
+/**
+ * The device-plugin front door against a fake kubelet (test/support/kubelet/fake-kubelet.ts: the
+ * kubelet's own generated gRPC services on unix sockets) and the fake MPS control daemon: Allocate
+ * answers from the ids alone; PreStartContainer names the pod through PodResources and writes the
+ * CDI spec of that pod's share, whatever order the kubelet asks in; a pod without a share record, or
+ * ids no pod holds, keep the container from starting with a message that says why.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Registry } from 'prom-client';
+import { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
+import { DevicePluginDoor, deviceKey } from '../../../lib/runtime/agent/device-plugin/door';
+import { shareDevices } from '../../../lib/runtime/agent/device-plugin/devices';
+import { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
+import { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
+import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
+import { FakeKubelet, startFakeKubelet } from '../../support/kubelet/fake-kubelet';
+
+const FAKE_MPS = resolve(__dirname, '../../support/fake-mps-control.js');
+const NODE = 'gpu-node-1';
+const GPUS = [
+  { index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' },
+  { index: 1, uuid: 'GPU-b', name: 'NVIDIA A100-SXM4-80GB' },
+];
+
+function sharePod(name: string, gpu: string, percent: string, o: { record?: boolean; node?: string } = {}): K8sObject {
+  const uid = `uid-${name}`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'ml',
+      uid,
+      labels: { 'tensor-fusion.ai/enabled': 'true' },
+      annotations:
+        o.record === false
+          ? {}
+          : {
+              'tensor-fusion.ai/allocation': JSON.stringify({
+                id: uid,
+                pool: 'p',
+                node: NODE,
+                gpuIds: [gpu],
+                vramLimit: 4 * 2 ** 30,
+                tflopsLimit: 20,
+              }),
+              'tensor-fusion.ai/mps-memory-limit': '0=4096M',
+              'tensor-fusion.ai/mps-thread-percentage': percent,
+            },
+    },
+    spec: { nodeName: o.node ?? NODE, containers: [{ name: 'main', resources: { limits: { 'tensor-fusion.ai/share': '1' } } }] },
+  };
+}
+
+let kubelet: FakeKubelet;
+let dir: string;
+let door: DevicePluginDoor;
+let sup: MpsSupervisor;
+let cdi: CdiWriter;
+const pods = new Map<string, K8sObject>();
+
+beforeEach(async () => {
+  kubelet = await startFakeKubelet();
+  dir = mkdtempSync(join(tmpdir(), 'tf-door-'));
+  pods.clear();
+  const cluster = { get: async (_rt: unknown, ref: { name: string }) => pods.get(ref.name) } as unknown as Cluster;
+  sup = new MpsSupervisor({ controlBin: FAKE_MPS, baseDir: join(dir, 'mps'), isolateShm: false });
+  cdi = new CdiWriter(join(dir, 'cdi'));
+  const delivery = new ShareDelivery({
+    nodeName: NODE,
+    supervisor: sup,
+    cdi,
+    gpus: async () => GPUS,
+    host: () => ({
+      minors: new Map([
+        ['GPU-a', 1],
+        ['GPU-b', 0],
+      ]),
+      devRoot: '/dev',
+      exists: () => true,
+      libraries: [],
+    }),
+  });
+  door = new DevicePluginDoor({
+    cluster,
+    delivery,
+    pluginDir: kubelet.pluginDir,
+    podResourcesSocket: kubelet.podResourcesSocket,
+    devices: () => shareDevices(GPUS, new Map(), 2),
+    registry: new Registry(),
+  });
+  await door.start();
+});
+
+afterEach(async () => {
+  await door.stop();
+  await sup.stop();
+  await kubelet.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const holds = (pod: string, ids: string[]) => ({
+  name: pod,
+  namespace: 'ml',
+  containers: [
+    {
+      name: 'main',
+      devices: [{ resource_name: 'tensor-fusion.ai/share', device_ids: ids, cpu_ids: [] }],
+      cpu_ids: [],
+      memory: [],
+      dynamic_resources: [],
+    },
+  ],
+});
+
+test('registers for the share resource with PreStartContainer required, advertising neutral ids', async () => {
+  expect(kubelet.registered.map((r) => [r.resource_name, r.endpoint, r.options?.pre_start_required])).toEqual([
+    ['tensor-fusion.ai/share', 'tensor-fusion-share.sock', true],
+  ]);
+  expect(await kubelet.options()).toEqual({ pre_start_required: true, get_preferred_allocation_available: false });
+  expect((await kubelet.devices()).map((d) => d.ID)).toEqual(['share-0', 'share-1', 'share-2', 'share-3']);
+});
+
+test('Allocate answers from the ids alone: the same CDI device for the same ids, in any order, and nothing else', async () => {
+  const a = await kubelet.allocate(['share-3', 'share-1']);
+  expect(a).toEqual({
+    envs: {},
+    mounts: [],
+    devices: [],
+    annotations: {},
+    cdi_devices: [{ name: `tensor-fusion.ai/share=${deviceKey(['share-1', 'share-3'])}` }],
+  });
+  expect(await kubelet.allocate(['share-1', 'share-3'])).toEqual(a);
+  expect((await kubelet.allocate(['share-2'])).cdi_devices).not.toEqual(a.cdi_devices);
+});
+
+test('PreStartContainer writes the spec of the pod the kubelet names, whatever order the pods come in', async () => {
+  pods.set('a', sharePod('a', `${NODE}-gpu-0`, '25'));
+  pods.set('b', sharePod('b', `${NODE}-gpu-1`, '50'));
+  kubelet.podResources = [holds('a', ['share-0']), holds('b', ['share-1'])];
+  // B first, although A holds the lower ids and comes first in the list.
+  await kubelet.preStart(['share-1']);
+  await kubelet.preStart(['share-0']);
+  const spec = (ids: string[]) => JSON.parse(readFileSync(join(dir, 'cdi', `tensor-fusion.ai-share_${deviceKey(ids)}.json`), 'utf8'));
+  const b = spec(['share-1']);
+  expect(b.kind).toBe('tensor-fusion.ai/share');
+  expect(b.annotations).toEqual({
+    'tensor-fusion.ai/pod': 'ml/b',
+    'tensor-fusion.ai/container': 'main',
+    'tensor-fusion.ai/pod-uid': 'uid-b',
+  });
+  const edits = b.devices[0].containerEdits;
+  // GPU 1 of the node is GPU-b, whose minor is 0.
+  expect(edits.deviceNodes.map((n: { path: string }) => n.path)).toEqual([
+    '/dev/nvidiactl',
+    '/dev/nvidia-uvm',
+    '/dev/nvidia-uvm-tools',
+    '/dev/nvidia0',
+  ]);
+  expect(edits.env).toContain(`CUDA_MPS_PIPE_DIRECTORY=${sup.dirsOf('uid-b').pipeDir}`);
+  expect(edits.env).toContain('CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50');
+  expect(spec(['share-0']).devices[0].containerEdits.env).toContain(`CUDA_MPS_PIPE_DIRECTORY=${sup.dirsOf('uid-a').pipeDir}`);
+  // Each share's daemon runs with its own pod's limits.
+  expect(
+    sup
+      .shares()
+      .map((s) => [s.pod, s.threadPercentage])
+      .sort(),
+  ).toEqual([
+    ['ml/a', 25],
+    ['ml/b', 50],
+  ]);
+});
+
+test('a pod that holds the resource without a share record, ids no pod holds, and a pod of another node keep the container from starting', async () => {
+  pods.set('rogue', sharePod('rogue', `${NODE}-gpu-0`, '25', { record: false }));
+  pods.set('far', sharePod('far', `${NODE}-gpu-0`, '25', { node: 'other-node' }));
+  kubelet.podResources = [holds('rogue', ['share-0']), holds('far', ['share-2'])];
+  await expect(kubelet.preStart(['share-0'])).rejects.toThrow(
+    'pod ml/rogue requests tensor-fusion.ai/share but holds no share admitted by the tensor-fusion webhook and placed by its scheduler: refused',
+  );
+  await expect(kubelet.preStart(['share-1'])).rejects.toThrow(
+    "the kubelet's PodResources API names no container holding tensor-fusion.ai/share devices share-1",
+  );
+  await expect(kubelet.preStart(['share-2'])).rejects.toThrow('pod ml/far is bound to node other-node, not gpu-node-1');
+  expect(cdi.list()).toEqual([]);
+  expect(sup.shares()).toEqual([]);
+});
+
+test('specs of finished pods are removed, the others kept', async () => {
+  pods.set('a', sharePod('a', `${NODE}-gpu-0`, '25'));
+  kubelet.podResources = [holds('a', ['share-0'])];
+  await kubelet.preStart(['share-0']);
+  cdi.prune((uid) => uid === 'uid-a');
+  expect(cdi.list().map((s) => s.podUid)).toEqual(['uid-a']);
+  cdi.prune(() => false);
+  expect(cdi.list()).toEqual([]);
+});
