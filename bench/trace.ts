@@ -177,6 +177,12 @@ function main(): void {
       bestfit.push(allocatorRun(nodes, stream, mix, 'CompactFirst', seed));
       random.push(randomRun(nodes, stream, seed));
       limit.push(limitRun(nodes, stream));
+      // A policy below the limit would mean the bound is wrong: stop rather than print it.
+      for (const r of [ours, bestfit, random]) {
+        const u = r[r.length - 1].unallocated100;
+        if (u < limit[limit.length - 1] - 1e-6)
+          throw new Error(`${variant}, seed ${seed}: ${u}% unallocated is below the limit ${limit[limit.length - 1]}%`);
+      }
     }
     const pub = (p: string, i: 0 | 1) => published.get(`${variant}|${p}`)?.[i];
     const show = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2));
