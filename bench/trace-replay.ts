@@ -7,6 +7,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { AllocationRequest, Allocator, TypicalRequest } from '../lib/allocator';
+import { packingBound } from '../lib/allocator/packing-bound';
 import { PlacementMode } from '../lib/model/rules';
 import { prng } from './stats';
 
@@ -137,28 +138,60 @@ function roundHalfEven(x: number): number {
   return f % 2 === 0 ? f : f + 1;
 }
 
-/** Mean allocation % over events whose rounded arrival % is `x` (or x +- 1 when there are none). */
-function allocatedAt(arrived: Float64Array, allocated: Float64Array, x: number): number {
+/** The events whose rounded arrival % is `x` (or x +- 1 when there are none), as the artifact buckets them. */
+function eventsAt(arrived: Float64Array, x: number): number[] {
   for (const targets of [[x], [x - 1, x + 1]]) {
-    let sum = 0;
-    let n = 0;
-    for (let i = 0; i < arrived.length; i++) {
-      if (targets.includes(roundHalfEven(arrived[i]))) {
-        sum += Math.round(allocated[i] * 100) / 100;
-        n++;
-      }
-    }
-    if (n > 0) return sum / n;
+    const events: number[] = [];
+    for (let i = 0; i < arrived.length; i++) if (targets.includes(roundHalfEven(arrived[i]))) events.push(i);
+    if (events.length > 0) return events;
   }
-  return NaN;
+  return [];
+}
+
+/** Mean allocation % over {@link eventsAt}, each rounded to 2 decimals as the artifact does. */
+function allocatedAt(arrived: Float64Array, allocated: Float64Array, x: number): number {
+  const events = eventsAt(arrived, x);
+  return events.reduce((s, i) => s + Math.round(allocated[i] * 100) / 100, 0) / events.length;
+}
+
+/** Arrived GPU % of capacity after each pod of the stream. */
+function arrivedPercent(stream: readonly TracePod[], capacityMilli: number): Float64Array {
+  const arrived = new Float64Array(stream.length);
+  let arr = 0;
+  stream.forEach((p, i) => {
+    arr += p.n * p.g;
+    arrived[i] = (100 * arr) / capacityMilli;
+  });
+  return arrived;
+}
+
+/**
+ * The least unallocated GPU % at `x`% arrived that any placement of the stream could reach, online
+ * or offline (lib/allocator/packing-bound.ts): after pod i, no placement has more allocated than
+ * arrived nor more than the bound for the pods up to the bucket's last event, which holds every
+ * earlier prefix. A bound, not a placement found: the best packing may be above it.
+ */
+export function limitRun(nodes: readonly TraceNode[], stream: readonly TracePod[], x = 100): number {
+  const cap = capacity(nodes);
+  const arrived = arrivedPercent(stream, cap);
+  const events = eventsAt(arrived, x);
+  const prefix = stream.slice(0, events[events.length - 1] + 1);
+  const bound =
+    (100 *
+      packingBound(
+        nodes.map((n) => ({ cpu: n.cpu, memory: n.mem, gpus: n.gpus, model: n.model })),
+        prefix.map((p) => ({ gpuCount: p.n, share: p.g, cpu: p.cpu, memory: p.mem, models: p.spec })),
+      )) /
+    cap;
+  const allocated = Float64Array.from(arrived, (a) => Math.min(a, bound));
+  return 100 - allocatedAt(arrived, allocated, x);
 }
 
 /** Runs `place` over the stream; times only the placement calls. */
 export function replay(stream: readonly TracePod[], capacityMilli: number, place: (i: number) => string): RunResult {
-  const arrived = new Float64Array(stream.length);
+  const arrived = arrivedPercent(stream, capacityMilli);
   const allocated = new Float64Array(stream.length);
   const outcome: string[] = new Array(stream.length);
-  let arr = 0;
   let used = 0;
   let ns = 0n;
   for (let i = 0; i < stream.length; i++) {
@@ -167,9 +200,7 @@ export function replay(stream: readonly TracePod[], capacityMilli: number, place
     const node = place(i);
     ns += process.hrtime.bigint() - t0;
     outcome[i] = node;
-    arr += p.n * p.g;
     if (node !== '') used += p.n * p.g;
-    arrived[i] = (100 * arr) / capacityMilli;
     allocated[i] = (100 * used) / capacityMilli;
   }
   return {

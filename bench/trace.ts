@@ -4,14 +4,26 @@
  *
  * Replays Alibaba's openb GPU-sharing trace with the FGD paper's protocol (trace-replay.ts) for our
  * default policy and our own best-fit (CompactFirst) and random-fit baselines, prints unallocated GPU
- * % at 100% and 130% arrivals beside the paper's published results, placements per second, the
+ * % at 100% and 130% arrivals beside the paper's published results and a lower bound no placement
+ * can beat (the limit, trace-replay.ts limitRun), placements per second, the
  * speed of the index against scoring every node (same process), and a 10x synthetic cluster.
  * Ends with one JSON line of the headline figures.
  */
 import { existsSync, readFileSync } from 'fs';
 import { join, resolve } from 'path';
 import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../lib/model/rules';
-import { allocatorRun, arrivalStream, capacity, randomRun, readNodes, readPods, RunResult, scaleUp, traceMix } from './trace-replay';
+import {
+  allocatorRun,
+  arrivalStream,
+  capacity,
+  limitRun,
+  randomRun,
+  readNodes,
+  readPods,
+  RunResult,
+  scaleUp,
+  traceMix,
+} from './trace-replay';
 
 const ALL_VARIANTS = [
   'default',
@@ -127,8 +139,9 @@ function main(): void {
   );
   console.log(`published results: ${args.published ?? 'not found (pass --published <fgd-results dir>)'}\n`);
 
-  const widths = [12, 13, 13, 13, 13, 13, 13, 7, 7, 7, 7, 9];
+  const widths = [12, 13, 13, 13, 13, 13, 13, 7, 7, 7, 7, 12, 10, 9];
   console.log('unallocated GPU % at 100% / 130% arrived (mean±sd over seeds); paper = published FGD artifact means');
+  console.log('limit = the least any placement of the same pods could leave, online or offline (a bound, packing-bound.ts)');
   console.log(
     pad(
       [
@@ -143,23 +156,33 @@ function main(): void {
         'FGD@130',
         'BF@100',
         'Rnd@100',
+        'limit@100',
+        'ours/limit',
         'ours/s',
       ],
       widths,
     ),
   );
-  const rows: { variant: string; ours: RunResult[]; fgd?: number }[] = [];
+  const rows: { variant: string; ours: RunResult[]; limit: number[]; fgd?: number }[] = [];
   for (const variant of args.variants) {
     const pods = readPods(args.dir, variant);
     const mix = traceMix(pods);
     const ours: RunResult[] = [];
     const bestfit: RunResult[] = [];
     const random: RunResult[] = [];
+    const limit: number[] = [];
     for (const seed of args.seeds) {
       const stream = arrivalStream(pods, seed, cap);
       ours.push(allocatorRun(nodes, stream, mix, policy, seed));
       bestfit.push(allocatorRun(nodes, stream, mix, 'CompactFirst', seed));
       random.push(randomRun(nodes, stream, seed));
+      limit.push(limitRun(nodes, stream));
+      // A policy below the limit would mean the bound is wrong: stop rather than print it.
+      for (const r of [ours, bestfit, random]) {
+        const u = r[r.length - 1].unallocated100;
+        if (u < limit[limit.length - 1] - 1e-6)
+          throw new Error(`${variant}, seed ${seed}: ${u}% unallocated is below the limit ${limit[limit.length - 1]}%`);
+      }
     }
     const pub = (p: string, i: 0 | 1) => published.get(`${variant}|${p}`)?.[i];
     const show = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2));
@@ -177,12 +200,14 @@ function main(): void {
           show(pub('FGD', 1)),
           show(pub('BestFit', 0)),
           show(pub('Random', 0)),
+          fmt(limit),
+          (meanSd(ours.map((r) => r.unallocated100))[0] / meanSd(limit)[0]).toFixed(2),
           rate(ours).toFixed(0),
         ],
         widths,
       ),
     );
-    rows.push({ variant, ours, fgd: pub('FGD', 0) });
+    rows.push({ variant, ours, limit, fgd: pub('FGD', 0) });
   }
 
   const def = rows.find((r) => r.variant === 'default');
@@ -229,12 +254,16 @@ function main(): void {
 
   const [u100, sd100] = def ? meanSd(def.ours.map((r) => r.unallocated100)) : [NaN, NaN];
   const [u130, sd130] = def ? meanSd(def.ours.map((r) => r.unallocated130)) : [NaN, NaN];
+  const [limit100, limitSd] = def ? meanSd(def.limit) : [NaN, NaN];
   const round = (x: number | undefined, d = 2) => (x === undefined || Number.isNaN(x) ? null : Number(x.toFixed(d)));
   console.log(
     JSON.stringify({
       policy,
       unallocated100: round(u100),
       unallocated130: round(u130),
+      limit100: round(limit100),
+      limit100Sd: round(limitSd),
+      oursOverLimit100: round(u100 / limit100),
       placementsPerSec: def ? Math.round(rate(def.ours)) : null,
       scale10xPlacementsPerSec: scale10x === undefined ? null : Math.round(scale10x),
       unallocated100Sd: round(sd100),
