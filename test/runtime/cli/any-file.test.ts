@@ -115,6 +115,37 @@ describe('kubectl tf plan: what the webhook would refuse is refused, never plann
   });
 });
 
+describe("kubectl tf plan: a pool's own TFLOPS by product", () => {
+  test('a dedicated pod naming the model takes exactly one GPU of the figure the pool gives it, and a 50 % pod half of it', async () => {
+    const [pool, ...nodes] = platform();
+    const tuned = { ...pool, spec: { ...pool.spec, capacityConfig: { gpuTflops: { 'NVIDIA-A100-SXM4-80GB': '280' } } } };
+    const pod = (name: string, extra: Record<string, string>) => {
+      const p = gpuPod(name, '1', '1Gi', 'ml', { 'tensor-fusion.ai/gpu-model': 'A100', ...extra });
+      delete p.metadata.annotations['tensor-fusion.ai/tflops-request'];
+      return p;
+    };
+    const pods = [
+      pod('whole', { 'tensor-fusion.ai/dedicated-gpu': 'true' }),
+      pod('half-1', { 'tensor-fusion.ai/compute-percent-request': '50' }),
+      pod('half-2', { 'tensor-fusion.ai/compute-percent-request': '50' }),
+    ];
+    const r = await tf(['plan', '-f', 'w.yaml', '--from', 'q.yaml', '-o', 'json'], {
+      'w.yaml': yamlOf(pods),
+      'q.yaml': yamlOf([tuned, ...nodes]),
+    });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.pods.map((p: Obj) => [p.name, p.tflopsRequest, p.gpus.length])).toEqual([
+      ['whole', 280, 1],
+      ['half-1', 140, 1],
+      ['half-2', 140, 1],
+    ]);
+    // The two halves share one GPU: exactly its 280 TFLOPS.
+    expect(out.pods[1].gpus).toEqual(out.pods[2].gpus);
+    expect(out.pools[0].tflopsCapacity).toBe(4 * 280);
+  });
+});
+
 describe('kubectl tf plan --svg', () => {
   test('is well-formed XML for any name: characters XML forbids become U+FFFD', async () => {
     const name = 'a\u0001b\u001f\uD800c\uFFFE<&>"\'';
