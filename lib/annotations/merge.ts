@@ -17,7 +17,7 @@
  */
 import type { AutoScalingConfig, GPUPoolSpec, NodeAffinity, WorkloadProfileSpec } from '../api';
 import { FieldIssue, fieldIssue } from '../model/errors';
-import { exactModelName, GpuTflops, lookupGpuTflops, tflopsVariants } from '../model/gpu-catalog';
+import { exactModelName, GpuTflops, modelTflopsInPool } from '../model/gpu-catalog';
 import { DEFAULT_QOS, QosLevel } from '../model/rules';
 import { checkCrossRules, showQuantity } from './check';
 import { ANNOTATION, AnnotationValueKind } from './reference';
@@ -214,8 +214,10 @@ function resolveResources(m: Merge, profile: WorkloadProfileSpec | undefined, po
   const a = m.annotations;
   const overrides = pool?.capacityConfig?.gpuTflops ?? {};
   const model = m.out.gpuModel as string | undefined;
-  const modelTflops = model === undefined ? undefined : lookupGpuTflops(model, overrides)?.tflops;
-  const variants = model === undefined ? [] : tflopsVariants(model, overrides);
+  // The figures of the pool's GPUs the model selects: its own by product, then the catalog's.
+  const figures = model === undefined ? [] : modelTflopsInPool(model, overrides);
+  const modelTflops = figures[0]?.tflops;
+  const variants = figures.length > 1 ? figures : [];
   const dedicated = shareOfGpu(m, modelTflops, variants, 'dedicatedGpu', a.dedicatedGpu ? 100 : undefined, 'true');
   const percent = (option: 'computePercentRequest' | 'computePercentLimit') =>
     shareOfGpu(m, modelTflops, variants, option, a[option], a[option] === undefined ? undefined : String(a[option]));

@@ -91,6 +91,36 @@ export const GPUResourceQuotaSpec = Type.Object(
 /** GPU quotas of a namespace. The type of the schema, documented: generated into lib/api/generated/api-props.ts. */
 export type GPUResourceQuotaSpec = GPUResourceQuotaSpecFields;
 
+/**
+ * What the components write for the unset half of a TFLOPS/VRAM pair of bounds: the most the field
+ * allows, which bounds nothing a pod can ask for. Upstream's CRD requires `tflops` and `vram`
+ * together in each of `total.requests`, `total.limits`, `single.maxRequests` and `single.maxLimits`.
+ */
+export const UNBOUNDED_QUOTA_AMOUNTS = {
+  total: { tflops: String(QUOTA_TFLOPS_MAX), vram: formatBytes(QUOTA_VRAM_MAX) },
+  single: { tflops: String(TFLOPS_MAX), vram: formatBytes(VRAM_MAX) },
+} as const;
+
+/** `spec` with each TFLOPS/VRAM pair of bounds that sets one half given the other as {@link UNBOUNDED_QUOTA_AMOUNTS} (a copy). */
+export function withBothQuotaAmounts(spec: GPUResourceQuotaSpec): GPUResourceQuotaSpec {
+  type Pair = { tflops?: unknown; vram?: unknown };
+  const fill = (parent: Record<string, unknown> | undefined, keys: readonly string[], scope: 'total' | 'single') => {
+    if (!parent) return parent;
+    const out = { ...parent };
+    for (const k of keys) {
+      const a = out[k] as Pair | undefined;
+      if (a && (a.tflops !== undefined || a.vram !== undefined)) out[k] = { ...UNBOUNDED_QUOTA_AMOUNTS[scope], ...a };
+    }
+    return out;
+  };
+  const { total, single } = spec;
+  return {
+    ...spec,
+    ...(total ? { total: fill(total, ['requests', 'limits'], 'total') } : {}),
+    ...(single ? { single: fill(single, ['maxRequests', 'maxLimits'], 'single') } : {}),
+  } as GPUResourceQuotaSpec;
+}
+
 /** TFLOPS and VRAM counted over the namespace, both always reported. */
 const UsedAmounts = (description: string) =>
   Type.Object(

@@ -43,6 +43,8 @@ export const CONTROLLER_NAMES = {
   recordsPolicy: 'tensor-fusion-pod-records',
   /** ValidatingAdmissionPolicy (and its binding): no placement records or opt-in label in anyone else's Bindings. */
   bindingsPolicy: 'tensor-fusion-pod-bindings',
+  /** ValidatingAdmissionPolicy (and its binding): the share resource only on pods the webhook admitted. */
+  shareResourcePolicy: 'tensor-fusion-share-resource',
   /** ValidatingAdmissionPolicy (and binding): the only pods the controller may create are workers. */
   workerPodPolicy: 'tensor-fusion-controller-worker-pods',
   /** ValidatingAdmissionPolicy (and binding): which pods it may delete and what it may change on nodes. */

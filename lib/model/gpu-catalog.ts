@@ -163,16 +163,29 @@ export class GpuModelFilter implements Iterable<string> {
 }
 
 /**
- * The catalog models a requested model name selects ({@link gpuModelMatches}) whose TFLOPS (with the
- * pool's overrides) differ from each other: empty when the name selects models of one figure, so a
- * share written as a percent of "that model" means the same TFLOPS wherever it lands.
- * @example tflopsVariants('H100') // H100 (989), H100-PCIe (756), H100-NVL (835)
+ * The TFLOPS figures of the GPUs a requested model name (`gpu-model`, a model, a family or a product)
+ * selects in a pool, the one rule behind `dedicated-gpu` and `compute-percent-*`: each GPU's figure is
+ * the one {@link lookupGpuTflops} gives the pool's nodes. The pool's own figures come first: every
+ * `gpuTflops` key (a GFD product or a model name) the name selects gives its figure, and stands for
+ * the catalog model it belongs to; then each other catalog model the name selects, with its catalog
+ * figure. Distinct figures, highest first; empty when neither knows the name.
+ * @example modelTflopsInPool('A100', { 'NVIDIA-A100-SXM4-80GB': 280 }) // [{ model: 'NVIDIA-A100-SXM4-80GB', tflops: 280, from: 'pool' }]
  */
-export function tflopsVariants(wanted: string, overrides: Record<string, string | number> = {}): GpuTflops[] {
-  const selected = GPU_CATALOG.filter((c) => gpuModelMatches(wanted, c.model))
-    .map((c) => lookupGpuTflops(c.model, overrides)!)
-    .sort((a, b) => b.tflops - a.tflops);
-  return new Set(selected.map((t) => t.tflops)).size > 1 ? selected : [];
+export function modelTflopsInPool(wanted: string, overrides: Record<string, string | number> = {}): GpuTflops[] {
+  const found: GpuTflops[] = [];
+  const covered = new Set<string>();
+  for (const [key, value] of Object.entries(overrides)) {
+    const tflops = parseQuantity(value);
+    if (tflops === undefined || !(tflops > 0) || !gpuModelMatches(wanted, key)) continue;
+    found.push({ model: key, tflops, from: 'pool' });
+    const entry = catalogEntry(key);
+    if (entry) covered.add(entry.model);
+  }
+  for (const c of GPU_CATALOG) {
+    if (!covered.has(c.model) && gpuModelMatches(wanted, c.model)) found.push({ model: c.model, tflops: c.tflops, from: 'catalog' });
+  }
+  const seen = new Set<number>();
+  return found.sort((a, b) => b.tflops - a.tflops).filter((t) => !seen.has(t.tflops) && seen.add(t.tflops));
 }
 
 /**

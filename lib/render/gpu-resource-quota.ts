@@ -1,5 +1,5 @@
 /** GPUResourceQuota: the GPU quotas of one namespace, from props named as its spec but for `maxGpuCount`. */
-import { validateSpec } from '../api';
+import { validateSpec, withBothQuotaAmounts } from '../api';
 import type { GPUResourceQuotaSpecFields } from '../api/generated/api-props';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { KubeObject } from '../k8s/object';
@@ -32,6 +32,9 @@ export interface GpuResourceQuotaSingleProps extends Omit<SingleFields, 'maxGPUC
 /**
  * Props of GpuResourceQuota: the namespace it bounds, its metadata, and the spec's `total` and
  * `single` (with `single.maxGpuCount` for the spec's `maxGPUCount`). At least one bound must be set.
+ * A TFLOPS/VRAM pair that sets one half is written with the other as the most the field allows
+ * (`UNBOUNDED_QUOTA_AMOUNTS`: 100000000 TFLOPS and 1Ei in `total`, 100000 and 1Pi in `single`):
+ * upstream's CRD requires both.
  * @example
  * { namespace: 'ml', total: { requests: { tflops: '400', vram: '160Gi' }, maxWorkers: 20 },
  *   single: { maxRequests: { tflops: '100', vram: '40Gi' }, maxGpuCount: 2 } }
@@ -95,5 +98,5 @@ export function renderGpuResourceQuota(
   throwIfInvalid(checkGpuResourceQuotaProps(name, props, nameFromId), context);
   const spec = quotaSpec(props);
   throwIfInvalid(validateSpec('GPUResourceQuota', spec), context);
-  return { apiVersion: API_VERSION, kind: 'GPUResourceQuota', metadata: renderMeta(name, props), spec };
+  return { apiVersion: API_VERSION, kind: 'GPUResourceQuota', metadata: renderMeta(name, props), spec: withBothQuotaAmounts(spec) };
 }

@@ -2,6 +2,7 @@
 import { GpuPool as Cdk8sGpuPool, GpuPoolProps } from '../../components/cdk8s';
 import { GpuPool as PulumiGpuPool } from '../../components/pulumi';
 import { synthChart } from '../support/cdk8s';
+import { fullGpuPoolProps } from '../support/api-examples';
 import { validateAll } from '../support/validate-k8s';
 import { sameInBoth } from './frameworks';
 
@@ -48,29 +49,8 @@ describe('GpuPool', () => {
   });
 
   it('maps every prop to its spec field', async () => {
-    const nodeSelector = {
-      nodeSelectorTerms: [{ matchExpressions: [{ key: 'gpu-type', operator: 'In' as const, values: ['a100', 'h100'] }] }],
-    };
-    const workerPodTemplate = { spec: { priorityClassName: 'gpu-workers' } };
-    const [pool] = await both('everything', {
-      name: 'everything',
-      labels: { tier: 'gold' },
-      annotations: { owner: 'platform' },
-      isDefault: true,
-      nodeSelector,
-      defaultQos: 'high',
-      placement: 'CompactFirst',
-      isolation: 'shared',
-      defaultUsingLocalGpu: true,
-      tflopsOversellRatio: 300,
-      vramExpandToHostMem: 50,
-      vramExpandToHostDisk: 20,
-      minResources: { tflops: '100', vram: '80Gi', cpu: '8', memory: '64Gi' },
-      maxResources: { tflops: '1000', vram: '640Gi', cpu: '64', memory: '512Gi' },
-      gpuTflops: { 'NVIDIA-A100-SXM4-80GB': '312' },
-      workerImage: 'registry.example.com/worker:1.0',
-      workerPodTemplate,
-    });
+    const { nodeSelector, workerPodTemplate } = fullGpuPoolProps();
+    const [pool] = await both('everything', { name: 'everything', ...fullGpuPoolProps() });
     expect(pool).toEqual({
       apiVersion: 'tensor-fusion.ai/v1',
       kind: 'GPUPool',

@@ -78,7 +78,11 @@ describe('GpuResourceQuota', () => {
       total.requests.tflops = '2';
       single.maxRequests.vram = '2Gi';
     });
-    expect(quota.spec).toEqual({ total: { requests: { tflops: '1' } }, single: { maxRequests: { vram: '1Gi' } } });
+    // The other half of each pair is the most the field allows (upstream requires both).
+    expect(quota.spec).toEqual({
+      total: { requests: { tflops: '1', vram: '1Ei' } },
+      single: { maxRequests: { tflops: '100000', vram: '1Gi' } },
+    });
   });
 
   it('renders the same object from the framework-free renderer', () => {

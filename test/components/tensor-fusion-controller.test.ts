@@ -92,12 +92,12 @@ describe('TensorFusionController components', () => {
     const scoped = objects.filter((o) =>
       ['PriorityClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind),
     );
-    // Four QoS PriorityClasses; seven policies (pod integrity, pod records, pod bindings, worker pods, controller writes, node guard,
-    // quota status) and their bindings.
+    // Four QoS PriorityClasses; eight policies (pod integrity, pod records, pod bindings, share resource, worker pods, controller
+    // writes, node guard, quota status) and their bindings.
     expect(scoped.map((o) => o.kind).sort()).toEqual([
       ...Array(4).fill('PriorityClass'),
-      ...Array(7).fill('ValidatingAdmissionPolicy'),
-      ...Array(7).fill('ValidatingAdmissionPolicyBinding'),
+      ...Array(8).fill('ValidatingAdmissionPolicy'),
+      ...Array(8).fill('ValidatingAdmissionPolicyBinding'),
     ]);
     for (const o of scoped) expect(o.metadata.namespace).toBeUndefined();
   });

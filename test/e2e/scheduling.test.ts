@@ -13,7 +13,7 @@ import {
   SHARE_RELEASED_ANNOTATION,
 } from '../../lib/model/metadata-keys';
 import { SCHEDULER_NAME } from '../../lib/contract/object-names';
-import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS } from '../../lib/render/controller';
+import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS, shareResourceValidations } from '../../lib/render/controller';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
@@ -448,6 +448,65 @@ describeControlPlane(
       // Labelled "false", the record is inert (the runtime reads records only on pods labelled "true").
       expect((await create(withShare('opted-out', NS, 'false'))).code).toBe(0);
       await cp().kubectlOk(['delete', 'pod', '-n', NS, 'opted-out', '--grace-period=0', '--force', '--wait=false']);
+    });
+
+    test('the share resource only through the webhook: refused on pods it never saw, only the inject container holds it on pods it admits', async () => {
+      const asking = { requests: { 'tensor-fusion.ai/share': '2' }, limits: { 'tensor-fusion.ai/share': '2' } };
+      const plainPod = (name: string, namespace: string, labels: Obj, spec: Obj) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, labels },
+        spec: { containers: [{ name: 'main', image: 'example.io/app:1' }], ...spec },
+      });
+      const denial = (name: string) =>
+        'Error from server (Forbidden): error when creating "STDIN": pods "' +
+        name +
+        '" is forbidden: ' +
+        policyDenial('tensor-fusion-share-resource', shareResourceValidations()[0].message);
+      const sneaky = [
+        plainPod('not-opted-in', NS, { app: 'plain' }, { containers: [{ name: 'main', image: 'example.io/app:1', resources: asking }] }),
+        plainPod(
+          'in-init',
+          NS,
+          {},
+          { initContainers: [{ name: 'setup', image: 'example.io/app:1', resources: { limits: asking.limits } }] },
+        ),
+        plainPod(
+          'unseen-ns',
+          'kube-system',
+          { [ENABLED_LABEL]: 'true' },
+          { containers: [{ name: 'main', image: 'example.io/app:1', resources: asking }] },
+        ),
+      ];
+      for (const p of sneaky) {
+        const refused = await create(p);
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr.trim()).toBe(denial(p.metadata.name));
+      }
+      const admitted = gpuPod(
+        'with-sidecar',
+        {
+          containers: [
+            { name: 'main', image: 'example.io/app:1', resources: asking },
+            { name: 'proxy', image: 'example.io/proxy:1', resources: asking },
+          ],
+        },
+        '1Gi',
+      );
+      admitted.metadata.annotations['tensor-fusion.ai/inject-container'] = 'main';
+      expect((await create(admitted)).code).toBe(0);
+      const stored = await pod('with-sidecar');
+      expect(
+        stored.spec.containers.map((c: Obj) => [
+          c.name,
+          c.resources.requests?.['tensor-fusion.ai/share'],
+          c.resources.limits?.['tensor-fusion.ai/share'],
+        ]),
+      ).toEqual([
+        ['main', '1', '1'],
+        ['proxy', undefined, undefined],
+      ]);
+      await cp().kubectlOk(['delete', 'pod', '-n', NS, 'with-sidecar', '--grace-period=0', '--force', '--wait=false']);
     });
 
     test('a terminating pod keeps its share until it is gone', async () => {

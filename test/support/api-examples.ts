@@ -6,6 +6,7 @@ import type { GPU, GPUNode, GPUPool, GPUResourceQuota, TensorFusionWorkload, Wor
 import { API_VERSION } from '../../lib/model/group';
 import { DEFAULT_POOL_ANNOTATION, GFD } from '../../lib/model/metadata-keys';
 import type { WorkloadProfileSpec } from '../../lib/api/workload-profile';
+import type { GpuPoolProps } from '../../lib/render/gpu-pool';
 
 /** The WorkloadProfile spec of TensorFusion's documented example. */
 export function seedWorkloadProfileSpec(): WorkloadProfileSpec {
@@ -223,4 +224,28 @@ export function exampleObjects(): Array<GPUPool | GPUNode | GPU | WorkloadProfil
     exampleTensorFusionWorkload(),
     exampleGpuResourceQuota(),
   ];
+}
+
+/** GpuPool props that set every optional prop. */
+export function fullGpuPoolProps(): GpuPoolProps {
+  return {
+    labels: { tier: 'gold' },
+    annotations: { owner: 'platform' },
+    isDefault: true,
+    nodeSelector: {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: 'gpu-type', operator: 'In' as const, values: ['a100', 'h100'] }] }],
+    },
+    defaultQos: 'high',
+    placement: 'CompactFirst',
+    isolation: 'shared',
+    defaultUsingLocalGpu: true,
+    tflopsOversellRatio: 300,
+    vramExpandToHostMem: 50,
+    vramExpandToHostDisk: 20,
+    minResources: { tflops: '100', vram: '80Gi', cpu: '8', memory: '64Gi' },
+    maxResources: { tflops: '1000', vram: '640Gi', cpu: '64', memory: '512Gi' },
+    gpuTflops: { 'NVIDIA-A100-SXM4-80GB': '312' },
+    workerImage: 'registry.example.com/worker:1.0',
+    workerPodTemplate: { spec: { priorityClassName: 'gpu-workers' } },
+  };
 }

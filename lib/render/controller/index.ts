@@ -30,7 +30,14 @@ export * from '../../contract/object-names';
 export * from './props';
 export { nodeGuardMessage } from './node-guard';
 export { quotaStatusValidations } from './quota-status-guard';
-export { bindingValidations, controllerUser, integrityValidations, PROTECTED_ANNOTATIONS, recordValidations } from './integrity';
+export {
+  bindingValidations,
+  controllerUser,
+  integrityValidations,
+  PROTECTED_ANNOTATIONS,
+  recordValidations,
+  shareResourceValidations,
+} from './integrity';
 export type { PolicyValidation } from './integrity';
 export { PREEMPTION_REASON, workerImageValidations, workerShapeValidations, writeLimitValidations } from './write-limits';
 export {

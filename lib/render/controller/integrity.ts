@@ -14,7 +14,7 @@
  */
 import { NAMESPACE_NAME_LABEL } from '../../k8s/labels';
 import { KubeObject } from '../../k8s/object';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, RECORD_ANNOTATIONS, SHARE_ANNOTATION } from '../../model/metadata-keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, RECORD_ANNOTATIONS, SHARE_ANNOTATION, SHARE_RESOURCE } from '../../model/metadata-keys';
 import { CONTROLLER_NAMES } from '../../contract/object-names';
 import { ResolvedControllerProps } from './props';
 import { WEBHOOK_EXCLUDED_NAMESPACES } from './webhook';
@@ -138,6 +138,28 @@ export function bindingValidations(namespace: string): PolicyValidation[] {
   ];
 }
 
+/** The share policy's variable: some container or init container requests or limits {@link SHARE_RESOURCE}. */
+export const ASKS_SHARE_EXPRESSION = (() => {
+  const asks = `has(c.resources) && ((has(c.resources.requests) && ${literal(SHARE_RESOURCE)} in c.resources.requests) || (has(c.resources.limits) && ${literal(SHARE_RESOURCE)} in c.resources.limits))`;
+  return `object.spec.containers.exists(c, ${asks}) || (has(object.spec.initContainers) && object.spec.initContainers.exists(c, ${asks}))`;
+})();
+
+/**
+ * The share policy's check, on every pod create: the node agent serves {@link SHARE_RESOURCE} to any
+ * container that asks, so a pod the webhook never saw (not opted in, or in a namespace it skips)
+ * would get a GPU share no one placed. Only the webhook gives it, to the pods it records a share on.
+ * No exemption: the controller creates no pod that holds it.
+ */
+export function shareResourceValidations(): PolicyValidation[] {
+  return [
+    {
+      expression: `!variables.asksShare || (${present('object', 'labels', ENABLED_LABEL)} && ${value('object', 'labels', ENABLED_LABEL)} == 'true' && ${present('object', 'annotations', SHARE_ANNOTATION)})`,
+      message: `a container may request ${SHARE_RESOURCE} only in a pod the tensor-fusion webhook admitted with a GPU share (label ${ENABLED_LABEL}: "true", in a namespace the webhook serves): the webhook gives it to the containers that hold the pod's share`,
+      reason: 'Forbidden',
+    },
+  ];
+}
+
 /**
  * A ValidatingAdmissionPolicy named `name` that fails closed, with `spec` (its match and checks), and
  * its binding of the same name, which denies what the policy refuses.
@@ -179,10 +201,11 @@ function podPolicy(
 }
 
 /**
- * The three policies and their bindings. None sees the create of an opted-in pod in a namespace the
- * webhook serves, the bulk of the pods: the webhook has just resolved its records, and each policy a
- * pod matches costs the API server conversions of the pod. The bindings policy sees every Binding
- * (a Binding has no labels to select on), a small object.
+ * The four policies and their bindings. Of the record policies, none sees the create of an opted-in
+ * pod in a namespace the webhook serves, the bulk of the pods: the webhook has just resolved its
+ * records, and each policy a pod matches costs the API server conversions of the pod. The bindings
+ * policy sees every Binding (a Binding has no labels to select on), a small object; the share
+ * policy sees every pod create, since the pods it guards against are exactly those no selector names.
  */
 export function renderIntegrityPolicy(props: ResolvedControllerProps, labels: Record<string, string>): KubeObject[] {
   const rule = (operations: string[], resources: string[]) => ({
@@ -214,6 +237,12 @@ export function renderIntegrityPolicy(props: ResolvedControllerProps, labels: Re
       },
       recordValidations(props.namespace),
     ),
+    // Every pod create in the cluster, with no selector: what the policy refuses is pods nothing of ours looked at.
+    ...deniedByPolicy(CONTROLLER_NAMES.shareResourcePolicy, labels, {
+      matchConstraints: rule(['CREATE'], ['pods']),
+      variables: [{ name: 'asksShare', expression: ASKS_SHARE_EXPRESSION }],
+      validations: shareResourceValidations(),
+    }),
     ...podPolicy(
       CONTROLLER_NAMES.bindingsPolicy,
       labels,

@@ -181,7 +181,12 @@ async function plan(args: string[], flags: Flags, io: CliIo): Promise<number> {
   const p = await planPlacement(objects, workloads.pods, { pool: flags.pool });
   if (flags.svg) {
     const title = `${p.placed} of ${p.pods.length} pods fit; ${p.unallocatedPct.toFixed(1)}% of TFLOPS unallocated`;
-    io.writeFile(flags.svg, gpuBarsSvg(p.bars, { title }));
+    const svg = gpuBarsSvg(p.bars, { title });
+    try {
+      io.writeFile(flags.svg, svg);
+    } catch (err) {
+      throw new CliError(`--svg: cannot write ${flags.svg} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, EXIT.usage);
+    }
   }
   const { bars: _bars, ...data } = p;
   io.stdout(

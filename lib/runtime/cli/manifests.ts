@@ -12,8 +12,10 @@ import { gpuName, gpuStatus, NodeLike, nodeInventory } from '../shared/capacity'
 import { matchingPools } from '../reconcile/node-selector';
 import type { ClusterObjects } from './cluster-objects';
 import { CliError, EXIT } from './cli-error';
+import { FieldIssue, fieldIssue } from '../../model/errors';
+import { manifestIssues } from './manifest-shape';
 
-/** The objects of YAML or JSON files, `List` items flattened; a parse error names the file and line. */
+/** The objects of YAML or JSON files, `List` items flattened; a parse or shape error names the file, the document and the field. */
 export function readManifests(files: readonly string[], read: (file: string) => string): K8sObject[] {
   const out: K8sObject[] = [];
   for (const file of files) {
@@ -23,20 +25,50 @@ export function readManifests(files: readonly string[], read: (file: string) => 
     } catch (err) {
       throw new CliError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, EXIT.usage);
     }
-    parseAllDocuments(text).forEach((doc, i) => {
-      const error = doc.errors[0];
-      if (error) throw new CliError(`${file}: document ${i + 1}: ${error.message.split('\n')[0]}`, EXIT.usage);
-      const value = doc.toJS() as unknown;
+    documentsOf(file, text).forEach((value, i) => {
+      const at = `${file}: document ${i + 1}`;
       if (value === null || value === undefined) return;
-      if (typeof value !== 'object' || Array.isArray(value) || typeof (value as K8sObject).kind !== 'string') {
-        throw new CliError(`${file}: document ${i + 1}: expected a Kubernetes object with a kind`, EXIT.usage);
-      }
-      const o = value as K8sObject & { items?: K8sObject[] };
-      if (o.kind?.endsWith('List') && Array.isArray(o.items)) out.push(...o.items);
-      else out.push(o);
+      const list = value as { kind?: unknown; items?: unknown };
+      if (typeof list.kind === 'string' && list.kind.endsWith('List') && list.items !== undefined) {
+        if (!Array.isArray(list.items)) throw shapeError(at, [fieldIssue('items', list.items, 'a list of objects')]);
+        list.items.forEach((item, k) => out.push(checked(`${at}: items[${k}]`, item)));
+      } else out.push(checked(at, value));
     });
   }
   return out;
+}
+
+/** The documents of one file as plain values; a YAML error (or one built to exhaust the parser) names the file and the document. */
+function documentsOf(file: string, text: string): unknown[] {
+  let docs: ReturnType<typeof parseAllDocuments>;
+  try {
+    docs = parseAllDocuments(text);
+  } catch (err) {
+    throw new CliError(`${file}: not YAML or JSON (${firstLine(err)})`, EXIT.usage);
+  }
+  // A single stream parses to an array; an empty file to a lone document or an empty list.
+  return (Array.isArray(docs) ? docs : [docs]).map((doc, i) => {
+    const error = doc.errors[0];
+    if (error) throw new CliError(`${file}: document ${i + 1}: ${firstLine(error)}`, EXIT.usage);
+    try {
+      return doc.toJS({ maxAliasCount: 1000 }) as unknown;
+    } catch (err) {
+      throw new CliError(`${file}: document ${i + 1}: ${firstLine(err)}`, EXIT.usage);
+    }
+  });
+}
+
+const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0];
+
+function shapeError(at: string, issues: readonly FieldIssue[]): CliError {
+  return new CliError(`${at}: ${issues.map((x) => x.message).join('; ')}`, EXIT.usage);
+}
+
+/** `value` as an object the plan can read, or the error that names what is wrong. */
+function checked(at: string, value: unknown): K8sObject {
+  const issues = manifestIssues(value);
+  if (issues.length > 0) throw shapeError(at, issues);
+  return value as K8sObject;
 }
 
 const ofKind = <T>(objects: readonly K8sObject[], kind: string) => objects.filter((o) => o.kind === kind) as unknown as (T & K8sObject)[];

@@ -27,6 +27,7 @@ import {
   totalExcess,
 } from '../shared/quota';
 import { ANNOTATION } from '../../annotations';
+import { admitPod, AdmissionView } from '../webhook/admit';
 import { ClusterObjects, fixedCaches, placementStateOf } from './cluster-objects';
 import type { WorkloadPod } from './workload-pods';
 
@@ -90,6 +91,8 @@ export async function planPlacement(objects: ClusterObjects, pods: readonly Work
   const state = placementStateOf(caches);
   const allocator = state.current();
   const view = cachedSettingsView(caches);
+  // No quotas: the plan says a per-pod bound in its own words below, and counts totals as it places.
+  const admissionView: AdmissionView = { ...view, workload: async (ns, name) => caches.workloads.get(`${ns}/${name}`) };
   const quotas = new Map<string, QuotaBounds[]>();
   const used = new Map<string, QuotaAmounts>();
   const quotasOf = (ns: string) => {
@@ -112,6 +115,12 @@ export async function planPlacement(objects: ClusterObjects, pods: readonly Work
       continue;
     }
     const annotations = { ...(opts.pool !== undefined ? { [ANNOTATION.pool]: opts.pool } : {}), ...w.pod.metadata?.annotations };
+    // The webhook's own decision first: a pod it would refuse is never planned.
+    const admission = await admitPod(reviewOf({ ...w.pod, metadata: { ...w.pod.metadata, annotations } }, w.namespace), admissionView);
+    if (!admission.allowed) {
+      out.push({ ...base, reason: `refused at admission: ${admission.message}` });
+      continue;
+    }
     const containers = ((w.pod as { spec?: { containers?: { name?: string }[] } }).spec?.containers ?? []).map((c) => c.name ?? '');
     const resolved = await resolvePodSettings(annotations, w.namespace, view, containers);
     if (Array.isArray(resolved)) {
@@ -170,6 +179,11 @@ export async function planPlacement(objects: ClusterObjects, pods: readonly Work
     strandedVram: pools.reduce((s, p) => s + p.strandedVram, 0),
     bars,
   };
+}
+
+/** The AdmissionReview request of a pod's create in `namespace`, as the API server sends it to the webhook. */
+function reviewOf(pod: K8sObject, namespace: string) {
+  return { uid: '', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', namespace, object: pod };
 }
 
 /** A pod of our scheduler without a share: its CPU and memory on the node the pool's mode picks, as the extender does. */

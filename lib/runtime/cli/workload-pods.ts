@@ -9,6 +9,7 @@ import { SCHEDULER_NAME } from '../../contract/object-names';
 import { ENABLED_LABEL } from '../../model/metadata-keys';
 import type { K8sObject } from '../kube/cluster';
 import { CliError, EXIT } from './cli-error';
+import { MAX_PLAN_PODS } from './manifest-shape';
 
 /** One pod to place, with where it came from. */
 export interface WorkloadPod {
@@ -88,6 +89,9 @@ export function workloadPods(objects: readonly K8sObject[], namespace = 'default
       throw new CliError(`${source}: ${t.field} is ${JSON.stringify(t.count)}, expected a whole number of pods (0 or more)`, EXIT.usage);
     }
     if (!t.template) throw new CliError(`${source}: has no pod template`, EXIT.usage);
+    if (pods.length + t.count > MAX_PLAN_PODS) {
+      throw new CliError(`${source}: the manifests create more than ${MAX_PLAN_PODS} pods, the most one plan places`, EXIT.usage);
+    }
     // StatefulSets name pods <name>-<ordinal>; the other controllers' random suffixes are numbered here.
     for (let i = 0; i < t.count; i++) {
       add(

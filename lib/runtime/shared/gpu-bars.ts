@@ -57,9 +57,22 @@ export function namespaceColour(namespace: string): string {
   return PALETTE[(fnv1a(namespace) >>> 0) % PALETTE.length];
 }
 
-/** Text and attribute values are escaped: pod and node names come from the cluster. */
+/**
+ * The characters XML 1.0 forbids in a document: controls but tab and newlines, U+FFFE, U+FFFF, and a
+ * surrogate without its other half (which cutting a label can leave).
+ */
+export const XML_FORBIDDEN =
+  // eslint-disable-next-line no-control-regex -- the control characters are what it finds
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/**
+ * Text and attribute values are escaped: pod and node names come from the cluster or a file. A
+ * character XML forbids becomes U+FFFD, so the document stays well-formed whatever the name.
+ */
 export function escapeXml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return s.replace(/[&<>"']/g, (c) => ENTITIES[c]).replace(XML_FORBIDDEN, '\uFFFD');
 }
 
 const GIB = 1024 ** 3;

@@ -5,7 +5,7 @@
  * per-pod (`single`) bounds at admission.
  *
  * Amounts are whole numbers, so that adding and removing shares in any order gives the same sums:
- * milli-TFLOPS, bytes and pods. A share counts every GPU it takes: per-GPU amount × GPU count.
+ * milli-TFLOPS, bytes and pods. Usage rounds up and bounds down, so rounding never lets a share in. A share counts every GPU it takes: per-GPU amount × GPU count.
  * Every quota of a namespace applies (as ResourceQuota's do), each on its own.
  */
 import { DEFAULT_QUOTA_ALERT_THRESHOLD_PERCENT, DEFAULT_QUOTA_MAX_WORKERS, GPUResourceQuota } from '../../api';
@@ -41,7 +41,15 @@ export interface ShareSize {
   readonly gpuCount: number;
 }
 
-const milli = (tflops: number) => Math.round(tflops * 1000);
+/** TFLOPS in milli-TFLOPS, at 12 significant digits first (31.2 × 1000 is 31200.000000000004). */
+const exactMilli = (tflops: number) => Number((tflops * 1000).toPrecision(12));
+/**
+ * A share's TFLOPS in whole milli-TFLOPS, rounded up: a share below one unit counts as one, so that
+ * no number of tiny shares fits in a total they pass together.
+ */
+const milli = (tflops: number) => Math.ceil(exactMilli(tflops));
+/** A bound's TFLOPS in whole milli-TFLOPS, rounded down (as usage rounds up: never more room than set). */
+const milliBound = (tflops: number) => Math.floor(exactMilli(tflops));
 
 /** What one share adds to its namespace: every GPU it takes, and one worker. */
 export function shareUsage(s: ShareSize): QuotaAmounts {
@@ -118,7 +126,7 @@ function readBounds(q: QuotaObject): QuotaBounds {
   const single = q.spec?.single;
   const tflops = (v: string | number | undefined) => {
     const t = quantity(v);
-    return t === undefined ? undefined : milli(t);
+    return t === undefined ? undefined : milliBound(t);
   };
   const bytes = (v: string | number | undefined) => {
     const b = quantity(v);

@@ -11,14 +11,15 @@ import { ANNOTATION } from '../../annotations';
 import { ignoredKeyWarnings } from '../../annotations/upstream';
 import type { TensorFusionWorkload } from '../../api';
 import { FieldIssue, fieldIssue } from '../../model/errors';
-import { RECORD_ANNOTATIONS, SHARE_ANNOTATION, SHARE_RESOURCE, WORKLOAD_LABEL } from '../../model/metadata-keys';
+import { RECORD_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../model/metadata-keys';
 import { poolIsolation } from '../../model/rules';
 import { SCHEDULER_NAME } from '../../contract/object-names';
 import type { K8sObject } from '../kube/cluster';
 import { isGenerated } from '../shared/workload-origin';
 import { controllerOf } from '../shared/top-owner';
 import { encodeShare, isOptedIn } from '../shared/share';
-import { EnvVar, localGpuEnv, remoteClientEnv, ShareSettings, TF_ENV } from '../shared/pod-share/container-env';
+import { EnvVar, isNodeGivenEnv, localGpuEnv, remoteClientEnv, ShareSettings, TF_ENV } from '../shared/pod-share/container-env';
+import { nodeGivenEnvWarnings, shareResource } from './owned-fields';
 import { topOwnerName } from './owner';
 import { podPatch } from './patch';
 import { resolvePodSettings, ResolvedPod, SettingsView, shareRequest } from '../shared/resolve-pod';
@@ -260,6 +261,8 @@ function admitRemote({ pod, namespace, workload, resolved, injectInto, warnings 
     ]);
   }
   const vars = remoteClientEnv(resolved.share, workload, namespace, `${WORKLOAD_LABEL}=${workload}`);
+  const resource = shareResource(pod, []);
+  warnings.push(...resource.warnings);
   // Its worker pods hold the share: a request or record it came with would reach our scheduler unchecked.
   const records = presentKeys(pod, RECORD_ANNOTATIONS);
   if (records.length > 0) {
@@ -267,7 +270,13 @@ function admitRemote({ pod, namespace, workload, resolved, injectInto, warnings 
       `metadata.annotations: removed ${records.join(', ')}: a remote-GPU pod holds no share of its own, the worker pods of TensorFusionWorkload ${namespace}/${workload} do`,
     );
   }
-  return allow(podPatch(pod, { removeAnnotations: records, labels: workloadLabels(workload), env: envFor(injectInto, vars) }), warnings);
+  const patch = podPatch(pod, {
+    removeAnnotations: records,
+    labels: workloadLabels(workload),
+    env: envFor(injectInto, vars),
+    ownedResource: resource.mutation,
+  });
+  return allow(patch, warnings);
 }
 
 /** Those of `keys` the pod's annotations have. */
@@ -284,6 +293,11 @@ function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }
   const priority = priorityFor(pod, settings.qos);
   if (priority.warning) warnings.push(priority.warning);
   warnings.push(...localPatchWarnings(pod, injectInto));
+  const hard = isolation === 'hard';
+  // Hard isolation: the kubelet gets each container's GPU, MPS daemon and limits from the agent, and
+  // only through the share resource; the node's variables are the only ones the container reads.
+  const resource = shareResource(pod, hard ? injectInto : []);
+  warnings.push(...resource.warnings, ...(hard ? nodeGivenEnvWarnings(pod, injectInto) : []));
   if (isolation === 'hard' && !nodeAgent) {
     warnings.push(
       `GPUPool ${JSON.stringify(resolved.pool)} has hard isolation, but TensorFusionController runs no node agent (nodeAgent: false): no kubelet can give this pod its GPU devices, MPS daemon and limits, and a kubelet starts it without them; set nodeAgent: true, or the pool's isolation to shared`,
@@ -302,8 +316,8 @@ function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }
     priority: priority.priority,
     nodeNameToAffinity: true,
     env: envFor(injectInto, vars),
-    // Hard isolation: the kubelet gets each container's GPU, MPS daemon and limits from the agent.
-    limits: isolation === 'hard' ? new Map(injectInto.map((c) => [c, { [SHARE_RESOURCE]: '1' }])) : undefined,
+    dropEnv: hard ? isNodeGivenEnv : undefined,
+    ownedResource: resource.mutation,
     initContainers: settings.noStandaloneWorkerMode
       ? [
           {

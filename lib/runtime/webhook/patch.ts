@@ -32,14 +32,19 @@ export interface PodMutation {
   readonly nodeNameToAffinity?: boolean;
   /** Variables per container name; every existing entry of the same name is replaced (duplicates too). */
   readonly env?: ReadonlyMap<string, readonly EnvVar[]>;
+  /** Entries to remove, whatever their value, from the env of the containers in `env`. */
+  readonly dropEnv?: (name: string) => boolean;
   /**
    * Init containers to have, matched by name and placed first. On one that is there already only the
    * image and our env entries are set, and the securityContext only when it has none: whatever another
    * webhook added to it stays.
    */
   readonly initContainers?: readonly { name: string; image?: string; env: readonly EnvVar[]; securityContext?: Readonly<Json> }[];
-  /** Resource limits to set per container name (extended resources: the request defaults to the limit). */
-  readonly limits?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /**
+   * An extended resource the webhook owns: exactly the `holders` (app containers, by name) request and
+   * limit `amount` of it; every other container, init containers included, has it removed.
+   */
+  readonly ownedResource?: { readonly name: string; readonly amount: string; readonly holders: readonly string[] };
 }
 
 type Json = Record<string, unknown>;
@@ -58,15 +63,16 @@ export function sameEnvVar(have: unknown, want: EnvVar): boolean {
 /**
  * The env list with `vars` in it: each variable takes the place of the first entry of its name (so a
  * user's `$(VAR)` reference after it still resolves), later entries of that name are dropped, and new
- * ones go at the end. Entries already equal to ours are kept as they are.
+ * ones go at the end. Entries already equal to ours are kept as they are; entries `drop` names go.
  */
-export function mergeEnv(current: readonly unknown[], vars: readonly EnvVar[]): unknown[] {
+export function mergeEnv(current: readonly unknown[], vars: readonly EnvVar[], drop?: (name: string) => boolean): unknown[] {
   const want = new Map(vars.map((v) => [v.name, v]));
   const placed = new Set<string>();
   const out: unknown[] = [];
   for (const e of current) {
     const name = isObject(e) && typeof e.name === 'string' ? e.name : undefined;
     const ours = name === undefined ? undefined : want.get(name);
+    if (!ours && name !== undefined && drop?.(name)) continue;
     if (!ours) out.push(e);
     else if (!placed.has(ours.name)) {
       placed.add(ours.name);
@@ -88,13 +94,13 @@ function setMap(ops: JsonPatchOp[], path: string, current: unknown, desired: Rea
   }
 }
 
-function setEnv(ops: JsonPatchOp[], path: string, current: unknown, vars: readonly EnvVar[]): void {
+function setEnv(ops: JsonPatchOp[], path: string, current: unknown, vars: readonly EnvVar[], drop?: (name: string) => boolean): void {
   if (vars.length === 0) return;
   if (!Array.isArray(current)) {
     ops.push({ op: 'add', path, value: vars.map((v) => ({ ...v })) });
     return;
   }
-  const merged = mergeEnv(current, vars);
+  const merged = mergeEnv(current, vars, drop);
   const kept = current.every((e, i) => merged[i] === e);
   if (kept && merged.length === current.length) return;
   // Only additions: append them. Anything else (a value changed, a duplicate dropped) rewrites the list,
@@ -147,10 +153,28 @@ function pinnedAffinity(affinity: unknown, node: string): Json {
   return { ...a, nodeAffinity: { ...na, requiredDuringSchedulingIgnoredDuringExecution: { ...required, nodeSelectorTerms: pinned } } };
 }
 
-function setLimits(ops: JsonPatchOp[], path: string, resources: unknown, limits: Readonly<Record<string, string>>): void {
+/** Sets (`amount`) or removes (undefined) the resource `name` in both requests and limits of one container. */
+function setResource(ops: JsonPatchOp[], path: string, resources: unknown, name: string, amount: string | undefined): void {
   const have = isObject(resources) ? resources : undefined;
-  if (!have) return void ops.push({ op: 'add', path, value: { limits: { ...limits } } });
-  setMap(ops, `${path}/limits`, have.limits, limits);
+  if (amount !== undefined && !have)
+    return void ops.push({ op: 'add', path, value: { requests: { [name]: amount }, limits: { [name]: amount } } });
+  for (const side of ['requests', 'limits'] as const) {
+    const map = have?.[side];
+    if (amount !== undefined) setMap(ops, `${path}/${side}`, map, { [name]: amount });
+    else if (isObject(map) && name in map) ops.push({ op: 'remove', path: `${path}/${side}/${escapePathComponent(name)}` });
+  }
+}
+
+/** Applies `owned` to every app and init container (before init containers are inserted: indexes are the pod's). */
+function setOwnedResource(ops: JsonPatchOp[], spec: Json, owned: NonNullable<PodMutation['ownedResource']>): void {
+  for (const list of ['containers', 'initContainers'] as const) {
+    const items = Array.isArray(spec[list]) ? (spec[list] as unknown[]) : [];
+    items.forEach((c, i) => {
+      if (!isObject(c)) return;
+      const holds = list === 'containers' && typeof c.name === 'string' && owned.holders.includes(c.name);
+      setResource(ops, `/spec/${list}/${i}/resources`, c.resources, owned.name, holds ? owned.amount : undefined);
+    });
+  }
 }
 
 /** The RFC 6902 operations that apply `m` to `pod`; empty when the pod already has it all. */
@@ -172,7 +196,7 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
     m.priority !== undefined ||
     m.env !== undefined ||
     m.initContainers !== undefined ||
-    m.limits !== undefined;
+    m.ownedResource !== undefined;
   if (!isObject(pod.spec) && touchesSpec) ops.push({ op: 'add', path: '/spec', value: {} });
   const spec = isObject(pod.spec) ? pod.spec : {};
   if (m.schedulerName !== undefined && spec.schedulerName !== m.schedulerName)
@@ -190,12 +214,9 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
   const containers = Array.isArray(spec.containers) ? spec.containers : [];
   for (const [name, vars] of m.env ?? []) {
     const i = containers.findIndex((c) => isObject(c) && c.name === name);
-    if (i >= 0) setEnv(ops, `/spec/containers/${i}/env`, (containers[i] as Json).env, vars);
+    if (i >= 0) setEnv(ops, `/spec/containers/${i}/env`, (containers[i] as Json).env, vars, m.dropEnv);
   }
-  for (const [name, limits] of m.limits ?? []) {
-    const i = containers.findIndex((c) => isObject(c) && c.name === name);
-    if (i >= 0) setLimits(ops, `/spec/containers/${i}/resources`, (containers[i] as Json).resources, limits);
-  }
+  if (m.ownedResource) setOwnedResource(ops, spec, m.ownedResource);
   ensureInitContainers(ops, spec.initContainers, m.initContainers);
   return ops;
 }

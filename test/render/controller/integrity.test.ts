@@ -12,6 +12,7 @@ import {
   PROTECTED_ANNOTATIONS,
   recordValidations,
   renderController,
+  shareResourceValidations,
 } from '../../../lib/render/controller';
 import { validateAll } from '../../support/validate-k8s';
 import { FAKE_BUNDLE, find, Json } from './fixtures';
@@ -158,5 +159,33 @@ describe('pod integrity policies', () => {
         expect(v.expression).toContain(`has(${m[1]}.metadata.${m[2]})`);
       }
     }
+  });
+
+  it('refuse on every pod create, with no exemption, a container or init container asking for the share resource unless the webhook recorded a share', () => {
+    const policy = find(render('gpu-system'), 'ValidatingAdmissionPolicy', 'tensor-fusion-share-resource') as Json;
+    const binding = find(render('gpu-system'), 'ValidatingAdmissionPolicyBinding', 'tensor-fusion-share-resource') as Json;
+    expect(() => validateAll([policy, binding])).not.toThrow();
+    expect(binding.spec).toEqual({ policyName: 'tensor-fusion-share-resource', validationActions: ['Deny'] });
+    expect(policy.spec.failurePolicy).toBe('Fail');
+    expect(policy.spec.matchConstraints).toEqual({
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
+    });
+    const asks =
+      "has(c.resources) && ((has(c.resources.requests) && 'tensor-fusion.ai/share' in c.resources.requests) || (has(c.resources.limits) && 'tensor-fusion.ai/share' in c.resources.limits))";
+    expect(policy.spec.variables).toEqual([
+      {
+        name: 'asksShare',
+        expression: `object.spec.containers.exists(c, ${asks}) || (has(object.spec.initContainers) && object.spec.initContainers.exists(c, ${asks}))`,
+      },
+    ]);
+    expect(policy.spec.validations).toEqual(shareResourceValidations());
+    expect(shareResourceValidations()).toEqual([
+      {
+        expression: `!variables.asksShare || (${has('object', 'labels', ENABLED_LABEL)} && object.metadata.labels['${ENABLED_LABEL}'] == 'true' && ${has('object', 'annotations', SHARE_ANNOTATION)})`,
+        message:
+          'a container may request tensor-fusion.ai/share only in a pod the tensor-fusion webhook admitted with a GPU share (label tensor-fusion.ai/enabled: "true", in a namespace the webhook serves): the webhook gives it to the containers that hold the pod\'s share',
+        reason: 'Forbidden',
+      },
+    ]);
   });
 });

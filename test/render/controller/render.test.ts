@@ -58,7 +58,7 @@ describe('renderController', () => {
       'Service',
       'Service',
       'NetworkPolicy',
-      ...Array(7).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(),
+      ...Array(8).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(),
       'MutatingWebhookConfiguration',
     ]);
     expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(renderCrds());

@@ -5,6 +5,7 @@ import { renderGpuPool } from '../../../lib/render/gpu-pool';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { clusterFromManifests } from '../../../lib/runtime/cli/manifests';
 import type { ClusterObjects } from '../../../lib/runtime/cli/cluster-objects';
+import { CliIo, run } from '../../../lib/runtime/cli/main';
 import { a100Labels } from '../../support/control-plane/install';
 
 export const POOL = 'pool-a';
@@ -85,4 +86,41 @@ export function heldPod(name: string, node: string, gpus: string[], tflops: numb
 /** The platform as the cluster would hold it, with `pods` in it. */
 export function cluster(pods: K8sObject[] = [], extra: Obj[] = []): ClusterObjects {
   return { ...clusterFromManifests(platform(extra) as K8sObject[]), pods };
+}
+
+/** Runs a command line with files and a cluster in memory; returns what it printed and wrote. */
+export async function tf(argv: string[], files: Record<string, string> = {}, objects = cluster(), override: Partial<CliIo> = {}) {
+  const out = { stdout: '', stderr: '', written: {} as Record<string, string> };
+  const lists: Record<string, readonly K8sObject[]> = {
+    pods: objects.pods,
+    nodes: objects.nodes,
+    gpupools: objects.pools,
+    gpunodes: objects.gpuNodes,
+    gpus: objects.gpus,
+    tensorfusionworkloads: objects.workloads,
+    workloadprofiles: objects.profiles,
+    gpuresourcequotas: objects.quotas,
+  };
+  const io: CliIo = {
+    stdout: (t) => void (out.stdout += t),
+    stderr: (t) => void (out.stderr += t),
+    connect: async () =>
+      ({
+        list: async <T extends K8sObject>(rt: { plural: string }) => ({
+          items: [...(lists[rt.plural] ?? [])] as T[],
+          resourceVersion: '1',
+        }),
+        get: async <T extends K8sObject>(rt: { plural: string }, ref: { namespace?: string; name: string }) =>
+          lists[rt.plural]?.find(
+            (o) => o.metadata.name === ref.name && (ref.namespace === undefined || o.metadata.namespace === ref.namespace),
+          ) as T | undefined,
+      }) as never,
+    writeFile: (p, text) => void (out.written[p] = text),
+    readFile: (p) => {
+      if (!(p in files)) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      return files[p];
+    },
+  };
+  const code = await run(argv, { ...io, ...override });
+  return { code, ...out };
 }

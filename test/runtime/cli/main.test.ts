@@ -3,48 +3,11 @@
  * output formats, and the cluster reached through the injected connection.
  */
 import { stringify } from 'yaml';
-import { ApiError, K8sObject } from '../../../lib/runtime/kube/cluster';
+import { ApiError } from '../../../lib/runtime/kube/cluster';
 import { CliIo, run, USAGE } from '../../../lib/runtime/cli/main';
-import { cluster, gpuPod, heldPod, platform } from './fixtures';
+import { cluster, gpuPod, heldPod, platform, tf } from './fixtures';
 
 type Obj = Record<string, any>;
-
-/** Runs a command line with files and a cluster in memory; returns what it printed and wrote. */
-async function tf(argv: string[], files: Record<string, string> = {}, objects = cluster()) {
-  const out = { stdout: '', stderr: '', written: {} as Record<string, string> };
-  const lists: Record<string, readonly K8sObject[]> = {
-    pods: objects.pods,
-    nodes: objects.nodes,
-    gpupools: objects.pools,
-    gpunodes: objects.gpuNodes,
-    gpus: objects.gpus,
-    tensorfusionworkloads: objects.workloads,
-    workloadprofiles: objects.profiles,
-    gpuresourcequotas: objects.quotas,
-  };
-  const io: CliIo = {
-    stdout: (t) => void (out.stdout += t),
-    stderr: (t) => void (out.stderr += t),
-    connect: async () =>
-      ({
-        list: async <T extends K8sObject>(rt: { plural: string }) => ({
-          items: [...(lists[rt.plural] ?? [])] as T[],
-          resourceVersion: '1',
-        }),
-        get: async <T extends K8sObject>(rt: { plural: string }, ref: { namespace?: string; name: string }) =>
-          lists[rt.plural]?.find(
-            (o) => o.metadata.name === ref.name && (ref.namespace === undefined || o.metadata.namespace === ref.namespace),
-          ) as T | undefined,
-      }) as never,
-    writeFile: (p, text) => void (out.written[p] = text),
-    readFile: (p) => {
-      if (!(p in files)) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
-      return files[p];
-    },
-  };
-  const code = await run(argv, io);
-  return { code, ...out };
-}
 
 const yamlOf = (docs: Obj[]) => docs.map((d) => stringify(d)).join('---\n');
 
@@ -95,11 +58,13 @@ describe('kubectl tf: usage errors', () => {
       /^error: bad\.yaml: document 2: /,
     );
     expect((await tf(['plan', '-f', 'list.yaml', '--from', 'p.yaml'], files)).stderr).toBe(
-      'error: list.yaml: document 1: expected a Kubernetes object with a kind\n',
+      'error: list.yaml: document 1: got [1], expected a Kubernetes object with a kind\n',
     );
     expect(await tf(['plan', '-f', 'neg.yaml', '--from', 'p.yaml'], files)).toMatchObject({
       code: 2,
-      stderr: 'error: Deployment ml/x: spec.replicas is -1, expected a whole number of pods (0 or more)\n',
+      stderr:
+        'error: neg.yaml: document 1: spec.replicas: got -1, expected a whole number of pods from 0 to 100000; ' +
+        'spec.template.spec: got nothing, expected a pod spec (an object with containers)\n',
     });
     expect(await tf(['plan', '-f', 'p.yaml', '--from', 'p.yaml', '--pool', 'nope'], files)).toMatchObject({
       code: 2,

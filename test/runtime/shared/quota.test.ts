@@ -79,6 +79,33 @@ describe('totalExcess and its message', () => {
   });
 });
 
+describe('amounts below one unit', () => {
+  /** Places shares of `tflops` (and `vram` bytes) one by one while the quota has room; how many fit. */
+  function fitting(tflops: number, vram: number, q: GPUResourceQuota): number {
+    const bounds = [quotaBounds(q)];
+    const adding = shareUsage({ tflopsRequest: tflops, tflopsLimit: tflops, vramRequest: vram, vramLimit: vram, gpuCount: 1 });
+    let used = NO_USAGE;
+    let n = 0;
+    while (n < 10_000 && !totalExcess(used, adding, bounds)) [used, n] = [addUsage(used, adding), n + 1];
+    return n;
+  }
+
+  test('many requests below a milli-TFLOPS never pass a small total together: each counts as a whole unit', () => {
+    // 0.0004 TFLOPS each against 0.1: exactly counted 250 would fit; rounded to the nearest unit, every one counts 0.
+    const n = fitting(0.0004, 1, quota('tiny', { total: { requests: { tflops: '0.1' } } }));
+    expect(n).toBe(100);
+    expect(n * 0.0004).toBeLessThanOrEqual(0.1);
+  });
+
+  test('bytes below one count as one, and a bound with a fraction of a unit rounds down', () => {
+    expect(fitting(0, 0.25, quota('bytes', { total: { requests: { vram: '10' } } }))).toBe(10);
+    expect(quotaBounds(quota('frac', { total: { requests: { tflops: '0.0015' } } })).total['requests.tflops']).toBe(1);
+    // 31.2 × 1000 is 31200.000000000004 in floating point: still 31,200 both ways.
+    expect(shareUsage({ ...SHARE, tflopsRequest: 31.2, gpuCount: 1 })['requests.tflops']).toBe(31_200);
+    expect(quotaBounds(quota('f', { total: { requests: { tflops: '31.2' } } })).total['requests.tflops']).toBe(31_200);
+  });
+});
+
 describe('singleExcesses', () => {
   test('every per-pod bound the share passes, with the field that sets it', () => {
     const b = [quotaBounds(quota('team-a', { single: { maxRequests: { tflops: '10' }, maxLimits: { vram: '8Gi' }, maxGPUCount: 1 } }))];

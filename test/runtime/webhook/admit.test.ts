@@ -44,7 +44,11 @@ const SHARED_ENV = [
   { name: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT', ...fromAnnotation('tensor-fusion.ai/mps-memory-limit') },
   { name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', ...fromAnnotation('tensor-fusion.ai/mps-thread-percentage') },
 ];
-const SHARE_LIMIT = { op: 'add', path: '/spec/containers/0/resources', value: { limits: { 'tensor-fusion.ai/share': '1' } } };
+const SHARE_LIMIT = {
+  op: 'add',
+  path: '/spec/containers/0/resources',
+  value: { requests: { 'tensor-fusion.ai/share': '1' }, limits: { 'tensor-fusion.ai/share': '1' } },
+};
 const TRAIN_SHARE =
   '{"pool":"pool-a","qos":"medium","gpuCount":2,"tflopsRequest":31.2,"tflopsLimit":62.4,"vramRequest":4294967296,"vramLimit":8589934592}';
 
@@ -153,11 +157,12 @@ describe('local GPU mode', () => {
     expect(JSON.stringify(ops)).not.toContain('tensor-fusion.ai/share"');
   });
 
-  it('keeps the resources a container has, adding the share resource to its limits', async () => {
+  it('keeps the resources a container has, adding the share resource to its requests and limits', async () => {
     const p: any = pod({ name: 'sized', annotations });
     p.spec.containers[0].resources = { limits: { memory: '1Gi' }, requests: { cpu: '1' } };
     const ops = patchOps((await post(suite.webhook.port(), suite.agent, review(p))).body);
     expect(ops.filter((o) => o.path.includes('/resources'))).toEqual([
+      { op: 'add', path: '/spec/containers/0/resources/requests/tensor-fusion.ai~1share', value: '1' },
       { op: 'add', path: '/spec/containers/0/resources/limits/tensor-fusion.ai~1share', value: '1' },
     ]);
   });

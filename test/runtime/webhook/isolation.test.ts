@@ -33,7 +33,11 @@ async function admit(v: AdmissionView) {
   return d;
 }
 
-const SHARE_LIMIT = { op: 'add', path: '/spec/containers/0/resources', value: { limits: { 'tensor-fusion.ai/share': '1' } } };
+const SHARE_LIMIT = {
+  op: 'add',
+  path: '/spec/containers/0/resources',
+  value: { requests: { 'tensor-fusion.ai/share': '1' }, limits: { 'tensor-fusion.ai/share': '1' } },
+};
 
 test('a pool that sets no isolation is hard: the container requests the share resource, with no warning where the agent runs', async () => {
   const d = await admit(view(undefined));

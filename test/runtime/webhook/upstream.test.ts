@@ -4,7 +4,8 @@
  * and a typo of any known key is still refused with a did-you-mean. Also every other choice the
  * webhook makes for a pod is said in AdmissionReview warnings.
  */
-import { ANNOTATION_PREFIX, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
+import { ANNOTATION_PREFIX, GFD, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
+import { nodeInventory } from '../../../lib/runtime/shared/capacity';
 import { API_VERSION } from '../../../lib/model/group';
 import { UPSTREAM_IGNORED_KEYS } from '../../../lib/annotations/upstream';
 import { workerPod } from '../../../lib/runtime/webhook/workers';
@@ -13,6 +14,8 @@ import { ann } from '../../support/annotations';
 import { patched, pod, review, useWebhookSuite } from './fixtures';
 
 const LOCAL = { 'is-local-gpu': 'true', 'vram-request': '1Gi' };
+/** A pool's own figures, keyed by the GPU product as GFD labels nodes. */
+const BY_PRODUCT = { 'NVIDIA-A100-SXM4-80GB': '280', 'NVIDIA-H100-80GB-HBM3': '900', 'NVIDIA-H100-PCIe': '700' };
 
 async function admit(annotations: Record<string, string>, extra: { containers?: string[] } = {}): Promise<AdmissionReview> {
   const p = pod({ name: 'p', annotations: ann(annotations), containers: extra.containers });
@@ -27,6 +30,7 @@ const suite = useWebhookSuite(
     { name: 'pool-a', nodes: 1, gpusPerNode: 4, tflops: 312, isDefault: true },
     { name: 'tuned', nodes: 1, gpusPerNode: 1, spec: { capacityConfig: { gpuTflops: { A100: '300' } } } },
     { name: 'remote', nodes: 1, gpusPerNode: 1, spec: { defaultUsingLocalGPU: false } },
+    { name: 'by-product', nodes: 1, gpusPerNode: 1, spec: { capacityConfig: { gpuTflops: BY_PRODUCT } } },
   ],
   (double) => {
     // Before the webhook starts: it reads workloads from its cache only.
@@ -114,6 +118,43 @@ describe('dedicated-gpu', () => {
     );
     expect(denial(await admit({ ...LOCAL, 'gpu-model': 'A100', 'dedicated-gpu': 'true', 'tflops-limit': '20' }))).toBe(
       'tensor-fusion.ai/tflops-limit: got "20", expected nothing, since tensor-fusion.ai/dedicated-gpu is "true" (the whole GPU\'s TFLOPS)',
+    );
+  });
+});
+
+describe("a pool's own TFLOPS by product", () => {
+  /** The figure the pool's GPUs of `product` get (what the GPU node reconciler and kubectl tf plan write). */
+  const gpuFigure = (product: string) => nodeInventory({ [GFD.product]: product, [GFD.count]: '1' }, BY_PRODUCT)!.tflopsPerGpu;
+  const onPool = { ...LOCAL, gpupool: 'by-product' };
+
+  it("size dedicated-gpu and compute-percent for a model by the pool's figure for its products, exactly the GPU's", async () => {
+    expect(gpuFigure('NVIDIA-A100-SXM4-80GB')).toBe(280);
+    for (const model of ['A100', 'a100', 'A100_SXM_80G', 'NVIDIA-A100-SXM4-80GB']) {
+      const whole = await admit({ ...onPool, 'gpu-model': model, 'dedicated-gpu': 'true' });
+      expect(shareOf(whole)).toMatchObject({ tflopsRequest: 280, tflopsLimit: 280 });
+    }
+    const half = await admit({ ...onPool, 'gpu-model': 'A100', 'compute-percent-request': '50' });
+    expect(shareOf(half)).toMatchObject({ tflopsRequest: 140, tflopsLimit: 140 });
+    // A model the pool sets no figure for keeps the catalog's, as its GPUs do.
+    expect(gpuFigure('NVIDIA-L4')).toBe(121);
+    expect(shareOf(await admit({ ...onPool, 'gpu-model': 'L4', 'dedicated-gpu': 'true' }))).toMatchObject({ tflopsRequest: 121 });
+  });
+
+  it("a family: the pool's figures for its products stand for their models, the catalog for the rest; one figure or refused", async () => {
+    expect(denial(await admit({ ...onPool, 'gpu-model': 'H100', 'dedicated-gpu': 'true' }))).toBe(
+      'tensor-fusion.ai/dedicated-gpu: got "true", expected a value together with a tensor-fusion.ai/gpu-model that selects GPUs of one TFLOPS figure; ' +
+        'tensor-fusion.ai/gpu-model "H100" selects NVIDIA-H100-80GB-HBM3 (900), H100-NVL (835), NVIDIA-H100-PCIe (700), so the share would be sized for one and could land on another: name one model (H100-NVL)',
+    );
+    expect(gpuFigure('NVIDIA-H100-PCIe')).toBe(700);
+    expect(shareOf(await admit({ ...onPool, 'gpu-model': 'H100-PCIe', 'dedicated-gpu': 'true' }))).toMatchObject({ tflopsRequest: 700 });
+    expect(shareOf(await admit({ ...onPool, 'gpu-model': 'H100_SXM', 'compute-percent-request': '10' }))).toMatchObject({
+      tflopsRequest: 90,
+    });
+  });
+
+  it('a pod that names no model is refused, whatever the pool sets', async () => {
+    expect(denial(await admit({ ...onPool, 'dedicated-gpu': 'true' }))).toBe(
+      'tensor-fusion.ai/dedicated-gpu: got "true", expected a value together with a tensor-fusion.ai/gpu-model whose TFLOPS are known (the GPU catalog or GPUPool.spec.capacityConfig.gpuTflops)',
     );
   });
 });

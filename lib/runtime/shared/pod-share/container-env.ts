@@ -41,6 +41,16 @@ export const NVIDIA_ENV = {
   mpsThreads: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE',
 } as const;
 
+/**
+ * Variables the node agent's device plugin gives a `hard` pool's container (its devices and its MPS
+ * daemon, pipe folder and limits). The kubelet puts a spec entry of the same name after the plugin's,
+ * so the container would read the user's (`NVIDIA_VISIBLE_DEVICES=all`); the webhook removes them.
+ * `NVIDIA_DRIVER_CAPABILITIES` is not one: it picks driver libraries, not devices.
+ */
+export function isNodeGivenEnv(name: string): boolean {
+  return name === NVIDIA_ENV.visibleDevices || name.startsWith('CUDA_MPS_');
+}
+
 /** A plain variable, or one the kubelet fills from a pod field (here: an annotation). */
 export type EnvVar = { name: string; value: string } | { name: string; valueFrom: { fieldRef: { fieldPath: string } } };
 
