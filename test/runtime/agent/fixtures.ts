@@ -27,7 +27,7 @@ export const POD_B = {
 /** What the fake nvidia-smi replays (test/support/fake-nvidia-smi.js). */
 export interface Trace {
   gpus: { index: number; uuid: string; name: string }[];
-  steps: { apps: { pid: number; gpu: number; mib: number; sm: number | null; mps?: 'server' | 'client' }[] }[];
+  steps: { apps: { pid: number; gpu: number; mib: number; sm: number | null; mps?: 'server' | 'client' }[]; fail?: true }[];
 }
 
 /** Two A100s; pod A runs two processes on GPU 0, pod B one on GPU 1, pid 999 is a host process. */
