@@ -2,8 +2,8 @@
  * The backstop: membership from the share's own daemon, the fast loop against the fake nvidia-smi
  * with real processes (killed within 1 s, escalated, re-checked before the kill), and failing closed.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { identify, parseStat, PodCgroup, ProcessIdentity } from '../../../lib/runtime/agent/cgroup';
 import type { MpsShare } from '../../../lib/runtime/agent/mps/supervisor';
@@ -11,14 +11,23 @@ import { queryApps } from '../../../lib/runtime/agent/nvidia-smi-run';
 import { BackstopLoop, BackstopLoopOptions } from '../../../lib/runtime/agent/share/backstop-loop';
 import { judge } from '../../../lib/runtime/agent/share/bypass';
 import type { ShareMembers } from '../../../lib/runtime/agent/share/members';
-import { fakeNode, FakeNode, POD_A, POD_B, Trace, TRACE } from './fixtures';
+import {
+  bypassTrace,
+  fakeNode,
+  FakeNode,
+  MEMBERS_A,
+  POD_A,
+  POD_B,
+  replaceTrace,
+  SHARE_A,
+  spawnBypasser,
+  statLine,
+  TRACE,
+} from './fixtures';
 
 const GPU0 = TRACE.gpus[0].uuid;
 const GPU1 = TRACE.gpus[1].uuid;
-const SHARE_A: MpsShare = { id: POD_A.uid, pod: 'ml/train-0', gpuUuids: [GPU0], vramLimitBytes: 2 ** 31, threadPercentage: 25 };
 const SHARE_B: MpsShare = { id: POD_B.uid, pod: 'ml/infer-0', gpuUuids: [GPU1], vramLimitBytes: 2 ** 31, threadPercentage: 50 };
-/** Share A's daemon: server 900 with client 101. */
-const MEMBERS_A: ShareMembers = { servers: [900], clients: [{ server: 900, pid: 101 }] };
 const podA = { podUid: POD_A.uid, containerId: POD_A.containerId };
 
 describe('parseStat', () => {
@@ -109,8 +118,8 @@ describe('BackstopLoop against the fake nvidia-smi, with real processes', () => 
     node = fakeNode(undefined, { gpus: TRACE.gpus, steps: [{ apps: [] }, { apps: [], fail: true }] });
     [kills, events, removed] = [[], [], []];
     // Share A's client 101 is in pod A's cgroup (fixtures.ts), its server 900 in the agent's: both judged, both members.
-    writeFileSync(join(node.procRoot, '101', 'stat'), stat(101, 'python3', 11));
-    writeFileSync(join(node.procRoot, '900', 'stat'), stat(900, 'nvidia-cuda-mps', 10));
+    writeFileSync(join(node.procRoot, '101', 'stat'), statLine(101, 'python3', 11));
+    writeFileSync(join(node.procRoot, '900', 'stat'), statLine(900, 'nvidia-cuda-mps', 10));
   });
   afterEach(async () => {
     await loop?.stop();
@@ -120,38 +129,11 @@ describe('BackstopLoop against the fake nvidia-smi, with real processes', () => 
     node.cleanup();
   });
 
-  /** What the fake query lists: share A's server and client, and `extra` pids as plain processes on GPU 0. */
-  const show = (extra: number[]) => {
-    const trace: Trace = {
-      gpus: TRACE.gpus,
-      steps: [
-        {
-          apps: [
-            { pid: 900, gpu: 0, mib: 66, sm: 50, mps: 'server' },
-            { pid: 101, gpu: 0, mib: 1024, sm: null, mps: 'client' },
-            ...extra.map((pid) => ({ pid, gpu: 0, mib: 8192, sm: 99 })),
-          ],
-        },
-        { apps: [], fail: true },
-      ],
-    };
-    // A rename, so that the fake never reads half a file.
-    writeFileSync(`${node.traceFile}.new`, JSON.stringify(trace));
-    renameSync(`${node.traceFile}.new`, node.traceFile);
-  };
-  /** A real process in pod A's cgroup (in the fake /proc) that the query will list off MPS. */
-  const bypasser = (startTicks = 4242) => {
-    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
-    const pid = child.pid!;
-    children.set(pid, child);
-    mkdirSync(join(node.procRoot, String(pid)), { recursive: true });
-    writeFileSync(
-      join(node.procRoot, String(pid), 'cgroup'),
-      `0::/kubepods.slice/kubepods-burstable-pod${POD_A.uid.replace(/-/g, '_')}.slice/cri-containerd-${POD_A.containerId}.scope\n`,
-    );
-    writeFileSync(join(node.procRoot, String(pid), 'stat'), stat(pid, 'python3', startTicks));
-    const exited = new Promise<number>((resolve) => child.once('exit', () => resolve(Date.now())));
-    return { pid, exited };
+  const show = (extra: number[]) => replaceTrace(node, bypassTrace(extra));
+  const bypasser = (startTicks?: number) => {
+    const b = spawnBypasser(node, startTicks);
+    children.set(b.pid, b.child);
+    return b;
   };
   const options = (over: Partial<BackstopLoopOptions> = {}): BackstopLoopOptions => ({
     shares: () => [SHARE_A, SHARE_B],
@@ -282,11 +264,6 @@ describe('BackstopLoop against the fake nvidia-smi, with real processes', () => 
     ]);
   });
 });
-
-/** A /proc/<pid>/stat line with the name and start time (field 22) given. */
-function stat(pid: number, comm: string, startTicks: number): string {
-  return `${pid} (${comm}) S ${Array.from({ length: 19 }, () => '0').join(' ')} ${startTicks} 0 0\n`;
-}
 
 async function until(ok: () => boolean, timeoutMs = 5_000): Promise<void> {
   for (const end = Date.now() + timeoutMs; !ok();) {
