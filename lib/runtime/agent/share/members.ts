@@ -1,4 +1,4 @@
-/** A share's MPS servers and their clients, as host pids, from the share's own daemon (`get_server_list`, `get_client_list <server>`). */
+/** Who uses a share's daemon right now: its servers' host pids and each server's clients' host pids. */
 export interface ShareMembers {
   readonly servers: readonly number[];
   readonly clients: readonly { readonly server: number; readonly pid: number }[];
