@@ -7,6 +7,7 @@
  * the tenant writes the budget. It fails closed: while the query fails or stops answering, every GPU
  * is reported not ready, so that no new share is placed where a bypass would go unseen.
  */
+import { performance } from 'node:perf_hooks';
 import type { ProcessIdentity } from '../cgroup';
 import type { MpsShare } from '../mps/supervisor';
 import type { SmiApp } from '../nvidia-smi';
@@ -103,9 +104,14 @@ export class BackstopLoop {
     return this.polling;
   }
 
-  private schedule(): void {
+  /** Polls start `intervalMs` apart; a query slower than that is followed at once, so its time is not added twice. */
+  private schedule(lastStart = performance.now()): void {
     if (!this.running) return;
-    this.timer = setTimeout(() => void this.poll().then(() => this.schedule()), this.opts.intervalMs ?? BACKSTOP_DEFAULTS.intervalMs);
+    const wait = Math.max(0, lastStart + (this.opts.intervalMs ?? BACKSTOP_DEFAULTS.intervalMs) - performance.now());
+    this.timer = setTimeout(() => {
+      const start = performance.now();
+      void this.poll().then(() => this.schedule(start));
+    }, wait);
     this.timer.unref();
   }
 
