@@ -130,7 +130,7 @@ export class ResourceRecommender {
 
   /**
    * Records the usage of one worker at `tS`: TFLOPS in use (undefined when nothing measured them, as
-   * for an MPS client) and VRAM bytes in use.
+   * for a share whose MPS daemon or pmon gave no figure) and VRAM bytes in use.
    */
   observe(tS: number, tflops: number | undefined, vramBytes: number): void {
     if (this.firstS === undefined) this.firstS = tS;
@@ -202,7 +202,7 @@ export class ResourceRecommender {
     const limForecast = this.forecast(limits.prediction, nowS, 'peak');
 
     const cur = this.current;
-    // No TFLOPS sample above zero (all missing, as for MPS clients, or all zero, as a broken probe
+    // No TFLOPS sample above zero (all missing, as for a share the agent could not measure, or all zero, as a broken probe
     // reads): the TFLOPS in force stay, never lowered on the absence of data. VRAM is still tuned.
     const measured = (r: 'tflops' | 'vram') => r === 'vram' || this.tflopsEvidence > 0;
     const tunesReq = (r: 'tflops' | 'vram') => requests.enable && (requests.target === 'all' || requests.target === r) && measured(r);

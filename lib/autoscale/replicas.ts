@@ -42,7 +42,7 @@ export class ReplicaRecommender {
   decide(input: ReplicaInput): ReplicaDecision {
     const s = this.settings;
     const { current, nowS } = input;
-    // Missing or zero usage (MPS clients have no measured compute; a broken probe reads 0) is no
+    // Missing or zero usage (a share whose daemon or pmon gave no figure; a broken probe reads 0) is no
     // evidence of idleness: the count stays, within the bounds, and the window learns nothing.
     if (input.usageTflops === undefined || input.usageTflops <= 0) {
       return { replicas: clamp(current, input.min, input.max), reason: 'no-compute-data', desired: current };

@@ -79,17 +79,24 @@ export const AGENT_METRICS = {
   /** Gauge, bytes: device memory used by the container's processes on the GPU (nvidia-smi --query-compute-apps). */
   vramUsed: 'tf_agent_pod_gpu_vram_used_bytes',
   /**
-   * Gauge, TFLOPS: SM utilisation of the container's processes (pmon, 0..1) × the GPU's FP16 TFLOPS
-   * (lib/model/gpu-catalog.ts). Measured: absent for MPS clients (pmon credits their work to the MPS
-   * server) and when pmon failed, never a 0 standing for "unknown".
+   * Gauge, TFLOPS, measured: the container's SM ratio (smUtilization) × the GPU's FP16 TFLOPS
+   * (lib/model/gpu-catalog.ts). For a container of a share (an MPS client its share's daemon lists),
+   * its pod's own MPS server's activity (pmon `sm`; the server found through the daemon's server
+   * list) × the share's thread percentage × TFLOPS, at most the cap, split evenly over the pod's
+   * containers on that GPU. Absent, never a 0 standing for "unknown", when pmon failed, the share's
+   * daemon did not answer or pmon did not list its server, and for other MPS clients.
    */
   computeUsed: 'tf_agent_pod_gpu_compute_tflops',
-  /** Gauge, 0..1: SM utilisation of the container's processes on the GPU (pmon `sm` / 100); absent as computeUsed is. */
+  /**
+   * Gauge, 0..1 of the GPU: SM utilisation of the container's processes (pmon `sm` / 100, summed, at
+   * most 1); for a share's container, its server's activity × the share's thread percentage, split as
+   * computeUsed is. Absent as computeUsed is.
+   */
   smUtilization: 'tf_agent_pod_gpu_sm_utilization_ratio',
   /**
-   * Gauge, TFLOPS, MPS clients only, an ESTIMATE: the GPU's MPS server activity (pmon `sm` of the
-   * server) × the GPU's TFLOPS, split between the server's clients in proportion to their caps, each
-   * at most its cap. NVML and DCGM credit all MPS work to the server, so no per-client figure exists.
+   * Gauge, TFLOPS, an ESTIMATE for MPS clients whose compute is not measured (no share's daemon lists
+   * them): the activity of the GPU's MPS servers that no share's daemon lists × the GPU's TFLOPS,
+   * split between those clients in proportion to their caps, each at most its cap.
    */
   computeEstimated: 'tf_agent_pod_gpu_compute_estimated_tflops',
   /** Gauge, TFLOPS: the container's compute cap on the GPU, its pod's MPS thread percentage × the GPU's TFLOPS. */

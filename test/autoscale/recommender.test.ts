@@ -95,7 +95,7 @@ describe('ResourceRecommender', () => {
     expect(rec.resources.tflopsLimit).toBe(40);
     expect(rec.resources.vramRequest).toBeLessThan(10 * GIB);
   });
-  it('never lowers TFLOPS on missing or zero compute data (an MPS client, a broken probe); VRAM is still tuned', () => {
+  it('never lowers TFLOPS on missing or zero compute data (a share the agent could not measure, a broken probe); VRAM is still tuned', () => {
     for (const tflops of [undefined, 0]) {
       const r = new ResourceRecommender(settingsOf(config), start);
       for (let t = 0; t < 6 * HOUR; t += 60) r.observe(t, tflops, 4 * GIB);

@@ -8,6 +8,8 @@
  * Trace: { gpus: [{ index, uuid, name }], steps: [{ apps: [{ pid, gpu (index), mib, sm (percent or null), mps }] }] }.
  * `mps: "server"` prints the app as the real MPS server (`nvidia-cuda-mps`, type C, its SM %), `mps:
  * "client"` as an MPS client (type M+C, `-` for SM and memory %), as ../shared/gpu/h100-driver-580 shows.
+ * A step `{ fail: true }` fails every query as the real one does when it cannot reach the driver: its
+ * message on stdout, exit code 9.
  * The step shown is read from $FAKE_SMI_STEP_FILE when set (tests that drive it), else it advances every
  * $FAKE_SMI_STEP_MS since $FAKE_SMI_START_MS (tests that let Prometheus scrape); the last step repeats.
  */
@@ -19,6 +21,12 @@ const index = stepFile
   : Math.floor((Date.now() - Number(process.env.FAKE_SMI_START_MS)) / Number(process.env.FAKE_SMI_STEP_MS));
 const step = trace.steps[Math.min(Math.max(index, 0), trace.steps.length - 1)];
 const args = process.argv.slice(2);
+if (step.fail) {
+  process.stdout.write(
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n\n",
+  );
+  process.exit(9);
+}
 const uuid = (i) => trace.gpus.find((g) => g.index === i).uuid;
 const out = [];
 if (args[0] === '--query-gpu=index,uuid,name') {

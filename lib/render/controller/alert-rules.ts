@@ -11,6 +11,7 @@ import { CONTROLLER_NAMES } from '../../contract/object-names';
 import {
   AGENT_COLLECT_AGE,
   EXTENDER_FAILURE_RATIO,
+  GPU_ISOLATION_READY,
   POOL_RESERVED_RATIO,
   quantile,
   QUOTA_USE_RATIO,
@@ -117,6 +118,16 @@ export const ALERT_RULES: readonly AlertRuleSpec[] = [
     summary: 'A tensor-fusion node agent stopped collecting GPU usage',
     description:
       'The agent of node {{ $labels.node }} last collected {{ $value | humanizeDuration }} ago; autoscaling reads no usage from that node.',
+  },
+  {
+    alert: 'TensorFusionGpuIsolationNotReady',
+    signal: GPU_ISOLATION_READY,
+    condition: '< 1',
+    for: '2m',
+    severity: 'critical',
+    summary: "A GPU's hard isolation is not ready",
+    description:
+      'GPU {{ $labels.gpu_uuid }} of node {{ $labels.node }}: {{ $labels.reason }}. No new hard share is placed on it; with BackstopUnavailable, processes that bypass MPS on it go unseen.',
   },
   {
     alert: 'TensorFusionControllerNoLeader',

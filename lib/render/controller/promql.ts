@@ -61,3 +61,9 @@ export const RECONCILE_FAILURE_RATIO = failureRatio(C.reconciles, 'result="error
  * being scraped still has a value (its series went stale) and grows old rather than vanishing.
  */
 export const AGENT_COLLECT_AGE = `time() - max by (${AGENT_NODE_LABEL}) (max_over_time(${AGENT_METRICS.lastCollect}[1h]))`;
+/**
+ * Each GPU's hard-isolation readiness (1 or 0, with the IsolationReady reason) by node; 1 where no agent
+ * reports any (no hard isolation), so that the signal has data on every cluster. In parentheses: `or`
+ * binds more loosely than the comparison an alert appends.
+ */
+export const GPU_ISOLATION_READY = `(min by (${AGENT_NODE_LABEL}, gpu_uuid, reason) (${AGENT_METRICS.isolationReady}) or on () vector(1))`;

@@ -36,3 +36,46 @@ export async function podOfPid(procRoot: string, pid: number): Promise<PodCgroup
     return undefined;
   }
 }
+
+/** What identifies a host process across pid reuse: its pod (by cgroup), its name and its start time. */
+export interface ProcessIdentity {
+  /** The pod the process belongs to; undefined for a process in no pod. */
+  readonly pod?: PodCgroup;
+  /** `comm`, the process name (15 characters at most). */
+  readonly comm: string;
+  /** Start time after boot, in clock ticks (/proc/<pid>/stat field 22): a reused pid has another. */
+  readonly startTicks: number;
+}
+
+/**
+ * The name and start time of a /proc/<pid>/stat text, or undefined when it is not one. The name (field
+ * 2) is in parentheses and may hold spaces and parentheses itself, so fields are counted after the last `)`.
+ */
+export function parseStat(text: string): { comm: string; startTicks: number } | undefined {
+  const open = text.indexOf('(');
+  const close = text.lastIndexOf(')');
+  if (open < 0 || close < open) return undefined;
+  // Field 3 (state) is the first after the name: field 22 is the 20th.
+  const start = Number(
+    text
+      .slice(close + 1)
+      .trim()
+      .split(/\s+/)[19],
+  );
+  return Number.isInteger(start) ? { comm: text.slice(open + 1, close), startTicks: start } : undefined;
+}
+
+/** Reads a process's identity from `<procRoot>/<pid>/`; undefined when it is gone. */
+export async function identify(procRoot: string, pid: number): Promise<ProcessIdentity | undefined> {
+  try {
+    const [stat, cgroup] = await Promise.all([
+      readFile(join(procRoot, String(pid), 'stat'), 'utf8'),
+      readFile(join(procRoot, String(pid), 'cgroup'), 'utf8'),
+    ]);
+    const s = parseStat(stat);
+    const pod = parseCgroup(cgroup);
+    return s && { ...s, ...(pod ? { pod } : {}) };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,21 +1,21 @@
 /**
  * One collection: runs nvidia-smi (GPUs, compute apps, pmon), attributes each pid to a pod through
- * /proc/<pid>/cgroup, names the pod and container, and sets the gauges. Runs on every scrape (a
+ * /proc/<pid>/cgroup, names the pod and container, takes a share's compute from its own MPS server
+ * (share/compute.ts), and sets the gauges. Runs on every scrape (a
  * collect hook), so the
  * numbers are as fresh as Prometheus asks and nothing runs when nobody scrapes.
  */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { lookupGpuTflops } from '../../model/gpu-catalog';
 import type { GpuProcess } from './backstop';
 import { podOfPid } from './cgroup';
 import { AGENT_METRICS, GPU_LABELS, POD_GPU_LABELS } from '../../contract/agent';
 import { isMpsClient, isMpsServer, MPS_SERVER_COMMAND, parseComputeApps, parseGpus, parsePmon, SmiGpu, SmiPmon } from './nvidia-smi';
-
-const run = promisify(execFile);
+import { runSmi, SmiQuery } from './nvidia-smi-run';
+import { shareCompute, ShareContainer } from './share/compute';
+import type { ShareMembers } from './share/members';
 
 /** What a pod UID and container id resolve to. */
 export interface ResolvedPod {
@@ -39,6 +39,11 @@ export interface CollectorOptions {
   readonly resolver: PodResolver;
   /** Per-run timeout of nvidia-smi. @default 10000 */
   readonly timeoutMs?: number;
+  /**
+   * A share's servers and clients from its own MPS daemon (the share id is the pod UID); undefined when
+   * it does not answer. With it, a share's containers get compute measured on their own server.
+   */
+  readonly members?: (id: string) => Promise<ShareMembers | undefined>;
 }
 
 /** The short model name of an nvidia-smi GPU name (`NVIDIA A100-SXM4-80GB` -> A100) and its TFLOPS. */
@@ -85,14 +90,14 @@ export class GpuCollector {
     this.vram = new Gauge({ name: M.vramUsed, help: 'Device memory used by the container on the GPU, bytes.', labelNames, registers });
     this.compute = new Gauge({
       name: M.computeUsed,
-      help: "SM utilisation of the container on the GPU times the GPU's FP16 TFLOPS.",
+      help: "SM utilisation of the container on the GPU times the GPU's FP16 TFLOPS (a share's container: its own MPS server's activity × the share's thread percentage).",
       labelNames,
       registers,
     });
     this.sm = new Gauge({ name: M.smUtilization, help: 'SM utilisation of the container on the GPU, 0 to 1.', labelNames, registers });
     this.estimated = new Gauge({
       name: M.computeEstimated,
-      help: "ESTIMATE for MPS clients: the GPU's MPS server activity times its TFLOPS, split by the clients' caps.",
+      help: "ESTIMATE for MPS clients no share's daemon lists: the activity of the GPU's unlisted MPS servers times its TFLOPS, split by the clients' caps.",
       labelNames,
       registers,
     });
@@ -118,10 +123,9 @@ export class GpuCollector {
     });
   }
 
-  private async smi(query: 'gpus' | 'apps' | 'pmon', args: string[]): Promise<string | undefined> {
+  private async smi(query: SmiQuery): Promise<string | undefined> {
     try {
-      const { stdout } = await run(this.opts.nvidiaSmi, args, { timeout: this.opts.timeoutMs ?? 10_000 });
-      return stdout;
+      return await runSmi(this.opts.nvidiaSmi, query, this.opts.timeoutMs ?? 10_000);
     } catch {
       this.errors.inc({ query });
       return undefined;
@@ -130,7 +134,7 @@ export class GpuCollector {
 
   /** The node's GPUs, from nvidia-smi; rejects when it fails. */
   async inventory(): Promise<SmiGpu[]> {
-    const text = await this.smi('gpus', ['--query-gpu=index,uuid,name', '--format=csv,noheader']);
+    const text = await this.smi('gpus');
     if (text === undefined) throw new Error(`${this.opts.nvidiaSmi} --query-gpu failed`);
     return parseGpus(text);
   }
@@ -140,10 +144,7 @@ export class GpuCollector {
    * servers left out. Undefined when nvidia-smi failed (nothing can be said then).
    */
   async processes(): Promise<GpuProcess[] | undefined> {
-    const [appText, pmonText] = await Promise.all([
-      this.smi('apps', ['--query-compute-apps=pid,used_memory,gpu_uuid', '--format=csv,noheader,nounits']),
-      this.smi('pmon', ['pmon', '-c', '1', '-s', 'u']),
-    ]);
+    const [appText, pmonText] = await Promise.all([this.smi('apps'), this.smi('pmon')]);
     if (appText === undefined || pmonText === undefined) return undefined;
     const rows = parsePmon(pmonText);
     const out: GpuProcess[] = [];
@@ -171,11 +172,7 @@ export class GpuCollector {
   }
 
   private async collectOnce(): Promise<void> {
-    const [gpuText, appText, pmonText] = await Promise.all([
-      this.smi('gpus', ['--query-gpu=index,uuid,name', '--format=csv,noheader']),
-      this.smi('apps', ['--query-compute-apps=pid,used_memory,gpu_uuid', '--format=csv,noheader,nounits']),
-      this.smi('pmon', ['pmon', '-c', '1', '-s', 'u']),
-    ]);
+    const [gpuText, appText, pmonText] = await Promise.all([this.smi('gpus'), this.smi('apps'), this.smi('pmon')]);
     // Without the GPU list nothing can be labelled; keep the last values rather than report zeros.
     if (gpuText === undefined || appText === undefined) return;
     const gpus = parseGpus(gpuText);
@@ -189,7 +186,7 @@ export class GpuCollector {
     }
     // Sum per container and GPU: a container may run several processes on one GPU.
     const rows = new Map<string, Row>();
-    const serverSm = new Map<string, number>(); // gpu uuid -> SM ratio of its MPS servers
+    const serverSm = new Map<string, number>(); // `<gpu uuid>/<pid>` -> SM ratio of an MPS server
     const servers = new Map<string, number>();
     let unattributed = 0;
     for (const app of parseComputeApps(appText)) {
@@ -198,7 +195,11 @@ export class GpuCollector {
       // pmon's command column names the server; /proc/<pid>/comm only where pmon did not list the pid.
       if (samples ? samples.some(isMpsServer) : await this.isMpsServer(app.pid)) {
         servers.set(app.gpuUuid, (servers.get(app.gpuUuid) ?? 0) + 1);
-        serverSm.set(app.gpuUuid, (serverSm.get(app.gpuUuid) ?? 0) + sum(samples ?? [], (x) => x.sm));
+        if (samples)
+          serverSm.set(
+            `${app.gpuUuid}/${app.pid}`,
+            sum(samples, (x) => x.sm),
+          );
         continue;
       }
       const owner = await podOfPid(this.opts.procRoot, app.pid);
@@ -224,8 +225,10 @@ export class GpuCollector {
         measured: pmonText !== undefined,
         mps: false,
         capRatio: named.threadPercentage === undefined ? undefined : named.threadPercentage / 100,
+        pids: [],
       };
       row.bytes += app.usedBytes;
+      row.pids.push(app.pid);
       row.sm += sum(samples ?? [], (x) => x.sm);
       // pmon shows `-` for an MPS client: its work is on the server's line, so it measured nothing here.
       if (samples?.some(isMpsClient)) [row.mps, row.measured] = [true, false];
@@ -237,17 +240,56 @@ export class GpuCollector {
       this.capacity.set({ gpu_uuid: gpu.uuid, gpu_model: model }, tflops);
       this.mpsServers.set({ gpu_uuid: gpu.uuid, gpu_model: model }, servers.get(gpu.uuid) ?? 0);
     }
-    for (const r of rows.values()) {
+    const { uses, servers: attributed } = await this.shareUses(rows, serverSm);
+    for (const [key, r] of rows) {
       this.vram.set(r.labels, r.bytes);
       if (r.capRatio !== undefined) this.cap.set(r.labels, r.capRatio * r.tflops);
+      const use = uses.get(key);
+      if (use) [r.mps, r.measured, r.sm] = [false, true, use.sm];
       if (!r.measured) continue;
       const sm = Math.min(r.sm, 1);
       this.sm.set(r.labels, sm);
-      this.compute.set(r.labels, sm * r.tflops);
+      this.compute.set(r.labels, use ? use.tflops : sm * r.tflops);
     }
-    for (const [row, estimate] of mpsEstimates([...rows.values()], serverSm)) this.estimated.set(row.labels, estimate);
+    // The estimate remains for clients of servers no share's daemon listed, from those servers only.
+    const unattributedSm = new Map<string, number>();
+    for (const [at, sm] of serverSm) {
+      const uuid = at.slice(0, at.lastIndexOf('/'));
+      if (!attributed.has(at)) unattributedSm.set(uuid, (unattributedSm.get(uuid) ?? 0) + sm);
+    }
+    for (const [row, estimate] of mpsEstimates([...rows.values()], unattributedSm)) this.estimated.set(row.labels, estimate);
     this.unattributed.set(unattributed);
     this.lastCollectS = Date.now() / 1000;
+  }
+
+  /**
+   * Compute of the rows that are clients of their own share (the share's daemon lists one of their
+   * pids), from the share's own servers; and those servers, as `<gpu uuid>/<pid>`.
+   */
+  private async shareUses(rows: ReadonlyMap<string, Row>, serverSm: ReadonlyMap<string, number>) {
+    const ask = this.opts.members;
+    const shares = new Set([...rows.values()].filter((r) => r.capRatio !== undefined).map((r) => r.labels.pod_uid));
+    const members = new Map(
+      ask ? await Promise.all([...shares].map(async (id) => [id, await ask(id).catch(() => undefined)] as const)) : [],
+    );
+    const containers: ShareContainer[] = [];
+    for (const [key, r] of rows) {
+      const m = members.get(r.labels.pod_uid);
+      if (m && r.pids.some((pid) => m.clients.some((c) => c.pid === pid)))
+        containers.push({ share: r.labels.pod_uid, gpuUuid: r.labels.gpu_uuid, key });
+    }
+    const byShare = new Map([...rows.values()].map((r) => [r.labels.pod_uid, r]));
+    const tflopsOf = new Map([...rows.values()].map((r) => [r.labels.gpu_uuid, r.tflops]));
+    const uses = shareCompute({
+      containers,
+      pmonSm: serverSm,
+      members,
+      cap: (id) => byShare.get(id)?.capRatio,
+      tflops: (uuid) => tflopsOf.get(uuid) ?? 0,
+    });
+    const ours = new Set([...members.values()].flatMap((m) => m?.servers ?? []));
+    const servers = new Set([...serverSm.keys()].filter((at) => ours.has(Number(at.slice(at.lastIndexOf('/') + 1)))));
+    return { uses, servers };
   }
 
   /** /proc/<pid>/comm names the MPS server where pmon did not list it (pmon failed, or no sample). */
@@ -274,6 +316,8 @@ interface Row {
   mps: boolean;
   /** Its compute cap as a ratio of the GPU (the pod's MPS thread percentage / 100), when known. */
   capRatio?: number;
+  /** Its processes on the GPU. */
+  pids: number[];
 }
 
 function sum<T>(xs: readonly T[], f: (x: T) => number): number {
@@ -285,13 +329,13 @@ function sum<T>(xs: readonly T[], f: (x: T) => number): number {
  * GPU's TFLOPS, split between the GPU's client rows in proportion to their caps (equal shares where
  * a cap is unknown), each at most its cap. Exported for tests.
  */
-export function mpsEstimates(rows: readonly Row[], serverSm: ReadonlyMap<string, number>): [Row, number][] {
-  const out: [Row, number][] = [];
-  const byGpu = new Map<string, Row[]>();
+export function mpsEstimates<R extends Omit<Row, 'pids'>>(rows: readonly R[], serverSm: ReadonlyMap<string, number>): [R, number][] {
+  const out: [R, number][] = [];
+  const byGpu = new Map<string, R[]>();
   for (const r of rows) if (r.mps) byGpu.set(r.labels.gpu_uuid, [...(byGpu.get(r.labels.gpu_uuid) ?? []), r]);
   for (const [uuid, clients] of byGpu) {
     const active = Math.min(serverSm.get(uuid) ?? 0, 1);
-    const weight = (r: Row) => r.capRatio ?? 1 / clients.length;
+    const weight = (r: R) => r.capRatio ?? 1 / clients.length;
     const total = sum(clients, weight);
     for (const r of clients) {
       const share = total > 0 ? (active * weight(r)) / total : 0;

@@ -247,8 +247,8 @@ export class AutoscaleLoop {
       prom.queryRange(`${AGENT_METRICS.vramUsed}{${selector}}`, from, now, this.opts.stepS ?? SAMPLE_STEP_S),
     ]);
     const seriesKey = (m: Record<string, string>) => `${m.pod}/${m.container}/${m.gpu_uuid}`;
-    // One point per container, GPU and time of either series: an MPS client has VRAM but no measured
-    // TFLOPS (undefined, which the recommender never reads as zero).
+    // One point per container, GPU and time of either series: a share the agent could not measure
+    // (its daemon or pmon gave no figure) has VRAM but no TFLOPS (undefined, never read as zero).
     const at = new Map<string, { t: number; tflops?: number; vram: number }>();
     const point = (s: RangeSeries, t: number) => {
       const key = `${seriesKey(s.metric)}@${t}`;

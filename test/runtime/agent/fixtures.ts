@@ -1,8 +1,11 @@
 /** A replayed GPU trace for the node agent: a fake /proc and the fake nvidia-smi's trace file. */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PodResolver } from '../../../lib/runtime/agent/collector';
+import type { MpsShare } from '../../../lib/runtime/agent/mps/supervisor';
+import type { ShareMembers } from '../../../lib/runtime/agent/share/members';
 
 export const FAKE_SMI = join(__dirname, '..', '..', 'support', 'fake-nvidia-smi.js');
 
@@ -27,7 +30,7 @@ export const POD_B = {
 /** What the fake nvidia-smi replays (test/support/fake-nvidia-smi.js). */
 export interface Trace {
   gpus: { index: number; uuid: string; name: string }[];
-  steps: { apps: { pid: number; gpu: number; mib: number; sm: number | null; mps?: 'server' | 'client' }[] }[];
+  steps: { apps: { pid: number; gpu: number; mib: number; sm: number | null; mps?: 'server' | 'client' }[]; fail?: true }[];
 }
 
 /** Two A100s; pod A runs two processes on GPU 0, pod B one on GPU 1, pid 999 is a host process. */
@@ -142,5 +145,63 @@ export function fakeNode(stepMs?: number, trace: Trace = TRACE): FakeNode {
       },
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A /proc/<pid>/stat line with the name and start time (field 22) given. */
+export function statLine(pid: number, comm: string, startTicks: number): string {
+  return `${pid} (${comm}) S ${Array.from({ length: 19 }, () => '0').join(' ')} ${startTicks} 0 0\n`;
+}
+
+/** Rewrites the trace by a rename, so that the fake nvidia-smi never reads half a file. */
+export function replaceTrace(node: FakeNode, trace: Trace): void {
+  writeFileSync(`${node.traceFile}.new`, JSON.stringify(trace));
+  renameSync(`${node.traceFile}.new`, node.traceFile);
+}
+
+/** A real process (`sleep`) entered in the fake /proc as a process of pod A named python3. */
+export interface Bypasser {
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** When it exited (Date.now()). */
+  readonly exited: Promise<number>;
+}
+
+export function spawnBypasser(node: FakeNode, startTicks = 4242): Bypasser {
+  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+  const pid = child.pid!;
+  mkdirSync(join(node.procRoot, String(pid)), { recursive: true });
+  writeFileSync(
+    join(node.procRoot, String(pid), 'cgroup'),
+    `0::/kubepods.slice/kubepods-burstable-pod${POD_A.uid.replace(/-/g, '_')}.slice/cri-containerd-${POD_A.containerId}.scope\n`,
+  );
+  writeFileSync(join(node.procRoot, String(pid), 'stat'), statLine(pid, 'python3', startTicks));
+  return { pid, child, exited: new Promise((resolve) => child.once('exit', () => resolve(Date.now()))) };
+}
+
+/** Pod A's share on GPU 0, and what its daemon lists: server 900 with client 101. */
+export const SHARE_A: MpsShare = {
+  id: POD_A.uid,
+  pod: 'ml/train-0',
+  gpuUuids: [TRACE.gpus[0].uuid],
+  vramLimitBytes: 2 ** 31,
+  threadPercentage: 25,
+};
+export const MEMBERS_A: ShareMembers = { servers: [900], clients: [{ server: 900, pid: 101 }] };
+
+/** What the query lists: share A's server and client, and `pids` as processes off MPS on GPU 0. */
+export function bypassTrace(pids: readonly number[]): Trace {
+  return {
+    gpus: TRACE.gpus,
+    steps: [
+      {
+        apps: [
+          { pid: 900, gpu: 0, mib: 66, sm: 50, mps: 'server' },
+          { pid: 101, gpu: 0, mib: 1024, sm: null, mps: 'client' },
+          ...pids.map((pid) => ({ pid, gpu: 0, mib: 8192, sm: 99 })),
+        ],
+      },
+      { apps: [], fail: true },
+    ],
   };
 }

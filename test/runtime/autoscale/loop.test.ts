@@ -61,13 +61,13 @@ describe('AutoscaleLoop', () => {
     });
   });
 
-  it('on MPS clients (VRAM measured, compute not): tunes VRAM, holds TFLOPS and replicas, and says why', async () => {
+  it('on hard pods with no compute figure (their daemon or pmon gave none): tunes VRAM, holds TFLOPS and replicas, and says why', async () => {
     const now = 1_800_000_000;
     const wl = workload('mps', { autoSetRequests: { enable: true }, autoSetLimits: { enable: true }, autoSetReplicas: { enable: true } });
     wl.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'mps', uid: 'u' }];
     const f = fakeCluster([wl]);
     const queries: string[] = [];
-    // What Prometheus answers for pods on an MPS GPU: the agent exports VRAM and no measured compute.
+    // What Prometheus answers while the agent cannot measure a share's compute: VRAM and no compute.
     const prometheus = {
       async queryRange(q: string, from: number, to: number, step: number) {
         queries.push(q);
@@ -100,6 +100,42 @@ describe('AutoscaleLoop', () => {
     expect(vram).toBeLessThan(2.5 * 2 ** 30);
     expect(status.conditions!.find((c) => c.type === 'ReplicaScaling')!.message).toMatch(/\(no-compute-data\)$/);
     expect(queries.some((q) => q.startsWith(AGENT_METRICS.computeUsed))).toBe(true);
+  });
+
+  it('on hard pods measured on their own MPS server: tunes TFLOPS from it and decides replicas', async () => {
+    const now = 1_800_000_000;
+    const wl = workload('hard', { autoSetRequests: { enable: true }, autoSetLimits: { enable: true }, autoSetReplicas: { enable: true } });
+    wl.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'hard', uid: 'u' }];
+    const f = fakeCluster([wl]);
+    // What the agent exports for a share's container now: compute from its own server (4 TFLOPS), and VRAM.
+    const series = (value: number) => (from: number, to: number, step: number) => {
+      const values: [number, number][] = [];
+      for (let t = from; t <= to; t += step) values.push([t, value]);
+      return [{ metric: { pod: 'hard-0', container: 'main', gpu_uuid: 'GPU-1' }, values }];
+    };
+    const prometheus = {
+      async queryRange(q: string, from: number, to: number, step: number) {
+        return q.startsWith(AGENT_METRICS.computeUsed) ? series(4)(from, to, step) : series(2 * 2 ** 30)(from, to, step);
+      },
+      async query(q: string) {
+        return q.includes(AGENT_METRICS.computeUsed) ? [{ metric: {}, value: 4 }] : [];
+      },
+    } as unknown as PrometheusClient;
+    await new AutoscaleLoop({
+      cluster: f.cluster,
+      scale: f.scale,
+      prometheus,
+      workloads: () => [wl],
+      podNames: () => ['hard-0'],
+      maxReplicas: () => 5,
+      nowS: () => now,
+    }).tick();
+    const status = f.workload('hard').status!;
+    // The request follows the 4 TFLOPS used (with its margin), down from the 10 declared.
+    const tflops = Number(status.autoscaling!.recommendation!.requests.tflops);
+    expect(tflops).toBeGreaterThan(4);
+    expect(tflops).toBeLessThan(5);
+    expect(status.conditions!.find((c) => c.type === 'ReplicaScaling')!.message).not.toMatch(/no-compute-data/);
   });
 
   it('survives the workload status reconciler, which carries status.autoscaling over', () => {
