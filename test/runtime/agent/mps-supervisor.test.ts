@@ -5,17 +5,19 @@
  * the daemon, per-user servers, readiness per GPU, and shares taken over by a restarted agent.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
-import { MpsShare, MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
+import { LimitBreach, MpsShare, MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
 
 const FAKE = resolve(__dirname, '../../support/fake-mps-control.js');
 const GIB = 2 ** 30;
 
 let base: string;
 let sup: MpsSupervisor;
+/** What `sup` reported to onBreach. */
+let breaches: LimitBreach[];
 const clients: ChildProcess[] = [];
 
 const share = (id: string, over: Partial<MpsShare> = {}): MpsShare => ({
@@ -29,19 +31,43 @@ const share = (id: string, over: Partial<MpsShare> = {}): MpsShare => ({
 
 const ask = (id: string, cmds: string[]) => mpsCommand(FAKE, sup.dirsOf(id), cmds, 3000);
 
-/** A fake MPS client of share `id` running as `uid`; resolves with its first line (`ready <server> ...`). */
-function client(id: string, uid: number): { proc: ChildProcess; first: Promise<string> } {
+/**
+ * A fake MPS client of share `id` running as `uid` (as that host uid for real with `asUid`, so the
+ * kernel checks the pipe folder's mode); resolves with its first line (`ready <server> ...`), or the
+ * connect error.
+ */
+function client(id: string, uid: number, asUid = false): { proc: ChildProcess; first: Promise<string> } {
   const proc = spawn(process.execPath, [FAKE, 'client', String(uid)], {
     env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: sup.dirsOf(id).pipeDir },
+    ...(asUid ? { uid, gid: uid } : {}),
   });
   clients.push(proc);
-  const first = new Promise<string>((res) => proc.stdout!.once('data', (d) => res(String(d).trim())));
+  const first = new Promise<string>((res) => {
+    proc.stdout!.once('data', (d) => res(String(d).trim()));
+    proc.stderr!.once('data', (d) => res(String(d).trim()));
+  });
   return { proc, first };
 }
 
+/** Commands sent through share `id`'s pipe folder by a process running as host `uid` (a tenant, through the pod's mount). */
+function asTenant(id: string, uid: number, cmds: string[]): Promise<string> {
+  return new Promise((res, rej) => {
+    const p = spawn(process.execPath, [FAKE], { env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: sup.dirsOf(id).pipeDir }, uid, gid: uid });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('error', rej).on('close', () => res(out.trim()));
+    p.stdin.end(cmds.map((c) => `${c}\n`).join(''));
+  });
+}
+
+const refusal = (uid: number) =>
+  `Insufficient privileges for UID ${uid}. Control deamon settings can only be modified by the user who started it or by the root user.`;
+
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), 'tf-mps-'));
-  sup = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 2000 });
+  chmodSync(base, 0o755); // as the agent's base folder: tenants' uids reach their share's folder
+  breaches = [];
+  sup = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 2000, onBreach: (b) => breaches.push(b) });
 });
 
 afterEach(async () => {
@@ -68,15 +94,143 @@ test('two shares on one GPU have two daemons: clients of different users do not 
   expect(await b.first).toMatch(/^ready \d+ 50 /);
 });
 
-test("within one daemon a client of another user queues until the first user's clients end (the rule per-share daemons avoid)", async () => {
+test('each daemon runs with -M: clients of two uids share its one root-owned server at once, with the limits', async () => {
   await sup.ensure(share('p1'));
-  const a = client('p1', 0);
-  await a.first;
-  const b = client('p1', 1000);
-  const early = await Promise.race([b.first, new Promise((r) => setTimeout(() => r('waiting'), 300))]);
-  expect(early).toBe('waiting');
-  a.proc.kill('SIGKILL');
-  expect(await b.first).toMatch(/^ready /);
+  const a = client('p1', 100000);
+  const b = client('p1', 100001);
+  const [ra, rb] = await Promise.all([a.first, b.first]);
+  expect(ra).toMatch(/^ready \d+ 25 0=4096M$/);
+  expect(rb.split(' ')[1]).toBe(ra.split(' ')[1]);
+  const server = Number(ra.split(' ')[1]);
+  expect(await sup.members('p1')).toEqual({
+    servers: [server],
+    clients: expect.arrayContaining([
+      { server, pid: a.proc.pid },
+      { server, pid: b.proc.pid },
+    ]),
+  });
+});
+
+describe('no tenant lifts its limits (A2)', () => {
+  test("a tenant that is not host root (uid 100000, a user namespace) is refused every set_* through the pod's mount, and its next client keeps the limits", async () => {
+    await sup.ensure(share('p1'));
+    const first = client('p1', 100000, true);
+    const server = (await first.first).split(' ')[1];
+    const answers = await asTenant('p1', 100000, [
+      'set_default_active_thread_percentage 100',
+      `set_active_thread_percentage ${server} 100`,
+      `set_device_pinned_mem_limit ${server} 0 8G`,
+    ]);
+    expect(answers).toBe([refusal(100000), refusal(100000), refusal(100000)].join('\n'));
+    expect(await asTenant('p1', 100000, [`get_active_thread_percentage ${server}`, `get_device_pinned_mem_limit ${server} 0`])).toBe(
+      '25.0\n4096M',
+    );
+    expect(await client('p1', 100000, true).first).toBe(`ready ${server} 25 0=4096M`);
+  });
+
+  test('without -M (the daemon as it was started before) the same tenant owns its server and raises it: why every daemon runs with -M', async () => {
+    const pipeDir = join(base, 'plain', 'pipe');
+    const env = { ...process.env, CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: pipeDir };
+    rmSync(pipeDir, { recursive: true, force: true });
+    mkdirSync(pipeDir, { recursive: true });
+    chmodSync(join(base, 'plain'), 0o755);
+    chmodSync(pipeDir, 0o1777);
+    const daemon = spawn(process.execPath, [FAKE, '-f'], { env, stdio: 'ignore' });
+    clients.push(daemon);
+    while (!existsSync(join(pipeDir, 'control'))) await new Promise((r) => setTimeout(r, 20));
+    const say = (uid: number, cmds: string[]) =>
+      new Promise<string>((res) => {
+        const p = spawn(process.execPath, [FAKE], { env, uid, gid: uid });
+        let out = '';
+        p.stdout.on('data', (d) => (out += d));
+        p.on('close', () => res(out.trim()));
+        p.stdin.end(cmds.map((c) => `${c}\n`).join(''));
+      });
+    await say(0, ['set_default_active_thread_percentage 25']);
+    const c = spawn(process.execPath, [FAKE, 'client'], { env, uid: 100000, gid: 100000 });
+    clients.push(c);
+    const server = (await new Promise<string>((res) => c.stdout.once('data', (d) => res(String(d))))).split(' ')[1];
+    expect(await say(100000, ['set_default_active_thread_percentage 100'])).toBe(refusal(100000));
+    expect(await say(100000, [`set_active_thread_percentage ${server} 100`, `get_active_thread_percentage ${server}`])).toBe(
+      '100.0\n100.0',
+    );
+  });
+
+  test("a host-root process that changes its server's limits is caught at the next check: set back, and a breach reported with the clients", async () => {
+    await sup.ensure(share('p1'));
+    const c = client('p1', 0);
+    const server = Number((await c.first).split(' ')[1]);
+    expect(await asTenant('p1', 0, [`set_active_thread_percentage ${server} 100`, `set_device_pinned_mem_limit ${server} 0 8G`])).toBe(
+      '100.0',
+    );
+    await sup.check();
+    expect(breaches).toEqual([
+      {
+        share: expect.objectContaining({ id: 'p1' }),
+        mismatches: [
+          {
+            server,
+            setting: 'active_thread_percentage',
+            found: '100.0',
+            expected: '25',
+            fix: `set_active_thread_percentage ${server} 25`,
+          },
+          {
+            server,
+            setting: 'device_pinned_mem_limit 0',
+            found: '8G',
+            expected: '4096M',
+            fix: `set_device_pinned_mem_limit ${server} 0 4096M`,
+          },
+        ],
+        clients: [{ server, pid: c.proc.pid }],
+      },
+    ]);
+    expect(await ask('p1', [`get_active_thread_percentage ${server}`, `get_device_pinned_mem_limit ${server} 0`])).toBe('25.0\n4096M');
+    expect(sup.restarts()).toBe(0);
+  });
+
+  test('changed defaults are set back at the next check and reported', async () => {
+    await sup.ensure(share('p1'));
+    await asTenant('p1', 0, ['set_default_active_thread_percentage 100']);
+    await sup.check();
+    expect(breaches.map((b) => b.mismatches)).toEqual([
+      [
+        {
+          server: undefined,
+          setting: 'active_thread_percentage',
+          found: '100.0',
+          expected: '25',
+          fix: 'set_default_active_thread_percentage 25',
+        },
+      ],
+    ]);
+    expect(await ask('p1', ['get_default_active_thread_percentage'])).toBe('25.0');
+  });
+
+  test('clients that connect while a daemon is replaced never get a server without the limits', async () => {
+    await sup.ensure(share('p1'));
+    process.kill(findDaemonPid('p1'), 'SIGKILL');
+    const seen: string[] = [];
+    let racing = true;
+    // A tenant (uid 100000) starting clients back to back through the pod's mount during the restart.
+    const race = (async () => {
+      while (racing) {
+        const c = client('p1', 100000, true);
+        seen.push(await Promise.race([c.first, new Promise<string>((r) => setTimeout(() => r('no answer'), 1000))]));
+        c.proc.kill('SIGKILL');
+      }
+    })();
+    await sup.check();
+    for (const until = Date.now() + 10_000; Date.now() < until && !seen.some((l) => l.startsWith('ready '));)
+      await new Promise((r) => setTimeout(r, 50));
+    racing = false;
+    await race;
+    const served = seen.filter((l) => l.startsWith('ready '));
+    expect(served.length).toBeGreaterThan(0);
+    // Refused ones ran off MPS (CUDA fails open): the backstop's to find; none was served without limits.
+    expect(served.filter((l) => !/^ready \d+ 25 0=4096M$/.test(l))).toEqual([]);
+  });
 });
 
 test('release ends the clients through the daemon (terminate_client), quits it and removes the share folder', async () => {
@@ -125,7 +279,7 @@ test('a hung daemon makes its GPU not ready with the reason and the pod named, u
   process.env.FAKE_MPS_HANG = '1';
   try {
     await expect(hanging.ensure(share('p9'))).rejects.toThrow(
-      'MPS daemon of ns/p9: set_default_active_thread_percentage 25; set_default_device_pinned_mem_limit 0 4096M; get_default_active_thread_percentage: no answer within 500 ms',
+      'MPS daemon of ns/p9: set_default_active_thread_percentage 25; set_default_device_pinned_mem_limit 0 4096M: no answer within 500 ms',
     );
     const r = await hanging.readiness(['GPU-a', 'GPU-b']);
     expect(r.get('GPU-a')).toEqual({ ready: false, reason: 'MpsDaemonNotAnswering', message: expect.stringContaining('ns/p9: ') });
