@@ -291,6 +291,28 @@ test('a hung daemon makes its GPU not ready with the reason and the pod named, u
   await hanging.stop();
 });
 
+test('readiness: a probe daemon runs a real server (start_server -uid 0); a GPU in Exclusive_Process is not ready, with the reason, and is not changed', async () => {
+  const r = await sup.readiness(['GPU-a', 'GPU-b'], new Map([['GPU-b', 'Exclusive_Process']]));
+  expect(r.get('GPU-a')).toEqual({ ready: true, reason: 'MpsReady', message: 'MPS control daemons start and run a server on this GPU' });
+  expect(r.get('GPU-b')).toEqual({
+    ready: false,
+    reason: 'ComputeModeNotDefault',
+    message:
+      'compute mode is Exclusive_Process; MPS shares need Default (nvidia-smi -i GPU-b -c DEFAULT), which the agent does not set itself',
+  });
+});
+
+test("a daemon cgroup: each share's daemon is moved into <dir>/<share> before any server starts", async () => {
+  const cgroups = join(base, 'cgroup');
+  const inCgroup = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 2000, daemonCgroup: cgroups });
+  try {
+    await inCgroup.ensure(share('p1'));
+    expect(readFileSync(join(cgroups, 'p1', 'cgroup.procs'), 'utf8')).toBe(String(findDaemonPid('p1')));
+  } finally {
+    await inCgroup.stop();
+  }
+});
+
 test('without the control binary every GPU is not ready: MpsControlMissing', async () => {
   const missing = new MpsSupervisor({ controlBin: join(base, 'no-such-binary'), baseDir: base, isolateShm: false, answerTimeoutMs: 500 });
   expect((await missing.readiness(['GPU-a'])).get('GPU-a')).toEqual({
@@ -320,6 +342,38 @@ test('a share whose daemon died with the old agent is started again by the new o
   expect(await ask('kept', ['get_default_active_thread_percentage'])).toBe('30.0');
   await next.stop();
 });
+
+test('an agent killed with its whole process group leaves the daemons, servers and clients running; the next agent adopts them', async () => {
+  // The old agent: another process, the group leader of its own process group, as in its container.
+  const script = `const { MpsSupervisor } = require(${JSON.stringify(resolve(__dirname, '../../../lib/runtime/agent/mps/supervisor'))});
+    new MpsSupervisor({ controlBin: ${JSON.stringify(FAKE)}, baseDir: ${JSON.stringify(base)}, isolateShm: false })
+      .ensure(${JSON.stringify(share('kept', { threadPercentage: 30 }))}).then(() => console.log('ready'));
+    setInterval(() => undefined, 1000);`;
+  const agent = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  clients.push(agent);
+  await new Promise((res) => agent.stdout!.once('data', res));
+  const c = client('kept', 100000, true);
+  const server = Number((await c.first).split(' ')[1]);
+  const daemon = findDaemonPid('kept');
+  process.kill(-agent.pid!, 'SIGKILL');
+  await new Promise((r) => agent.once('exit', r));
+  await new Promise((r) => setTimeout(r, 200));
+  expect(() => process.kill(daemon, 0)).not.toThrow();
+  expect(c.proc.exitCode).toBeNull();
+  const next = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 2000 });
+  try {
+    await next.adopt(() => true);
+    expect(await next.members('kept')).toEqual({ servers: [server], clients: [{ server, pid: c.proc.pid }] });
+    await next.check();
+    expect(next.restarts()).toBe(0);
+    expect(findDaemonPid('kept')).toBe(daemon);
+  } finally {
+    await next.stop();
+  }
+}, 60_000);
 
 /** The pid of the fake daemon serving share `id` (from its log). */
 function findDaemonPid(id: string): number {
