@@ -7,7 +7,7 @@
  * answers. The GPU path itself needs a GPU machine.
  */
 import { execFileSync, spawn, spawnSync, SpawnSyncReturns } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
@@ -27,6 +27,7 @@ let libcuda: string;
 
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'check-gpu-test-'));
+  chmodSync(work, 0o755); // the check's non-root clients load the fake libcuda from here
   const bin = join(work, 'bin');
   mkdirSync(bin);
   writeFileSync(join(bin, 'nvidia-smi'), '#!/bin/sh\necho "No devices were found"\nexit 6\n', { mode: 0o755 });
@@ -154,6 +155,37 @@ describe('npm run check:gpu against fakes', () => {
     expect(r.stderr).toMatch(/^check:gpu: isolation: /m); // streamed as it ended
     expect(r.status).toBe(1);
   }, 60_000);
+
+  it('a whole run: limits read through the clients, a tenant refused, host root caught, and null with the reason where the fakes cannot tell', () => {
+    const r = run('npm', ['run', '-s', 'check:gpu'], fakeGpuPath, fakeGpuEnv);
+    const result = JSON.parse(r.stdout.trim().split('\n').pop()!);
+    expect(result).toMatchObject({
+      isolation: { ready: true, reason: 'MpsReady' },
+      vramLimitHolds: true,
+      hostileVramLimitHolds: true,
+      smsAt25Percent: 32,
+      smsTotal: 132,
+      nonRootClientBound: true,
+      tenantCannotRaise: true,
+      rootRaiseCaught: true,
+      othersSurviveKill: true,
+      freshClientAfterKill: 66,
+      // The fake nvidia-smi lists no process: the bypass is never seen, and pass cannot be true.
+      bypassKilledMs: null,
+      multiGpuLimits: null,
+      pass: false,
+    });
+    expect(result.errors).toEqual({
+      bypassKilledMs: 'the bypassing client never showed in nvidia-smi as a process outside the shares within 10 s',
+      multiGpuLimits: 'this machine has 1 GPU: a share over several GPUs needs two',
+    });
+    expect(result.details.tenantCannotRaise.answers).toEqual(
+      Array(3).fill(expect.stringMatching(/^Insufficient privileges for UID 100000\./)),
+    );
+    expect(result.details.rootRaiseCaught).toMatchObject({ raisedClientSms: 132, afterClientSms: 32 });
+    expect(result.halfShareTflops).toBeLessThanOrEqual(0.65 * result.soloTflops);
+    expect(r.status).toBe(1);
+  }, 120_000);
 });
 
 describe('the torch-free client (ctypes on libcuda)', () => {
