@@ -6,6 +6,7 @@
  * `abort` (a signal, the global deadline) ends the one in flight and skips the rest.
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GpuReadiness, LimitBreach, MpsShare, MpsSupervisor, ShareDirs } from '../../lib/runtime/agent/mps/supervisor';
 import { mpsCommand } from '../../lib/runtime/agent/mps/control';
@@ -79,6 +80,8 @@ export interface CheckValues {
    */
   freshClientAfterKill: number | null;
   agentVramBytesPerPod: Record<string, number> | null;
+  /** Host memory (VmRSS, KiB) of one share's control daemon and of its server while a client holds it: what a share costs the node. */
+  mpsRssKiB: { daemon: number; server: number } | null;
   /** A share over two GPUs holds its limit on both (null with a reason on a one-GPU machine). */
   multiGpuLimits: boolean | null;
 }
@@ -120,6 +123,7 @@ export class GpuCheck {
     othersSurviveKill: null,
     freshClientAfterKill: null,
     agentVramBytesPerPod: null,
+    mpsRssKiB: null,
     multiGpuLimits: null,
   };
   private readonly served = new Map<ShareName, Promise<Served>>();
@@ -170,6 +174,7 @@ export class GpuCheck {
       'freshClientAfterKill',
       async () => (await this.ctx.clients.start((await this.share('share-a')).spec, 'info', 0, 0, 30_000).done).sms,
     );
+    await this.sub('mpsRssKiB', () => this.rss());
     await this.sub('multiGpuLimits', () => this.multiGpu());
     return v;
   }
@@ -420,6 +425,17 @@ export class GpuCheck {
     } finally {
       for (const h of holders) h.go();
       await Promise.allSettled(holders.map((h) => h.done));
+    }
+  }
+
+  private async rss(): Promise<{ daemon: number; server: number }> {
+    const { s, holder, server } = await this.held('share-b');
+    try {
+      const daemon = Number(await readFile(join(s.dirs.pipeDir, 'nvidia-cuda-mps-control.pid'), 'utf8'));
+      const kib = async (pid: number) => Number(/^VmRSS:\s*(\d+)/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      return { daemon: await kib(daemon), server: await kib(server) };
+    } finally {
+      await this.release(holder);
     }
   }
 

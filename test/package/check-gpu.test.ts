@@ -172,11 +172,14 @@ describe('npm run check:gpu against fakes', () => {
       freshClientAfterKill: 66,
       // The fake nvidia-smi lists no process: the bypass is never seen, and pass cannot be true.
       bypassKilledMs: null,
+      mpsRssKiB: null,
       multiGpuLimits: null,
       pass: false,
     });
     expect(result.errors).toEqual({
       bypassKilledMs: 'the bypassing client never showed in nvidia-smi as a process outside the shares within 10 s',
+      // The fake daemon's servers are not processes.
+      mpsRssKiB: expect.stringMatching(/^ENOENT: no such file or directory, open '\/proc\/\d+\/status'$/),
       multiGpuLimits: 'this machine has 1 GPU: a share over several GPUs needs two',
     });
     expect(result.details.tenantCannotRaise.answers).toEqual(

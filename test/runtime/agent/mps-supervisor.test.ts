@@ -5,7 +5,7 @@
  * the daemon, per-user servers, readiness per GPU, and shares taken over by a restarted agent.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
@@ -311,6 +311,15 @@ test("a daemon cgroup: each share's daemon is moved into <dir>/<share> before an
   } finally {
     await inCgroup.stop();
   }
+});
+
+test('a daemon that exits at once (a flag it refuses) makes its share fail with what it printed', async () => {
+  const bin = join(base, 'refusing-control');
+  writeFileSync(bin, '#!/bin/sh\necho "Only root user may enable -multiuser-server!" >&2\nexit 1\n', { mode: 0o755 });
+  const refusing = new MpsSupervisor({ controlBin: bin, baseDir: base, isolateShm: false, answerTimeoutMs: 2000 });
+  await expect(refusing.ensure(share('p1'))).rejects.toThrow(
+    'MPS daemon of ns/p1: daemon exited with 1: Only root user may enable -multiuser-server!',
+  );
 });
 
 test('without the control binary every GPU is not ready: MpsControlMissing', async () => {

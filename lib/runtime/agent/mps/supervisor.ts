@@ -23,7 +23,7 @@
  * on disk once it answers with the share's limits.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, rmdir, writeFile, chmod } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { ShareMembers } from '../share/members';
@@ -111,6 +111,8 @@ interface Daemon {
 
 const SHARE_FILE = 'share.json';
 const PROBE_PREFIX = '.probe-';
+/** The daemon's own output, in its log folder. */
+const DAEMON_OUT = 'daemon.out';
 /** Where the control daemon writes its pid, in its pipe folder. */
 const PID_FILE = 'nvidia-cuda-mps-control.pid';
 /** Only root (the agent) may pass while a daemon's limits are not in place; then any uid the pod runs as. */
@@ -429,8 +431,11 @@ export class MpsSupervisor {
               ...daemonArgs,
             ],
           ];
+    // Its output (usage errors, `mount` failures) goes to a file in its log folder, for the message of a daemon that exits.
+    const out = openSync(join(dirs.logDir, DAEMON_OUT), 'a');
     // A session of its own: a signal to the agent's process group does not reach it, and it outlives the agent.
-    const child = spawn(cmd, args, { env, stdio: 'ignore', detached: true });
+    const child = spawn(cmd, args, { env, stdio: ['ignore', out, out], detached: true });
+    closeSync(out);
     child.on('error', (err) => spawnErrors.set(child, err));
     child.unref();
     return child;
@@ -451,7 +456,10 @@ export class MpsSupervisor {
       // 127: the shell found no binary; a direct spawn of a missing file fails with ENOENT.
       if (code === 127 || (d.child && (spawnErrors.get(d.child) as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'))
         throw new MissingControl(`${this.opts.controlBin} not found on the node`);
-      if (code != null) throw new Error(`daemon exited with ${code}`);
+      if (code != null) {
+        const said = (await readFile(join(d.dirs.logDir, DAEMON_OUT), 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' | ');
+        throw new Error(`daemon exited with ${code}${said ? `: ${said}` : ''}`);
+      }
       if (Date.now() > until) throw new Error(`no control socket within ${this.timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 20));
     }
