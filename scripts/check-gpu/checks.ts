@@ -52,7 +52,7 @@ export interface CheckValues {
   /** Readiness of the GPU as the agent reports it (compute mode, a probe daemon running a server). */
   isolation: GpuReadiness | null;
   vramLimitHolds: boolean | null;
-  /** Clients that drop or raise the limit variables stay under the limit. */
+  /** Clients that drop or raise the limit variables, or drop the pipe folder's, stay under the limit. */
   hostileVramLimitHolds: boolean | null;
   smsAt25Percent: number | null;
   smsTotal: number | null;
@@ -143,10 +143,13 @@ export class GpuCheck {
     await this.sub('hostileVramLimitHolds', async () => {
       const { spec } = await this.share('limited');
       const { [NVIDIA_ENV.mpsMemLimit]: _m, [NVIDIA_ENV.mpsThreads]: _t, ...unsetEnv } = spec.env;
+      const { CUDA_MPS_PIPE_DIRECTORY: _p, ...noPipeEnv } = spec.env;
       const unset = await this.alloc({ ...spec, env: unsetEnv });
       const raised = await this.alloc({ ...spec, env: { ...spec.env, [NVIDIA_ENV.mpsMemLimit]: '0=64G', [NVIDIA_ENV.mpsThreads]: '100' } });
-      this.detail('hostileVramLimitHolds', { unset, raised });
-      return underLimit(unset) && underLimit(raised);
+      // No pipe folder variable: CUDA's default folder, where the share's folder is mounted too.
+      const noPipeVar = await this.alloc({ ...spec, env: noPipeEnv });
+      this.detail('hostileVramLimitHolds', { unset, raised, noPipeVar });
+      return underLimit(unset) && underLimit(raised) && underLimit(noPipeVar);
     });
     await this.sub('smsAt25Percent', async () => (await this.info('limited')).sms);
     await this.sub('smsTotal', async () => (await this.info('full')).sms);

@@ -28,14 +28,18 @@ const BASE_NODES = ['null', 'zero', 'random', 'urandom'];
 
 /**
  * A share's container as the agent's device plugin answers for it today: its variables (the pipe
- * folder, the share's GPUs, the informational limits), the pipe folder mounted at the same path, and
- * the GPUs' device nodes by their minor numbers plus the driver's control nodes.
+ * folder, the share's GPUs, the informational limits), the pipe folder mounted at the same path and
+ * at CUDA's default, and the GPUs' device nodes by their minor numbers plus the driver's control nodes.
  */
 export function shareContainer(share: MpsShare, dirs: ShareDirs, minors: readonly number[]): ContainerSpec {
   const gpus = share.gpuUuids.map((uuid, index) => ({ index, uuid, name: '' }));
+  const answer = containerResponse(share, dirs, gpus, '/dev', () => false);
   return {
-    env: containerResponse(share, dirs, gpus, '/dev', () => false).envs,
-    mounts: [{ hostPath: dirs.pipeDir, containerPath: dirs.pipeDir }],
+    env: answer.envs,
+    // The pipe folder (at its path and at CUDA's default); /dev/shm is the spec's own bounded tmpfs.
+    mounts: answer.mounts
+      .filter((m) => m.container_path !== '/dev/shm')
+      .map((m) => ({ hostPath: m.host_path, containerPath: m.container_path })),
     deviceNodes: [...minors.map((m) => `nvidia${m}`), 'nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools'],
     shmBytes: SHM_BYTES,
   };

@@ -8,11 +8,12 @@
  * finished and null plus a reason for the rest. Where no GPU is here it prints one line and exits 0,
  * unless /dev/nvidiactl exists: then nvidia-smi failing is a failure, not a machine without a GPU.
  */
-import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LimitBreach, MpsSupervisor } from '../../lib/runtime/agent/mps/supervisor';
+import { DEFAULT_PIPE_DIRECTORY } from '../../lib/runtime/agent/share-claims';
 import { GpuCheck, passed } from './checks';
 import { Clients } from './clients';
 import { CheckedGpu, findTool, listGpus } from './smi';
@@ -62,6 +63,8 @@ async function run(opts: CheckGpuOptions, nvidiaSmi: string, gpus: CheckedGpu[],
   await copyFile(opts.clientScript, script);
   await chmod(script, 0o644);
   const controlBin = findTool('nvidia-cuda-mps-control') ?? 'nvidia-cuda-mps-control';
+  // The clients' launches create CUDA's default pipe folder as a mount point; removed after if they did.
+  const defaultPipeWasThere = existsSync(DEFAULT_PIPE_DIRECTORY);
   const breaches: LimitBreach[] = [];
   const supervisor = new MpsSupervisor({
     controlBin,
@@ -115,6 +118,7 @@ async function run(opts: CheckGpuOptions, nvidiaSmi: string, gpus: CheckedGpu[],
   clients.close();
   await Promise.race([supervisor.stop(), new Promise((r) => setTimeout(r, CLEANUP_MS).unref())]);
   await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+  if (!defaultPipeWasThere) await rmdir(DEFAULT_PIPE_DIRECTORY).catch(() => undefined);
   process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
   return signalled ? 130 : passed(v) ? 0 : 1;
 }
