@@ -233,6 +233,17 @@ describe('no tenant lifts its limits (A2)', () => {
   });
 });
 
+test("members lists every server of the daemon and each one's clients, one front-end run for all the lists", async () => {
+  await sup.ensure(share('p1'));
+  const c = client('p1', 0);
+  const first = Number((await c.first).split(' ')[1]);
+  await ask('p1', ['start_server -uid 0']);
+  const servers = (await ask('p1', ['get_server_list'])).split('\n').map(Number);
+  expect(servers).toHaveLength(2);
+  expect(await sup.members('p1')).toEqual({ servers, clients: [{ server: first, pid: c.proc.pid }] });
+  expect(await sup.members('no-such-share')).toBeUndefined();
+});
+
 test('release ends the clients through the daemon (terminate_client), quits it and removes the share folder', async () => {
   await sup.ensure(share('p1'));
   const c = client('p1', 0);

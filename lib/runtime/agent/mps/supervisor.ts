@@ -259,9 +259,19 @@ export class MpsSupervisor {
     const dirs = this.dirsOf(id);
     try {
       const servers = numbers(await this.command(dirs, ['get_server_list']));
+      if (servers.length === 0) return { servers, clients: [] };
+      // Every server's client list in one run of the front end (a process start each): the lists,
+      // of any length, are told apart by a percentage (`25.0`) asked after each, which no pid looks like.
+      const answer = await this.command(
+        dirs,
+        servers.flatMap((s) => [`get_client_list ${s}`, 'get_default_active_thread_percentage']),
+      );
       const clients: { server: number; pid: number }[] = [];
-      for (const server of servers)
-        for (const pid of numbers(await this.command(dirs, [`get_client_list ${server}`]))) clients.push({ server, pid });
+      let at = 0;
+      for (const line of answer.split('\n').map((l) => l.trim())) {
+        if (line.includes('.')) at++;
+        else if (/^\d+$/.test(line) && at < servers.length) clients.push({ server: servers[at], pid: Number(line) });
+      }
       return { servers, clients };
     } catch {
       return undefined;
