@@ -24,7 +24,8 @@
  * A server takes the daemon's defaults when it starts: later defaults reach only later servers, and
  * a server's own settings reach its later clients. Without `-M` one server per Linux user: a client
  * of another uid waits until the current server has no clients.
- * $FAKE_MPS_HANG=1 makes a started daemon stop answering (a wedged daemon).
+ * $FAKE_MPS_HANG=1 makes a started daemon stop answering (a wedged daemon); $FAKE_MPS_NO_SERVER=1
+ * makes `start_server` start nothing (a GPU where a server cannot come up).
  */
 const fs = require('node:fs');
 const net = require('node:net');
@@ -102,7 +103,7 @@ function daemon(multiUser) {
         admit();
         return '0';
       }
-      case 'start_server': if (!current() || multiUser) startServer(Number(rest[1] ?? 0)); return '';
+      case 'start_server': if (process.env.FAKE_MPS_NO_SERVER !== '1' && (!current() || multiUser)) startServer(Number(rest[1] ?? 0)); return '';
       case 'client': {
         const [pid, cuid] = rest.map(Number);
         const busy = current() && !multiUser && current().uid !== cuid;

@@ -313,6 +313,21 @@ test('readiness: a probe daemon runs a real server (start_server -uid 0); a GPU 
   });
 });
 
+test('a probe daemon that starts no server makes the GPU not ready: MpsProbeFailed, with why', async () => {
+  const probing = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 500 });
+  process.env.FAKE_MPS_NO_SERVER = '1';
+  try {
+    expect((await probing.readiness(['GPU-a'])).get('GPU-a')).toEqual({
+      ready: false,
+      reason: 'MpsProbeFailed',
+      message:
+        'a control daemon for this GPU did not run a server: start_server -uid 0 started no server (get_server_list lists none after 500 ms)',
+    });
+  } finally {
+    delete process.env.FAKE_MPS_NO_SERVER;
+  }
+});
+
 test("a daemon cgroup: each share's daemon is moved into <dir>/<share> before any server starts", async () => {
   const cgroups = join(base, 'cgroup');
   const inCgroup = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 2000, daemonCgroup: cgroups });

@@ -499,8 +499,14 @@ export class MpsSupervisor {
       await this.prepare(d.dirs);
       d.child = this.spawnDaemon(d.dirs, [uuid]);
       await this.waitForControl(d);
-      const servers = numbers(await this.command(d.dirs, ['start_server -uid 0', 'get_server_list']));
-      if (servers.length === 0) throw new Error('start_server -uid 0 started no server (get_server_list lists none)');
+      let servers = numbers(await this.command(d.dirs, ['start_server -uid 0', 'get_server_list']));
+      // A server takes a moment to come up (a CUDA context): listed within the answer timeout.
+      for (const until = Date.now() + this.timeoutMs; servers.length === 0 && Date.now() < until;) {
+        await new Promise((r) => setTimeout(r, 200));
+        servers = numbers(await this.command(d.dirs, ['get_server_list']));
+      }
+      if (servers.length === 0)
+        throw new Error(`start_server -uid 0 started no server (get_server_list lists none after ${this.timeoutMs} ms)`);
       return { ready: true, reason: 'MpsReady', message: 'MPS control daemons start and run a server on this GPU' };
     } catch (err) {
       if (err instanceof MissingControl) return { ready: false, reason: 'MpsControlMissing', message: err.message };
