@@ -1,70 +1,73 @@
 /**
- * The GPU check's CUDA clients: python3 + PyTorch processes (client.py) started with the environment
- * a pod's container gets from the agent's device plugin, each reporting JSON lines on stdout.
+ * The GPU check's CUDA clients: client.py (ctypes on libcuda, no PyTorch needed) started in a
+ * container built from a share's ContainerSpec (container.ts), each reporting JSON lines on stdout.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { MpsShare, ShareDirs } from '../../lib/runtime/agent/mps/supervisor';
-import { shareEdits } from '../../lib/runtime/agent/share/container-edits';
+import { ContainerSpec, launchArgs } from './container';
 
 /** A line of client.py: its ready line or its result (the last line). */
 export interface ClientReport {
   readonly pid: number;
-  /** SMs the process's CUDA device properties report. */
+  readonly uid: number;
+  /** Seconds to the context (under MPS: joining the server). */
+  readonly ctxS: number;
+  /** SMs the context sees. */
   readonly sms: number;
-  /** `torch.cuda.mem_get_info()`: free and total, GiB. */
-  readonly memGetInfoGiB: [number, number];
+  /** cuMemGetInfo: free and total, MiB. */
+  readonly memInfoMiB: [number, number];
   readonly ready?: boolean;
-  readonly allocatedGiB?: number;
+  readonly allocatedMiB?: number;
+  readonly heldMiB?: number;
   /** The allocation loop ended with CUDA out of memory. */
   readonly oom?: boolean;
   readonly tflops?: number;
+  /** What ran the compute loop: the PTX FMA kernel or PyTorch's matmul. */
+  readonly engine?: string;
   readonly error?: string;
 }
 
-export type ClientMode = 'info' | 'alloc' | 'matmul' | 'hold';
+export type ClientMode = 'info' | 'alloc' | 'hold' | 'burn';
 
 export interface Client {
   readonly child: ChildProcess;
-  /** The ready line of a matmul or hold client; rejects when the process ends first. */
+  /** The ready line of a burn or hold client; rejects when the process ends first. */
   readonly ready: Promise<ClientReport>;
   /** The result, once the process exited 0; rejects with its error otherwise. */
   readonly done: Promise<ClientReport>;
-  /** Starts a ready matmul client's timed loop, or ends a hold client. */
+  /** Starts a ready burn client's timed loop, or ends a hold client. */
   go(): void;
 }
 
-/**
- * The variables the agent's device plugin gives a share's container (its Allocate answer): the
- * daemon's pipe folder, the share's GPUs, and the limit variables, which are informational (the
- * daemon holds the limits whatever they say). Its device nodes and mounts are left out: the clients
- * here are host processes, which see every device node and the host's /dev/shm.
- */
-export function containerEnv(share: MpsShare, dirs: ShareDirs): Record<string, string> {
-  const minors = new Map(share.gpuUuids.map((uuid, index) => [uuid, index]));
-  const edits = shareEdits(share, dirs.pipeDir, { minors, devRoot: '/dev', exists: () => false, libraries: [] });
-  // The toolkit's `void` is for containers; a process on the host has no toolkit to tell.
-  return Object.fromEntries(edits.env.map((e) => e.split(/=(.*)/s).slice(0, 2)).filter(([k]) => k !== 'NVIDIA_VISIBLE_DEVICES'));
+export interface ClientsOptions {
+  readonly python: string;
+  readonly script: string;
+  /** Where the host's GPU device nodes are (/dev; the tests' fake nodes elsewhere). */
+  readonly devDir: string;
+  /** A folder of the check's own for the launches' staging mounts. */
+  readonly stageDir: string;
 }
 
 /** Starts clients and ends those still running at the end of the check. */
 export class Clients {
   private readonly live = new Set<ChildProcess>();
   private closed = false;
+  private count = 0;
 
-  constructor(
-    private readonly python: string,
-    private readonly script: string,
-  ) {}
+  constructor(private readonly opts: ClientsOptions) {}
 
   /**
-   * Starts client.py in `mode` with `arg`, `env` on top of this process's environment less its own
-   * CUDA_MPS_* variables (so that a client without a variable really has none). Killed after `timeoutMs`.
+   * Starts client.py in `mode` with `arg` in the container `spec` describes, as host `uid`, with the
+   * spec's variables on top of this process's environment less its CUDA_MPS_* ones (so a client
+   * without a variable really has none). Killed after `timeoutMs`.
    */
-  start(env: Record<string, string>, mode: ClientMode, arg = 0, timeoutMs = 60_000): Client {
+  start(spec: ContainerSpec, mode: ClientMode, arg = 0, uid = 0, timeoutMs = 60_000): Client {
     if (this.closed) throw new Error('interrupted');
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CUDA_MPS_')));
-    const child = spawn(this.python, [this.script, mode, String(arg)], { env: { ...base, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = { ...base, ...spec.env, ...(uid !== 0 ? { CHECK_GPU_AS_UID: String(uid) } : {}) };
+    const stage = `${this.opts.stageDir}/${++this.count}`;
+    const argv = [this.opts.python, this.opts.script, mode, String(arg)];
+    const child = spawn('unshare', launchArgs(spec, this.opts.devDir, stage, argv), { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.live.add(child);
     // A client that died cannot take its "go"; the write error is not the check's failure.
     child.stdin!.on('error', () => undefined);
@@ -80,14 +83,13 @@ export class Clients {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       // Libraries may print too; only the client's own lines are JSON objects.
       if (!line.startsWith('{')) return;
-      let r: ClientReport;
       try {
-        r = JSON.parse(line) as ClientReport;
+        const r = JSON.parse(line) as ClientReport;
+        lines.push(r);
+        if (r.ready) onReady(r);
       } catch {
-        return;
+        /* not the client's */
       }
-      lines.push(r);
-      if (r.ready) onReady(r);
     });
     let timedOut = false;
     const timer = setTimeout(() => {

@@ -1,10 +1,10 @@
 /**
  * `npm run check:gpu -- --pack [dir]`: a folder that runs the GPU check where there is no copy of the
- * repo (a bare GPU machine: the driver, CUDA, python3 with PyTorch; no npm, no network):
+ * repo (a bare GPU machine: bash, the driver and python3; no PyTorch, npm or network needed):
  *   check-gpu.js  the check, bundled with esbuild (the supervisor, the collector, prom-client)
- *   client.py     the CUDA client, beside the bundle, where the check looks for it
+ *   client.py     the CUDA client (ctypes on libcuda; PyTorch optional), beside the bundle
  *   node.gz       this machine's node binary, gzipped (gzip or python3 unpack it on any such machine)
- *   run.sh        unpacks node into a temp folder and runs the bundle: `bash <dir>/run.sh`
+ *   run.sh        unpacks node into a temp folder and runs the bundle, forwarding signals: `bash <dir>/run.sh`
  */
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -17,17 +17,24 @@ export const DEFAULT_PACK_DIR = '.check-gpu';
 export const PACK_MAX_BYTES = 60 * 2 ** 20;
 
 const RUN_SH = `#!/usr/bin/env bash
-# The GPU check packed by \`npm run check:gpu -- --pack\`: unpacks node into a temp folder and runs it.
-set -euo pipefail
+# The GPU check packed by \`npm run check:gpu -- --pack\`: unpacks node into a temp folder and runs it,
+# forwarding SIGTERM and SIGINT to it so that it still prints its JSON line.
+set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d "\${TMPDIR:-/tmp}/check-gpu-node.XXXXXX")
+tmp=$(mktemp -d "\${TMPDIR:-/tmp}/check-gpu-node.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
 if command -v gzip >/dev/null; then gzip -dc "$here/node.gz" >"$tmp/node"
-else python3 -c 'import gzip, shutil, sys; shutil.copyfileobj(gzip.open(sys.argv[1]), sys.stdout.buffer)' "$here/node.gz" >"$tmp/node"; fi
+else python3 -c 'import gzip, shutil, sys; shutil.copyfileobj(gzip.open(sys.argv[1]), sys.stdout.buffer)' "$here/node.gz" >"$tmp/node"; fi || exit 1
 chmod +x "$tmp/node"
 # Some GPU images have the driver's tools in /usr/local/nvidia/bin without it on PATH.
-PATH="$PATH:/usr/local/nvidia/bin" "$tmp/node" "$here/check-gpu.js" "$@"
+PATH="$PATH:/usr/local/nvidia/bin" "$tmp/node" "$here/check-gpu.js" "$@" &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null' TERM
+trap 'kill -INT "$child" 2>/dev/null' INT
+# A trapped signal ends \`wait\` early: wait again until the check itself has exited.
+wait "$child"; rc=$?
+while kill -0 "$child" 2>/dev/null; do wait "$child"; rc=$?; done
+exit "$rc"
 `;
 
 /** Writes the folder and prints its size; rejects when it is over PACK_MAX_BYTES. */

@@ -10,15 +10,25 @@
  * another (one server per user is a per-daemon rule), a pod reaches no daemon but its own, and ending
  * a pod's clients touches no other pod's server.
  *
- * The supervisor checks every daemon on an interval: one that died or stopped answering is replaced
- * (stale control socket removed, limits re-applied before any client can connect), and each GPU's
- * readiness says whether its daemons answer.
+ * No tenant lifts its limits (measured on an H200, ../shared/gpu/h200-driver-580, items 2, 9, 10): a
+ * daemon takes settings from root, from its own user and, for a server's own settings, from the uid
+ * that server runs as. So each daemon runs with `-M` (multi-user: its servers are root's, and a tenant
+ * that is not host root is refused every `set_*`), and every round reads back the defaults and each
+ * live server's limits; anything else is put back and reported as a breach (a host-root tenant).
+ * A (re)started daemon's pipe folder stays closed (0700) until its limits are set and read back, so
+ * no client reaches a server without limits.
+ *
+ * Daemons outlive the agent: each runs in a session of its own (detached), optionally in a cgroup of
+ * its own where its servers' memory is counted, and a new agent adopts it from the share's record
+ * on disk once it answers with the share's limits.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile, chmod } from 'node:fs/promises';
-import { join } from 'node:path';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, rmdir, writeFile, chmod } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { ShareMembers } from '../share/members';
 import { DaemonDirs, daemonEnv, limitCommands, mpsCommand } from './control';
+import { defaultsQuery, LimitMismatch, mismatches, REFUSAL_PREFIX, serversIn, serversQuery } from './limits';
 
 /** What a share's daemon enforces. */
 export interface MpsShare {
@@ -43,7 +53,16 @@ export interface ShareDirs extends DaemonDirs {
 }
 
 /** Why a GPU's isolation is or is not ready (the GPU condition's reason). */
-export type IsolationReason = 'MpsReady' | 'MpsControlMissing' | 'MpsDaemonNotAnswering' | 'MpsProbeFailed';
+export type IsolationReason = 'MpsReady' | 'MpsControlMissing' | 'MpsDaemonNotAnswering' | 'MpsProbeFailed' | 'ComputeModeNotDefault';
+
+/** A share's daemon held limits that were not the share's (set by a host-root process): put back, to be reported as an Event. */
+export interface LimitBreach {
+  readonly share: MpsShare;
+  /** What was found, per setting; each was set back before this was reported. */
+  readonly mismatches: readonly LimitMismatch[];
+  /** Clients of the changed servers when it was found: they may hold the raised limits until they end. */
+  readonly clients: ShareMembers['clients'];
+}
 
 export interface GpuReadiness {
   readonly ready: boolean;
@@ -63,8 +82,20 @@ export interface SupervisorOptions {
    * @default true
    */
   readonly isolateShm?: boolean;
+  /** Size of the daemon's private /dev/shm (a tmpfs in its mount namespace), in bytes. @default 64 MiB */
+  readonly shmBytes?: number;
+  /**
+   * A cgroup v2 folder under which each share's daemon is moved into a cgroup of its own
+   * (`<dir>/<share id>`) before any server starts, so that its servers' memory is counted there and
+   * not in the agent's container. Unset: the daemon stays in the agent's cgroup.
+   */
+  readonly daemonCgroup?: string;
+  /** How often a ready GPU's probe daemon and server are started again. @default 60000 */
+  readonly probeIntervalMs?: number;
   /** How long a command may wait for an answer. @default 5000 */
   readonly answerTimeoutMs?: number;
+  /** Called for each breach found by a check (the agent turns it into an Event). */
+  readonly onBreach?: (breach: LimitBreach) => void;
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -80,10 +111,17 @@ interface Daemon {
 
 const SHARE_FILE = 'share.json';
 const PROBE_PREFIX = '.probe-';
+/** The daemon's own output, in its log folder. */
+const DAEMON_OUT = 'daemon.out';
+/** Where the control daemon writes its pid, in its pipe folder. */
+const PID_FILE = 'nvidia-cuda-mps-control.pid';
+/** Only root (the agent) may pass while a daemon's limits are not in place; then any uid the pod runs as. */
+const PIPE_CLOSED = 0o700;
+const PIPE_OPEN = 0o1777;
 
 export class MpsSupervisor {
   private readonly daemons = new Map<string, Daemon>();
-  private readonly probes = new Map<string, GpuReadiness>();
+  private readonly probes = new Map<string, GpuReadiness & { at: number }>();
   private readonly timeoutMs: number;
   private restartCount = 0;
 
@@ -122,7 +160,7 @@ export class MpsSupervisor {
       await known.starting;
       return known.dirs;
     }
-    if (known && !known.failure && (await this.answers(known))) return known.dirs;
+    if (known && !known.failure && (await this.healthy(known))) return known.dirs;
     const d = known ?? { share, dirs: this.dirsOf(share.id) };
     this.daemons.set(share.id, d);
     await this.start(d);
@@ -139,12 +177,14 @@ export class MpsSupervisor {
     this.daemons.delete(id);
     await this.quit(d);
     await rm(join(this.opts.baseDir, id), { recursive: true, force: true });
+    if (this.opts.daemonCgroup) await rmdir(join(this.opts.daemonCgroup, id)).catch(() => undefined);
   }
 
   /**
-   * At agent start: shares left on the host by the previous agent. Those `live` says a pod still holds
-   * are taken over (a daemon that still answers is kept; one that died is started again with the
-   * share's limits); the rest are ended and removed.
+   * At agent start: shares left on the host by the previous agent, from their records on disk. Those
+   * `live` says a pod still holds are taken over (a daemon that answers with the share's limits is
+   * kept with its servers and clients; one that died is started again with the share's limits); the
+   * rest are ended and removed.
    */
   async adopt(live: (id: string) => boolean): Promise<void> {
     const names = await readdir(this.opts.baseDir).catch(() => [] as string[]);
@@ -156,15 +196,19 @@ export class MpsSupervisor {
       }
       const d: Daemon = { share: JSON.parse(text) as MpsShare, dirs: this.dirsOf(id) };
       this.daemons.set(id, d);
-      if (!(await this.answers(d))) await this.start(d).catch(() => undefined);
+      if (await this.healthy(d)) this.opts.log?.('MPS daemon adopted', { share: id, pod: d.share.pod });
+      else await this.start(d).catch(() => undefined);
     }
   }
 
-  /** One supervision round: every daemon that died or stopped answering is replaced. */
+  /**
+   * One supervision round: every daemon's defaults and live servers' limits are read back (a changed
+   * one is put back and reported to onBreach), and a daemon that died or stopped answering is replaced.
+   */
   async check(): Promise<void> {
     await Promise.all(
       [...this.daemons.values()].map(async (d) => {
-        if (d.starting || (await this.answers(d))) return;
+        if (d.starting || (await this.healthy(d))) return;
         this.restartCount++;
         this.opts.log?.('MPS daemon not answering; replacing it', { share: d.share.id, pod: d.share.pod, why: d.failure });
         await this.start(d).catch(() => undefined);
@@ -173,12 +217,23 @@ export class MpsSupervisor {
   }
 
   /**
-   * Readiness of each GPU: the control binary is there, a daemon for the GPU alone starts and answers
-   * (probed once per GPU until it passes), and every share daemon on it answers.
+   * Readiness of each GPU: its compute mode is `Default` where `computeModes` names one (two share
+   * daemons on a GPU are two contexts, which `Exclusive_Process` refuses; the agent does not change a
+   * mode someone else set), the control binary is there, a daemon for the GPU alone starts and runs a
+   * real server (probed again every probeIntervalMs), and every share daemon on it answers.
    */
-  async readiness(gpuUuids: readonly string[]): Promise<Map<string, GpuReadiness>> {
+  async readiness(gpuUuids: readonly string[], computeModes?: ReadonlyMap<string, string>): Promise<Map<string, GpuReadiness>> {
     const out = new Map<string, GpuReadiness>();
     for (const uuid of gpuUuids) {
+      const mode = computeModes?.get(uuid);
+      if (mode !== undefined && !/^default$/i.test(mode)) {
+        out.set(uuid, {
+          ready: false,
+          reason: 'ComputeModeNotDefault',
+          message: `compute mode is ${mode}; MPS shares need Default (nvidia-smi -i ${uuid} -c DEFAULT), which the agent does not set itself`,
+        });
+        continue;
+      }
       const failing = [...this.daemons.values()].filter((d) => d.failure && d.share.gpuUuids.includes(uuid));
       if (failing.length > 0) {
         out.set(uuid, {
@@ -189,10 +244,38 @@ export class MpsSupervisor {
         continue;
       }
       let probe = this.probes.get(uuid);
-      if (!probe?.ready) this.probes.set(uuid, (probe = await this.probe(uuid)));
-      out.set(uuid, probe);
+      if (!probe?.ready || Date.now() - probe.at >= (this.opts.probeIntervalMs ?? 60_000))
+        this.probes.set(uuid, (probe = { ...(await this.probe(uuid)), at: Date.now() }));
+      out.set(uuid, { ready: probe.ready, reason: probe.reason, message: probe.message });
     }
     return out;
+  }
+
+  /**
+   * The share's servers and their clients, by host pid, as its daemon lists them; undefined when the
+   * daemon does not answer.
+   */
+  async members(id: string): Promise<ShareMembers | undefined> {
+    const dirs = this.dirsOf(id);
+    try {
+      const servers = numbers(await this.command(dirs, ['get_server_list']));
+      if (servers.length === 0) return { servers, clients: [] };
+      // Every server's client list in one run of the front end (a process start each): the lists,
+      // of any length, are told apart by a percentage (`25.0`) asked after each, which no pid looks like.
+      const answer = await this.command(
+        dirs,
+        servers.flatMap((s) => [`get_client_list ${s}`, 'get_default_active_thread_percentage']),
+      );
+      const clients: { server: number; pid: number }[] = [];
+      let at = 0;
+      for (const line of answer.split('\n').map((l) => l.trim())) {
+        if (line.includes('.')) at++;
+        else if (/^\d+$/.test(line) && at < servers.length) clients.push({ server: servers[at], pid: Number(line) });
+      }
+      return { servers, clients };
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -200,40 +283,69 @@ export class MpsSupervisor {
    * killed without harm to the server); resolves false when the daemon does not list it.
    */
   async terminateClient(id: string, pid: number): Promise<boolean> {
-    const dirs = this.dirsOf(id);
-    const run = (cmds: string[]) => mpsCommand(this.opts.controlBin, dirs, cmds, this.timeoutMs).catch(() => '');
-    for (const server of (await run(['get_server_list'])).split(/\s+/).filter(Boolean)) {
-      if ((await run([`get_client_list ${server}`])).split(/\s+/).includes(String(pid))) {
-        await run([`terminate_client ${server} ${pid}`]);
-        return true;
-      }
-    }
-    return false;
+    const client = (await this.members(id))?.clients.find((c) => c.pid === pid);
+    if (!client) return false;
+    await this.command(this.dirsOf(id), [`terminate_client ${client.server} ${pid}`]).catch(() => '');
+    return true;
   }
 
-  /** Quits every daemon (agent shutdown): their servers and clients end with them. */
+  /** Quits every daemon (the check's and the tests' cleanup; an agent that exits leaves them to the next one). */
   async stop(): Promise<void> {
     await Promise.all([...this.daemons.values()].map((d) => this.quit(d)));
     this.daemons.clear();
   }
 
-  private async answers(d: Daemon): Promise<boolean> {
+  /** A command run whose answers must not be a refusal (the agent runs as root: one means a wrong binary or setup). */
+  private async command(dirs: DaemonDirs, cmds: readonly string[]): Promise<string> {
+    const answer = await mpsCommand(this.opts.controlBin, dirs, cmds, this.timeoutMs);
+    const refused = answer.split('\n').find((l) => l.startsWith(REFUSAL_PREFIX));
+    if (refused) throw new Error(`${cmds.join('; ')}: ${refused}`);
+    return answer;
+  }
+
+  /** The share's limits as its daemon holds them: the defaults and each live server's. */
+  private async readBack(d: Daemon): Promise<{ found: LimitMismatch[]; servers: number[] }> {
+    const devices = d.share.gpuUuids.length;
+    const defaults = await this.command(d.dirs, defaultsQuery(devices));
+    const servers = serversIn(defaults, devices);
+    const perServer = servers.length > 0 ? await this.command(d.dirs, serversQuery(devices, servers)) : '';
+    return { found: mismatches({ ...d.share, devices }, defaults, servers, perServer), servers };
+  }
+
+  /**
+   * Whether the daemon answers with the share's limits. A limit that is not the share's is put back
+   * and reported (a breach); false, with `failure` set, when the daemon does not answer or keeps a
+   * wrong limit after it was put back.
+   */
+  private async healthy(d: Daemon): Promise<boolean> {
     if (d.child && d.child.exitCode !== null) {
       d.failure = `daemon exited with ${d.child.exitCode ?? d.child.signalCode}`;
       return false;
     }
     try {
-      const pct = await mpsCommand(this.opts.controlBin, d.dirs, ['get_default_active_thread_percentage'], this.timeoutMs);
-      if (Number(pct) !== d.share.threadPercentage) {
-        d.failure = `daemon answers ${pct}% as its thread percentage, not ${d.share.threadPercentage}%`;
-        return false;
-      }
+      const { found } = await this.readBack(d);
+      if (found.length > 0) await this.putBack(d, found);
       d.failure = undefined;
       return true;
     } catch (err) {
       d.failure = (err as Error).message;
       return false;
     }
+  }
+
+  /** Sets `found` back to the share's limits, reads them back, and reports the breach. */
+  private async putBack(d: Daemon, found: readonly LimitMismatch[]): Promise<void> {
+    const changed = new Set(found.flatMap((m) => (m.server === undefined ? [] : [m.server])));
+    const clients = ((await this.members(d.share.id))?.clients ?? []).filter((c) => changed.has(c.server));
+    await this.command(
+      d.dirs,
+      found.map((m) => m.fix),
+    );
+    this.opts.log?.('MPS limits changed behind the agent; set back', { share: d.share.id, pod: d.share.pod, found });
+    this.opts.onBreach?.({ share: d.share, mismatches: found, clients });
+    const after = await this.readBack(d);
+    if (after.found.length > 0)
+      throw new Error(`limits did not hold after they were set back: ${after.found.map((m) => `${m.setting} ${m.found}`).join(', ')}`);
   }
 
   /** (Re)starts a share's daemon: old one killed, stale socket removed, limits applied before it is handed out. */
@@ -247,21 +359,21 @@ export class MpsSupervisor {
   private async startNow(d: Daemon): Promise<void> {
     const { share, dirs } = d;
     kill(d.child);
+    await this.killRecorded(dirs);
     await this.prepare(dirs);
     await writeFile(join(this.opts.baseDir, share.id, SHARE_FILE), JSON.stringify(share));
     d.child = this.spawnDaemon(dirs, share.gpuUuids);
     try {
+      await this.intoCgroup(share.id, d.child);
       await this.waitForControl(d);
-      // The limits and a read-back in one run of the front end (each run is a process start).
-      const answers = await mpsCommand(
-        this.opts.controlBin,
-        dirs,
-        [...limitCommands(share.gpuUuids.length, share.vramLimitBytes, share.threadPercentage), 'get_default_active_thread_percentage'],
-        this.timeoutMs,
-      );
-      const pct = answers.split('\n').pop();
-      if (Number(pct) !== share.threadPercentage)
-        throw new Error(`daemon answers ${pct}% as its thread percentage, not ${share.threadPercentage}%`);
+      await this.command(dirs, limitCommands(share.gpuUuids.length, share.vramLimitBytes, share.threadPercentage));
+      // A server started before the limits (a host-root client, past the closed folder) is set too,
+      // and its clients, which joined without limits, are ended.
+      const { found, servers } = await this.readBack(d);
+      if (found.length > 0) await this.putBack(d, found);
+      for (const c of (await this.members(share.id))?.clients ?? [])
+        if (servers.includes(c.server)) await this.command(dirs, [`terminate_client ${c.server} ${c.pid}`]);
+      await chmod(dirs.pipeDir, PIPE_OPEN);
       d.failure = undefined;
       this.opts.log?.('MPS daemon ready', {
         share: share.id,
@@ -279,19 +391,41 @@ export class MpsSupervisor {
   private async prepare(dirs: ShareDirs): Promise<void> {
     for (const dir of [dirs.pipeDir, dirs.logDir, dirs.shmDir]) {
       await mkdir(dir, { recursive: true, mode: 0o755 });
-      // Any uid the pod runs as must reach the pipes and shm; the folder reaches no other pod.
-      await chmod(dir, 0o1777);
+      // Any uid the pod runs as must reach the pipes; the folder reaches no other pod.
+      await chmod(dir, dir === dirs.pipeDir ? PIPE_CLOSED : PIPE_OPEN);
     }
     // A socket left by a daemon that died stops the next one from listening.
     await rm(join(dirs.pipeDir, 'control'), { force: true });
   }
 
+  /**
+   * Kills the daemon a pid file records (one a previous agent started), after `graceMs` for one that
+   * was told to quit: the pid is taken only while its command line is still the control binary's,
+   * so a reused pid is left alone.
+   */
+  private async killRecorded(dirs: DaemonDirs, graceMs = 0): Promise<void> {
+    const pid = Number(await readFile(join(dirs.pipeDir, PID_FILE), 'utf8').catch(() => ''));
+    if (!Number.isInteger(pid) || pid <= 0) return;
+    const isDaemon = async () => (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).includes(basename(this.opts.controlBin));
+    for (const until = Date.now() + graceMs; Date.now() < until && (await isDaemon());) await new Promise((r) => setTimeout(r, 20));
+    if (!(await isDaemon())) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone already */
+    }
+  }
+
   private spawnDaemon(dirs: ShareDirs, gpuUuids: readonly string[]): ChildProcess {
     const env = daemonEnv(dirs, gpuUuids);
+    // -M: the servers are root's, so no tenant may change their settings (see the file's comment).
+    const daemonArgs = ['-f', '-M'];
+    const shm = this.opts.shmBytes ?? 64 * 2 ** 20;
     const [cmd, args] =
       this.opts.isolateShm === false
-        ? [this.opts.controlBin, ['-f']]
-        : // util-linux unshare: a private mount namespace whose /dev/shm is the share's folder.
+        ? [this.opts.controlBin, daemonArgs]
+        : // util-linux unshare: a private mount namespace with a /dev/shm of its own, bounded in size
+          // (the servers' and clients' segments need not meet there on driver 580: measured).
           [
             'unshare',
             [
@@ -301,14 +435,28 @@ export class MpsSupervisor {
               '--',
               'sh',
               '-c',
-              'mount --bind "$0" /dev/shm && exec "$1" -f',
-              dirs.shmDir,
+              'mount -t tmpfs -o "size=$0,mode=1777" tmpfs /dev/shm && exec "$1" "$2" "$3"',
+              String(shm),
               this.opts.controlBin,
+              ...daemonArgs,
             ],
           ];
-    const child = spawn(cmd, args, { env, stdio: 'ignore' });
+    // Its output (usage errors, `mount` failures) goes to a file in its log folder, for the message of a daemon that exits.
+    const out = openSync(join(dirs.logDir, DAEMON_OUT), 'a');
+    // A session of its own: a signal to the agent's process group does not reach it, and it outlives the agent.
+    const child = spawn(cmd, args, { env, stdio: ['ignore', out, out], detached: true });
+    closeSync(out);
     child.on('error', (err) => spawnErrors.set(child, err));
+    child.unref();
     return child;
+  }
+
+  /** Moves a new daemon into its cgroup before any server starts (servers inherit it). */
+  private async intoCgroup(id: string, child: ChildProcess): Promise<void> {
+    if (!this.opts.daemonCgroup || child.pid === undefined) return;
+    const dir = join(this.opts.daemonCgroup, id);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'cgroup.procs'), String(child.pid));
   }
 
   private async waitForControl(d: Daemon): Promise<void> {
@@ -318,7 +466,10 @@ export class MpsSupervisor {
       // 127: the shell found no binary; a direct spawn of a missing file fails with ENOENT.
       if (code === 127 || (d.child && (spawnErrors.get(d.child) as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'))
         throw new MissingControl(`${this.opts.controlBin} not found on the node`);
-      if (code != null) throw new Error(`daemon exited with ${code}`);
+      if (code != null) {
+        const said = (await readFile(join(d.dirs.logDir, DAEMON_OUT), 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' | ');
+        throw new Error(`daemon exited with ${code}${said ? `: ${said}` : ''}`);
+      }
       if (Date.now() > until) throw new Error(`no control socket within ${this.timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -326,20 +477,17 @@ export class MpsSupervisor {
 
   private async quit(d: Daemon): Promise<void> {
     const run = (cmds: string[]) => mpsCommand(this.opts.controlBin, d.dirs, cmds, this.timeoutMs).catch(() => '');
-    const servers = (await run(['get_server_list'])).split(/\s+/).filter(Boolean);
-    for (const server of servers) {
-      const clients = (await run([`get_client_list ${server}`])).split(/\s+/).filter(Boolean);
-      if (clients.length > 0) await run(clients.map((c) => `terminate_client ${server} ${c}`));
-    }
+    const members = await this.members(d.share.id);
+    if (members && members.clients.length > 0) await run(members.clients.map((c) => `terminate_client ${c.server} ${c.pid}`));
     await run(['quit']);
     if (d.child && d.child.exitCode === null) {
       const exited = new Promise((r) => d.child!.once('exit', r));
       await Promise.race([exited, new Promise((r) => setTimeout(r, this.timeoutMs))]);
       kill(d.child);
-    }
+    } else if (!d.child) await this.killRecorded(d.dirs, this.timeoutMs);
   }
 
-  /** Starts a daemon for one GPU alone, asks it a question, and quits it. */
+  /** Starts a daemon for one GPU alone, has it start a real server, and quits it. */
   private async probe(uuid: string): Promise<GpuReadiness> {
     const id = `${PROBE_PREFIX}${uuid}`;
     const d: Daemon = {
@@ -351,11 +499,22 @@ export class MpsSupervisor {
       await this.prepare(d.dirs);
       d.child = this.spawnDaemon(d.dirs, [uuid]);
       await this.waitForControl(d);
-      await mpsCommand(this.opts.controlBin, d.dirs, ['get_default_active_thread_percentage'], this.timeoutMs);
-      return { ready: true, reason: 'MpsReady', message: 'MPS control daemons start and answer on this GPU' };
+      let servers = numbers(await this.command(d.dirs, ['start_server -uid 0', 'get_server_list']));
+      // A server takes a moment to come up (a CUDA context): listed within the answer timeout.
+      for (const until = Date.now() + this.timeoutMs; servers.length === 0 && Date.now() < until;) {
+        await new Promise((r) => setTimeout(r, 200));
+        servers = numbers(await this.command(d.dirs, ['get_server_list']));
+      }
+      if (servers.length === 0)
+        throw new Error(`start_server -uid 0 started no server (get_server_list lists none after ${this.timeoutMs} ms)`);
+      return { ready: true, reason: 'MpsReady', message: 'MPS control daemons start and run a server on this GPU' };
     } catch (err) {
       if (err instanceof MissingControl) return { ready: false, reason: 'MpsControlMissing', message: err.message };
-      return { ready: false, reason: 'MpsProbeFailed', message: `a control daemon for this GPU did not answer: ${(err as Error).message}` };
+      return {
+        ready: false,
+        reason: 'MpsProbeFailed',
+        message: `a control daemon for this GPU did not run a server: ${(err as Error).message}`,
+      };
     } finally {
       await this.quit(d);
       await rm(join(this.opts.baseDir, id), { recursive: true, force: true });
@@ -369,4 +528,12 @@ const spawnErrors = new WeakMap<ChildProcess, Error>();
 
 function kill(child: ChildProcess | undefined): void {
   if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/** The pids in a daemon's answer (one a line). */
+function numbers(answer: string): number[] {
+  return answer
+    .split(/\s+/)
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
 }
