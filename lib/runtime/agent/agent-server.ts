@@ -1,7 +1,7 @@
 /** The node agent's environment and HTTP server (/metrics, /healthz), without cluster access. */
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../../model/errors';
 import { OpsServer } from '../serving/ops-server';
-import { GpuCollector, PodResolver } from './collector';
+import { CollectorOptions, GpuCollector, PodResolver } from './collector';
 import { AGENT_DEFAULTS, AGENT_ENV, AGENT_NODE_LABEL } from '../../contract/agent';
 
 export interface AgentEnv {
@@ -73,8 +73,9 @@ export async function startAgent(
   env: Pick<AgentEnv, 'port' | 'nvidiaSmi' | 'procRoot'> & Partial<AgentEnv>,
   resolver: PodResolver,
   host?: string,
+  members?: CollectorOptions['members'],
 ): Promise<Agent> {
-  const collector = new GpuCollector({ nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, resolver });
+  const collector = new GpuCollector({ nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, resolver, members });
   // The node on every series: the dashboard joins usage to pools through the controller's tf_gpu_shares.
   if (env.nodeName) collector.registry.setDefaultLabels({ [AGENT_NODE_LABEL]: env.nodeName });
   const server = new OpsServer({ port: env.port, host, registry: collector.registry, readiness: {} });

@@ -16,6 +16,7 @@ import { readGpuMinors } from './host/gpu-minors';
 import { NodeIsolation } from './node/supervision';
 import { MpsSupervisor } from './mps/supervisor';
 import { NodePodResolver } from './pods';
+import { nodeBackstop } from './share/backstop-node';
 import { ShareDelivery } from './share/delivery';
 import { AgentEnv, readAgentEnv, startAgent } from './agent-server';
 import type { Cluster } from '../kube/cluster';
@@ -28,22 +29,33 @@ export async function runAgent(): Promise<void> {
   const cluster = new HttpCluster({ userAgent: `tensor-fusion-agent/${env.nodeName}`, ...connection });
   const resolver = new NodePodResolver(cluster, env.nodeName);
   await resolver.refresh().catch((err) => logger.warn({ err: String(err) }, 'listing the node pods failed; retrying on demand'));
-  const agent = await startAgent(env, resolver);
   const log = (msg: string, fields?: Record<string, unknown>) => logger.info(fields ?? {}, msg);
-  const isolation = env.isolation ? await startNodeSide(env, cluster, agent.collector, log) : undefined;
+  let isolation: NodeIsolation | undefined;
+  const supervisor = env.isolation
+    ? new MpsSupervisor({
+        controlBin: env.mpsControl,
+        baseDir: env.mpsDir,
+        isolateShm: env.mpsShmIsolation,
+        onBreach: (b) => void isolation?.limitsBreached(b),
+        log,
+      })
+    : undefined;
+  // Each pod's compute is measured on its own MPS server, known from its daemon.
+  const agent = await startAgent(env, resolver, undefined, supervisor && ((id) => supervisor.members(id)));
+  if (supervisor) isolation = await startNodeSide(env, cluster, supervisor, agent.collector, log);
   logger.info({ port: agent.server.port, nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, isolation: env.isolation }, 'agent started');
-  // The share daemons are left running: a new agent takes the shares over.
+  // The share daemons are left running (their own sessions): a new agent takes them over.
   process.on('SIGTERM', () => void Promise.all([isolation?.stop(), agent.stop()]).then(() => process.exit(0)));
 }
 
-/** The supervision round, the share machinery and the device-plugin door, wired. */
+/** The supervision round, the backstop, the share machinery and the device-plugin door, wired. */
 async function startNodeSide(
   env: AgentEnv,
   cluster: Cluster,
+  supervisor: MpsSupervisor,
   collector: GpuCollector,
   log: (msg: string, fields?: Record<string, unknown>) => void,
 ): Promise<NodeIsolation> {
-  const supervisor = new MpsSupervisor({ controlBin: env.mpsControl, baseDir: env.mpsDir, isolateShm: env.mpsShmIsolation, log });
   const delivery = new ShareDelivery({
     nodeName: env.nodeName,
     supervisor,
@@ -65,6 +77,15 @@ async function startNodeSide(
     inventory: () => collector.inventory(),
     processes: () => collector.processes(),
     delivery,
+    backstop: nodeBackstop({
+      cluster,
+      shares: () => supervisor.shares(),
+      members: (id) => supervisor.members(id),
+      nvidiaSmi: env.nvidiaSmi,
+      procRoot: env.procRoot,
+      onChange: () => void isolation.writeReadiness(),
+      log,
+    }),
     log,
     supervisor,
   });

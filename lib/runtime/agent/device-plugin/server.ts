@@ -8,7 +8,7 @@
  * (or the kubelet's replaced) and serves and registers again.
  */
 import * as grpc from '@grpc/grpc-js';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, FSWatcher, rmSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import {
   ContainerAllocateResponse,
@@ -46,6 +46,9 @@ export class DevicePluginServer {
   private server: grpc.Server | undefined;
   private readonly streams = new Set<Stream>();
   private timer: NodeJS.Timeout | undefined;
+  private watcher: FSWatcher | undefined;
+  private checking: Promise<void> | undefined;
+  private again = false;
   private kubeletIno: number | undefined;
   private registered = false;
 
@@ -58,8 +61,16 @@ export class DevicePluginServer {
   /** Serves and registers (retried on the watch interval until the kubelet accepts). */
   async start(): Promise<void> {
     await this.serveAndRegister().catch((err) => this.opts.log?.('device plugin registration failed; retrying', { err: String(err) }));
-    this.timer = setInterval(() => void this.watch(), this.opts.watchMs ?? 2_000);
+    this.timer = setInterval(() => this.check(), this.opts.watchMs ?? 2_000);
     this.timer.unref();
+    // A restarted kubelet admits its pods as soon as its pod sources sync: a plugin not registered by
+    // then fails their admission. So the folder is watched, and a new kubelet.sock is answered at once.
+    try {
+      this.watcher = watch(this.opts.pluginDir, () => this.check());
+      this.watcher.on('error', () => undefined); // the interval still checks
+    } catch {
+      /* no inotify here: the interval alone */
+    }
   }
 
   /** Sends the current devices to every ListAndWatch stream (health changed). */
@@ -70,10 +81,27 @@ export class DevicePluginServer {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.watcher?.close();
+    await this.checking;
     await this.close();
   }
 
-  private async watch(): Promise<void> {
+  /** One check at a time; an event during a check runs one more after it. */
+  private check(): void {
+    if (this.checking) {
+      this.again = true;
+      return;
+    }
+    this.checking = this.watchOnce().finally(() => {
+      this.checking = undefined;
+      if (this.again) {
+        this.again = false;
+        this.check();
+      }
+    });
+  }
+
+  private async watchOnce(): Promise<void> {
     const kubelet = inode(join(this.opts.pluginDir, KUBELET_SOCKET));
     if (this.registered && existsSync(this.socket) && kubelet === this.kubeletIno) return;
     if (this.registered) this.opts.log?.('kubelet restarted or removed the plugin socket; registering again');

@@ -53,7 +53,8 @@ export interface ShareDirs extends DaemonDirs {
 }
 
 /** Why a GPU's isolation is or is not ready (the GPU condition's reason). */
-export type IsolationReason = 'MpsReady' | 'MpsControlMissing' | 'MpsDaemonNotAnswering' | 'MpsProbeFailed' | 'ComputeModeNotDefault';
+export type IsolationReason =
+  'MpsReady' | 'MpsControlMissing' | 'MpsDaemonNotAnswering' | 'MpsProbeFailed' | 'ComputeModeNotDefault' | 'BackstopUnavailable';
 
 /** A share's daemon held limits that were not the share's (set by a host-root process): put back, to be reported as an Event. */
 export interface LimitBreach {

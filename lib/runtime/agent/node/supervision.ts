@@ -13,7 +13,8 @@ import type { Cluster, K8sObject } from '../../kube/cluster';
 import { RESOURCES } from '../../kube/resources';
 import { breaches, GpuProcess } from '../backstop';
 import { AGENT_DEFAULTS, AGENT_METRICS } from '../../../contract/agent';
-import { GpuReadiness, MpsSupervisor } from '../mps/supervisor';
+import { GpuReadiness, LimitBreach, MpsSupervisor } from '../mps/supervisor';
+import type { BackstopLoop } from '../share/backstop-loop';
 import type { SmiGpu } from '../nvidia-smi';
 import type { ShareDelivery } from '../share/delivery';
 import { podEnded } from '../share/pod-ended';
@@ -37,6 +38,8 @@ export interface NodeIsolationOptions {
   /** Stops a host process (SIGKILL by default; the agent shares the host PID namespace). */
   readonly kill?: (pid: number) => void;
   readonly delivery: ShareDelivery;
+  /** The fast backstop (../share/backstop-loop.ts): started and stopped with the rounds; a GPU it cannot watch is not ready. */
+  readonly backstop?: BackstopLoop;
   readonly registry: Registry;
   /** @default AGENT_DEFAULTS.intervalMs */
   readonly intervalMs?: number;
@@ -101,6 +104,7 @@ export class NodeIsolation {
     const pods = await this.pods();
     const holding = new Set(pods.filter((p) => !podEnded(p)).map((p) => p.metadata.uid));
     await this.opts.supervisor.adopt((id) => holding.has(id));
+    await this.opts.backstop?.start();
     await this.writeReadiness();
     for (const d of this.doors) await d.start();
     this.timer = setInterval(() => {
@@ -137,13 +141,17 @@ export class NodeIsolation {
     }
   }
 
-  /** The backstop: processes that bypass their share's daemon or take more VRAM than the share are stopped, with an Event. */
+  /**
+   * Shares that hold more VRAM than limit × containers lose their newest clients, with an Event.
+   * Processes that bypass their daemon are the fast backstop's (../share/backstop-loop.ts).
+   */
   private async enforce(live: ReadonlyMap<string, K8sObject>): Promise<void> {
     const procs = await this.opts.processes();
     if (!procs) return;
     const kill = this.opts.kill ?? ((pid: number) => process.kill(pid, 'SIGKILL'));
     for (const b of breaches(procs, this.opts.supervisor.shares())) {
-      if (b.reason === 'VramLimitExceeded') await this.opts.supervisor.terminateClient(b.share.id, b.pid);
+      if (b.reason !== 'VramLimitExceeded') continue;
+      await this.opts.supervisor.terminateClient(b.share.id, b.pid);
       try {
         kill(b.pid);
       } catch {
@@ -158,6 +166,7 @@ export class NodeIsolation {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.round;
+    await this.opts.backstop?.stop();
     for (const d of this.doors) await d.stop();
   }
 
@@ -185,10 +194,29 @@ export class NodeIsolation {
     return (await this.opts.cluster.list(RESOURCES.pods, { fieldSelector: `spec.nodeName=${this.opts.nodeName}` })).items;
   }
 
+  /** A daemon's limits were found changed and set back: an Event on the pod. */
+  async limitsBreached(b: LimitBreach): Promise<void> {
+    const what = b.mismatches
+      .map((m) => `${m.setting}${m.server ? ` of server ${m.server}` : ''} ${m.found} (set back to ${m.expected})`)
+      .join('; ');
+    const message = `the MPS limits of ${b.share.pod} were changed: ${what}; ${b.clients.length} client(s) started meanwhile may hold the changed limits until they end`;
+    this.opts.log?.(message, { pod: b.share.pod, reason: 'MpsLimitsChanged' });
+    const [namespace, name] = b.share.pod.split('/');
+    await this.opts.cluster.recordEvent(
+      { apiVersion: 'v1', kind: 'Pod', metadata: { namespace, name, uid: b.share.id } },
+      { type: 'Warning', reason: 'MpsLimitsChanged', message },
+    );
+  }
+
   /** Readiness of every GPU to the metric, the doors' device health and the GPU objects' condition (when it changed). */
-  private async writeReadiness(): Promise<void> {
+  async writeReadiness(): Promise<void> {
     const before = this.ready;
-    this.ready = await this.opts.supervisor.readiness(this.gpuList.map((g) => g.uuid));
+    const uuids = this.gpuList.map((g) => g.uuid);
+    this.ready = await this.opts.supervisor.readiness(uuids);
+    // A GPU the backstop cannot watch takes no new share: fail closed.
+    for (const [uuid, b] of this.opts.backstop?.readiness(uuids) ?? [])
+      if (!b.ready && this.ready.get(uuid)?.ready !== false)
+        this.ready.set(uuid, { ready: false, reason: 'BackstopUnavailable', message: b.message });
     this.readyGauge.reset();
     for (const g of this.gpuList) {
       const r = this.ready.get(g.uuid)!;
