@@ -12,22 +12,10 @@ import { RESIZE_ANNOTATIONS } from '../../lib/render/controller/write-limits';
 import { RESIZE_CONDITION } from '../../lib/runtime/autoscale/resize';
 import { LIMITS_VOLUME } from '../../lib/runtime/shared/pod-share/limits-volume';
 import { describeControlPlane, waitFor } from '../support/control-plane';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import { a100Labels, controllerSuite, installController, kwokNode, type Obj, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
-jest.setTimeout(240_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(240_000);
 
 const POOL = 'resize';
 const NS = 'resize-apps';

@@ -27,7 +27,11 @@ const control = path.join(pipeDir, 'control');
 const args = process.argv.slice(2);
 
 function log(line) {
-  try { fs.appendFileSync(path.join(logDir, 'control.log'), `[${new Date().toISOString()} Control ${process.pid}] ${line}\n`); } catch { /* no log dir */ }
+  try {
+    fs.appendFileSync(path.join(logDir, 'control.log'), `[${new Date().toISOString()} Control ${process.pid}] ${line}\n`);
+  } catch {
+    /* no log dir */
+  }
 }
 
 function daemon() {
@@ -58,12 +62,20 @@ function daemon() {
     const [op, ...rest] = cmd.trim().split(/\s+/);
     const s = state.server;
     switch (op) {
-      case 'set_default_active_thread_percentage': state.pct = Number(rest[0]); return `${state.pct.toFixed(1)}`;
-      case 'get_default_active_thread_percentage': return `${state.pct.toFixed(1)}`;
-      case 'set_default_device_pinned_mem_limit': state.mem.set(rest[0], rest[1]); return '';
-      case 'get_default_device_pinned_mem_limit': return state.mem.get(rest[0]) ?? '0M';
-      case 'get_server_list': return s ? String(s.pid) : '';
-      case 'get_client_list': return s && String(s.pid) === rest[0] ? [...s.clients.keys()].join('\n') : '';
+      case 'set_default_active_thread_percentage':
+        state.pct = Number(rest[0]);
+        return `${state.pct.toFixed(1)}`;
+      case 'get_default_active_thread_percentage':
+        return `${state.pct.toFixed(1)}`;
+      case 'set_default_device_pinned_mem_limit':
+        state.mem.set(rest[0], rest[1]);
+        return '';
+      case 'get_default_device_pinned_mem_limit':
+        return state.mem.get(rest[0]) ?? '0M';
+      case 'get_server_list':
+        return s ? String(s.pid) : '';
+      case 'get_client_list':
+        return s && String(s.pid) === rest[0] ? [...s.clients.keys()].join('\n') : '';
       case 'terminate_client': {
         const c = s && String(s.pid) === rest[0] ? s.clients.get(Number(rest[1])) : undefined;
         if (!c) return 'Client not found';
@@ -72,12 +84,20 @@ function daemon() {
         admit();
         return '';
       }
-      case 'start_server': if (!s) startServer(Number(rest[1] ?? 0)); return '';
+      case 'start_server':
+        if (!s) startServer(Number(rest[1] ?? 0));
+        return '';
       case 'client': {
         const [pid, uid] = rest.map(Number);
-        log(`NEW CLIENT ${pid} from user ${uid}: ${s && s.uid !== uid ? 'Server is not ready, push client to pending list' : 'Server already exists'}`);
+        log(
+          `NEW CLIENT ${pid} from user ${uid}: ${s && s.uid !== uid ? 'Server is not ready, push client to pending list' : 'Server already exists'}`,
+        );
         state.pending.push({ pid, uid, socket });
-        socket.on('close', () => { state.server?.clients.delete(pid); state.pending = state.pending.filter((p) => p.pid !== pid); admit(); });
+        socket.on('close', () => {
+          state.server?.clients.delete(pid);
+          state.pending = state.pending.filter((p) => p.pid !== pid);
+          admit();
+        });
         admit();
         return undefined;
       }
@@ -88,7 +108,8 @@ function daemon() {
         fs.rmSync(control, { force: true });
         setImmediate(() => process.exit(0));
         return '';
-      default: return `Unrecognized command ${op}`;
+      default:
+        return `Unrecognized command ${op}`;
     }
   };
   const server = net.createServer((socket) => {
@@ -105,15 +126,24 @@ function daemon() {
     socket.on('error', () => undefined);
   });
   server.listen(control, () => log('Starting control daemon'));
-  const stop = () => { fs.rmSync(control, { force: true }); process.exit(0); };
+  const stop = () => {
+    fs.rmSync(control, { force: true });
+    process.exit(0);
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }
 
 function frontEnd() {
-  const lines = fs.readFileSync(0, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = fs
+    .readFileSync(0, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const socket = net.connect(control);
-  socket.on('error', () => { process.stderr.write('Cannot find MPS control daemon process\n'); process.exit(1); });
+  socket.on('error', () => {
+    process.stderr.write('Cannot find MPS control daemon process\n');
+    process.exit(1);
+  });
   socket.on('connect', () => {
     let i = 0;
     let buf = '';
@@ -135,7 +165,10 @@ function frontEnd() {
 /** A client process: connects as `uid`, prints `ready <server> <pct> <mem>` once served, stays until terminated. */
 function client(uid) {
   const socket = net.connect(control);
-  socket.on('error', (e) => { process.stderr.write(`mps client: ${e.message}\n`); process.exit(1); });
+  socket.on('error', (e) => {
+    process.stderr.write(`mps client: ${e.message}\n`);
+    process.exit(1);
+  });
   socket.on('connect', () => socket.write(`client ${process.pid} ${uid}\n`));
   socket.on('data', (d) => process.stdout.write(String(d)));
   socket.on('close', () => process.exit(0));

@@ -8,16 +8,12 @@ import { parseQuantity } from '../../../lib/k8s/quantity';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/metadata-keys';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { renderGpuPool } from '../../../lib/render/gpu-pool';
-import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
+import { controllerSuite, installController, type Obj, RunningController, writeYaml } from '../../support/e2e';
 import { waitFor } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME, SLEEP_SCRIPT } from '../../support/node';
 import { eventually } from '../../runtime/fixtures';
 
-jest.setTimeout(300_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(300_000);
 
 const NS = 'faults';
 const POOL = 'faults';

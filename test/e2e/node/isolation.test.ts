@@ -14,18 +14,13 @@ import { ENABLED_LABEL, GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../..
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { podOfPid } from '../../../lib/runtime/agent/cgroup';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
-import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
+import { controllerSuite, installController, type Obj, RunningController, writeYaml } from '../../support/e2e';
 import { waitFor } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
 import { FAKE_MPS_CONTROL, FakeGpuAgent, installFakeGpuAgent } from '../../support/node/gpu-agent';
 import { eventually } from '../../runtime/fixtures';
 
-jest.setTimeout(240_000);
-
-type Obj = Record<string, any>;
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
+const { synth, user } = controllerSuite(240_000);
 const NS = 'baseline-apps';
 const GPUS = [
   { index: 0, uuid: 'GPU-0d1c5a7e-3b2f-4c6d-8e9a-1f2b3c4d5e6f', name: 'NVIDIA A100-SXM4-80GB' },

@@ -17,7 +17,7 @@ import { ControlPlane, KWOK_NODE_ANNOTATION } from './control-plane';
 import { Balancer, ControllerReplica, serviceAccountUser, startBalancer, startReplica } from './controller-process';
 import type { ManagedProcess } from './process';
 
-type Obj = Record<string, any>;
+export type Obj = Record<string, any>;
 
 export interface KwokNodeSpec {
   name: string;
