@@ -295,7 +295,7 @@ function poolRules(spec: unknown, prefix: string): FieldIssue[] {
   return issues;
 }
 
-/** Resource rules plus the autoscaling values a pattern cannot rule out (lib/autoscale/settings.ts). */
+/** Resource rules plus the autoscaling values a pattern cannot rule out (lib/api/autoscaling-settings.ts). */
 const profileRules = (spec: unknown, prefix: string) => [...resourceRules(spec, prefix), ...autoScalingIssues(spec, prefix)];
 
 const SEMANTIC: Partial<Record<KindName, (spec: unknown, prefix: string) => FieldIssue[]>> = {
