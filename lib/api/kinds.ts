@@ -60,6 +60,10 @@ export interface KindInfo {
 const column = (name: string, jsonPath: string, type: PrinterColumn['type'] = 'string', priority?: number): PrinterColumn =>
   priority === undefined ? { name, type, jsonPath } : { name, type, jsonPath, priority };
 
+/** Integer columns, by header. */
+const counts = (paths: Record<string, string>): PrinterColumn[] =>
+  Object.entries(paths).map(([name, path]) => column(name, path, 'integer'));
+
 const AGE = column('Age', '.metadata.creationTimestamp', 'date');
 const PHASE = column('Phase', '.status.phase');
 
@@ -116,8 +120,7 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     status: GPUPoolStatus,
     printerColumns: [
       PHASE,
-      column('Nodes', '.status.totalNodes', 'integer'),
-      column('GPUs', '.status.totalGPUs', 'integer'),
+      ...counts({ Nodes: '.status.totalNodes', GPUs: '.status.totalGPUs' }),
       ...AGGREGATE_CAPACITY,
       column('Placement', '.spec.placement.mode', 'string', 1),
       AGE,
@@ -181,8 +184,7 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     status: TensorFusionWorkloadStatus,
     printerColumns: [
       PHASE,
-      column('Ready', '.status.readyWorkers', 'integer'),
-      column('Workers', '.status.workerCount', 'integer'),
+      ...counts({ Ready: '.status.readyWorkers', Workers: '.status.workerCount' }),
       column('Pool', '.spec.poolName'),
       column('QoS', '.spec.qos', 'string', 1),
       AGE,

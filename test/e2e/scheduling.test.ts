@@ -17,9 +17,9 @@ import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS } from 
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
-import { describeControlPlane, policyDenial, waitFor } from '../support/control-plane';
+import { describeControlPlane, policyDenial } from '../support/control-plane';
 import type { Obj } from '../support/e2e';
-import { a100Labels, controllerSuite, installController, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
+import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
 // Each case waits on the real scheduler (its retries back off up to seconds) and cleans up after itself.
@@ -108,19 +108,12 @@ describeControlPlane(
     };
 
     beforeAll(async () => {
-      ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
-      await cp().kubectlOk([
-        'apply',
-        '--server-side',
-        '-f',
-        writeYaml(synth.dir, 'sched.yaml', [
-          renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
-          ...NODES.map((n) => gpuNode(n)),
-          { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-        ]),
-      ]);
-      await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
-      await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 4, totalGPUs: 8 }), 60_000);
+      const docs = [
+        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+        ...NODES.map((n) => gpuNode(n)),
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      ];
+      ctl = await installWithPool(cp(), synth, 'sched.yaml', docs, POOL, { totalNodes: 4, totalGPUs: 8 });
     }, 180_000);
 
     afterAll(async () => {
