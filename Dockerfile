@@ -1,5 +1,5 @@
 # The tensor-fusion runtime controller as an image, for the TensorFusionController `image` prop.
-# It runs the same bundle the component otherwise ships in a ConfigMap. Build context: the package
+# It runs the same bundles the component otherwise ships in ConfigMaps (the node agent: /app/agent.js). Build context: the package
 # root after `npm run build` (a source checkout or node_modules/tensor-fusion-iac, which ships this
 # file and build/controller/), e.g.
 #   docker build -t registry.example.com/tensor-fusion-controller:$(node -p "require('./package.json').version") .
@@ -10,6 +10,7 @@ FROM node:24-alpine
 WORKDIR /app
 # Copied files belong to root, so the runtime user cannot rewrite its own code.
 COPY build/controller/controller.js /app/controller.js
+COPY build/controller/agent.js /app/agent.js
 
 ENV NODE_ENV=production
 # Numeric uid of the image's `node` user, so that Kubernetes can verify runAsNonRoot.

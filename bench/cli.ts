@@ -22,13 +22,12 @@ import { planPlacement } from '../lib/runtime/cli/plan';
 import { workloadPods } from '../lib/runtime/cli/workload-pods';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import { RESOURCES } from '../lib/runtime/kube/resources';
-import { renderGpuPool } from '../lib/render/gpu-pool';
 import { binaryPath } from '../test/envtest/assets';
 import { a100Labels, installController, kwokNode, localGpuPod, writeYaml } from '../test/support/control-plane/install';
 import { openbPlatform, openbPods } from './openb-manifests';
 import { allocatorRun, capacity, readNodes, readPods } from './trace-replay';
 import { median } from './stats';
-import { startBenchControlPlane } from './control-plane';
+import { applyBenchPool, startBenchControlPlane } from './control-plane';
 import { intFlag as flag } from './flags';
 import { EXIT } from '../lib/runtime/cli/cli-error';
 
@@ -166,15 +165,7 @@ async function topBench(nodes: number, pods: number, runs: number) {
   try {
     ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
     const admin = cp.cluster('admin', 'bench-cli');
-    await cp.kubectlOk([
-      'apply',
-      '--server-side',
-      '-f',
-      writeYaml(synth.dir, 'bench.yaml', [
-        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-      ]),
-    ]);
+    await applyBenchPool(cp, synth.dir, POOL, [NS]);
     const t0 = performance.now();
     const nodeObjs = Array.from({ length: nodes }, (_, i) => kwokNode({ name: `gpu-${i}`, labels: a100Labels(POOL, 8) }));
     const createAll = async (objs: K8sObject[], rt: (typeof RESOURCES)[keyof typeof RESOURCES]) => {

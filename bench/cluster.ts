@@ -51,6 +51,7 @@ import {
   writeYaml,
 } from '../test/support/control-plane/install';
 import { intFlag as flag, stringFlag } from './flags';
+import { BENCH_SHARE } from './webhook-review';
 import { apiRequestCounts, cpuSecondsByProcess, percentile } from './stats';
 import { TRIVIAL_ANNOTATION } from './trivial-webhook';
 
@@ -106,11 +107,7 @@ function pod(name: string, side: Side): K8sObject {
       labels: { app: 'bench', [ENABLED_LABEL]: side === 'ours' ? 'true' : 'false' },
       annotations: {
         'tensor-fusion.ai/gpupool': 'bench',
-        'tensor-fusion.ai/is-local-gpu': 'true',
-        'tensor-fusion.ai/tflops-request': '1',
-        'tensor-fusion.ai/tflops-limit': '4',
-        'tensor-fusion.ai/vram-request': '256Mi',
-        'tensor-fusion.ai/vram-limit': '1Gi',
+        ...BENCH_SHARE,
         // One workload for all, as the pods of one Deployment: generated once, then cached.
         'tensor-fusion.ai/workload': 'bench',
       },

@@ -1,6 +1,7 @@
 /** The real control plane the scheduling benches run on. */
 import { ControlPlane } from '../test/support/control-plane';
-import { controllerIdentity, synthToTemp } from '../test/support/control-plane/install';
+import { controllerIdentity, synthToTemp, writeYaml } from '../test/support/control-plane/install';
+import { renderGpuPool } from '../lib/render/gpu-pool';
 
 /**
  * The example synthesized to a temp dir, and a control plane with KWOK nodes that knows the
@@ -16,4 +17,17 @@ export async function startBenchControlPlane(): Promise<{ synth: ReturnType<type
     apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'],
   });
   return { synth, cp };
+}
+
+/** Applies the benches' GPU pool (`pool`, oversold 100 times: room for many shares) and `namespaces`. */
+export async function applyBenchPool(cp: ControlPlane, dir: string, pool: string, namespaces: readonly string[]): Promise<void> {
+  await cp.kubectlOk([
+    'apply',
+    '--server-side',
+    '-f',
+    writeYaml(dir, 'bench.yaml', [
+      renderGpuPool(pool, { tflopsOversellRatio: 100 }),
+      ...namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
+    ]),
+  ]);
 }

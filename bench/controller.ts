@@ -15,6 +15,7 @@ import { RuntimeMetrics } from '../lib/runtime/shared/metrics';
 import { encodeKey, nodeKey } from '../lib/runtime/reconcile/queue-keys';
 import { ApiServerDouble, clusterFor, startApiServer } from '../test/support/api-server';
 import { gpuNodeObj, podObj, poolObj, workloadObj } from '../test/runtime/fixtures';
+import { runMeasuredOrMain } from './measured-child';
 
 const NODES = Number(process.env.BENCH_NODES ?? 1000);
 const PODS = Number(process.env.BENCH_PODS ?? 10_000);
@@ -107,17 +108,4 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(out));
 }
 
-const m = process.argv.indexOf('--measure');
-if (m >= 0) {
-  measure(process.argv[m + 1]).then(
-    (out) => process.send?.(out, () => process.exit(0)),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-} else
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
+runMeasuredOrMain(main, measure);

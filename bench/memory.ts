@@ -23,6 +23,7 @@ import { ApiServerDouble, startApiServer } from '../test/support/api-server';
 import { gpuNodeObj, podObj, poolObj, silent } from '../test/runtime/fixtures';
 import { extenderComponent } from '../lib/runtime/extender/component';
 import { webhookComponent } from '../lib/runtime/webhook/component';
+import { runMeasuredOrMain } from './measured-child';
 
 const PODS = Number(process.env.BENCH_PODS ?? 100_000);
 const OPTED_IN = Number(process.env.BENCH_OPTED_IN ?? 20_000);
@@ -122,17 +123,4 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(result));
 }
 
-const m = process.argv.indexOf('--measure');
-if (m >= 0) {
-  measure(process.argv[m + 1], process.argv[m + 2]).then(
-    (out) => process.send?.(out, () => process.exit(0)),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-} else
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
+runMeasuredOrMain(main, measure);

@@ -25,13 +25,12 @@ import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { Informer } from '../lib/runtime/kube/informer';
 import { RESOURCES } from '../lib/runtime/kube/resources';
-import { renderGpuPool } from '../lib/render/gpu-pool';
 import { a100Labels, installController, kwokNode, writeYaml } from '../test/support/control-plane/install';
 import { measureState } from './schedule-state';
 import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, metricSamples, percentile } from './stats';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
-import { startBenchControlPlane } from './control-plane';
+import { applyBenchPool, startBenchControlPlane } from './control-plane';
 import { intFlag as flag, stringFlag } from './flags';
 
 const PLAIN_SCHEDULER = 'plain-scheduler';
@@ -194,15 +193,7 @@ async function cluster(): Promise<void> {
           single: { maxRequests: { tflops: '10' } },
         },
       }));
-    await cp.kubectlOk([
-      'apply',
-      '--server-side',
-      '-f',
-      writeYaml(synth.dir, 'bench.yaml', [
-        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
-        ...namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
-      ]),
-    ]);
+    await applyBenchPool(cp, synth.dir, POOL, namespaces);
     if (quotaObjects.length > 0) await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'quotas.yaml', quotaObjects)]);
     const t0 = performance.now();
     let ni = 0;

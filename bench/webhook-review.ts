@@ -9,6 +9,15 @@ import type { KeyPair } from '../lib/runtime/serving/certificates';
 import type { RuntimeMetrics } from '../lib/runtime/shared/metrics';
 import { startWebhook, WebhookHandle } from '../lib/runtime/webhook/start';
 
+/** The share every bench pod asks for: on its GPU server, 1 TFLOPS (4 at most) and 256 MiB of VRAM (1 GiB at most). */
+export const BENCH_SHARE = {
+  'tensor-fusion.ai/is-local-gpu': 'true',
+  'tensor-fusion.ai/tflops-request': '1',
+  'tensor-fusion.ai/tflops-limit': '4',
+  'tensor-fusion.ai/vram-request': '256Mi',
+  'tensor-fusion.ai/vram-limit': '1Gi',
+};
+
 /** The review of a pod labelled `bench-pod: [<pod>]` with admission uid `[<id>]`. */
 export function reviewBody(): string {
   return JSON.stringify({
@@ -29,11 +38,7 @@ export function reviewBody(): string {
           namespace: 'default',
           labels: { [ENABLED_LABEL]: 'true', app: 'bench', 'bench-pod': '[<pod>]' },
           annotations: {
-            'tensor-fusion.ai/is-local-gpu': 'true',
-            'tensor-fusion.ai/tflops-request': '1',
-            'tensor-fusion.ai/tflops-limit': '4',
-            'tensor-fusion.ai/vram-request': '256Mi',
-            'tensor-fusion.ai/vram-limit': '1Gi',
+            ...BENCH_SHARE,
             'tensor-fusion.ai/workload': 'bench',
             'tensor-fusion.ai/generate-workload': 'false',
           },

@@ -32,5 +32,5 @@ export type { GpuWorkloadPodTemplate } from './render/gpu-workload';
 export { podTemplatePath, getPodTemplate, transformPodTemplate } from './render/template-path';
 export type { PodTemplate, WorkloadLike } from './render/template-path';
 export * from './render/controller';
-export { loadControllerBundle, controllerBundlePath } from './contract/bundle-loader';
-export type { ControllerBundle } from './contract/bundle-loader';
+export { loadControllerBundle, controllerBundlePath, agentBundlePath } from './contract/bundle-loader';
+export type { ControllerBundle, LoadedCode } from './contract/bundle-loader';

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * Bundles the runtime controller entry (CONTROLLER_ENTRY of lib/contract/bundle.ts) into one minified
- * file (CONTROLLER_BUNDLE_PATH), that the TensorFusionController component ships gzipped in a
- * ConfigMap (1 MiB limit) and runs on the stock Node.js image. Prints the raw and gzipped sizes.
- * Also bundles the `kubectl tf` plugin (CLI_ENTRY) into CLI_BUNDLE_PATH, the package's `kubectl-tf` bin.
+ * Bundles the runtime controller entry (CONTROLLER_ENTRY of lib/contract/bundle.ts) and the node
+ * agent's (AGENT_ENTRY) into one minified file each (CONTROLLER_BUNDLE_PATH, AGENT_BUNDLE_PATH), that
+ * the TensorFusionController component ships gzipped in a ConfigMap each (1 MiB limit) and runs on the
+ * stock Node.js image. Prints the raw and gzipped sizes. Also bundles the `kubectl tf` plugin (CLI_ENTRY) into CLI_BUNDLE_PATH, the package's `kubectl-tf` bin.
  * Optional transports of client-node that the controller never uses are stubbed out to keep it small.
  */
 const path = require('node:path');
@@ -20,9 +20,12 @@ function loadTs(file) {
 }
 
 const root = path.resolve(__dirname, '..');
-// Entry, output path and size limit have one home, lib/contract/bundle.ts (import-free TypeScript).
+// Entries, output paths and size limit have one home, lib/contract/bundle.ts (import-free TypeScript).
 const contract = loadTs(path.join(root, 'lib', 'contract', 'bundle.ts'));
-const outfile = path.join(root, contract.CONTROLLER_BUNDLE_PATH);
+const SHIPPED = [
+  { name: 'controller', entry: contract.CONTROLLER_ENTRY, out: contract.CONTROLLER_BUNDLE_PATH },
+  { name: 'agent', entry: contract.AGENT_ENTRY, out: contract.AGENT_BUNDLE_PATH },
+];
 const CONFIGMAP_LIMIT = contract.CONFIGMAP_MAX_BYTES;
 // The oldest Node.js the package supports (engines.node, ">=20"): the bundle runs on it and on every
 // later line, such as the default node:24-alpine image.
@@ -47,7 +50,7 @@ module.exports = new Proxy(unavailable, { get: (t, k) => (k === '__esModule' ? f
 };
 
 async function main() {
-  fs.mkdirSync(path.dirname(outfile), { recursive: true });
+  fs.mkdirSync(path.join(root, path.dirname(contract.CONTROLLER_BUNDLE_PATH)), { recursive: true });
   const common = {
     bundle: true,
     platform: 'node',
@@ -58,16 +61,19 @@ async function main() {
     logLevel: 'warning',
     plugins: [stubPlugin],
   };
-  const result = await esbuild.build({ ...common, entryPoints: [path.join(root, contract.CONTROLLER_ENTRY)], outfile, metafile: true });
-  const bytes = fs.statSync(outfile).size;
-  const gz = zlib.gzipSync(fs.readFileSync(outfile)).length;
   const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
-  console.log(`controller bundle: ${path.relative(root, outfile)} ${kib(bytes)} (gzip ${kib(gz)})`);
-  if (process.argv.includes('--analyze')) console.log(await esbuild.analyzeMetafile(result.metafile));
-  // The ConfigMap carries the gzipped bundle (binaryData), so that is what counts against its limit.
-  if (gz > CONFIGMAP_LIMIT) {
-    console.error(`controller bundle is ${kib(gz)} gzipped, over the ConfigMap limit of ${kib(CONFIGMAP_LIMIT)}`);
-    process.exit(1);
+  for (const { name, entry, out } of SHIPPED) {
+    const outfile = path.join(root, out);
+    const result = await esbuild.build({ ...common, entryPoints: [path.join(root, entry)], outfile, metafile: true });
+    const bytes = fs.statSync(outfile).size;
+    const gz = zlib.gzipSync(fs.readFileSync(outfile)).length;
+    console.log(`${name} bundle: ${out} ${kib(bytes)} (gzip ${kib(gz)})`);
+    if (process.argv.includes('--analyze')) console.log(await esbuild.analyzeMetafile(result.metafile));
+    // The ConfigMap carries the gzipped bundle (binaryData), so that is what counts against its limit.
+    if (gz > CONFIGMAP_LIMIT) {
+      console.error(`${name} bundle is ${kib(gz)} gzipped, over the ConfigMap limit of ${kib(CONFIGMAP_LIMIT)}`);
+      process.exit(1);
+    }
   }
   // The kubectl plugin: the same runtime code and dependencies, one file a user's Node.js runs as is.
   const cli = path.join(root, contract.CLI_BUNDLE_PATH);

@@ -37,8 +37,8 @@ export class TensorFusionController extends pulumi.ComponentResource {
   /** Every child resource, in apply order (named as cdk8s's `apiObjects`). */
   public readonly apiObjects: pulumi.CustomResource[];
   /**
-   * The Namespace and the CustomResourceDefinitions (none with `installCrds: false`): what custom
-   * resources of the same stack list in `dependsOn`.
+   * The Namespace, the CustomResourceDefinitions (none with `installCrds: false`) and the node
+   * agent's Namespace (with `nodeAgent`): what custom resources of the same stack list in `dependsOn`.
    */
   public readonly crds: pulumi.CustomResource[];
 

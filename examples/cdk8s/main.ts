@@ -5,15 +5,8 @@
  */
 import { ApiObject, App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import {
-  GpuNode,
-  GpuPool,
-  GpuResourceQuota,
-  gpuWorkload,
-  t9kGpuWorkload,
-  TensorFusionController,
-  WorkloadProfile,
-} from '../../components/cdk8s';
+import { GpuNode, GpuPool, GpuResourceQuota, TensorFusionController, WorkloadProfile } from '../../components/cdk8s';
+import { gpuWorkload, t9kGpuWorkload } from '../../components/cdk8s';
 import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, quota, t9kPod, t9kPods } from '../platform';
 
 /** Adds the example platform to a chart. */

@@ -3,15 +3,8 @@
  * objects as the cdk8s example; a parity test checks that under Pulumi's mocks.
  */
 import * as k8s from '@pulumi/kubernetes';
-import {
-  GpuNode,
-  GpuPool,
-  GpuResourceQuota,
-  gpuWorkload,
-  t9kGpuWorkload,
-  TensorFusionController,
-  WorkloadProfile,
-} from '../../components/pulumi';
+import { GpuNode, GpuPool, GpuResourceQuota, TensorFusionController, WorkloadProfile } from '../../components/pulumi';
+import { gpuWorkload, t9kGpuWorkload } from '../../components/pulumi';
 import type { GpuWorkloadOptions } from '../../lib/annotations';
 import type { GpuPoolProps } from '../../lib/render/gpu-pool';
 import { controller, NAMESPACE, nodes, pool, profile, pytorchDeployment, pytorchGpu, quota, t9kPod, t9kPods } from '../platform';

@@ -56,7 +56,39 @@ export interface KindInfo {
   readonly printerColumns: readonly PrinterColumn[];
 }
 
-const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+/** A printer column; `priority` 1 shows only with `-o wide`. */
+const column = (name: string, jsonPath: string, type: PrinterColumn['type'] = 'string', priority?: number): PrinterColumn =>
+  priority === undefined ? { name, type, jsonPath } : { name, type, jsonPath, priority };
+
+/** Integer columns, by header. */
+const counts = (paths: Record<string, string>): PrinterColumn[] =>
+  Object.entries(paths).map(([name, path]) => column(name, path, 'integer'));
+
+const AGE = column('Age', '.metadata.creationTimestamp', 'date');
+const PHASE = column('Phase', '.status.phase');
+
+/** Free TFLOPS and VRAM, then the totals with `-o wide`: the columns of everything that holds GPUs. */
+function capacityColumns(paths: {
+  availableTflops: string;
+  availableVram: string;
+  totalTflops: string;
+  totalVram: string;
+}): PrinterColumn[] {
+  return [
+    column('Available TFLOPS', paths.availableTflops),
+    column('Available VRAM', paths.availableVram),
+    column('Total TFLOPS', paths.totalTflops, 'string', 1),
+    column('Total VRAM', paths.totalVram, 'string', 1),
+  ];
+}
+
+/** The capacity columns of a pool and a node, whose status names them alike. */
+const AGGREGATE_CAPACITY = capacityColumns({
+  availableTflops: '.status.availableTFlops',
+  availableVram: '.status.availableVRAM',
+  totalTflops: '.status.totalTFlops',
+  totalVram: '.status.totalVRAM',
+});
 
 function kind(info: Omit<KindInfo, 'schema' | 'listKind' | 'singular'> & { readonly singular?: string }): KindInfo {
   // Nothing is required at the root: the API server fills apiVersion/kind/metadata and status is
@@ -87,14 +119,10 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     spec: GPUPoolSpec,
     status: GPUPoolStatus,
     printerColumns: [
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-      { name: 'Nodes', type: 'integer', jsonPath: '.status.totalNodes' },
-      { name: 'GPUs', type: 'integer', jsonPath: '.status.totalGPUs' },
-      { name: 'Available TFLOPS', type: 'string', jsonPath: '.status.availableTFlops' },
-      { name: 'Available VRAM', type: 'string', jsonPath: '.status.availableVRAM' },
-      { name: 'Total TFLOPS', type: 'string', jsonPath: '.status.totalTFlops', priority: 1 },
-      { name: 'Total VRAM', type: 'string', jsonPath: '.status.totalVRAM', priority: 1 },
-      { name: 'Placement', type: 'string', jsonPath: '.spec.placement.mode', priority: 1 },
+      PHASE,
+      ...counts({ Nodes: '.status.totalNodes', GPUs: '.status.totalGPUs' }),
+      ...AGGREGATE_CAPACITY,
+      column('Placement', '.spec.placement.mode', 'string', 1),
       AGE,
     ],
   }),
@@ -106,15 +134,7 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     description: 'GPU inventory and allocation of one Kubernetes node.',
     spec: GPUNodeSpec,
     status: GPUNodeStatus,
-    printerColumns: [
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-      { name: 'GPUs', type: 'integer', jsonPath: '.status.totalGPUs' },
-      { name: 'Available TFLOPS', type: 'string', jsonPath: '.status.availableTFlops' },
-      { name: 'Available VRAM', type: 'string', jsonPath: '.status.availableVRAM' },
-      { name: 'Total TFLOPS', type: 'string', jsonPath: '.status.totalTFlops', priority: 1 },
-      { name: 'Total VRAM', type: 'string', jsonPath: '.status.totalVRAM', priority: 1 },
-      AGE,
-    ],
+    printerColumns: [PHASE, column('GPUs', '.status.totalGPUs', 'integer'), ...AGGREGATE_CAPACITY, AGE],
   }),
   GPU: kind({
     kind: 'GPU',
@@ -124,13 +144,15 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     description: 'One physical GPU device.',
     status: GPUStatus,
     printerColumns: [
-      { name: 'Model', type: 'string', jsonPath: '.status.gpuModel' },
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-      { name: 'Available TFLOPS', type: 'string', jsonPath: '.status.available.tflops' },
-      { name: 'Available VRAM', type: 'string', jsonPath: '.status.available.vram' },
-      { name: 'Total TFLOPS', type: 'string', jsonPath: '.status.capacity.tflops', priority: 1 },
-      { name: 'Total VRAM', type: 'string', jsonPath: '.status.capacity.vram', priority: 1 },
-      { name: 'UUID', type: 'string', jsonPath: '.status.uuid', priority: 1 },
+      column('Model', '.status.gpuModel'),
+      PHASE,
+      ...capacityColumns({
+        availableTflops: '.status.available.tflops',
+        availableVram: '.status.available.vram',
+        totalTflops: '.status.capacity.tflops',
+        totalVram: '.status.capacity.vram',
+      }),
+      column('UUID', '.status.uuid', 'string', 1),
       AGE,
     ],
   }),
@@ -143,12 +165,12 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     spec: WorkloadProfileSpec,
     status: Type.Unsafe({ type: 'object', description: 'Reserved; nothing is reported yet.' }),
     printerColumns: [
-      { name: 'Pool', type: 'string', jsonPath: '.spec.poolName' },
-      { name: 'QoS', type: 'string', jsonPath: '.spec.qos' },
-      { name: 'TFLOPS Request', type: 'string', jsonPath: '.spec.resources.requests.tflops' },
-      { name: 'VRAM Request', type: 'string', jsonPath: '.spec.resources.requests.vram' },
-      { name: 'GPUs', type: 'integer', jsonPath: '.spec.gpuCount' },
-      { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', priority: 1 },
+      column('Pool', '.spec.poolName'),
+      column('QoS', '.spec.qos'),
+      column('TFLOPS Request', '.spec.resources.requests.tflops'),
+      column('VRAM Request', '.spec.resources.requests.vram'),
+      column('GPUs', '.spec.gpuCount', 'integer'),
+      column('Replicas', '.spec.replicas', 'integer', 1),
       AGE,
     ],
   }),
@@ -161,11 +183,10 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     spec: TensorFusionWorkloadSpec,
     status: TensorFusionWorkloadStatus,
     printerColumns: [
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-      { name: 'Ready', type: 'integer', jsonPath: '.status.readyWorkers' },
-      { name: 'Workers', type: 'integer', jsonPath: '.status.workerCount' },
-      { name: 'Pool', type: 'string', jsonPath: '.spec.poolName' },
-      { name: 'QoS', type: 'string', jsonPath: '.spec.qos', priority: 1 },
+      PHASE,
+      ...counts({ Ready: '.status.readyWorkers', Workers: '.status.workerCount' }),
+      column('Pool', '.spec.poolName'),
+      column('QoS', '.spec.qos', 'string', 1),
       AGE,
     ],
   }),

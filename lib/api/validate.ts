@@ -295,7 +295,7 @@ function poolRules(spec: unknown, prefix: string): FieldIssue[] {
   return issues;
 }
 
-/** Resource rules plus the autoscaling values a pattern cannot rule out (lib/autoscale/settings.ts). */
+/** Resource rules plus the autoscaling values a pattern cannot rule out (lib/api/autoscaling-settings.ts). */
 const profileRules = (spec: unknown, prefix: string) => [...resourceRules(spec, prefix), ...autoScalingIssues(spec, prefix)];
 
 const SEMANTIC: Partial<Record<KindName, (spec: unknown, prefix: string) => FieldIssue[]>> = {
@@ -366,30 +366,28 @@ export function validateObject(obj: unknown): FieldIssue[] {
   return issues;
 }
 
+/** Throws a ValidationError unless `spec` is a valid spec of its kind (`field` names it in messages). */
+export type SpecAssertion<T> = (spec: unknown, field?: string) => asserts spec is T;
+
+const specAssertion =
+  (kind: KindName) =>
+  (spec: unknown, field = 'spec'): void =>
+    throwIfInvalid(validateSpec(kind, spec, field));
+
 /** Throws a ValidationError unless `spec` is a valid WorkloadProfile spec. */
-export function assertWorkloadProfileSpec(spec: unknown, field = 'spec'): asserts spec is WorkloadProfileSpec {
-  throwIfInvalid(validateSpec('WorkloadProfile', spec, field));
-}
+export const assertWorkloadProfileSpec: SpecAssertion<WorkloadProfileSpec> = specAssertion('WorkloadProfile');
 
 /** Throws a ValidationError unless `spec` is a valid TensorFusionWorkload spec. */
-export function assertTensorFusionWorkloadSpec(spec: unknown, field = 'spec'): asserts spec is TensorFusionWorkloadSpec {
-  throwIfInvalid(validateSpec('TensorFusionWorkload', spec, field));
-}
+export const assertTensorFusionWorkloadSpec: SpecAssertion<TensorFusionWorkloadSpec> = specAssertion('TensorFusionWorkload');
 
 /** Throws a ValidationError unless `spec` is a valid GPUPool spec. */
-export function assertGpuPoolSpec(spec: unknown, field = 'spec'): asserts spec is GPUPoolSpec {
-  throwIfInvalid(validateSpec('GPUPool', spec, field));
-}
+export const assertGpuPoolSpec: SpecAssertion<GPUPoolSpec> = specAssertion('GPUPool');
 
 /** Throws a ValidationError unless `spec` is a valid GPUNode spec. */
-export function assertGpuNodeSpec(spec: unknown, field = 'spec'): asserts spec is GPUNodeSpec {
-  throwIfInvalid(validateSpec('GPUNode', spec, field));
-}
+export const assertGpuNodeSpec: SpecAssertion<GPUNodeSpec> = specAssertion('GPUNode');
 
 /** Throws a ValidationError unless `spec` is a valid GPUResourceQuota spec. */
-export function assertGpuResourceQuotaSpec(spec: unknown, field = 'spec'): asserts spec is GPUResourceQuotaSpec {
-  throwIfInvalid(validateSpec('GPUResourceQuota', spec, field));
-}
+export const assertGpuResourceQuotaSpec: SpecAssertion<GPUResourceQuotaSpec> = specAssertion('GPUResourceQuota');
 
 /** Throws a ValidationError unless `status` is a valid GPU status. */
 export function assertGpuStatus(status: unknown, field = 'status'): asserts status is GPUStatus {

@@ -9,7 +9,7 @@ import { FORECAST_MODELS } from './autoscaling-formats';
 import * as F from './autoscaling-formats';
 import type { WorkloadProfileSpecProps } from './generated/api-props';
 
-/** A string field with a format of lib/autoscale/formats.ts: the pattern goes into the CRD too. */
+/** A string field with a format of lib/api/autoscaling-formats.ts: the pattern goes into the CRD too. */
 const formatted = (pattern: string, expected: string) => (description: string) =>
   Type.Optional(Type.String({ description, pattern, [EXPECTED_KEYWORD]: expected }));
 const duration = formatted(F.DURATION_PATTERN, F.DURATION_EXPECTED);

@@ -4,9 +4,6 @@
  * recommender's PromQL (lib/runtime/autoscale/) all import these; README.md documents them.
  */
 
-/** `node controller.js agent` runs the agent: it travels in the controller bundle (one ConfigMap, one digest). */
-export const AGENT_COMMAND = 'agent';
-
 /** Environment variables of the agent. */
 export const AGENT_ENV = {
   /** Node the agent runs on (downward API spec.nodeName): only that node's pods are resolved. */

@@ -1,7 +1,7 @@
 /**
  * Where each of our tensor-fusion.ai/v1 kinds lives. Kept apart from the kind registry
  * (lib/api/kinds.ts, which adds the schemas) so that the controller bundle can know a kind's scope
- * without carrying every schema; test/model/kinds.test.ts checks that the two agree.
+ * without carrying every schema; test/model/kind-scope.test.ts checks that the two agree.
  */
 import { CLUSTER_SCOPED_KINDS, type Scope } from '../k8s/scope';
 import { API_VERSION } from './group';

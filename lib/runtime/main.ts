@@ -1,5 +1,6 @@
 /**
- * Process entry of the runtime controller (bundled to build/controller/controller.js).
+ * Process entry of the runtime controller (bundled to build/controller/controller.js; the node agent
+ * has a bundle of its own, from lib/runtime/agent-main.ts).
  * Environment: see CONTROLLER_ENV in lib/contract/env.ts; cluster access from the in-cluster
  * service account or KUBECONFIG.
  */
@@ -10,8 +11,6 @@ import { ComponentFactory, readEnv } from './shared/runtime-context';
 import { extenderComponent } from './extender/component';
 import { webhookComponent } from './webhook';
 import { usageFromAllocations } from './shared/allocated-usage';
-import { runAgent } from './agent/main';
-import { AGENT_COMMAND } from '../contract/agent';
 import { autoscaleComponent } from './autoscale/component';
 import { startResizer } from './autoscale/resize-component';
 import { viewComponent } from './view/component';
@@ -72,7 +71,7 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  (process.argv[2] === AGENT_COMMAND ? runAgent() : main()).catch((err) => {
+  main().catch((err) => {
     // eslint-disable-next-line no-console
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);

@@ -6,16 +6,8 @@
  */
 import { ApiObject, App, Chart, JsonPatch, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-31';
-import {
-  GpuNode,
-  GpuPool,
-  GpuResourceQuota,
-  gpuWorkload,
-  t9kGpuWorkload,
-  TensorFusionController,
-  TensorFusionWorkload,
-  WorkloadProfile,
-} from '../../components/cdk8s';
+import { GpuNode, GpuPool, GpuResourceQuota, TensorFusionController, TensorFusionWorkload, WorkloadProfile } from '../../components/cdk8s';
+import { gpuWorkload, t9kGpuWorkload } from '../../components/cdk8s';
 import type { GpuWorkloadOptions } from '../../lib/annotations';
 import { KubeObject } from '../../lib/k8s/object';
 import { thrownMessage } from './frameworks';

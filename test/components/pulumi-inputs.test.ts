@@ -98,12 +98,13 @@ describe('Pulumi args take Inputs', () => {
 });
 
 describe('ordering by dependsOn', () => {
-  it('exposes the Namespace and the CRDs as `crds`, for custom resources to depend on, and the namespace as an Output', async () => {
+  it("exposes the Namespaces (the agent's last) and the CRDs as `crds`, for custom resources to depend on, and the namespace as an Output", async () => {
     let controller!: TensorFusionController;
     await capture(() => void (controller = new TensorFusionController('tf', { image: 'registry.example.com/tf:1' })));
     expect(controller.crds.map((r) => r.constructor.name)).toEqual([
       'Namespace',
-      ...Array(controller.crds.length - 1).fill('CustomResourceDefinition'),
+      ...Array(controller.crds.length - 2).fill('CustomResourceDefinition'),
+      'Namespace',
     ]);
     expect(controller.crds.length).toBeGreaterThanOrEqual(6);
     expect(

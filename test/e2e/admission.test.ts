@@ -8,14 +8,10 @@ import { ENABLED_LABEL, GENERATED_WORKLOAD_LABEL } from '../../lib/model/metadat
 import { API_VERSION } from '../../lib/model/group';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, waitFor } from '../support/control-plane';
-import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../support/control-plane/install';
+import { controllerSuite, installController, type Obj, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
-jest.setTimeout(120_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(120_000);
 
 const POOL = 'admission';
 const NS = 'apps-14';

@@ -11,23 +11,11 @@ import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { RESIZE_ANNOTATIONS } from '../../lib/render/controller/write-limits';
 import { RESIZE_CONDITION } from '../../lib/runtime/autoscale/resize';
 import { LIMITS_VOLUME } from '../../lib/runtime/shared/pod-share/limits-volume';
-import { describeControlPlane, waitFor } from '../support/control-plane';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import { describeControlPlane } from '../support/control-plane';
+import { a100Labels, controllerSuite, installWithPool, kwokNode, type Obj, RunningController } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
-jest.setTimeout(240_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(240_000);
 
 const POOL = 'resize';
 const NS = 'resize-apps';
@@ -80,24 +68,13 @@ describeControlPlane('in-place resize of GPU shares', { controllerManager: true,
     });
 
   beforeAll(async () => {
-    ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    await cp().kubectlOk([
-      'apply',
-      '--server-side',
-      '-f',
-      writeYaml(synth.dir, 'resize.yaml', [
-        // Shared isolation: this suite checks the limit files the kubelet refreshes after a resize.
-        renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
-        kwokNode({
-          name: 'gpu-r',
-          cpu: '8',
-          labels: a100Labels(POOL, 1),
-        }),
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-      ]),
-    ]);
-    await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
-    await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 1, totalGPUs: 1 }), 60_000);
+    const docs = [
+      // Shared isolation: this suite checks the limit files the kubelet refreshes after a resize.
+      renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
+      kwokNode({ name: 'gpu-r', cpu: '8', labels: a100Labels(POOL, 1) }),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+    ];
+    ctl = await installWithPool(cp(), synth, 'resize.yaml', docs, POOL, { totalNodes: 1, totalGPUs: 1 });
   }, 180_000);
 
   afterAll(async () => {

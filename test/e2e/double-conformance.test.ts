@@ -6,22 +6,14 @@
  */
 import * as path from 'node:path';
 import type { HttpCluster } from '../../lib/runtime/kube/http-cluster';
-import { RESOURCES, ResourceType } from '../../lib/runtime/kube/resources';
+import { RESOURCES, ResourceType, resourceType } from '../../lib/runtime/kube/resources';
 import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { poolObj } from '../runtime/fixtures';
 
 type Obj = Record<string, any>;
 
-const CONFIGMAPS: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-  statusSubresource: false,
-  custom: false,
-};
+const CONFIGMAPS = resourceType('v1', 'configmaps', 'ConfigMap');
 const CM = '/api/v1/namespaces/default/configmaps';
 const PODS = '/api/v1/namespaces/default/pods';
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/default/leases';

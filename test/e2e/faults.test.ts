@@ -9,20 +9,10 @@ import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { AuditEvent, describeControlPlane, waitFor } from '../support/control-plane';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import { a100Labels, controllerSuite, installController, kwokNode, type Obj, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(30_000);
 
 /** Lease timings of the rendered controller (lib/runtime/kube/leader-election.ts defaults). */
 const LEASE_MS = 15_000;

@@ -9,20 +9,11 @@ import { API_VERSION } from '../../lib/model/group';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GFD } from '../../lib/model/metadata-keys';
 import { XGN_TAINT } from '../../lib/t9k/keys';
 import { describeControlPlane, waitFor } from '../support/control-plane';
-import {
-  controllerIdentity,
-  installController,
-  kwokNode,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import { controllerSuite, installController, kwokNode, type Obj, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
+const { synth, user } = controllerSuite(30_000);
 const FOREIGN_TAINT = { key: 'example.com/maintenance', value: 'soon', effect: 'PreferNoSchedule' };
-type Obj = Record<string, any>;
 
 describeControlPlane(
   'example install on a real control plane',

@@ -14,23 +14,11 @@ import { ENABLED_LABEL, GPU_IDS_ANNOTATION } from '../../lib/model/metadata-keys
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { binaryPath } from '../envtest/assets';
 import { describeControlPlane, waitFor } from '../support/control-plane';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  localGpuPod,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import type { Obj } from '../support/e2e';
+import { a100Labels, controllerSuite, installController, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
-jest.setTimeout(120_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(120_000);
 
 const POOL = 'tf-pool';
 const NS = 'team';

@@ -15,25 +15,13 @@ import { PrometheusClient } from '../../lib/runtime/shared/prometheus';
 import { Agent, startAgent } from '../../lib/runtime/agent/agent-server';
 import { describeControlPlane, waitFor } from '../support/control-plane';
 import { httpGet } from '../support/control-plane/process';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  localGpuPod,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import type { Obj } from '../support/e2e';
+import { a100Labels, controllerSuite, installController, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
 import { prometheusAvailable, RunningPrometheus, startPrometheus } from '../support/prometheus';
 import { fakeNode, FakeNode } from '../runtime/agent/fixtures';
 import { eventually } from '../runtime/fixtures';
 
-jest.setTimeout(120_000);
-
-type Obj = Record<string, any>;
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
+const { synth, user } = controllerSuite(120_000);
 const enabled = prometheusAvailable('test/e2e/observability.test.ts');
 
 const POOL = 'obs-pool';

@@ -10,24 +10,12 @@ import { API_VERSION } from '../../lib/model/group';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
-import { describeControlPlane, waitFor } from '../support/control-plane';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  localGpuPod,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import { describeControlPlane } from '../support/control-plane';
+import type { Obj } from '../support/e2e';
+import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
-jest.setTimeout(120_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(120_000);
 
 const POOL = 'quota-pool';
 const NS = 'team-a';
@@ -70,14 +58,12 @@ describeControlPlane('namespace GPU quotas', { controllerManager: true, kwok: tr
   };
 
   beforeAll(async () => {
-    ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    await apply('quota-nodes.yaml', [
+    const docs = [
       renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
       ...NODES.map(gpuNode),
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-    ]);
-    await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
-    await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 12, totalGPUs: 24 }), 60_000);
+    ];
+    ctl = await installWithPool(cp(), synth, 'quota-nodes.yaml', docs, POOL, { totalNodes: 12, totalGPUs: 24 });
   }, 180_000);
 
   afterAll(async () => {

@@ -20,19 +20,10 @@ import {
   resolveControllerProps,
 } from '../../lib/render/controller';
 import { AuditEvent, describeControlPlane, waitFor } from '../support/control-plane';
-import {
-  controllerIdentity,
-  installController,
-  kwokNode,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import { controllerSuite, installController, kwokNode, type Obj, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
-const synth = synthToTemp();
-const { namespace, user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, namespace, user } = controllerSuite(30_000);
 const NS = 'ml';
 
 /** `group|resource[/subresource]|verb` of one request. */

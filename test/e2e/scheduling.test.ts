@@ -17,25 +17,13 @@ import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS, shareR
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
-import { describeControlPlane, policyDenial, waitFor } from '../support/control-plane';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  localGpuPod,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import { describeControlPlane, policyDenial } from '../support/control-plane';
+import type { Obj } from '../support/e2e';
+import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
 // Each case waits on the real scheduler (its retries back off up to seconds) and cleans up after itself.
-jest.setTimeout(120_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(120_000);
 
 const POOL = 'sched';
 const NS = 'gpu-apps';
@@ -120,19 +108,12 @@ describeControlPlane(
     };
 
     beforeAll(async () => {
-      ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
-      await cp().kubectlOk([
-        'apply',
-        '--server-side',
-        '-f',
-        writeYaml(synth.dir, 'sched.yaml', [
-          renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
-          ...NODES.map((n) => gpuNode(n)),
-          { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-        ]),
-      ]);
-      await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
-      await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 4, totalGPUs: 8 }), 60_000);
+      const docs = [
+        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+        ...NODES.map((n) => gpuNode(n)),
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      ];
+      ctl = await installWithPool(cp(), synth, 'sched.yaml', docs, POOL, { totalNodes: 4, totalGPUs: 8 });
     }, 180_000);
 
     afterAll(async () => {

@@ -17,21 +17,9 @@ import { CONTROLLER_ENV, CONTROLLER_PATHS } from '../../lib/contract/env';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { FREE_COLOUR, namespaceColour } from '../../lib/runtime/shared/gpu-bars';
 import { describeControlPlane, waitFor } from '../support/control-plane';
-import {
-  a100Labels,
-  controllerIdentity,
-  installController,
-  kwokNode,
-  localGpuPod,
-  RunningController,
-  synthToTemp,
-  writeYaml,
-} from '../support/control-plane/install';
+import type { Obj } from '../support/e2e';
+import { a100Labels, controllerSuite, installController, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
-
-jest.setTimeout(90_000);
-
-type Obj = Record<string, any>;
 
 const CHROMIUM = '/usr/bin/chromium';
 const FILE = 'test/e2e/web-view.test.ts';
@@ -46,8 +34,7 @@ function chromiumAvailable(): boolean {
   return false;
 }
 
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
+const { synth, user } = controllerSuite(90_000);
 
 const POOL = 'view-pool';
 /** The quota's namespace, and a second one whose shares get another colour. */

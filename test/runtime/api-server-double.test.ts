@@ -1,6 +1,6 @@
 /** The API-server double's semantics through the real HTTP client: the contract the other tests rely on. */
 import { ApiError, WatchEvent } from '../../lib/runtime/kube/cluster';
-import { RESOURCES } from '../../lib/runtime/kube/resources';
+import { RESOURCES, resourceType } from '../../lib/runtime/kube/resources';
 import { ApiServerDouble, clusterFor, startApiServer } from '../support/api-server';
 import { eventually, podObj, poolObj, workloadObj } from './fixtures';
 
@@ -9,15 +9,7 @@ const PODS = '/api/v1/namespaces/default/pods';
 const TFW = '/apis/tensor-fusion.ai/v1/namespaces/default/tensorfusionworkloads';
 const APPLY = 'application/apply-patch+yaml';
 const MiB = 1024 * 1024;
-const CONFIGMAPS = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-  statusSubresource: false,
-  custom: false,
-};
+const CONFIGMAPS = resourceType('v1', 'configmaps', 'ConfigMap');
 
 /** A raw request's status and body (the Status of an error). */
 async function raw(

@@ -83,16 +83,4 @@ export function testController(api: ApiServerDouble, name = 'ctl'): Controller {
   });
 }
 
-/** Polls `check` (real time) until it returns without throwing; rethrows the last failure after `ms`. */
-export async function eventually(check: () => void | Promise<void>, ms = 10_000, intervalMs = 25): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, intervalMs));
-    }
-  }
-}
+export { eventually } from '../support/poll';

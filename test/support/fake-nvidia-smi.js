@@ -44,7 +44,9 @@ if (args[0] === '--query-gpu=index,uuid,name') {
       const client = a.mps === 'client';
       const sm = client || a.sm == null ? '     -' : String(a.sm).padStart(5);
       const command = a.mps === 'server' ? 'nvidia-cuda-mps' : 'python3';
-      out.push(`    ${g.index}    ${String(a.pid).padStart(7)}   ${client ? 'M+C' : '  C'}  ${sm}      ${client ? '-' : '3'}      -      -      -      -    ${command}`);
+      out.push(
+        `    ${g.index}    ${String(a.pid).padStart(7)}   ${client ? 'M+C' : '  C'}  ${sm}      ${client ? '-' : '3'}      -      -      -      -    ${command}`,
+      );
     }
   }
 } else {

@@ -6,17 +6,17 @@
  * pods' users and mount each share's /dev/shm) and shares the host PID namespace (nvidia-smi and MPS
  * report host pids), which the controller namespace's "restricted" Pod Security level forbids; that
  * namespace enforces "privileged" and holds nothing else. Pods that use shares need nothing of that:
- * the kubelet adds their devices and mounts. The agent travels in the controller bundle (a copy of
- * the bundle ConfigMap in its namespace) and runs with the `agent` argument.
+ * the kubelet adds their devices and mounts. The agent travels in a bundle of its own (a ConfigMap in
+ * its namespace).
  */
 import { posix } from 'node:path';
 import { KubeObject } from '../../k8s/object';
 import { APP_LABELS, POD_SECURITY_ENFORCE_LABEL } from '../../k8s/labels';
 import { GROUP } from '../../model/group';
 import { GFD } from '../../model/metadata-keys';
-import { AGENT_COMMAND, AGENT_DEFAULTS, AGENT_ENV } from '../../contract/agent';
+import { AGENT_DEFAULTS, AGENT_ENV } from '../../contract/agent';
 import { ResolvedControllerProps } from './props';
-import { ControllerBundleRef, renderShipping } from './shipping';
+import { AGENT_PROGRAM, ControllerBundleRef, renderShipping } from './shipping';
 
 /** Names of the agent's objects; the namespace is the controller's with `-agent` appended. */
 export const AGENT_NAMES = {
@@ -48,15 +48,14 @@ const INIT_RESOURCES = { requests: { cpu: '20m', memory: '64Mi' }, limits: { cpu
 export function renderAgent(props: ResolvedControllerProps, labels: Record<string, string>, bundle?: ControllerBundleRef): KubeObject[] {
   const namespace = agentNamespace(props);
   const name = AGENT_NAMES.agent;
-  const shipping = renderShipping({ ...props, namespace }, labels, bundle);
+  const shipping = renderShipping({ ...props, namespace }, labels, bundle, AGENT_PROGRAM);
   const agentLabels = { ...labels, ...AGENT_SELECTOR };
   const container = {
     name: 'agent',
-    // A prebuilt image runs its own entrypoint with the argument; the bundle runs on a glibc Node image.
+    // A prebuilt image runs the agent's file; the bundle runs on a glibc Node image.
     image: props.image ?? props.nodeAgentImage,
     imagePullPolicy: 'IfNotPresent',
-    ...(shipping.command ? { command: shipping.command } : {}),
-    args: [AGENT_COMMAND],
+    command: shipping.command,
     env: [
       { name: AGENT_ENV.nodeName, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } },
       { name: AGENT_ENV.port, value: String(AGENT_DEFAULTS.port) },

@@ -67,33 +67,42 @@ function autoscalePanel(resource: string, unit: string, recommended: string, req
   };
 }
 
+/** A pool's capacity, what it may hand out (where oversold), what placed shares reserve and what the agents measure. */
+function poolPanel(
+  resource: string,
+  unit: string,
+  description: string,
+  series: { capacity: string; allocatable?: string; reserved: string; used: string },
+): DashboardPanel {
+  return {
+    title: `Pool ${resource}: capacity, reserved, used`,
+    unit,
+    description,
+    targets: [
+      t(poolSeries(series.capacity, POOL), '{{pool}} capacity'),
+      ...(series.allocatable ? [t(poolSeries(series.allocatable, POOL), '{{pool}} allocatable')] : []),
+      t(poolSeries(series.reserved, POOL), '{{pool}} reserved'),
+      t(agentByPool(series.used, POOL), '{{pool}} used'),
+    ],
+  };
+}
+
 /** The panels by row, in order. */
 export const DASHBOARD_ROWS: readonly { title: string; panels: readonly DashboardPanel[] }[] = [
   {
     title: 'GPU pools',
     panels: [
-      {
-        title: 'Pool TFLOPS: capacity, reserved, used',
-        unit: 'short',
-        description:
-          'Capacity of the GPUs, what the allocator may hand out (capacity × oversell ratio), what placed shares request, and what the node agents measure.',
-        targets: [
-          t(poolSeries(C.poolCapacityTflops, POOL), '{{pool}} capacity'),
-          t(poolSeries(C.poolVirtualTflops, POOL), '{{pool}} allocatable'),
-          t(poolSeries(C.poolRequestedTflops, POOL), '{{pool}} reserved'),
-          t(agentByPool(A.computeUsed, POOL), '{{pool}} used'),
-        ],
-      },
-      {
-        title: 'Pool VRAM: capacity, reserved, used',
-        unit: 'bytes',
-        description: "VRAM of the pool's GPUs, what placed shares request, and what the node agents measure.",
-        targets: [
-          t(poolSeries(C.poolCapacityVram, POOL), '{{pool}} capacity'),
-          t(poolSeries(C.poolRequestedVram, POOL), '{{pool}} reserved'),
-          t(agentByPool(A.vramUsed, POOL), '{{pool}} used'),
-        ],
-      },
+      poolPanel(
+        'TFLOPS',
+        'short',
+        'Capacity of the GPUs, what the allocator may hand out (capacity × oversell ratio), what placed shares request, and what the node agents measure.',
+        { capacity: C.poolCapacityTflops, allocatable: C.poolVirtualTflops, reserved: C.poolRequestedTflops, used: A.computeUsed },
+      ),
+      poolPanel('VRAM', 'bytes', "VRAM of the pool's GPUs, what placed shares request, and what the node agents measure.", {
+        capacity: C.poolCapacityVram,
+        reserved: C.poolRequestedVram,
+        used: A.vramUsed,
+      }),
       {
         title: 'Shares per GPU',
         unit: 'short',

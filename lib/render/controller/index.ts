@@ -52,8 +52,16 @@ export {
 export type { PolicyRule } from './rbac';
 export { KUBE_SCHEDULER_SECURE_PORT, renderSchedulerConfiguration, SCHEDULER_CONFIG_KEY } from './kube-scheduler';
 export type { KubeSchedulerConfiguration, SchedulerExtender } from './kube-scheduler';
-export { BUNDLE_KEY, bundleConfigMapName, CONFIGMAP_MAX_BYTES } from './shipping';
-export type { ControllerBundleRef } from './shipping';
+export {
+  AGENT_BUNDLE_KEY,
+  AGENT_PROGRAM,
+  BUNDLE_KEY,
+  bundleConfigMapName,
+  CONFIGMAP_MAX_BYTES,
+  CONTROLLER_PROGRAM,
+  SHIPPED_CONFIGMAP_BUDGET_BYTES,
+} from './shipping';
+export type { ControllerBundleRef, Program, ShippedCode } from './shipping';
 export { WEBHOOK_EXCLUDED_NAMESPACES, WEBHOOK_TIMEOUT_SECONDS, webhookDnsNames } from './webhook';
 export { WEBHOOK_SERVICE_PORT } from './network';
 export { CONTROLLER_UID } from './controller-deployment';

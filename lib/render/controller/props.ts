@@ -116,9 +116,11 @@ export interface TensorFusionControllerProps {
    */
   readonly schedulerVersion?: string;
   /**
-   * Run the node agent (a DaemonSet on GPU nodes, in its own namespace `<namespace>-agent`) that
-   * exports per-pod GPU usage for autoscaling; see lib/runtime/agent/README.md for its metrics.
-   * @default false
+   * Run the node agent (a DaemonSet on GPU nodes, in its own namespace `<namespace>-agent`): it
+   * delivers `hard` isolation, the GpuPool default (the devices, the MPS daemon and the limits the
+   * kubelet gives each share), and exports per-pod GPU usage for autoscaling. Turn it off only where
+   * every pool is `shared`: the webhook warns every pod of a `hard` pool otherwise.
+   * @default true
    */
   readonly nodeAgent?: boolean;
   /**
@@ -188,7 +190,7 @@ export const CONTROLLER_DEFAULTS = {
   installCrds: true,
   // Kept equal to k8s.io/kubernetes in test/envtest/kubernetes/go.mod by a test.
   schedulerVersion: 'v1.36.3',
-  nodeAgent: false,
+  nodeAgent: true,
   nodeAgentImage: 'node:24-bookworm-slim',
   grafanaDashboard: false,
   webView: false,

@@ -1,6 +1,6 @@
 /**
  * Core and admissionregistration kinds only the webhook touches, for its TLS (the shared table in
- * ../resources.ts holds the controller's kinds).
+ * ../kube/resources.ts holds the controller's kinds).
  */
 import { resourceType } from '../kube/resources';
 

@@ -121,7 +121,7 @@ export function slimPod(pod: PodLike): PodLike {
     },
     // Requests as totals, for the scheduler extender's CPU and memory accounting.
     spec: { nodeName: pod.spec?.nodeName, containers: [requestsAsContainer(podRequests(pod))] },
-    // OOM kills (lastState only) feed autoscaling's VRAM bump (lib/runtime/autoscale/oom.ts).
+    // OOM kills (lastState only) feed autoscaling's VRAM bump (lib/runtime/shared/oom.ts).
     status: {
       phase: pod.status?.phase,
       // Why the scheduler has not placed it yet: the web view's pending list shows it.

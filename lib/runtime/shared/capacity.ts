@@ -150,6 +150,19 @@ export function setCondition(previous: Condition[] | undefined, next: Omit<Condi
   return [...others, { ...next, lastTransitionTime }];
 }
 
+/** A status's phase and its Ready condition: `Running` and `True` while ready, `Pending` and `False` otherwise. */
+function readiness(
+  previous: Condition[] | undefined,
+  ready: boolean,
+  now: string,
+  why: { reason: string; message: string; observedGeneration?: number },
+): { phase: 'Running' | 'Pending'; conditions: Condition[] } {
+  return {
+    phase: ready ? 'Running' : 'Pending',
+    conditions: setCondition(previous, { type: 'Ready', status: ready ? 'True' : 'False', ...why }, now),
+  };
+}
+
 /** Status of a GPUNode from its devices' statuses. */
 export function gpuNodeStatus(
   node: NodeLike,
@@ -174,17 +187,10 @@ export function gpuNodeStatus(
   const virtualTflops = (total.tflops * oversellRatio(pool)) / 100;
   const ready = isNodeReady(node) && gpus.length > 0;
   return {
-    phase: ready ? 'Running' : 'Pending',
-    conditions: setCondition(
-      previous?.conditions,
-      {
-        type: 'Ready',
-        status: ready ? 'True' : 'False',
-        reason: ready ? 'NodeReady' : inv.unknownModel ? 'UnknownGPUModel' : 'NodeNotReady',
-        message: ready ? `${gpus.length} GPU(s) ${inv.model}` : 'the Kubernetes node is not Ready',
-      },
-      now,
-    ),
+    ...readiness(previous?.conditions, ready, now, {
+      reason: ready ? 'NodeReady' : inv.unknownModel ? 'UnknownGPUModel' : 'NodeNotReady',
+      message: ready ? `${gpus.length} GPU(s) ${inv.model}` : 'the Kubernetes node is not Ready',
+    }),
     totalGPUs: inv.count,
     managedGPUs: gpus.length,
     managedGPUDeviceIDs: gpus.map((g) => g.uuid),
@@ -218,18 +224,11 @@ export function gpuPoolStatus(
   const availableVram = sum((s) => s.availableVRAM);
   const ready = totalNodes > 0 && readyNodes === totalNodes;
   return {
-    phase: ready ? 'Running' : 'Pending',
-    conditions: setCondition(
-      previous?.conditions,
-      {
-        type: 'Ready',
-        status: ready ? 'True' : 'False',
-        reason: totalNodes === 0 ? 'NoNodes' : ready ? 'AllNodesReady' : 'NodesNotReady',
-        message: totalNodes === 0 ? 'no node matches spec.nodeManagerConfig.nodeSelector' : `${readyNodes}/${totalNodes} nodes ready`,
-        observedGeneration: pool.metadata.generation as number | undefined,
-      },
-      now,
-    ),
+    ...readiness(previous?.conditions, ready, now, {
+      reason: totalNodes === 0 ? 'NoNodes' : ready ? 'AllNodesReady' : 'NodesNotReady',
+      message: totalNodes === 0 ? 'no node matches spec.nodeManagerConfig.nodeSelector' : `${readyNodes}/${totalNodes} nodes ready`,
+      observedGeneration: pool.metadata.generation as number | undefined,
+    }),
     totalNodes,
     readyNodes,
     notReadyNodes: totalNodes - readyNodes,

@@ -8,72 +8,45 @@ import { QUOTA_RESOURCES, QuotaAmounts } from './quota';
 
 export class RuntimeMetrics {
   readonly registry = new Registry();
-  readonly reconciles = new Counter({
-    name: M.reconciles,
-    help: 'Reconciles by controller and result (success, error, requeue).',
-    labelNames: ['controller', 'result'] as const,
-    registers: [this.registry],
-  });
-  readonly reconcileErrors = new Counter({
-    name: M.reconcileErrors,
-    help: 'Reconciles that failed, by controller.',
-    labelNames: ['controller'] as const,
-    registers: [this.registry],
-  });
-  readonly reconcileSeconds = new Histogram({
-    name: M.reconcileSeconds,
-    help: 'Time spent in one reconcile.',
-    labelNames: ['controller'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-    registers: [this.registry],
-  });
-  readonly queueDepth = new Gauge({
-    name: M.queueDepth,
-    help: 'Keys waiting in the work queue.',
-    registers: [this.registry],
-  });
-  readonly queueRetrying = new Gauge({
-    name: M.queueRetrying,
-    help: 'Keys currently backing off after a failure.',
-    registers: [this.registry],
-  });
-  readonly watchRestarts = new Counter({
-    name: M.watchRestarts,
-    help: 'Watch streams re-opened, by resource and cause.',
-    labelNames: ['resource', 'cause'] as const,
-    registers: [this.registry],
-  });
-  readonly relists = new Counter({
-    name: M.relists,
-    help: 'Full lists, by resource (initial sync, 410 Gone, errors).',
-    labelNames: ['resource'] as const,
-    registers: [this.registry],
-  });
-  readonly handlerErrors = new Counter({
-    name: M.handlerErrors,
-    help: 'Exceptions thrown by informer event handlers.',
-    labelNames: ['resource'] as const,
-    registers: [this.registry],
-  });
-  readonly cachedObjects = new Gauge({
-    name: M.cachedObjects,
-    help: 'Objects held in informer caches.',
-    labelNames: ['resource'] as const,
-    registers: [this.registry],
-  });
-  readonly isLeader = new Gauge({
-    name: M.leader,
-    help: '1 while this replica holds the leader lease.',
-    registers: [this.registry],
-  });
+
+  // Metrics on this instance's registry; field initializers below call these, in declaration order.
+  private counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
+    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
+
+  readonly reconciles = this.counter(M.reconciles, 'Reconciles by controller and result (success, error, requeue).', [
+    'controller',
+    'result',
+  ]);
+  readonly reconcileErrors = this.counter(M.reconcileErrors, 'Reconciles that failed, by controller.', ['controller']);
+  readonly reconcileSeconds = this.histogram(
+    M.reconcileSeconds,
+    'Time spent in one reconcile.',
+    ['controller'],
+    [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+  );
+  readonly queueDepth = this.gauge(M.queueDepth, 'Keys waiting in the work queue.');
+  readonly queueRetrying = this.gauge(M.queueRetrying, 'Keys currently backing off after a failure.');
+  readonly watchRestarts = this.counter(M.watchRestarts, 'Watch streams re-opened, by resource and cause.', ['resource', 'cause']);
+  readonly relists = this.counter(M.relists, 'Full lists, by resource (initial sync, 410 Gone, errors).', ['resource']);
+  readonly handlerErrors = this.counter(M.handlerErrors, 'Exceptions thrown by informer event handlers.', ['resource']);
+  readonly cachedObjects = this.gauge(M.cachedObjects, 'Objects held in informer caches.', ['resource']);
+  readonly isLeader = this.gauge(M.leader, '1 while this replica holds the leader lease.');
 
   /** Like kube-state-metrics' `kube_resourcequota`: one series per bound and per usage. */
-  readonly gpuQuota = new Gauge({
-    name: M.gpuQuota,
-    help: 'GPUResourceQuota totals by namespace, quota, resource (requests.tflops and limits.tflops in TFLOPS, requests.vram and limits.vram in bytes, workers in pods) and type: hard (the bound) or used (what the pods record).',
-    labelNames: ['namespace', 'quota', 'resource', 'type'] as const,
-    registers: [this.registry],
-  });
+  readonly gpuQuota = this.gauge(
+    M.gpuQuota,
+    'GPUResourceQuota totals by namespace, quota, resource (requests.tflops and limits.tflops in TFLOPS, requests.vram and limits.vram in bytes, workers in pods) and type: hard (the bound) or used (what the pods record).',
+    ['namespace', 'quota', 'resource', 'type'],
+  );
 
   /** Sets a quota's series from its bounds and usage (milli-TFLOPS, bytes, pods); without them, removes its series. */
   observeQuota(namespace: string, quota: string, counts?: { used: QuotaAmounts; hard: Partial<QuotaAmounts> }): void {
@@ -97,12 +70,7 @@ export class RuntimeMetrics {
     capacity: this.poolGauge(M.poolCapacityVram, "VRAM of the pool's GPUs, bytes."),
     requested: this.poolGauge(M.poolRequestedVram, 'VRAM requested by the GPU shares placed in the pool, bytes.'),
   };
-  readonly gpuShares = new Gauge({
-    name: M.gpuShares,
-    help: 'GPU shares (pods) placed on each GPU.',
-    labelNames: ['gpu', 'node', 'pool'] as const,
-    registers: [this.registry],
-  });
+  readonly gpuShares = this.gauge(M.gpuShares, 'GPU shares (pods) placed on each GPU.', ['gpu', 'node', 'pool']);
   /** The GPUs each node's series were last set for, so that a GPU gone or moved loses its series. */
   private readonly gpusOfNode = new Map<string, { gpu: string; node: string; pool: string }[]>();
   private readonly autoscale = {
@@ -113,11 +81,11 @@ export class RuntimeMetrics {
   };
 
   private poolGauge(name: string, help: string): Gauge<'pool'> {
-    return new Gauge({ name, help, labelNames: ['pool'] as const, registers: [this.registry] });
+    return this.gauge(name, help, ['pool']);
   }
 
   private workloadGauge(name: string, help: string): Gauge<'namespace' | 'workload'> {
-    return new Gauge({ name, help, labelNames: ['namespace', 'workload'] as const, registers: [this.registry] });
+    return this.gauge(name, help, ['namespace', 'workload']);
   }
 
   /** Sets a pool's capacity and requests (TFLOPS, bytes); without them (the pool is gone), removes its series. */

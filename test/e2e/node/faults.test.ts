@@ -8,16 +8,11 @@ import { parseQuantity } from '../../../lib/k8s/quantity';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/metadata-keys';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { renderGpuPool } from '../../../lib/render/gpu-pool';
-import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
-import { waitFor } from '../../support/control-plane';
+import { controllerSuite, installWithPool, type Obj, RunningController } from '../../support/e2e';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME, SLEEP_SCRIPT } from '../../support/node';
 import { eventually } from '../../runtime/fixtures';
 
-jest.setTimeout(300_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(300_000);
 
 const NS = 'faults';
 const POOL = 'faults';
@@ -86,20 +81,13 @@ describeRealNode('faults on a real node', { controllerManager: true, users: [use
     ((await get(['events', '-n', NS, '--field-selector', `involvedObject.name=${name},reason=Scheduled`])).items as Obj[]).length;
 
   beforeAll(async () => {
-    ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    await cp().kubectlOk([
-      'apply',
-      '--server-side',
-      '-f',
-      writeYaml(synth.dir, 'faults.yaml', [
-        renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 1, memory: '80Gi' } }),
-        // Shared isolation: hard isolation's node side (the agent's device plugin) is test/e2e/node/isolation.test.ts.
-        renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-      ]),
-    ]);
-    await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
-    await eventually(async () => expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 1, totalGPUs: 1 }), 60_000, 500);
+    const docs = [
+      renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 1, memory: '80Gi' } }),
+      // Shared isolation: hard isolation's node side (the agent's device plugin) is test/e2e/node/isolation.test.ts.
+      renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+    ];
+    ctl = await installWithPool(cp(), synth, 'faults.yaml', docs, POOL, { totalNodes: 1, totalGPUs: 1 }, 500);
     await defaultServiceAccount(cp(), NS);
     await create(gpuPod('steady', '10Gi'));
     await runningPod('steady');

@@ -11,17 +11,13 @@ import { ALLOCATION_ANNOTATION, ENABLED_LABEL, PLACEMENT_ANNOTATIONS } from '../
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { renderGpuPool } from '../../../lib/render/gpu-pool';
 import { LIMITS_MOUNT_PATH } from '../../../lib/runtime/shared/pod-share/limits-volume';
-import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
+import { controllerSuite, installController, type Obj, RunningController, writeYaml } from '../../support/e2e';
 import { waitFor } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, dialOutside, NODE_NAME, OUTSIDE_ADDRESS } from '../../support/node';
 import { SEED_002_ANNOTATIONS } from '../../support/seed';
 import { eventually } from '../../runtime/fixtures';
 
-jest.setTimeout(240_000);
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
-type Obj = Record<string, any>;
+const { synth, user } = controllerSuite(240_000);
 
 const NS = 'ml';
 const RESTRICTED = 'restricted-apps';

@@ -16,18 +16,13 @@ import { ENABLED_LABEL, GPU_ISOLATION_CONDITION, SHARE_RESOURCE } from '../../..
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { podOfPid } from '../../../lib/runtime/agent/cgroup';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
-import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../../support/control-plane/install';
+import { controllerSuite, installController, type Obj, RunningController, writeYaml } from '../../support/e2e';
 import { waitFor } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
 import { FAKE_DRIVER_LIBRARIES, FAKE_MPS_CONTROL, FakeGpuAgent, fakeMinor, installFakeGpuAgent } from '../../support/node/gpu-agent';
 import { eventually } from '../../runtime/fixtures';
 
-jest.setTimeout(240_000);
-
-type Obj = Record<string, any>;
-
-const synth = synthToTemp();
-const { user } = controllerIdentity(synth.controller);
+const { synth, user } = controllerSuite(240_000);
 const NS = 'baseline-apps';
 /** The agent's device-plugin socket, in the kubelet's fixed folder. */
 const PLUGIN_SOCKET = '/var/lib/kubelet/device-plugins/tensor-fusion-share.sock';

@@ -1,4 +1,4 @@
-/** The node agent DaemonSet rendered by TensorFusionController when `nodeAgent` is on, and the props it adds. */
+/** The node agent DaemonSet rendered by TensorFusionController (`nodeAgent`, on by default), and the props it adds. */
 import { KubeObject } from '../../../lib/k8s/object';
 import { renderController } from '../../../lib/render/controller';
 import { AGENT_DEFAULTS } from '../../../lib/contract/agent';
@@ -8,12 +8,31 @@ type Json = any;
 const of = (objects: KubeObject[], kind: string) => objects.filter((o) => o.kind === kind) as Json[];
 
 describe('node agent', () => {
-  it('is not rendered by default', () => {
-    expect(of(renderController({}, FAKE_BUNDLE), 'DaemonSet')).toEqual([]);
+  it("is rendered by default, since hard isolation (the default pool's) needs it; nodeAgent: false leaves out all of it", () => {
+    const names = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`);
+    const defaults = renderController({}, FAKE_BUNDLE);
+    expect(of(defaults, 'DaemonSet').map((d) => d.metadata.name)).toEqual(['tensor-fusion-node-agent']);
+    const off = renderController({ nodeAgent: false }, FAKE_BUNDLE);
+    expect(names(off)).toEqual(names(defaults).filter((n) => names(off).includes(n)));
+    expect(names(defaults).filter((n) => !names(off).includes(n))).toEqual([
+      'Namespace/tensor-fusion-system-agent',
+      `ConfigMap/tensor-fusion-node-agent-bundle-0.1.0-${FAKE_BUNDLE.agent!.sha256.slice(0, 12)}`,
+      'ServiceAccount/tensor-fusion-node-agent',
+      'ClusterRole/tensor-fusion-node-agent',
+      'ClusterRoleBinding/tensor-fusion-node-agent',
+      'DaemonSet/tensor-fusion-node-agent',
+      'Service/tensor-fusion-node-agent',
+    ]);
   });
 
-  it('runs the controller bundle with `agent` on GPU nodes, sharing the host PID namespace, in a privileged namespace of its own', () => {
-    const objects = renderController({ nodeAgent: true }, FAKE_BUNDLE);
+  it('needs the agent bundle when no image is set', () => {
+    expect(() => renderController({}, { ...FAKE_BUNDLE, agent: undefined })).toThrow(
+      'TensorFusionController: the node agent bundle is required when no image is set',
+    );
+  });
+
+  it('runs its own bundle on GPU nodes, sharing the host PID namespace, in a privileged namespace of its own', () => {
+    const objects = renderController({}, FAKE_BUNDLE);
     const [ds] = of(objects, 'DaemonSet');
     expect(ds.metadata).toMatchObject({ name: 'tensor-fusion-node-agent', namespace: 'tensor-fusion-system-agent' });
     const pod = ds.spec.template.spec;
@@ -25,16 +44,17 @@ describe('node agent', () => {
     });
     const [c] = pod.containers;
     expect(c.image).toBe('node:24-bookworm-slim');
-    expect([...c.command, ...c.args]).toEqual(['node', '/app/controller.js', 'agent']);
+    expect(c.command).toEqual(['node', '/app/agent.js']);
+    expect(c.args).toBeUndefined();
     expect(c.ports).toEqual([{ name: 'metrics', containerPort: AGENT_DEFAULTS.port, protocol: 'TCP' }]);
     expect(c.env[0]).toEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } });
-    // The bundle ConfigMap is copied into the agent namespace (a volume cannot cross namespaces).
+    // The agent's own bundle, in its namespace (a volume cannot cross namespaces), unpacked and checked.
     const volume = pod.volumes.find((v: Json) => v.configMap);
-    const maps = of(objects, 'ConfigMap')
-      .filter((m) => m.metadata.name === volume.configMap.name)
-      .map((m) => m.metadata.namespace)
-      .sort();
-    expect(maps).toEqual(['tensor-fusion-system', 'tensor-fusion-system-agent']);
+    const [map] = of(objects, 'ConfigMap').filter((m) => m.metadata.name === volume.configMap.name);
+    expect(map.metadata.namespace).toBe('tensor-fusion-system-agent');
+    expect(map.binaryData).toEqual({ 'agent.js.gz': FAKE_BUNDLE.agent!.gzipBase64 });
+    expect(pod.initContainers[0].command[2]).toContain(`'${FAKE_BUNDLE.agent!.sha256}'`);
+    expect(pod.initContainers[0].command[2]).toContain(`fs.writeFileSync('/app/agent.js',code)`);
     const ns = of(objects, 'Namespace').find((n) => n.metadata.name === 'tensor-fusion-system-agent');
     expect(ns.metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged');
     expect(of(objects, 'ClusterRole').find((r) => r.metadata.name === 'tensor-fusion-node-agent').rules).toEqual([
@@ -53,11 +73,11 @@ describe('node agent', () => {
     expect(of(objects, 'Service').find((s) => s.metadata.namespace === 'tensor-fusion-system-agent').spec.clusterIP).toBe('None');
   });
 
-  it('with a prebuilt image runs that image with the argument', () => {
+  it("with a prebuilt image runs the agent's file in that image", () => {
     const [ds] = of(renderController({ nodeAgent: true, image: 'registry.example.com/tf:1.0' }), 'DaemonSet');
     const [c] = ds.spec.template.spec.containers;
-    expect(c).toMatchObject({ image: 'registry.example.com/tf:1.0', args: ['agent'] });
-    expect(c.command).toBeUndefined();
+    expect(c).toMatchObject({ image: 'registry.example.com/tf:1.0', command: ['node', '/app/agent.js'] });
+    expect(c.args).toBeUndefined();
   });
 
   it('passes prometheusUrl to the controller and grants what autoSetReplicas needs, only then', () => {

@@ -1,14 +1,17 @@
 import { createHash } from 'crypto';
 import { gzipSync } from 'zlib';
 import { KubeObject } from '../../../lib/k8s/object';
-import { ControllerBundleRef } from '../../../lib/render/controller';
+import { AGENT_NAMES, ControllerBundleRef } from '../../../lib/render/controller';
 
-/** A small real gzipped script; render functions only carry it, so its content does not matter. */
-const SOURCE = Buffer.from("process.stdout.write('controller\\n');\n");
+/** Small real gzipped scripts; render functions only carry them, so their content does not matter. */
+const code = (source: Buffer) => ({
+  gzipBase64: gzipSync(source).toString('base64'),
+  sha256: createHash('sha256').update(source).digest('hex'),
+});
 export const FAKE_BUNDLE: ControllerBundleRef = {
-  gzipBase64: gzipSync(SOURCE).toString('base64'),
-  sha256: createHash('sha256').update(SOURCE).digest('hex'),
+  ...code(Buffer.from("process.stdout.write('controller\\n');\n")),
   version: '0.1.0',
+  agent: code(Buffer.from("process.stdout.write('agent\\n');\n")),
 };
 
 export function find(objects: readonly KubeObject[], kind: string, name?: string): KubeObject {
@@ -18,6 +21,17 @@ export function find(objects: readonly KubeObject[], kind: string, name?: string
 }
 
 export type Json = any;
+
+/** The controller's own objects: the install less the node agent's (agent.test.ts checks those). */
+export function controllerObjects(objects: readonly KubeObject[]): KubeObject[] {
+  const inAgentNamespace = (ns?: string) => ns?.endsWith(AGENT_NAMES.namespaceSuffix) === true;
+  return objects.filter(
+    (o) =>
+      !inAgentNamespace(o.metadata.namespace) &&
+      !(o.kind === 'Namespace' && inAgentNamespace(o.metadata.name)) &&
+      o.metadata.name !== AGENT_NAMES.agent,
+  );
+}
 
 export function podSpec(objects: readonly KubeObject[]): Json {
   return (find(objects, 'Deployment') as Json).spec.template.spec;

@@ -68,7 +68,7 @@ describe('pod integrity policies', () => {
         ]);
         for (const v of policy.spec.validations) expect(v.expression.startsWith(BY)).toBe(true);
       }
-      const serviceAccount = find(objects, 'ServiceAccount');
+      const serviceAccount = find(objects, 'ServiceAccount', 'tensor-fusion-controller');
       expect(`system:serviceaccount:${serviceAccount.metadata.namespace}:${serviceAccount.metadata.name}`).toBe(controllerUser(namespace));
     },
   );

@@ -28,7 +28,7 @@ describe('TensorFusionController props', () => {
       nodeImage: 'node:24-alpine',
       installCrds: true,
       schedulerVersion: 'v1.36.3',
-      nodeAgent: false,
+      nodeAgent: true,
       nodeAgentImage: 'node:24-bookworm-slim',
       prometheusUrl: undefined,
       grafanaDashboard: false,

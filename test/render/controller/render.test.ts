@@ -21,7 +21,7 @@ import {
   TensorFusionControllerProps,
 } from '../../../lib/render/controller';
 import { validateAll } from '../../support/validate-k8s';
-import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
+import { controllerObjects, FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
 
 const BUNDLE_CONFIGMAP = `tensor-fusion-controller-bundle-0.1.0-${FAKE_BUNDLE.sha256.slice(0, 12)}`;
 const render = (props: TensorFusionControllerProps = {}) => renderController(props, FAKE_BUNDLE);
@@ -55,6 +55,8 @@ describe('renderController', () => {
       'ConfigMap',
       'Deployment',
       'PodDisruptionBudget',
+      // The node agent, in a namespace of its own (agent.test.ts).
+      ...['Namespace', 'ConfigMap', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'DaemonSet', 'Service'],
       'Service',
       'Service',
       'NetworkPolicy',
@@ -62,10 +64,11 @@ describe('renderController', () => {
       'MutatingWebhookConfiguration',
     ]);
     expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(renderCrds());
-    const ns = find(objects, 'Namespace');
+    const own = controllerObjects(objects);
+    const ns = find(own, 'Namespace');
     expect(ns.metadata.name).toBe('tensor-fusion-system');
     expect(ns.metadata.labels?.[POD_SECURITY_ENFORCE_LABEL]).toBe('restricted');
-    for (const o of objects.filter((x) => !isClusterScoped(x.apiVersion, x.kind) && x.metadata.namespace !== 'kube-system')) {
+    for (const o of own.filter((x) => !isClusterScoped(x.apiVersion, x.kind) && x.metadata.namespace !== 'kube-system')) {
       expect(`${o.kind} ${o.metadata.namespace}`).toBe(`${o.kind} tensor-fusion-system`);
     }
     for (const o of objects.filter((x) => isClusterScoped(x.apiVersion, x.kind))) expect(o.metadata.namespace).toBeUndefined();
@@ -335,7 +338,7 @@ describe('renderController', () => {
     });
 
     it('metrics off: no metrics Service and only webhook traffic admitted', () => {
-      const objects = render({ metrics: false });
+      const objects = controllerObjects(render({ metrics: false }));
       expect(objects.filter((o) => o.kind === 'Service').map((o) => o.metadata.name)).toEqual(['tensor-fusion-webhook']);
       expect((find(objects, 'NetworkPolicy') as Json).spec.ingress).toEqual([{ ports: [{ port: 9443, protocol: 'TCP' }] }]);
     });

@@ -1,11 +1,11 @@
 import { KubeObject } from '../../../lib/k8s/object';
 import { renderController, TensorFusionControllerProps } from '../../../lib/render/controller';
-import { FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
+import { controllerObjects, FAKE_BUNDLE, find, Json, MODES, podSpec } from './fixtures';
 import { restrictedViolations } from './restricted';
 
-const ALL_MODES = Object.entries(MODES).map(
-  ([name, props]) => [name, renderController(props as TensorFusionControllerProps, FAKE_BUNDLE)] as const,
-);
+/** The controller's objects: the node agent is privileged by design and checked in agent.test.ts. */
+const render = (props: TensorFusionControllerProps) => controllerObjects(renderController(props, FAKE_BUNDLE));
+const ALL_MODES = Object.entries(MODES).map(([name, props]) => [name, render(props as TensorFusionControllerProps)] as const);
 const RBAC_KINDS = ['ClusterRole', 'Role'];
 const rulesOf = (objects: readonly KubeObject[], kind: string): Json[] => (find(objects, kind) as Json).rules;
 
@@ -88,7 +88,7 @@ describe.each(ALL_MODES)('security of the %s install', (_, objects) => {
 
 describe('least privilege by mode', () => {
   it('self-managed: may patch its own webhook configuration and fill its own Secret', () => {
-    const objects = renderController({}, FAKE_BUNDLE);
+    const objects = render({});
     expect(rulesOf(objects, 'ClusterRole')).toContainEqual({
       apiGroups: ['admissionregistration.k8s.io'],
       resources: ['mutatingwebhookconfigurations'],
@@ -104,20 +104,20 @@ describe('least privilege by mode', () => {
   });
 
   it('cert-manager: no Secret or webhook configuration access at all (cainjector and the kubelet do that)', () => {
-    const objects = renderController({ certificateMode: 'cert-manager' }, FAKE_BUNDLE);
+    const objects = render({ certificateMode: 'cert-manager' });
     const all = [...rulesOf(objects, 'ClusterRole'), ...rulesOf(objects, 'Role')].flatMap((r) => r.resources as string[]);
     expect(all).not.toContain('secrets');
     expect(all).not.toContain('mutatingwebhookconfigurations');
   });
 
   it('grants exactly these permissions', () => {
-    expect(rulesOf(renderController({}, FAKE_BUNDLE), 'Role')).toEqual([
+    expect(rulesOf(render({}), 'Role')).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-controller'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-scheduler'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: ['tensor-fusion-webhook-tls'] },
     ]);
-    expect(rulesOf(renderController({}, FAKE_BUNDLE), 'ClusterRole')).toEqual([
+    expect(rulesOf(render({}), 'ClusterRole')).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
       { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
@@ -158,14 +158,14 @@ describe('least privilege by mode', () => {
 
   it('has no access to ConfigMaps of its own (the allocation ledgers are gone; pods are the record)', () => {
     for (const props of Object.values(MODES)) {
-      const objects = renderController(props as TensorFusionControllerProps, FAKE_BUNDLE);
+      const objects = render(props as TensorFusionControllerProps);
       const resources = [...rulesOf(objects, 'ClusterRole'), ...rulesOf(objects, 'Role')].flatMap((r) => r.resources as string[]);
       expect(resources).not.toContain('configmaps');
     }
   });
 
   it('gives the kube-scheduler container exactly what kube-scheduler documents for a second scheduler', () => {
-    const objects = renderController({ namespace: 'gpu-system' }, FAKE_BUNDLE);
+    const objects = render({ namespace: 'gpu-system' });
     const subjects = [{ kind: 'ServiceAccount', name: 'tensor-fusion-controller', namespace: 'gpu-system' }];
     const bindings = (kind: string) =>
       objects

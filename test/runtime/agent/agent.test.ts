@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Real nvidia-smi output of an H100 (driver 580), read from the shared fixtures beside the checkout. */
-const H100_FIXTURES = join(__dirname, '../../../../shared/gpu/h100-driver-580');
+const H100_FIXTURES = join(__dirname, '../../fixtures/gpu/h100-driver-580');
 
 const MIB = 2 ** 20;
 

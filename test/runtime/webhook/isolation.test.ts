@@ -3,8 +3,14 @@
  * agent serves, and are warned when the install runs no agent (a kubelet would start them without
  * their GPU devices); a shared pool's pods get the variables and are warned that nothing enforces them.
  */
-import type { GPUPool } from '../../../lib/api';
+import type { GPUPool, WorkloadProfile } from '../../../lib/api';
+import { encodeGpuWorkload } from '../../../lib/annotations/encode';
+import { renderController } from '../../../lib/render/controller';
+import { renderGpuPool } from '../../../lib/render/gpu-pool';
+import { renderWorkloadProfile } from '../../../lib/render/workload-profile';
+import { readEnv } from '../../../lib/runtime/shared/runtime-context';
 import { admitPod, AdmissionView } from '../../../lib/runtime/webhook/admit';
+import { controller, NAMESPACE, pool, profile, pytorchGpu } from '../../../examples/platform';
 import { pod, review } from './fixtures';
 
 const t = (k: string) => `tensor-fusion.ai/${k}`;
@@ -27,8 +33,8 @@ function view(isolation: 'hard' | 'shared' | undefined, nodeAgent?: boolean): Ad
   };
 }
 
-async function admit(v: AdmissionView) {
-  const d = await admitPod(review(pod({ name: 'p', namespace: 'apps', annotations: ANNOTATIONS })).request!, v);
+async function admit(v: AdmissionView, p = pod({ name: 'p', namespace: 'apps', annotations: ANNOTATIONS })) {
+  const d = await admitPod(review(p).request!, v);
   if (!d.allowed) throw new Error(d.message);
   return d;
 }
@@ -59,4 +65,25 @@ test('a shared pool: no share resource, and the warning that nothing enforces th
   expect(d.warnings).toEqual([
     'GPUPool "a" has spec.nodeManagerConfig.defaultIsolationMode "shared": the share\'s VRAM and compute limits reach the containers as variables only and nothing on the node enforces them',
   ]);
+});
+
+test("the example platform's GPU pod: the default install runs the agent its default (hard) pool needs, so no warning", async () => {
+  const controllerEnv = renderController({ ...controller, image: 'example.io/tf:1' }).find((o) => o.kind === 'Deployment') as unknown as {
+    spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+  };
+  const env = Object.fromEntries(controllerEnv.spec.template.spec.containers[0].env!.map((e) => [e.name, e.value ?? '']));
+  const gpuPool = renderGpuPool(pool.name!, pool) as unknown as GPUPool;
+  const workloadProfile = renderWorkloadProfile(profile.name!, profile) as unknown as WorkloadProfile;
+  const v: AdmissionView = {
+    pool: (n: string) => (n === gpuPool.metadata.name ? gpuPool : undefined),
+    poolNames: () => [gpuPool.metadata.name],
+    defaultPool: () => gpuPool.metadata.name,
+    profile: async (_ns: string, n: string) => (n === profile.name ? workloadProfile : undefined),
+    workload: async () => undefined,
+    nodeAgent: readEnv(env).nodeAgent,
+  };
+  const { labels, annotations } = encodeGpuWorkload(pytorchGpu, { containers: ['python'] });
+  const d = await admit(v, pod({ name: 'p', namespace: NAMESPACE, labels, annotations }));
+  expect(d.patch).toContainEqual(SHARE_LIMIT);
+  expect(d.warnings).toBeUndefined();
 });

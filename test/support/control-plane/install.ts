@@ -12,12 +12,13 @@ import { CONTROLLER_PATHS } from '../../../lib/contract/env';
 import { ENABLED_LABEL, GFD, poolMembershipLabel } from '../../../lib/model/metadata-keys';
 import { CONTROLLER_NAMES } from '../../../lib/contract/object-names';
 import { renderSchedulerConfiguration } from '../../../lib/render/controller/kube-scheduler';
+import { AGENT_NAMES } from '../../../lib/render/controller/agent';
 import { synthExample } from '../../../examples/cdk8s/main';
 import { ControlPlane, KWOK_NODE_ANNOTATION } from './control-plane';
 import { Balancer, ControllerReplica, serviceAccountUser, startBalancer, startReplica } from './controller-process';
 import type { ManagedProcess } from './process';
 
-type Obj = Record<string, any>;
+export type Obj = Record<string, any>;
 
 export interface KwokNodeSpec {
   name: string;
@@ -163,10 +164,17 @@ export function controllerIdentity(docs: Obj[]): { namespace: string; user: Retu
  */
 export async function installController(cp: ControlPlane, docs: Obj[], dir: string, opts: InstallOptions = {}): Promise<RunningController> {
   const balancer = await startBalancer([]);
+  // The harness runs the controller as processes and no node agent: a suite that needs one installs
+  // its own (test/support/node/gpu-agent.ts), whose DaemonSet (OnDelete) must not start from this one.
+  const agentNs = `${controllerIdentity(docs).namespace}${AGENT_NAMES.namespaceSuffix}`;
+  const isAgent = (d: Obj) => d.metadata.namespace === agentNs || d.metadata.name === agentNs || d.metadata.name === AGENT_NAMES.agent;
   const file = writeYaml(
     dir,
     'controller.k8s.yaml',
-    withWebhookUrl(docs, `https://127.0.0.1:${balancer.port}${CONTROLLER_PATHS.mutatePods}`),
+    withWebhookUrl(
+      docs.filter((d) => !isAgent(d)),
+      `https://127.0.0.1:${balancer.port}${CONTROLLER_PATHS.mutatePods}`,
+    ),
   );
   await cp.kubectlOk(['apply', '--server-side', '-f', file]);
   await cp.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);

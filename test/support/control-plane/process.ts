@@ -121,23 +121,4 @@ export function httpGet(url: string, agent?: http.Agent): Promise<{ status: numb
   });
 }
 
-/** Polls `check` every `intervalMs` until it returns true, failing after `timeoutMs` with `what`. */
-export async function waitFor(
-  what: string,
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-  intervalMs = 100,
-  died?: ManagedProcess,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let dead = false;
-  void died?.exited.then(() => {
-    dead = true;
-  });
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (dead) throw new Error(`${what}: ${died!.name} exited\n${died!.tail()}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs} ms${died ? `\n${died.tail()}` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+export { waitFor } from '../poll';

@@ -1,0 +1,53 @@
+/**
+ * What the end-to-end suites of the controller start from, in one import: {@link controllerSuite},
+ * and the install helpers of ./control-plane/install.ts (the example synthesized, KWOK GPU nodes, GPU
+ * pods, the controller started as processes).
+ */
+import type { ControlPlane } from './control-plane';
+import { serviceAccountUser } from './control-plane/controller-process';
+import { controllerIdentity, installController, type Obj, RunningController, synthToTemp, writeYaml } from './control-plane/install';
+import { waitFor } from './control-plane/process';
+import { eventually } from './poll';
+
+export * from './control-plane/install';
+
+/**
+ * Sets the suite's time limit per test, synthesizes the example into a temp dir and reads the
+ * controller's identity from it: its namespace, and its user for the control plane's `users`.
+ */
+export function controllerSuite(timeoutMs: number): {
+  synth: ReturnType<typeof synthToTemp>;
+  namespace: string;
+  user: ReturnType<typeof serviceAccountUser>;
+} {
+  jest.setTimeout(timeoutMs);
+  const synth = synthToTemp();
+  return { synth, ...controllerIdentity(synth.controller) };
+}
+
+/**
+ * Installs one controller replica with its kube-scheduler, applies `docs` (a pool, its nodes,
+ * namespaces) as `file`, and waits until the replica is ready and `pool`'s status counts `expected`
+ * nodes and GPUs. A failure stops what it started.
+ */
+export async function installWithPool(
+  cp: ControlPlane,
+  synth: ReturnType<typeof synthToTemp>,
+  file: string,
+  docs: Obj[],
+  pool: string,
+  expected: { totalNodes: number; totalGPUs: number },
+  intervalMs?: number,
+): Promise<RunningController> {
+  const ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
+  try {
+    await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, file, docs)]);
+    await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
+    const status = async () => JSON.parse(await cp.kubectlOk(['get', 'gpupool', pool, '-o', 'json'])).status;
+    await eventually(async () => expect(await status()).toMatchObject(expected), 60_000, intervalMs);
+    return ctl;
+  } catch (err) {
+    await ctl.stop();
+    throw err;
+  }
+}
