@@ -134,6 +134,9 @@ def ptx_burner(cuda, sms):
         cuda("cuCtxSynchronize")
         return 2 * CHAINS * iters.value * grid * block
 
+    # `params` holds the addresses of `out` and `iters`, not references: both must outlive the
+    # launches (a collected `out` made the kernel store through a stale pointer on the H200).
+    run.keep = (mod, out, iters, params)
     return run
 
 
