@@ -91,6 +91,30 @@ module.exports = {
       from: { path: '^lib/runtime/' },
       to: { path: '^lib/render/|^lib/[^/]+\\.ts$' },
     },
+    // The node agent's rooms (lib/runtime/agent/README.md): the front doors (the device plugin; DRA)
+    // stand on the share machinery both use and never import each other; the machinery never
+    // imports a door or the supervision round above them.
+    {
+      name: 'agent-doors-apart',
+      comment: 'A front door (device-plugin/, dra/) imports the share machinery, never another door or the supervision round (node/).',
+      severity: 'error',
+      from: { path: '^lib/runtime/agent/(device-plugin|dra)/' },
+      to: { path: '^lib/runtime/agent/(device-plugin|dra|node)/', pathNot: '^lib/runtime/agent/$1/' },
+    },
+    {
+      name: 'agent-machinery-below-doors',
+      comment: 'The share machinery (share/, cdi/, kubelet/, host/, mps/) is below the doors and the supervision round.',
+      severity: 'error',
+      from: { path: '^lib/runtime/agent/(share|cdi|kubelet|host|mps)/' },
+      to: { path: '^lib/runtime/agent/(device-plugin|dra|node)/|^lib/runtime/agent/(main|agent-server)\\.ts$' },
+    },
+    {
+      name: 'agent-host-below-share',
+      comment: "What the host, the kubelet's APIs, the CDI writer and the MPS daemons are (cdi/, kubelet/, host/, mps/) knows nothing of a share's delivery (share/).",
+      severity: 'error',
+      from: { path: '^lib/runtime/agent/(cdi|kubelet|host|mps)/' },
+      to: { path: '^lib/runtime/agent/share/', pathNot: '^lib/runtime/agent/share/members\\.ts$' },
+    },
     ...floorRules('lib/', IAC_FLOORS, 'iac'),
     ...floorRules('lib/runtime/', RUNTIME_FLOORS, 'runtime'),
   ],

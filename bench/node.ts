@@ -22,13 +22,16 @@
  * `npm run bench:node [-- --pods=50 --rounds=2]`: runs inside the namespaces (scripts/in-netns.ts).
  * Prints figures and ends with one JSON line
  * `{"gpuPodsRunningS":...,"plainPodsRunningS":...,"nodeStartS":...}` (goal: GPU within 1.2x of plain),
- * with `bindToRunningRatio`: bind-to-running of hard GPU pods over shared ones.
+ * with `bindToRunningRatio`: bind-to-running of hard GPU pods over shared ones, and the agent's p99
+ * answer times to the kubelet's `Allocate` and `PreStartContainer` (`allocateP99Ms`, `preStartP99Ms`:
+ * the upper bound of the histogram bucket that holds the 99th percentile, from the agent's /metrics).
  */
 import { ENABLED_LABEL, SHARE_RESOURCE } from '../lib/model/metadata-keys';
 import { renderGpuNode } from '../lib/render/gpu-node';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import { ControlPlane } from '../test/support/control-plane/control-plane';
-import { waitFor } from '../test/support/control-plane/process';
+import { httpGet, waitFor } from '../test/support/control-plane/process';
+import { AGENT_DEFAULTS, AGENT_METRICS } from '../lib/contract/agent';
 import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { busyboxContainer, defaultServiceAccount, NODE_NAME, RealNode } from '../test/support/node';
 import { FakeGpuAgent, installFakeGpuAgent } from '../test/support/node/gpu-agent';
@@ -69,6 +72,18 @@ function pods(kind: Kind, round: number): Obj[] {
       containers: [busyboxContainer('main')],
     },
   }));
+}
+
+/** The upper bound (ms) of the bucket holding the 99th percentile of the agent's `method` answers. */
+function p99Ms(exposition: string, method: string): number | null {
+  const buckets = [...exposition.matchAll(new RegExp(`^${AGENT_METRICS.devicePluginSeconds}_bucket\\{([^}]*)\\} (\\S+)$`, 'gm'))]
+    .filter((m) => m[1].includes(`method="${method}"`) && m[1].includes('outcome="ok"'))
+    .map((m) => ({ le: Number(/le="([^"]+)"/.exec(m[1])![1]), count: Number(m[2]) }))
+    .sort((a, b) => a.le - b.le);
+  const total = buckets.at(-1)?.count ?? 0;
+  if (!total) return null;
+  const hit = buckets.find((b) => b.count >= 0.99 * total)!;
+  return Number.isFinite(hit.le) ? hit.le * 1000 : null;
 }
 
 async function main(): Promise<void> {
@@ -161,6 +176,11 @@ async function main(): Promise<void> {
       for (const kind of r % 2 === 0 ? (['plain', 'shared', 'gpu'] as const) : (['gpu', 'shared', 'plain'] as const))
         times[kind].push(await round(kind, r));
     }
+    const agentPod = JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', agent.namespace, '-o', 'json'])).items[0] as Obj;
+    const exposition = (await httpGet(`http://${agentPod.status.podIP}:${AGENT_DEFAULTS.port}/metrics`)).body;
+    const allocateP99Ms = p99Ms(exposition, 'Allocate');
+    const preStartP99Ms = p99Ms(exposition, 'PreStartContainer');
+    console.log(`agent answers (p99, histogram bucket bound): Allocate ${allocateP99Ms} ms, PreStartContainer ${preStartP99Ms} ms`);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const gpu = mean(times.gpu.map((t) => t.running));
     const plain = mean(times.plain.map((t) => t.running));
@@ -180,6 +200,8 @@ async function main(): Promise<void> {
           plain: Number(bindToRunning('plain').toFixed(2)),
         },
         bindToRunningRatio: Number((bindToRunning('gpu') / bindToRunning('shared')).toFixed(3)),
+        allocateP99Ms,
+        preStartP99Ms,
         gpuPodsRunningS: Number(gpu.toFixed(2)),
         plainPodsRunningS: Number(plain.toFixed(2)),
         nodeStartS: Number((node.startMs / 1000).toFixed(2)),

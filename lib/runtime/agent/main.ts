@@ -1,6 +1,6 @@
 /**
- * Process entry of the node agent: `node controller.js agent` (the agent travels in the controller
- * bundle; lib/runtime/main.ts dispatches on the argument). Reads AGENT_ENV, names pods through the
+ * The node agent's process: `node agent.js` (its own bundle, from lib/runtime/agent-main.ts, in a
+ * ConfigMap of its own). Reads AGENT_ENV, names pods through the
  * API server, serves /metrics and /healthz on AGENT_PORT, and (unless NODE_ISOLATION=off) runs the
  * node side of hard isolation: MPS daemons per share, delivered through the device-plugin door.
  */

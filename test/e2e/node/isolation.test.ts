@@ -80,13 +80,20 @@ describeRealNode(
     /** {@link shareSeen} once the container answers (it may be starting again). */
     const eventuallySeen = async (name: string, ms = 120_000): Promise<string[]> => {
       let seen: string[] = [];
-      await eventually(
-        async () => {
-          seen = await shareSeen(name);
-        },
-        ms,
-        1_000,
-      );
+      try {
+        await eventually(
+          async () => {
+            seen = await shareSeen(name);
+          },
+          ms,
+          1_000,
+        );
+      } catch (err) {
+        // Say why: the pod's phase and the end of the agent's log.
+        const logs = await cp().kubectl(['logs', '-n', agent.namespace, '-l', 'app.kubernetes.io/component=node-agent', '--tail=40']);
+        const phase = await cp().kubectl(['get', 'pod', '-n', NS, name, '-o', 'jsonpath={.status.phase} {.metadata.uid}']);
+        throw new Error(`pod ${name} (${phase.stdout}): ${(err as Error).message}\n${logs.stdout}${logs.stderr}`);
+      }
       return seen;
     };
     const gpuPod = (name: string, extra: Obj = {}): Obj => ({
@@ -371,7 +378,7 @@ describeRealNode(
         ((await get(['pods', '-n', NS, '-l', 'app=rebooted'])).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
       await eventually(async () => expect((await replicas()).map((p) => p.status.phase)).toEqual(['Running', 'Running']), 120_000, 1_000);
       const bare = ((await get(['pods', '-n', NS])).items as Obj[])
-        .filter((p) => !p.metadata.labels?.app)
+        .filter((p) => !p.metadata.labels?.app && p.metadata.labels?.[ENABLED_LABEL] === 'true')
         .map((p) => p.metadata.name as string);
       // The shares' folders stand for /run/tensor-fusion here: wiped with the rest.
       const rebootAt = Math.floor(Date.now() / 1000) * 1000;

@@ -7,10 +7,10 @@ import { isMpsClient, isMpsServer, parseComputeApps, parseGpus, parsePmon } from
 import { containerIdOf, indexPods, NodePodResolver } from '../../../lib/runtime/agent/pods';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import { fakeNode, FakeNode, MPS_TRACE, POD_A, POD_B, TRACE } from './fixtures';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Real nvidia-smi output of an H100 (driver 580), read from the shared fixtures beside the checkout. */
+/** Real nvidia-smi output of an H100 (driver 580), copied into the repo's fixtures (test/fixtures/gpu). */
 const H100_FIXTURES = join(__dirname, '../../fixtures/gpu/h100-driver-580');
 
 const MIB = 2 ** 20;
@@ -33,8 +33,7 @@ describe('parsers', () => {
       { gpuIndex: 0, pid: 102, sm: 0, type: 'C', command: 'python' },
     ]);
   });
-  // The fixtures are the project's shared data beside the checkout (CI has it); a bare clone skips.
-  (existsSync(H100_FIXTURES) || process.env.CI ? it : it.skip)(
+  it(
     "reads a real H100's output (driver 580) with and without MPS: the server by name, its clients by type M+C",
     () => {
       const real = (f: string) => readFileSync(join(H100_FIXTURES, f), 'utf8');
@@ -98,6 +97,11 @@ describe('agent environment', () => {
       mpsDir: '/run/tensor-fusion/mps',
       pluginDir: '/var/lib/kubelet/device-plugins',
       devRoot: '/dev',
+      cdiDir: '/var/run/cdi',
+      podResourcesSocket: '/var/lib/kubelet/pod-resources/kubelet.sock',
+      nvidiaProcDir: '/proc/driver/nvidia/gpus',
+      driverRoot: '/',
+      driverRootMount: '/driver-root',
     });
     expect(readAgentEnv({ NODE_NAME: 'gpu-1', NODE_ISOLATION: 'off', MPS_SHM_ISOLATION: 'false' })).toMatchObject({
       isolation: false,
