@@ -33,30 +33,27 @@ describe('parsers', () => {
       { gpuIndex: 0, pid: 102, sm: 0, type: 'C', command: 'python' },
     ]);
   });
-  it(
-    "reads a real H100's output (driver 580) with and without MPS: the server by name, its clients by type M+C",
-    () => {
-      const real = (f: string) => readFileSync(join(H100_FIXTURES, f), 'utf8');
-      const gpu = parseGpus(real('query-gpu.txt'));
-      expect(gpu).toEqual([{ index: 0, uuid: 'GPU-b452f3e7-0de2-2394-680b-5428231b7179', name: 'NVIDIA H100 80GB HBM3' }]);
-      const plain = parsePmon(real('pmon-no-mps.txt'));
-      expect(plain.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([
-        [505, 0.55, false, false],
-        [506, 0.44, false, false],
-      ]);
-      const mps = parsePmon(real('pmon-mps.txt'));
-      expect(mps.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([
-        [782, 0.99, false, true],
-        [869, 0, true, false],
-        [870, 0, true, false],
-      ]);
-      expect(parseComputeApps(real('query-compute-apps-mps.txt')).map((a) => [a.pid, a.usedBytes / MIB])).toEqual([
-        [782, 66],
-        [869, 2806],
-        [870, 3830],
-      ]);
-    },
-  );
+  it("reads a real H100's output (driver 580) with and without MPS: the server by name, its clients by type M+C", () => {
+    const real = (f: string) => readFileSync(join(H100_FIXTURES, f), 'utf8');
+    const gpu = parseGpus(real('query-gpu.txt'));
+    expect(gpu).toEqual([{ index: 0, uuid: 'GPU-b452f3e7-0de2-2394-680b-5428231b7179', name: 'NVIDIA H100 80GB HBM3' }]);
+    const plain = parsePmon(real('pmon-no-mps.txt'));
+    expect(plain.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([
+      [505, 0.55, false, false],
+      [506, 0.44, false, false],
+    ]);
+    const mps = parsePmon(real('pmon-mps.txt'));
+    expect(mps.map((r) => [r.pid, r.sm, isMpsClient(r), isMpsServer(r)])).toEqual([
+      [782, 0.99, false, true],
+      [869, 0, true, false],
+      [870, 0, true, false],
+    ]);
+    expect(parseComputeApps(real('query-compute-apps-mps.txt')).map((a) => [a.pid, a.usedBytes / MIB])).toEqual([
+      [782, 66],
+      [869, 2806],
+      [870, 3830],
+    ]);
+  });
   it('attributes cgroup v1 and v2 paths to the pod UID and container id; others to nothing', () => {
     expect(
       parseCgroup(`0::/kubepods.slice/kubepods-pod${POD_A.uid.replace(/-/g, '_')}.slice/cri-containerd-${POD_A.containerId}.scope`),
