@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * A fake nvidia-smi that replays a known trace (JSON at $FAKE_SMI_TRACE), printing exactly what the
- * real one prints for the three queries the agent runs:
+ * real one prints for the queries the agent runs:
  *   --query-gpu=index,uuid,name --format=csv,noheader
+ *   --query-gpu=uuid,compute_mode --format=csv,noheader   (a GPU's `computeMode` in the trace, else Default)
  *   --query-compute-apps=pid,used_memory,gpu_uuid --format=csv,noheader,nounits
  *   pmon -c 1 -s u
  * Trace: { gpus: [{ index, uuid, name }], steps: [{ apps: [{ pid, gpu (index), mib, sm (percent or null), mps }] }] }.
@@ -31,6 +32,8 @@ const uuid = (i) => trace.gpus.find((g) => g.index === i).uuid;
 const out = [];
 if (args[0] === '--query-gpu=index,uuid,name') {
   for (const g of trace.gpus) out.push(`${g.index}, ${g.uuid}, ${g.name}`);
+} else if (args[0] === '--query-gpu=uuid,compute_mode') {
+  for (const g of trace.gpus) out.push(`${g.uuid}, ${g.computeMode ?? 'Default'}`);
 } else if (args[0] === '--query-compute-apps=pid,used_memory,gpu_uuid') {
   if (step.apps.length === 0) out.push('No running processes found');
   for (const a of step.apps) out.push(`${a.pid}, ${a.mib}, ${uuid(a.gpu)}`);

@@ -14,6 +14,7 @@ import { shareDevices } from './device-plugin/devices';
 import { findDriverLibraries } from './host/driver-libraries';
 import { readGpuMinors } from './host/gpu-minors';
 import { NodeIsolation } from './node/supervision';
+import { queryComputeModes } from './nvidia-smi-run';
 import { MpsSupervisor } from './mps/supervisor';
 import { NodePodResolver } from './pods';
 import { nodeBackstop } from './share/backstop-node';
@@ -75,6 +76,7 @@ async function startNodeSide(
     nodeName: env.nodeName,
     registry: collector.registry,
     inventory: () => collector.inventory(),
+    computeModes: () => queryComputeModes(env.nvidiaSmi, 10_000),
     processes: () => collector.processes(),
     delivery,
     backstop: nodeBackstop({

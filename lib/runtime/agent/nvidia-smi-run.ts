@@ -1,10 +1,10 @@
 /**
- * Runs nvidia-smi's three queries (their parsers are in nvidia-smi.ts). A failure rejects with what
+ * Runs nvidia-smi's queries (their parsers are in nvidia-smi.ts). A failure rejects with what
  * nvidia-smi said: it prints why it cannot reach the driver on stdout and exits with a code of its own.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { parseComputeApps, SmiApp } from './nvidia-smi';
+import { parseComputeApps, parseComputeModes, SmiApp } from './nvidia-smi';
 
 const run = promisify(execFile);
 
@@ -13,6 +13,7 @@ export const SMI_QUERIES = {
   gpus: ['--query-gpu=index,uuid,name', '--format=csv,noheader'],
   apps: ['--query-compute-apps=pid,used_memory,gpu_uuid', '--format=csv,noheader,nounits'],
   pmon: ['pmon', '-c', '1', '-s', 'u'],
+  modes: ['--query-gpu=uuid,compute_mode', '--format=csv,noheader'],
 } as const;
 
 export type SmiQuery = keyof typeof SMI_QUERIES;
@@ -32,4 +33,9 @@ export async function runSmi(bin: string, query: SmiQuery, timeoutMs: number): P
 /** The compute processes on the node's GPUs (the per-process query, fast enough to poll). */
 export async function queryApps(bin: string, timeoutMs: number): Promise<SmiApp[]> {
   return parseComputeApps(await runSmi(bin, 'apps', timeoutMs));
+}
+
+/** Each GPU's compute mode by UUID (`Default`, `Exclusive_Process`, `Prohibited`). */
+export async function queryComputeModes(bin: string, timeoutMs: number): Promise<Map<string, string>> {
+  return parseComputeModes(await runSmi(bin, 'modes', timeoutMs));
 }

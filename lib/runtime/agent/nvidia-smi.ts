@@ -11,6 +11,16 @@ export interface SmiGpu {
   readonly name: string;
 }
 
+/** `--query-gpu=uuid,compute_mode --format=csv,noheader` -> compute mode by UUID. */
+export function parseComputeModes(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const [uuid, mode] = line.split(',').map((x) => x.trim());
+    if (uuid?.startsWith('GPU-') && mode) out.set(uuid, mode);
+  }
+  return out;
+}
+
 /** One compute process: `--query-compute-apps=pid,used_memory,gpu_uuid --format=csv,noheader,nounits`. */
 export interface SmiApp {
   readonly pid: number;

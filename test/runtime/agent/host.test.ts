@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { driverLibraryName, findDriverLibraries } from '../../../lib/runtime/agent/host/driver-libraries';
 import { parseGpuInformation, readGpuMinors } from '../../../lib/runtime/agent/host/gpu-minors';
+import { parseComputeModes } from '../../../lib/runtime/agent/nvidia-smi';
 
 const H200 = join(__dirname, '../../fixtures/gpu/h200-driver-580/information-0000:00:06.0.txt');
 
@@ -39,6 +40,19 @@ describe('device minors', () => {
       ]),
     );
     expect(readGpuMinors(join(dir, 'absent'))).toEqual(new Map());
+  });
+});
+
+describe('compute modes', () => {
+  test("reads each GPU's mode by UUID, as a real H200 answers (driver 580), skipping what is not a GPU line", () => {
+    expect(
+      parseComputeModes('GPU-9fca33e6-4022-ad7e-7cc7-e8e787c3d4f7, Default\nGPU-b, Exclusive_Process\nNo devices were found\n'),
+    ).toEqual(
+      new Map([
+        ['GPU-9fca33e6-4022-ad7e-7cc7-e8e787c3d4f7', 'Default'],
+        ['GPU-b', 'Exclusive_Process'],
+      ]),
+    );
   });
 });
 

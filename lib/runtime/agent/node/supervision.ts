@@ -33,6 +33,8 @@ export interface NodeIsolationOptions {
   readonly supervisor: MpsSupervisor;
   /** The node's GPUs (nvidia-smi). */
   readonly inventory: () => Promise<SmiGpu[]>;
+  /** Each GPU's compute mode by UUID (nvidia-smi); a failure leaves the modes unchecked this round. */
+  readonly computeModes?: () => Promise<ReadonlyMap<string, string>>;
   /** The GPU processes with their pods (nvidia-smi and cgroups); undefined when that failed. */
   readonly processes: () => Promise<GpuProcess[] | undefined>;
   /** Stops a host process (SIGKILL by default; the agent shares the host PID namespace). */
@@ -212,7 +214,8 @@ export class NodeIsolation {
   async writeReadiness(): Promise<void> {
     const before = this.ready;
     const uuids = this.gpuList.map((g) => g.uuid);
-    this.ready = await this.opts.supervisor.readiness(uuids);
+    const modes = await this.opts.computeModes?.().catch(() => undefined);
+    this.ready = await this.opts.supervisor.readiness(uuids, modes);
     // A GPU the backstop cannot watch takes no new share: fail closed.
     for (const [uuid, b] of this.opts.backstop?.readiness(uuids) ?? [])
       if (!b.ready && this.ready.get(uuid)?.ready !== false)
