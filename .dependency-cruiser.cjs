@@ -34,6 +34,31 @@ const RUNTIME_FLOORS = [
 
 const alt = (names) => `(${names.join('|')})`;
 
+/** The node agent's rooms: [name, comment, from (under lib/runtime/agent/), to, allowed after all]. */
+const AGENT = '^lib/runtime/agent/';
+const AGENT_RULES = [
+  [
+    'agent-doors-apart',
+    'A front door (device-plugin/, dra/) imports the share machinery, never another door or the supervision round (node/).',
+    '(device-plugin|dra)/',
+    `${AGENT}(device-plugin|dra|node)/`,
+    `${AGENT}$1/`,
+  ],
+  [
+    'agent-machinery-below-doors',
+    'The share machinery (share/, cdi/, kubelet/, host/, mps/) is below the doors and the supervision round.',
+    '(share|cdi|kubelet|host|mps)/',
+    `${AGENT}(device-plugin|dra|node)/|${AGENT}(main|agent-server)\\.ts$`,
+  ],
+  [
+    'agent-host-below-share',
+    "What the host, the kubelet's APIs, the CDI writer and the MPS daemons are (cdi/, kubelet/, host/, mps/) knows nothing of a share's delivery (share/) but the members contract.",
+    '(cdi|kubelet|host|mps)/',
+    `${AGENT}share/`,
+    `${AGENT}share/members\\.ts$`,
+  ],
+];
+
 /** One rule per floor: no import of a higher floor, nor of another room on the same floor. */
 function floorRules(prefix, floors, label) {
   return floors.map((rooms, i) => {
@@ -94,27 +119,13 @@ module.exports = {
     // The node agent's rooms (lib/runtime/agent/README.md): the front doors (the device plugin; DRA)
     // stand on the share machinery both use and never import each other; the machinery never
     // imports a door or the supervision round above them.
-    {
-      name: 'agent-doors-apart',
-      comment: 'A front door (device-plugin/, dra/) imports the share machinery, never another door or the supervision round (node/).',
+    ...AGENT_RULES.map(([name, comment, from, to, pathNot]) => ({
+      name,
+      comment,
       severity: 'error',
-      from: { path: '^lib/runtime/agent/(device-plugin|dra)/' },
-      to: { path: '^lib/runtime/agent/(device-plugin|dra|node)/', pathNot: '^lib/runtime/agent/$1/' },
-    },
-    {
-      name: 'agent-machinery-below-doors',
-      comment: 'The share machinery (share/, cdi/, kubelet/, host/, mps/) is below the doors and the supervision round.',
-      severity: 'error',
-      from: { path: '^lib/runtime/agent/(share|cdi|kubelet|host|mps)/' },
-      to: { path: '^lib/runtime/agent/(device-plugin|dra|node)/|^lib/runtime/agent/(main|agent-server)\\.ts$' },
-    },
-    {
-      name: 'agent-host-below-share',
-      comment: "What the host, the kubelet's APIs, the CDI writer and the MPS daemons are (cdi/, kubelet/, host/, mps/) knows nothing of a share's delivery (share/).",
-      severity: 'error',
-      from: { path: '^lib/runtime/agent/(cdi|kubelet|host|mps)/' },
-      to: { path: '^lib/runtime/agent/share/', pathNot: '^lib/runtime/agent/share/members\\.ts$' },
-    },
+      from: { path: `^lib/runtime/agent/${from}` },
+      to: { path: to, ...(pathNot ? { pathNot } : {}) },
+    })),
     ...floorRules('lib/', IAC_FLOORS, 'iac'),
     ...floorRules('lib/runtime/', RUNTIME_FLOORS, 'runtime'),
   ],
