@@ -16,50 +16,21 @@ import { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
 import { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import { FakeKubelet, startFakeKubelet } from '../../support/kubelet/fake-kubelet';
+import { sharePod, TWO_A100 } from './fixtures';
 
 const FAKE_MPS = resolve(__dirname, '../../support/fake-mps-control.js');
 const NODE = 'gpu-node-1';
-const GPUS = [
-  { index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' },
-  { index: 1, uuid: 'GPU-b', name: 'NVIDIA A100-SXM4-80GB' },
-];
-
-function sharePod(name: string, gpu: string, percent: string, o: { record?: boolean; node?: string } = {}): K8sObject {
-  const uid = `uid-${name}`;
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'ml',
-      uid,
-      labels: { 'tensor-fusion.ai/enabled': 'true' },
-      annotations:
-        o.record === false
-          ? {}
-          : {
-              'tensor-fusion.ai/allocation': JSON.stringify({
-                id: uid,
-                pool: 'p',
-                node: NODE,
-                gpuIds: [gpu],
-                vramLimit: 4 * 2 ** 30,
-                tflopsLimit: 20,
-              }),
-              'tensor-fusion.ai/mps-memory-limit': '0=4096M',
-              'tensor-fusion.ai/mps-thread-percentage': percent,
-            },
-    },
-    spec: { nodeName: o.node ?? NODE, containers: [{ name: 'main', resources: { limits: { 'tensor-fusion.ai/share': '1' } } }] },
-  };
-}
+const GPUS = TWO_A100;
+const pods = new Map<string, K8sObject>();
+/** A pod of this node holding a share of GPU `gpu` (its object name) at `percent`. */
+const put = (name: string, gpu: string, percent: string, o: { record?: boolean; node?: string } = {}) =>
+  pods.set(name, sharePod(name, { node: NODE, gpus: [gpu], percent, ...o }));
 
 let kubelet: FakeKubelet;
 let dir: string;
 let door: DevicePluginDoor;
 let sup: MpsSupervisor;
 let cdi: CdiWriter;
-const pods = new Map<string, K8sObject>();
 
 beforeEach(async () => {
   kubelet = await startFakeKubelet();
@@ -137,8 +108,8 @@ test('Allocate answers from the ids alone: the same CDI device for the same ids,
 });
 
 test('PreStartContainer writes the spec of the pod the kubelet names, whatever order the pods come in', async () => {
-  pods.set('a', sharePod('a', `${NODE}-gpu-0`, '25'));
-  pods.set('b', sharePod('b', `${NODE}-gpu-1`, '50'));
+  put('a', `${NODE}-gpu-0`, '25');
+  put('b', `${NODE}-gpu-1`, '50');
   kubelet.podResources = [holds('a', ['share-0']), holds('b', ['share-1'])];
   // B first, although A holds the lower ids and comes first in the list.
   await kubelet.preStart(['share-1']);
@@ -175,8 +146,8 @@ test('PreStartContainer writes the spec of the pod the kubelet names, whatever o
 });
 
 test('a pod that holds the resource without a share record, ids no pod holds, and a pod of another node keep the container from starting', async () => {
-  pods.set('rogue', sharePod('rogue', `${NODE}-gpu-0`, '25', { record: false }));
-  pods.set('far', sharePod('far', `${NODE}-gpu-0`, '25', { node: 'other-node' }));
+  put('rogue', `${NODE}-gpu-0`, '25', { record: false });
+  put('far', `${NODE}-gpu-0`, '25', { node: 'other-node' });
   kubelet.podResources = [holds('rogue', ['share-0']), holds('far', ['share-2'])];
   await expect(kubelet.preStart(['share-0'])).rejects.toThrow(
     'pod ml/rogue requests tensor-fusion.ai/share but holds no share admitted by the tensor-fusion webhook and placed by its scheduler: refused',
@@ -190,7 +161,7 @@ test('a pod that holds the resource without a share record, ids no pod holds, an
 });
 
 test('specs of finished pods are removed, the others kept', async () => {
-  pods.set('a', sharePod('a', `${NODE}-gpu-0`, '25'));
+  put('a', `${NODE}-gpu-0`, '25');
   kubelet.podResources = [holds('a', ['share-0'])];
   await kubelet.preStart(['share-0']);
   cdi.prune((uid) => uid === 'uid-a');

@@ -205,3 +205,66 @@ export function bypassTrace(pids: readonly number[]): Trace {
     ],
   };
 }
+
+/** Two A100s as nvidia-smi lists them. */
+export const TWO_A100 = [
+  { index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' },
+  { index: 1, uuid: 'GPU-b', name: 'NVIDIA A100-SXM4-80GB' },
+];
+
+export interface SharePodOptions {
+  /** The node it is bound to, and the one its record names. @default 'n' */
+  node?: string;
+  /** GPU object names of its record. @default [`${node}-gpu-1`] */
+  gpus?: string[];
+  /** Its MPS thread percentage. @default '7' */
+  percent?: string;
+  /** Without it, a pod that holds the resource with no share record (as no webhook admitted). @default true */
+  record?: boolean;
+  /** Containers that hold the share resource (besides a sidecar that does not). @default 1 */
+  containers?: number;
+  rv?: string;
+  phase?: string;
+  deleting?: boolean;
+}
+
+/** An opted-in pod in namespace `ml`, uid `uid-<name>`, with the share record and MPS limits a bind writes. */
+export function sharePod(name: string, o: SharePodOptions = {}) {
+  const uid = `uid-${name}`;
+  const node = o.node ?? 'n';
+  const record = {
+    'tensor-fusion.ai/allocation': JSON.stringify({
+      id: uid,
+      pool: 'p',
+      node,
+      gpuIds: o.gpus ?? [`${node}-gpu-1`],
+      vramLimit: 8 * 2 ** 30,
+      tflopsLimit: 20,
+    }),
+    'tensor-fusion.ai/mps-memory-limit': '0=4096M',
+    'tensor-fusion.ai/mps-thread-percentage': o.percent ?? '7',
+  };
+  const share = { 'tensor-fusion.ai/share': '1' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'ml',
+      uid,
+      resourceVersion: o.rv ?? '100',
+      creationTimestamp: '2026-11-27T10:00:00Z',
+      labels: { 'tensor-fusion.ai/enabled': 'true' },
+      ...(o.deleting ? { deletionTimestamp: '2026-11-27T10:05:00Z' } : {}),
+      annotations: o.record === false ? {} : record,
+    },
+    spec: {
+      nodeName: node,
+      containers: Array.from({ length: o.containers ?? 1 }, (_, i) => ({
+        name: i === 0 ? 'main' : `c${i}`,
+        resources: { limits: share },
+      })).concat([{ name: 'side', resources: { limits: {} } } as never]),
+    },
+    status: { phase: o.phase ?? 'Pending' },
+  };
+}

@@ -5,51 +5,14 @@
  */
 import { breaches, GpuProcess } from '../../../lib/runtime/agent/backstop';
 import { MpsShare } from '../../../lib/runtime/agent/mps/supervisor';
+import { sharePod, TWO_A100 } from './fixtures';
 import { shareEdits } from '../../../lib/runtime/agent/share/container-edits';
 import { mpsShareOf, shareContainers } from '../../../lib/runtime/agent/share/mps-share';
 import { podEnded } from '../../../lib/runtime/agent/share/pod-ended';
 
-const GPUS = [
-  { index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' },
-  { index: 1, uuid: 'GPU-b', name: 'NVIDIA A100-SXM4-80GB' },
-];
+const GPUS = TWO_A100;
 const MIB = 2 ** 20;
-
-function pod(name: string, o: { rv?: string; phase?: string; containers?: number; gpus?: string[]; deleting?: boolean } = {}) {
-  const uid = `uid-${name}`;
-  const share = { 'tensor-fusion.ai/share': '1' };
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'ml',
-      uid,
-      resourceVersion: o.rv ?? '100',
-      creationTimestamp: '2026-11-27T10:00:00Z',
-      labels: { 'tensor-fusion.ai/enabled': 'true' },
-      ...(o.deleting ? { deletionTimestamp: '2026-11-27T10:05:00Z' } : {}),
-      annotations: {
-        'tensor-fusion.ai/allocation': JSON.stringify({
-          id: uid,
-          pool: 'p',
-          node: 'n',
-          gpuIds: o.gpus ?? ['n-gpu-1'],
-          vramLimit: 8 * 2 ** 30,
-          tflopsLimit: 20,
-        }),
-        'tensor-fusion.ai/mps-memory-limit': '0=4096M',
-        'tensor-fusion.ai/mps-thread-percentage': '7',
-      },
-    },
-    spec: {
-      containers: Array.from({ length: o.containers ?? 1 }, (_, i) => ({ name: `c${i}`, resources: { limits: share } })).concat([
-        { name: 'side', resources: { limits: {} } } as never,
-      ]),
-    },
-    status: { phase: o.phase ?? 'Pending' },
-  };
-}
+const pod = sharePod;
 
 describe('when a share is over', () => {
   const running = { state: { running: { startedAt: '2026-11-27T10:01:00Z' } } };
