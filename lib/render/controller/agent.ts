@@ -105,7 +105,9 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
   const daemonSet: KubeObject = {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
-    metadata: { name, namespace, labels: agentLabels },
+    // Its pods are replaced only when their node is drained (OnDelete, below): a Pulumi `up` that
+    // waited for the rollout of a new bundle would wait for every node's drain.
+    metadata: { name, namespace, labels: agentLabels, annotations: { 'pulumi.com/skipAwait': 'true' } },
     spec: {
       selector: { matchLabels: AGENT_SELECTOR },
       // A new agent replaces the share daemons, which ends every running pod's GPU clients on the node:
