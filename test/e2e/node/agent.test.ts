@@ -10,6 +10,7 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { IMAGE_REFS } from '../../envtest/images';
+import { onTestMachine } from '../../support/node/gpu-agent';
 import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
 import { agentNamespace, renderController } from '../../../lib/render/controller';
 import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
@@ -57,13 +58,13 @@ if (prometheusAvailable('test/e2e/node/agent.test.ts'))
         { nodeAgent: true, nodeImage: IMAGE_REFS.node, nodeAgentImage: IMAGE_REFS.node },
         loadControllerBundle(),
       ) as Obj[];
-      // Test-only changes to the rendered DaemonSet: the fake nvidia-smi from a hostPath folder.
+      // Test-only changes to the rendered DaemonSet: the fake nvidia-smi from a hostPath folder, no mount propagation.
       for (const d of docs) {
         if (d.kind !== 'DaemonSet') continue;
         const spec = (d as Obj).spec.template.spec;
         spec.volumes = [...(spec.volumes ?? []), { name: 'fake-smi', hostPath: { path: smiDir, type: 'Directory' } }];
         const c = spec.containers[0];
-        c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'fake-smi', mountPath: '/opt/fake-smi', readOnly: true }];
+        c.volumeMounts = [...onTestMachine(c.volumeMounts ?? []), { name: 'fake-smi', mountPath: '/opt/fake-smi', readOnly: true }];
         c.env = [
           ...c.env,
           { name: 'NVIDIA_SMI', value: '/opt/fake-smi/nvidia-smi' },

@@ -37,6 +37,14 @@ export interface FakeGpuAgent {
   cleanUp(): void;
 }
 
+/**
+ * The agent's volume mounts as this machine can serve them: its mounts are private, so none
+ * propagates from the host (a real node's / is shared, and the driver root's does).
+ */
+export function onTestMachine(mounts: Obj[]): Obj[] {
+  return mounts.map((m) => (m.mountPropagation ? { ...m, mountPropagation: 'None' } : m));
+}
+
 /** The driver libraries of the fake driver root (files of text: nothing loads them). */
 export const FAKE_DRIVER_LIBRARIES = ['libcuda.so.580.159.04', 'libnvidia-ml.so.580.159.04', 'libnvidia-ptxjitcompiler.so.580.159.04'];
 
@@ -103,10 +111,7 @@ export async function installFakeGpuAgent(
     spec.volumes.push({ name: 'fakes', hostPath: { path: dir, type: 'Directory' } });
     const c = spec.containers[0];
     c.volumeMounts = [
-      // The test machine's mounts are private: no propagation from them (real nodes' / is shared).
-      ...c.volumeMounts.map((m: Obj) =>
-        m.name === 'mps' ? { ...m, mountPath: mpsDir } : m.name === 'driver-root' ? { ...m, mountPropagation: 'None' } : m,
-      ),
+      ...onTestMachine(c.volumeMounts).map((m: Obj) => (m.name === 'mps' ? { ...m, mountPath: mpsDir } : m)),
       { name: 'fakes', mountPath: dir },
     ];
     c.env = [
