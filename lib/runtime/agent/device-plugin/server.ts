@@ -66,7 +66,10 @@ export class DevicePluginServer {
     // A restarted kubelet admits its pods as soon as its pod sources sync: a plugin not registered by
     // then fails their admission. So the folder is watched, and a new kubelet.sock is answered at once.
     try {
-      this.watcher = watch(this.opts.pluginDir, () => this.check());
+      // Only the kubelet's socket: our own socket's events would start a check that makes it again.
+      this.watcher = watch(this.opts.pluginDir, (_event, file) => {
+        if (file === KUBELET_SOCKET) this.check();
+      });
       this.watcher.on('error', () => undefined); // the interval still checks
     } catch {
       /* no inotify here: the interval alone */
