@@ -8,6 +8,7 @@
  * (or the kubelet's replaced) and serves and registers again.
  */
 import * as grpc from '@grpc/grpc-js';
+import { Serial } from '../../shared/serial';
 import { existsSync, FSWatcher, rmSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -47,8 +48,8 @@ export class DevicePluginServer {
   private readonly streams = new Set<Stream>();
   private timer: NodeJS.Timeout | undefined;
   private watcher: FSWatcher | undefined;
-  private checking: Promise<void> | undefined;
-  private again = false;
+  /** One check of the sockets at a time; an event during one asks for another after it. */
+  private readonly checks = new Serial(() => this.watchOnce());
   private kubeletIno: number | undefined;
   private registered = false;
 
@@ -85,23 +86,12 @@ export class DevicePluginServer {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.watcher?.close();
-    await this.checking;
+    await this.checks.settled();
     await this.close();
   }
 
-  /** One check at a time; an event during a check runs one more after it. */
   private check(): void {
-    if (this.checking) {
-      this.again = true;
-      return;
-    }
-    this.checking = this.watchOnce().finally(() => {
-      this.checking = undefined;
-      if (this.again) {
-        this.again = false;
-        this.check();
-      }
-    });
+    void this.checks.run();
   }
 
   private async watchOnce(): Promise<void> {

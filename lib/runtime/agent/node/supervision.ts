@@ -2,8 +2,9 @@
  * The node side of `hard` isolation, above its front doors (the device plugin; DRA) and the share
  * machinery they use: one supervision round on an interval. Shares of pods whose containers are all
  * gone (or that finished) are ended through their daemon and their CDI specs removed, daemons that
- * died are replaced, processes that breach their share are stopped (../backstop.ts), and each GPU's
- * readiness goes to its IsolationReady condition, to the doors' device health and to a metric.
+ * died are replaced, shares over their VRAM lose their newest clients (../backstop.ts; processes that
+ * bypass their daemon are the fast backstop's, ../share/backstop-loop.ts), and each GPU's readiness
+ * goes to its IsolationReady condition, to the doors' device health and to a metric.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { GPU_ISOLATION_CONDITION } from '../../../model/metadata-keys';
@@ -18,6 +19,7 @@ import type { BackstopLoop } from '../share/backstop-loop';
 import type { SmiGpu } from '../nvidia-smi';
 import type { ShareDelivery } from '../share/delivery';
 import { podEnded } from '../share/pod-ended';
+import { Serial } from '../../shared/serial';
 
 /** A front door: serves the node's shares to the kubelet through one of its APIs. */
 export interface Door {
@@ -58,6 +60,8 @@ export class NodeIsolation {
   private rounds = 0;
   private round: Promise<void> | undefined;
   private readonly readyGauge: Gauge<'gpu_uuid' | 'gpu_model' | 'reason'>;
+  /** Readiness passes one at a time: the rounds and the backstop's changes both ask for them. */
+  private readonly readinessPasses = new Serial(() => this.readinessPass());
 
   constructor(private readonly opts: NodeIsolationOptions) {
     this.readyGauge = new Gauge({
@@ -211,7 +215,11 @@ export class NodeIsolation {
   }
 
   /** Readiness of every GPU to the metric, the doors' device health and the GPU objects' condition (when it changed). */
-  async writeReadiness(): Promise<void> {
+  writeReadiness(): Promise<void> {
+    return this.readinessPasses.run();
+  }
+
+  private async readinessPass(): Promise<void> {
     const before = this.ready;
     const uuids = this.gpuList.map((g) => g.uuid);
     const modes = await this.opts.computeModes?.().catch(() => undefined);
