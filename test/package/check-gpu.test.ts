@@ -10,6 +10,7 @@ import { execFileSync, spawn, spawnSync, SpawnSyncReturns } from 'node:child_pro
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import { fakeMpsControl } from '../support/fake-mps-control';
 
 const REPO = resolve(__dirname, '../..');
 const LINE = 'check:gpu: no NVIDIA GPU here (nvidia-smi lists none); nothing to check';
@@ -37,7 +38,7 @@ beforeAll(() => {
   mkdirSync(gpuBin);
   mkdirSync(dev);
   copyFileSync(join(SUPPORT, 'fake-nvidia-smi.js'), join(gpuBin, 'nvidia-smi'));
-  copyFileSync(join(SUPPORT, 'fake-mps-control.js'), join(gpuBin, 'nvidia-cuda-mps-control'));
+  copyFileSync(fakeMpsControl(), join(gpuBin, 'nvidia-cuda-mps-control'));
   for (const n of ['nvidiactl', 'nvidia-uvm', 'nvidia0']) execFileSync('mknod', ['-m', '666', join(dev, n), 'c', '1', '3']);
   libcuda = join(work, 'libcuda.so.1');
   execFileSync('cc', ['-shared', '-fPIC', '-o', libcuda, join(SUPPORT, 'fake-libcuda.c')]);

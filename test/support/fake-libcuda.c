@@ -7,7 +7,7 @@
  *   FAKE_CUDA_NO_JIT=1   cuModuleLoadData fails with CUDA_ERROR_INVALID_PTX (a driver without the JIT)
  *   FAKE_CUDA_INIT_ERROR cuInit fails with this code (e.g. 100, CUDA_ERROR_NO_DEVICE)
  * and, as a real client does, from the MPS daemon at $CUDA_MPS_PIPE_DIRECTORY (the fake one,
- * test/support/fake-mps-control.js): the context joins its server there and takes the server's
+ * test/support/fake-mps-control.c): the context joins its server there and takes the server's
  * thread percentage (SMs in whole TPCs) and device-0 memory limit, less what a context takes. Where
  * no daemon answers, the client runs off MPS without limits (CUDA fails open).
  * Built by the tests with the system's cc: cc -shared -fPIC -o libcuda.so.1 fake-libcuda.c

@@ -1,7 +1,7 @@
 /**
  * Hard isolation on a real node: the node agent as the DaemonSet `TensorFusionController` renders,
  * serving the share resource to the real kubelet (device-plugin API, PreStartContainer, PodResources)
- * and containerd 2 (CDI), and running a fake nvidia-cuda-mps-control (test/support/fake-mps-control.js,
+ * and containerd 2 (CDI), and running a fake nvidia-cuda-mps-control (test/support/fake-mps-control.c,
  * which answers as the real one does) per share. A pod in a Pod Security "baseline" namespace gets,
  * through the kubelet and the runtime alone, its GPU device node by its real minor (fake character
  * devices here, minors the reverse of the indexes), its share's MPS pipe folder, the driver's

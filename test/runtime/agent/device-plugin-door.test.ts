@@ -7,7 +7,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
 import { DevicePluginDoor, deviceKey } from '../../../lib/runtime/agent/device-plugin/door';
@@ -15,10 +15,11 @@ import { shareDevices } from '../../../lib/runtime/agent/device-plugin/devices';
 import { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
 import { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
+import { fakeMpsControl } from '../../support/fake-mps-control';
 import { FakeKubelet, startFakeKubelet } from '../../support/kubelet/fake-kubelet';
 import { sharePod, TWO_A100 } from './fixtures';
 
-const FAKE_MPS = resolve(__dirname, '../../support/fake-mps-control.js');
+const FAKE_MPS = fakeMpsControl();
 const NODE = 'gpu-node-1';
 const GPUS = TWO_A100;
 const pods = new Map<string, K8sObject>();

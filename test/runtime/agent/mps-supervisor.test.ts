@@ -1,5 +1,5 @@
 /**
- * The MPS supervisor against the fake nvidia-cuda-mps-control (test/support/fake-mps-control.js,
+ * The MPS supervisor against the fake nvidia-cuda-mps-control (test/support/fake-mps-control.c,
  * which behaves as the real daemon does for these commands): per-share daemons with their limits, a
  * daemon that dies or hangs replaced with its limits re-applied, a stale socket, clients ended through
  * the daemon, per-user servers, readiness per GPU, and shares taken over by a restarted agent.
@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
 import { LimitBreach, MpsShare, MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
+import { fakeMpsControl } from '../../support/fake-mps-control';
 
-const FAKE = resolve(__dirname, '../../support/fake-mps-control.js');
+const FAKE = fakeMpsControl();
 const GIB = 2 ** 30;
 
 let base: string;
@@ -37,7 +38,7 @@ const ask = (id: string, cmds: string[]) => mpsCommand(FAKE, sup.dirsOf(id), cmd
  * connect error.
  */
 function client(id: string, uid: number, asUid = false): { proc: ChildProcess; first: Promise<string> } {
-  const proc = spawn(process.execPath, [FAKE, 'client', String(uid)], {
+  const proc = spawn(FAKE, ['client', String(uid)], {
     env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: sup.dirsOf(id).pipeDir },
     ...(asUid ? { uid, gid: uid } : {}),
   });
@@ -52,7 +53,7 @@ function client(id: string, uid: number, asUid = false): { proc: ChildProcess; f
 /** Commands sent through share `id`'s pipe folder by a process running as host `uid` (a tenant, through the pod's mount). */
 function asTenant(id: string, uid: number, cmds: string[]): Promise<string> {
   return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [FAKE], { env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: sup.dirsOf(id).pipeDir }, uid, gid: uid });
+    const p = spawn(FAKE, [], { env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: sup.dirsOf(id).pipeDir }, uid, gid: uid });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.on('error', rej).on('close', () => res(out.trim()));
@@ -135,19 +136,19 @@ describe('no tenant lifts its limits (A2)', () => {
     mkdirSync(pipeDir, { recursive: true });
     chmodSync(join(base, 'plain'), 0o755);
     chmodSync(pipeDir, 0o1777);
-    const daemon = spawn(process.execPath, [FAKE, '-f'], { env, stdio: 'ignore' });
+    const daemon = spawn(FAKE, ['-f'], { env, stdio: 'ignore' });
     clients.push(daemon);
     while (!existsSync(join(pipeDir, 'control'))) await new Promise((r) => setTimeout(r, 20));
     const say = (uid: number, cmds: string[]) =>
       new Promise<string>((res) => {
-        const p = spawn(process.execPath, [FAKE], { env, uid, gid: uid });
+        const p = spawn(FAKE, [], { env, uid, gid: uid });
         let out = '';
         p.stdout.on('data', (d) => (out += d));
         p.on('close', () => res(out.trim()));
         p.stdin.end(cmds.map((c) => `${c}\n`).join(''));
       });
     await say(0, ['set_default_active_thread_percentage 25']);
-    const c = spawn(process.execPath, [FAKE, 'client'], { env, uid: 100000, gid: 100000 });
+    const c = spawn(FAKE, ['client'], { env, uid: 100000, gid: 100000 });
     clients.push(c);
     const server = (await new Promise<string>((res) => c.stdout.once('data', (d) => res(String(d))))).split(' ')[1];
     expect(await say(100000, ['set_default_active_thread_percentage 100'])).toBe(refusal(100000));

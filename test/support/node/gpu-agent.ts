@@ -1,13 +1,13 @@
 /**
  * The node agent as `TensorFusionController` renders it (`nodeAgent: true`), on the real node, with
  * fakes where the machine has no GPU: nvidia-smi (test/support/fake-nvidia-smi.js, replaying a trace
- * the caller writes), nvidia-cuda-mps-control (test/support/fake-mps-control.js), character devices
+ * the caller writes), nvidia-cuda-mps-control (test/support/fake-mps-control.c, a static binary), character devices
  * standing for the GPUs (/dev/null's numbers) and the driver's per-GPU folders, whose device minors
  * are the reverse of the nvidia-smi indexes (as on hosts where they differ). The agent's folders are
  * at the same paths inside its container as on the host, since the CDI specs it writes name host paths.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { IMAGE_REFS } from '../../envtest/images';
@@ -20,10 +20,12 @@ import type { SmiGpu } from '../../../lib/runtime/agent/nvidia-smi';
 import type { ControlPlane } from '../control-plane';
 import { NODE_NAME } from '../control-plane/control-plane';
 import { writeYaml } from '../control-plane/install';
+import { fakeMpsControl } from '../fake-mps-control';
 
 type Obj = Record<string, any>;
 
-export const FAKE_MPS_CONTROL = path.resolve(__dirname, '../fake-mps-control.js');
+/** The fake nvidia-cuda-mps-control, built. */
+export const FAKE_MPS_CONTROL = fakeMpsControl();
 const FAKE_SMI = path.resolve(__dirname, '../fake-nvidia-smi.js');
 
 export interface FakeGpuAgent {
@@ -68,14 +70,10 @@ export async function installFakeGpuAgent(
   const devRoot = path.join(dir, 'dev');
   const mpsDir = path.join(dir, 'mps');
   for (const d of [fakes, devRoot, mpsDir]) mkdirSync(d, { recursive: true });
-  // The fakes run on the agent image's Node.js.
-  for (const [name, src] of [
-    ['nvidia-smi', FAKE_SMI],
-    ['nvidia-cuda-mps-control', FAKE_MPS_CONTROL],
-  ]) {
-    writeFileSync(path.join(fakes, name), readFileSync(src, 'utf8').replace(/^#!.*\n/, '#!/usr/local/bin/node\n'));
-    chmodSync(path.join(fakes, name), 0o755);
-  }
+  // The fake nvidia-smi runs on the agent image's Node.js; the fake MPS control is a static binary.
+  writeFileSync(path.join(fakes, 'nvidia-smi'), readFileSync(FAKE_SMI, 'utf8').replace(/^#!.*\n/, '#!/usr/local/bin/node\n'));
+  chmodSync(path.join(fakes, 'nvidia-smi'), 0o755);
+  copyFileSync(FAKE_MPS_CONTROL, path.join(fakes, 'nvidia-cuda-mps-control'));
   const trace = (apps: Parameters<FakeGpuAgent['trace']>[0]) =>
     writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus, steps: [{ apps }] }));
   trace([]);
