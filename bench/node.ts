@@ -7,8 +7,7 @@
  *    shipped bundle as one controller process beside its kube-scheduler, as test/e2e/install.test.ts
  *    runs it), and started by the kubelet with the devices, MPS daemon and limits the node agent's
  *    device plugin gives (test/support/node/gpu-agent.ts: the rendered DaemonSet with a fake
- *    nvidia-cuda-mps-control, a Node.js script, so each share's daemon costs more here than the real
- *    C binary would);
+ *    nvidia-cuda-mps-control, a small static C program like the real one, under 1 MiB RSS a daemon);
  *  - shared GPU pods (`shared`): the same pods in the pool switched to `shared` isolation, started with
  *    the downward-API variables and the limits volume: the delivery path before hard isolation;
  *  - plain pods: the same pods without the opt-in label and annotations, placed by the default

@@ -372,8 +372,9 @@ export class MpsSupervisor {
       // and its clients, which joined without limits, are ended.
       const { found, servers } = await this.readBack(d);
       if (found.length > 0) await this.putBack(d, found);
-      for (const c of (await this.members(share.id))?.clients ?? [])
-        if (servers.includes(c.server)) await this.command(dirs, [`terminate_client ${c.server} ${c.pid}`]);
+      // Only those servers' clients: none to ask for where the read-back listed no server (the usual start).
+      const early = servers.length > 0 ? ((await this.members(share.id))?.clients ?? []) : [];
+      for (const c of early) if (servers.includes(c.server)) await this.command(dirs, [`terminate_client ${c.server} ${c.pid}`]);
       await chmod(dirs.pipeDir, PIPE_OPEN);
       d.failure = undefined;
       this.opts.log?.('MPS daemon ready', {
@@ -390,11 +391,14 @@ export class MpsSupervisor {
   }
 
   private async prepare(dirs: ShareDirs): Promise<void> {
-    for (const dir of [dirs.pipeDir, dirs.logDir, dirs.shmDir]) {
-      await mkdir(dir, { recursive: true, mode: 0o755 });
-      // Any uid the pod runs as must reach the pipes; the folder reaches no other pod.
-      await chmod(dir, dir === dirs.pipeDir ? PIPE_CLOSED : PIPE_OPEN);
-    }
+    // The three folders at once (each a few trips to the thread pool, which a busy node makes slow).
+    await Promise.all(
+      [dirs.pipeDir, dirs.logDir, dirs.shmDir].map(async (dir) => {
+        await mkdir(dir, { recursive: true, mode: 0o755 });
+        // Any uid the pod runs as must reach the pipes; the folder reaches no other pod.
+        await chmod(dir, dir === dirs.pipeDir ? PIPE_CLOSED : PIPE_OPEN);
+      }),
+    );
     // A socket left by a daemon that died stops the next one from listening.
     await rm(join(dirs.pipeDir, 'control'), { force: true });
   }
