@@ -28,9 +28,9 @@ export async function runAgent(): Promise<void> {
   const logger = pino({ level: env.logLevel, base: { node: env.nodeName } });
   const connection = await loadConnection(`tensor-fusion-agent/${env.nodeName}`);
   const cluster = new HttpCluster({ userAgent: `tensor-fusion-agent/${env.nodeName}`, ...connection });
-  const resolver = new NodePodResolver(cluster, env.nodeName);
-  await resolver.refresh().catch((err) => logger.warn({ err: String(err) }, 'listing the node pods failed; retrying on demand'));
   const log = (msg: string, fields?: Record<string, unknown>) => logger.info(fields ?? {}, msg);
+  const resolver = new NodePodResolver(cluster, env.nodeName, undefined, (msg, fields) => logger.warn(fields ?? {}, msg));
+  await resolver.refresh().catch((err) => logger.warn({ err: String(err) }, 'listing the node pods failed; retrying on demand'));
   let isolation: NodeIsolation | undefined;
   const supervisor = env.isolation
     ? new MpsSupervisor({
@@ -85,7 +85,8 @@ async function startNodeSide(
       members: (id) => supervisor.members(id),
       nvidiaSmi: env.nvidiaSmi,
       procRoot: env.procRoot,
-      onChange: () => void isolation.writeReadiness(),
+      // Not awaited: the backstop's poll goes on; a failed pass is logged and the next round writes it again.
+      onChange: () => void isolation.writeReadiness().catch((err) => log('readiness pass failed', { err: String(err) })),
       log,
     }),
     log,

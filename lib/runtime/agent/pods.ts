@@ -57,6 +57,7 @@ export class NodePodResolver implements PodResolver {
     private readonly cluster: Cluster,
     private readonly nodeName: string,
     private readonly minRefreshMs = 5_000,
+    private readonly log?: (msg: string, fields?: Record<string, unknown>) => void,
   ) {}
 
   async refresh(): Promise<void> {
@@ -78,7 +79,9 @@ export class NodePodResolver implements PodResolver {
     // A container unknown to a known pod: listed before the kubelet reported its id, or restarted
     // since (a new id). Both are seen on a real node; the next list names it.
     const stale = !hit || (containerId !== undefined && container === undefined);
-    if (stale && Date.now() - this.lastRefresh >= this.minRefreshMs) void this.refresh().catch(() => undefined);
+    // Not awaited: a scrape does not wait on the API server; the pod is named at a later one.
+    if (stale && Date.now() - this.lastRefresh >= this.minRefreshMs)
+      void this.refresh().catch((err) => this.log?.('listing the node pods failed; retrying on demand', { err: String(err) }));
     if (!hit) return undefined;
     return {
       namespace: hit.namespace,

@@ -272,4 +272,22 @@ describe('NodePodResolver', () => {
     for (let i = 0; i < 5; i++) expect(resolver.resolve(POD_B.uid, POD_B.containerId)).toBeUndefined();
     expect(api.calls()).toBe(1);
   });
+
+  it('logs a list that failed while resolving, and lists again at the next unknown pod', async () => {
+    let calls = 0;
+    const cluster = {
+      list: async () => {
+        if (calls++ === 0) throw new Error('connection refused');
+        return { items: [pod()], metadata: {} };
+      },
+    } as unknown as Cluster;
+    const logs: [string, Record<string, unknown> | undefined][] = [];
+    const resolver = new NodePodResolver(cluster, 'gpu-1', 0, (msg, fields) => logs.push([msg, fields]));
+    expect(resolver.resolve(POD_A.uid)).toBeUndefined();
+    await new Promise((r) => setImmediate(r));
+    expect(logs).toEqual([['listing the node pods failed; retrying on demand', { err: 'Error: connection refused' }]]);
+    resolver.resolve(POD_A.uid);
+    await new Promise((r) => setImmediate(r));
+    expect(resolver.resolve(POD_A.uid)).toEqual({ namespace: 'ml', pod: 'train-0', container: undefined });
+  });
 });

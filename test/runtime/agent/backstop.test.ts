@@ -245,6 +245,22 @@ describe('BackstopLoop against the fake nvidia-smi, with real processes', () => 
     expect(loop.readiness([GPU0]).get(GPU0)).toMatchObject({ ready: false, reason: 'BackstopUnavailable' });
   });
 
+  it('logs a readiness listener that throws and polls on', async () => {
+    show([]);
+    let changes = 0;
+    const logs: string[] = [];
+    const onChange = () => {
+      if (++changes === 2) throw new Error('listener failed');
+    };
+    loop = new BackstopLoop(options({ onChange, log: (msg, fields) => logs.push(`${msg} ${JSON.stringify(fields)}`) }));
+    await loop.start();
+    node.setStep(1);
+    await until(() => changes === 2);
+    node.setStep(0);
+    await until(() => changes === 3);
+    expect(logs).toContain('backstop poll failed; polling on {"err":"Error: listener failed"}');
+  });
+
   it("turns a share's GPUs not ready while its daemon does not list its members, and kills nothing there", async () => {
     const { pid } = bypasser();
     show([pid]);

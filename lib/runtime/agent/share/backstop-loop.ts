@@ -110,7 +110,10 @@ export class BackstopLoop {
     const wait = Math.max(0, lastStart + (this.opts.intervalMs ?? BACKSTOP_DEFAULTS.intervalMs) - performance.now());
     this.timer = setTimeout(() => {
       const start = performance.now();
-      void this.poll().then(() => this.schedule(start));
+      // pollOnce logs its own failures; anything past them (a listener that throws) must not end the loop.
+      void this.poll()
+        .catch((err) => this.opts.log?.('backstop poll failed; polling on', { err: String(err) }))
+        .then(() => this.schedule(start));
     }, wait);
     this.timer.unref();
   }
