@@ -5,7 +5,7 @@
  * depend on the controller's own leadership).
  */
 import { hostname } from 'os';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import { CONTROLLER_METRICS, EXTENDER_FAILURE_OUTCOME } from '../../contract/metrics';
 import { CONTROLLER_NAMES } from '../../contract/object-names';
@@ -13,6 +13,7 @@ import type { K8sObject } from '../kube/cluster';
 import type { Informer } from '../kube/informer';
 import type { Lease } from '../kube/leader-election';
 import { RESOURCES } from '../kube/resources';
+import { callMetrics } from '../shared/metrics';
 import type { Component, RuntimeContext } from '../shared/runtime-context';
 import { Extender } from './extender';
 import { holdsSchedulerLease, schedulerTenure } from './lease-holder';
@@ -134,23 +135,14 @@ export function extenderComponent(ctx: RuntimeContext, opts: ExtenderComponentOp
 
 /** Counts and times each extender call, by verb. */
 function callObserver(registry: Registry): (verb: string, seconds: number, ok: boolean) => void {
-  const registers = [registry];
-  const calls = new Counter({
-    name: CONTROLLER_METRICS.extenderCalls,
-    help: 'Scheduler extender calls by verb and outcome.',
-    labelNames: ['verb', 'outcome'] as const,
-    registers,
-  });
-  const seconds = new Histogram({
-    name: CONTROLLER_METRICS.extenderSeconds,
-    help: 'Time to answer one extender call.',
-    labelNames: ['verb'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
-    registers,
-  });
+  const m = callMetrics(
+    registry,
+    { name: CONTROLLER_METRICS.extenderCalls, help: 'Scheduler extender calls by verb and outcome.', labelNames: ['verb', 'outcome'] },
+    { name: CONTROLLER_METRICS.extenderSeconds, help: 'Time to answer one extender call.', labelNames: ['verb'] },
+  );
   return (verb, s, ok) => {
-    calls.inc({ verb, outcome: ok ? 'ok' : EXTENDER_FAILURE_OUTCOME });
-    seconds.observe({ verb }, s);
+    m.calls.inc({ verb, outcome: ok ? 'ok' : EXTENDER_FAILURE_OUTCOME });
+    m.seconds.observe({ verb }, s);
   };
 }
 

@@ -148,15 +148,9 @@ export class HttpCluster implements Cluster {
     });
   }
 
-  private async call<T>(
-    method: string,
-    path: string,
-    query: Query = {},
-    body?: unknown,
-    contentType?: string,
-    signal?: AbortSignal,
-  ): Promise<T> {
-    const res = await this.request(method, path, query, body, contentType, signal);
+  /** `request`, with a status outside 2xx thrown as the API's error and the body parsed. */
+  private async call<T>(...args: Parameters<HttpCluster['request']>): Promise<T> {
+    const res = await this.request(...args);
     if (res.status < 200 || res.status >= 300) throw toApiError(res.status, res.headers, res.body);
     return JSON.parse(res.body) as T;
   }

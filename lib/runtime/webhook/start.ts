@@ -4,7 +4,6 @@
  * and write nothing; only the leader renews certificates and keeps remote-mode worker pods.
  */
 import type { Logger } from 'pino';
-import { Counter, Histogram } from 'prom-client';
 import { ENABLED_LABEL } from '../../model/metadata-keys';
 import { CONTROLLER_PATHS } from '../../contract/env';
 import { CONTROLLER_METRICS } from '../../contract/metrics';
@@ -12,7 +11,7 @@ import type { Cluster, K8sObject } from '../kube/cluster';
 // The controller's pod cache form (a superset of what the worker plan reads): one slimPod for both caches.
 import { slimPod } from '../shared/caches';
 import { Informer, InformerOptions } from '../kube/informer';
-import type { RuntimeMetrics } from '../shared/metrics';
+import { callMetrics, type RuntimeMetrics } from '../shared/metrics';
 import { RESOURCES } from '../kube/resources';
 import type { RuntimeEnv } from '../shared/runtime-context';
 import { admitPod } from './admit';
@@ -77,23 +76,14 @@ export interface WebhookHandle {
 /** Counts and times each admission review, by outcome; nothing without metrics. */
 function admissionObserver(metrics?: RuntimeMetrics): NonNullable<AdmissionServerOptions['observe']> {
   if (!metrics) return () => {};
-  const registers = [metrics.registry];
-  const admissions = new Counter({
-    name: CONTROLLER_METRICS.webhookAdmissions,
-    help: 'Admission reviews by outcome.',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  const seconds = new Histogram({
-    name: CONTROLLER_METRICS.webhookSeconds,
-    help: 'Time to answer one admission review.',
-    labelNames: ['outcome'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
-    registers,
-  });
+  const m = callMetrics(
+    metrics.registry,
+    { name: CONTROLLER_METRICS.webhookAdmissions, help: 'Admission reviews by outcome.', labelNames: ['outcome'] },
+    { name: CONTROLLER_METRICS.webhookSeconds, help: 'Time to answer one admission review.', labelNames: ['outcome'] },
+  );
   return (outcome, s) => {
-    admissions.inc({ outcome });
-    seconds.observe({ outcome }, s);
+    m.calls.inc({ outcome });
+    m.seconds.observe({ outcome }, s);
   };
 }
 

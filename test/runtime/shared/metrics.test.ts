@@ -1,6 +1,7 @@
 /** The controller's series the dashboard reads: set from what the reconcilers know, removed when it is gone. */
 import { CONTROLLER_METRICS as M } from '../../../lib/contract/metrics';
-import { RuntimeMetrics } from '../../../lib/runtime/shared/metrics';
+import { Registry } from 'prom-client';
+import { callMetrics, RuntimeMetrics } from '../../../lib/runtime/shared/metrics';
 
 const lines = async (m: RuntimeMetrics, name: string) =>
   (await m.registry.metrics())
@@ -37,4 +38,28 @@ test("a pool's capacity and requests, and a workload's recommendation against it
   const text = await m.registry.metrics();
   expect(text).not.toMatch(/^tf_pool_\w+\{/m);
   expect(text).not.toMatch(/^tf_autoscale_\w+\{/m);
+});
+
+test("a server's calls: a counter, and a histogram of their seconds from 0.5 ms to 1 s, on the registry given", async () => {
+  const registry = new Registry();
+  const m = callMetrics(
+    registry,
+    { name: 'tf_test_calls_total', help: 'Calls.', labelNames: ['verb', 'outcome'] },
+    { name: 'tf_test_seconds', help: 'Seconds.', labelNames: ['verb'] },
+  );
+  m.calls.inc({ verb: 'bind', outcome: 'ok' });
+  m.seconds.observe({ verb: 'bind' }, 0.003);
+  const text = await registry.metrics();
+  expect(text).toContain('tf_test_calls_total{verb="bind",outcome="ok"} 1');
+  expect([...text.matchAll(/^tf_test_seconds_bucket\{le="([^"]+)",verb="bind"\} (\d+)$/gm)].map((r) => `${r[1]}:${r[2]}`)).toEqual([
+    '0.0005:0',
+    '0.001:0',
+    '0.0025:0',
+    '0.005:1',
+    '0.01:1',
+    '0.05:1',
+    '0.25:1',
+    '1:1',
+    '+Inf:1',
+  ]);
 });
