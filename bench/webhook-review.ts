@@ -3,6 +3,7 @@ import { HOSTNAME_LABEL } from '../lib/k8s/labels';
 import { API_VERSION } from '../lib/model/group';
 import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../lib/model/metadata-keys';
 import { WEBHOOK_RESOURCES } from '../lib/runtime/serving/tls-resources';
+import { review } from '../test/support/admission-review';
 import { ApiServerDouble, startApiServer } from '../test/support/api-server';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import type { KeyPair } from '../lib/runtime/serving/certificates';
@@ -20,45 +21,34 @@ export const BENCH_SHARE = {
 
 /** The review of a pod labelled `bench-pod: [<pod>]` with admission uid `[<id>]`. */
 export function reviewBody(): string {
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: '[<id>]',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      operation: 'CREATE',
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: 'bench-',
       namespace: 'default',
-      dryRun: false,
-      object: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          generateName: 'bench-',
-          namespace: 'default',
-          labels: { [ENABLED_LABEL]: 'true', app: 'bench', 'bench-pod': '[<pod>]' },
-          annotations: {
-            ...BENCH_SHARE,
-            'tensor-fusion.ai/workload': 'bench',
-            'tensor-fusion.ai/generate-workload': 'false',
-          },
-        },
-        spec: {
-          containers: [
-            {
-              name: 'python',
-              image: 'python:3.12',
-              command: ['python', '-c', 'import torch'],
-              resources: { requests: { cpu: '1', memory: '1Gi' } },
-            },
-          ],
-          // As the Priority admission plugin leaves it before the mutating webhooks run.
-          priority: 0,
-          preemptionPolicy: 'PreemptLowerPriority',
-        },
+      labels: { [ENABLED_LABEL]: 'true', app: 'bench', 'bench-pod': '[<pod>]' },
+      annotations: {
+        ...BENCH_SHARE,
+        'tensor-fusion.ai/workload': 'bench',
+        'tensor-fusion.ai/generate-workload': 'false',
       },
     },
-  });
+    spec: {
+      containers: [
+        {
+          name: 'python',
+          image: 'python:3.12',
+          command: ['python', '-c', 'import torch'],
+          resources: { requests: { cpu: '1', memory: '1Gi' } },
+        },
+      ],
+      // As the Priority admission plugin leaves it before the mutating webhooks run.
+      priority: 0,
+      preemptionPolicy: 'PreemptLowerPriority',
+    },
+  };
+  return JSON.stringify(review(pod, { uid: '[<id>]' }));
 }
 
 /** The webhook on 127.0.0.1 with `tls`, reading `cluster`'s caches, never renewing or keeping workers. */

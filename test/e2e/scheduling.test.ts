@@ -17,6 +17,7 @@ import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS, shareR
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
+import { review } from '../support/admission-review';
 import { describeControlPlane, policyDenial } from '../support/control-plane';
 import type { Obj } from '../support/e2e';
 import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
@@ -549,19 +550,7 @@ describeControlPlane(
         'tensor-fusion.ai/workload': 'forged',
         'tensor-fusion.ai/replicas': '100',
       });
-      const status = await postReview(ctl.replicas[0].webhookPort, {
-        apiVersion: 'admission.k8s.io/v1',
-        kind: 'AdmissionReview',
-        request: {
-          uid: 'forged',
-          kind: { group: '', version: 'v1', kind: 'Pod' },
-          resource: { group: '', version: 'v1', resource: 'pods' },
-          operation: 'CREATE',
-          namespace: NS,
-          userInfo: { username: 'nobody' },
-          object: forged,
-        },
-      });
+      const status = await postReview(ctl.replicas[0].webhookPort, review(forged as K8sObject, { uid: 'forged' }));
       expect(status).toBe(200);
       await new Promise((r) => setTimeout(r, 3_000));
       expect((await cp().kubectl(['get', 'tensorfusionworkload', '-n', NS, 'forged'])).code).not.toBe(0);

@@ -1,6 +1,5 @@
 /** A small GPU cluster in the API-server double, webhook instances over it, and an HTTPS client. */
 import * as https from 'node:https';
-import { randomUUID } from 'node:crypto';
 import { applyPatch, deepClone } from 'fast-json-patch';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { DEFAULT_POOL_ANNOTATION, ENABLED_LABEL, MANAGED_BY_LABEL } from '../../../lib/model/metadata-keys';
@@ -10,6 +9,7 @@ import { WEBHOOK_RESOURCES } from '../../../lib/runtime/serving/tls-resources';
 import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/serving/certificates';
 import { startWebhook, StartWebhookOptions, WebhookHandle } from '../../../lib/runtime/webhook/start';
 import type { AdmissionReview } from '../../../lib/runtime/webhook/review';
+export { review } from '../../support/admission-review';
 import type { TlsSource } from '../../../lib/runtime/serving/tls';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { ObjectMeta } from '../../../lib/k8s/object';
@@ -213,22 +213,6 @@ export function pod(o: PodOptions = {}): K8sObject {
       ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}),
     },
     spec: { containers: (o.containers ?? ['python']).map((name) => ({ name, image: 'python:3.12' })) },
-  };
-}
-
-export function review(object: K8sObject, extra: { uid?: string; dryRun?: boolean; operation?: string } = {}): AdmissionReview {
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: extra.uid ?? randomUUID(),
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      operation: extra.operation ?? 'CREATE',
-      namespace: object.metadata.namespace,
-      dryRun: extra.dryRun ?? false,
-      object,
-    },
   };
 }
 
