@@ -251,21 +251,17 @@ export class HttpCluster implements Cluster {
   }
 
   replace<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T> {
-    return this.call<T>(
-      'PUT',
-      resourcePath(rt, obj.metadata.namespace, obj.metadata.name),
-      { fieldManager: FIELD_MANAGER },
-      this.withType(rt, obj),
-    );
+    return this.put(rt, obj);
   }
 
   replaceStatus<T extends K8sObject>(rt: ResourceType, obj: T): Promise<T> {
-    return this.call<T>(
-      'PUT',
-      resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'),
-      { fieldManager: FIELD_MANAGER },
-      this.withType(rt, obj),
-    );
+    return this.put(rt, obj, 'status');
+  }
+
+  /** A PUT of `obj` (or of its subresource) as our field manager. */
+  private put<T extends K8sObject>(rt: ResourceType, obj: T, subresource?: 'status'): Promise<T> {
+    const path = resourcePath(rt, obj.metadata.namespace, obj.metadata.name, subresource);
+    return this.call<T>('PUT', path, { fieldManager: FIELD_MANAGER }, this.withType(rt, obj));
   }
 
   apply<T extends K8sObject>(rt: ResourceType, obj: T, opts: { force?: boolean; subresource?: 'status' } = {}): Promise<T> {
@@ -280,23 +276,17 @@ export class HttpCluster implements Cluster {
   }
 
   jsonPatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, ops: JsonPatchOp[], subresource?: 'status'): Promise<T> {
-    return this.call<T>(
-      'PATCH',
-      resourcePath(rt, ref.namespace, ref.name, subresource),
-      { fieldManager: FIELD_MANAGER },
-      ops,
-      'application/json-patch+json',
-    );
+    return this.patch<T>(rt, ref, subresource, ops, 'application/json-patch+json');
   }
 
   mergePatch<T extends K8sObject>(rt: ResourceType, ref: ObjectRef, patch: unknown, subresource?: 'status' | 'scale'): Promise<T> {
-    return this.call<T>(
-      'PATCH',
-      resourcePath(rt, ref.namespace, ref.name, subresource),
-      { fieldManager: FIELD_MANAGER },
-      patch,
-      'application/merge-patch+json',
-    );
+    return this.patch<T>(rt, ref, subresource, patch, 'application/merge-patch+json');
+  }
+
+  /** A PATCH of `ref` (or of its subresource) as our field manager, `body` in `contentType`. */
+  private patch<T>(rt: ResourceType, ref: ObjectRef, subresource: string | undefined, body: unknown, contentType: string): Promise<T> {
+    const path = resourcePath(rt, ref.namespace, ref.name, subresource);
+    return this.call<T>('PATCH', path, { fieldManager: FIELD_MANAGER }, body, contentType);
   }
 
   async bind(ref: ObjectRef & { uid?: string }, node: string, annotations?: Record<string, string>): Promise<void> {
