@@ -180,15 +180,13 @@ export type GpuWorkloadOptionName = keyof GpuWorkloadOptions;
 
 /**
  * Decoded, validated annotations: the same fields as {@link GpuWorkloadOptions}, with TFLOPS as
- * numbers and VRAM in bytes. A field is present only when its annotation was present and valid.
+ * numbers, VRAM in bytes and compute percents as numbers. A field is present only when its annotation
+ * was present and valid.
  */
-export interface GpuWorkloadSettings {
-  /** `tensor-fusion.ai/gpupool`, decoded. */
-  readonly pool?: string;
-  /** `tensor-fusion.ai/inject-container`, decoded. */
-  readonly injectContainers?: readonly string[];
-  /** `tensor-fusion.ai/replicas`, decoded. */
-  readonly replicas?: number;
+export interface GpuWorkloadSettings extends Omit<
+  GpuWorkloadOptions,
+  'tflopsRequest' | 'tflopsLimit' | 'vramRequest' | 'vramLimit' | 'computePercentRequest' | 'computePercentLimit'
+> {
   /** TFLOPS. */
   readonly tflopsRequest?: number;
   /** TFLOPS. */
@@ -197,38 +195,8 @@ export interface GpuWorkloadSettings {
   readonly vramRequest?: number;
   /** Bytes. */
   readonly vramLimit?: number;
-  /** `tensor-fusion.ai/qos`, decoded. */
-  readonly qos?: QosLevel;
-  /** `tensor-fusion.ai/is-local-gpu`, decoded. */
-  readonly isLocalGpu?: boolean;
-  /** `tensor-fusion.ai/workload`, decoded. */
-  readonly workload?: string;
-  /** `tensor-fusion.ai/generate-workload`, decoded. */
-  readonly generateWorkload?: boolean;
-  /** `tensor-fusion.ai/workload-profile`, decoded. */
-  readonly workloadProfile?: string;
-  /** `tensor-fusion.ai/gpu-count`, decoded. */
-  readonly gpuCount?: number;
-  /** `tensor-fusion.ai/gpu-model`, decoded. */
-  readonly gpuModel?: string;
-  /** `tensor-fusion.ai/auto-requests`, decoded. */
-  readonly autoRequests?: boolean;
-  /** `tensor-fusion.ai/auto-limits`, decoded. */
-  readonly autoLimits?: boolean;
-  /** `tensor-fusion.ai/auto-replicas`, decoded. */
-  readonly autoReplicas?: boolean;
-  /** `tensor-fusion.ai/no-standalone-worker-mode`, decoded. */
-  readonly noStandaloneWorkerMode?: boolean;
   /** Percent of one GPU. */
   readonly computePercentRequest?: number;
-  /** `tensor-fusion.ai/compute-percent-limit`, decoded. */
+  /** Percent of one GPU. */
   readonly computePercentLimit?: number;
-  /** `tensor-fusion.ai/dedicated-gpu`, decoded. */
-  readonly dedicatedGpu?: boolean;
-  /** `tensor-fusion.ai/gpu-indices`, decoded. */
-  readonly gpuIndices?: readonly number[];
-  /** `tensor-fusion.ai/vendor`, decoded. */
-  readonly vendor?: string;
-  /** `tensor-fusion.ai/eviction-protection`, decoded. */
-  readonly evictionProtection?: string;
 }

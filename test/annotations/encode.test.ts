@@ -1,24 +1,12 @@
 import { ValidationError } from '../../lib/model/errors';
 import { ANNOTATION, decodeGpuAnnotations, encodeGpuWorkload, GpuWorkloadOptions } from '../../lib/annotations';
+import { pytorchGpu } from '../../examples/platform';
 import { SEED_002_ANNOTATIONS } from '../support/seed';
 
 const SEED_ANNOTATIONS = SEED_002_ANNOTATIONS;
 
-const SEED_OPTIONS: GpuWorkloadOptions = {
-  pool: 'default-pool',
-  injectContainers: ['python'],
-  replicas: 1,
-  tflopsLimit: 20,
-  tflopsRequest: 10,
-  vramLimit: '4Gi',
-  vramRequest: '4Gi',
-  qos: 'medium',
-  workload: 'pytorch-example',
-  generateWorkload: true,
-  workloadProfile: 'default-profile',
-  isLocalGpu: true,
-  gpuCount: 1,
-};
+/** Seed 002's example is the example platform's: its options, TFLOPS as numbers (as decoding gives them). */
+const SEED_OPTIONS: GpuWorkloadOptions = { ...pytorchGpu, tflopsLimit: 20, tflopsRequest: 10 };
 
 describe('encodeGpuWorkload', () => {
   it("reproduces seed 002's example annotations exactly, in the seed's order", () => {
