@@ -4,33 +4,19 @@
  * the Binding, and what releases a share (a deleted or finished pod) and what does not (a terminating
  * pod, a copied record, a stalled watch).
  */
-import {
-  ALLOCATION_ANNOTATION,
-  ENABLED_LABEL,
-  GPU_IDS_ANNOTATION,
-  PLACEMENT_ANNOTATIONS,
-  SHARE_ANNOTATION,
-} from '../../../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, GPU_IDS_ANNOTATION, PLACEMENT_ANNOTATIONS } from '../../../lib/model/metadata-keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
 import { Extender, refusalListSpacingMs } from '../../../lib/runtime/extender/extender';
 import type { ExtenderArgs } from '../../../lib/runtime/extender/protocol';
 import { PlacementState } from '../../../lib/runtime/extender/placement-state';
-import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
+import type { ShareRequest } from '../../../lib/runtime/shared/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
-import { startExtender } from './fixtures';
+import { shareOf, sharePod, startExtender } from './fixtures';
 
-const SHARE: ShareRequest = {
-  pool: 'p',
-  qos: 'medium',
-  gpuCount: 1,
-  tflopsRequest: 10,
-  tflopsLimit: 20,
-  vramRequest: 60 * GiB,
-  vramLimit: 60 * GiB,
-};
+const SHARE = shareOf(60 * GiB);
 const NODES = ['p-node-0', 'p-node-1'];
 
 let api: ApiServerDouble;
@@ -39,18 +25,7 @@ let state: PlacementState;
 let extender: Extender;
 
 function podObj(name: string, share: ShareRequest | null = SHARE, extra: Record<string, unknown> = {}): K8sObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'default',
-      labels: { [ENABLED_LABEL]: 'true' },
-      annotations: share ? { [SHARE_ANNOTATION]: encodeShare(share) } : {},
-    },
-    spec: { containers: [{ name: 'main', image: 'x' }] },
-    ...extra,
-  };
+  return { ...sharePod(name, share), ...extra };
 }
 
 /** Creates the pod in the double and returns it with its uid. */

@@ -1,9 +1,11 @@
-/** An extender over informers of the API-server double, started and synced. */
+/** An extender over informers of the API-server double, started and synced; the shares and pods it places. */
+import { ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { Informer } from '../../../lib/runtime/kube/informer';
 import { RESOURCES } from '../../../lib/runtime/kube/resources';
 import { Extender } from '../../../lib/runtime/extender/extender';
 import { PlacementState } from '../../../lib/runtime/extender/placement-state';
+import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
 import { ApiServerDouble, clusterFor } from '../../support/api-server';
 
 export interface ExtenderUnderTest {
@@ -30,4 +32,24 @@ export async function startExtender(api: ApiServerDouble): Promise<ExtenderUnder
   await Promise.all(informers.map((i) => i.waitForSync()));
   const state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods, quotas } as never });
   return { informers, state, extender: new Extender({ state, cluster, pods }) };
+}
+
+/** A share of one GPU of pool `p`: 10 TFLOPS (20 at most) and `vram` bytes, requested and the limit. */
+export function shareOf(vram: number): ShareRequest {
+  return { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: vram, vramLimit: vram };
+}
+
+/** A pod of `default` the webhook has admitted with `share` (null: a plain pod of the GPU label), with `labels` added. */
+export function sharePod(name: string, share: ShareRequest | null, labels: Record<string, string> = {}): K8sObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'default',
+      labels: { [ENABLED_LABEL]: 'true', ...labels },
+      annotations: share ? { [SHARE_ANNOTATION]: encodeShare(share) } : {},
+    },
+    spec: { containers: [{ name: 'main', image: 'x' }] },
+  };
 }

@@ -3,29 +3,19 @@
  * while its Binding is on the wire, a relist whose response predates a resized share's record, and a
  * Binding whose answer was lost.
  */
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/metadata-keys';
 import { ApiError, Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../../lib/runtime/kube/resources';
 import { Extender } from '../../../lib/runtime/extender/extender';
 import { BIND_UNCONFIRMED } from '../../../lib/runtime/extender/node-reasons';
 import { PlacementState } from '../../../lib/runtime/extender/placement-state';
-import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
-import { ExtenderUnderTest, startExtender } from './fixtures';
+import { ExtenderUnderTest, shareOf, sharePod, startExtender } from './fixtures';
 
 const NODE = 'p-node-0';
 const GPU = 'p-node-0-gpu-0';
-const share = (vram: number): ShareRequest => ({
-  pool: 'p',
-  qos: 'medium',
-  gpuCount: 1,
-  tflopsRequest: 10,
-  tflopsLimit: 20,
-  vramRequest: vram,
-  vramLimit: vram,
-});
 
 let api: ApiServerDouble;
 let x: ExtenderUnderTest;
@@ -39,18 +29,7 @@ afterEach(async () => {
   await api.stop();
 });
 
-const newPod = (name: string, vram: number): K8sObject =>
-  api.put('pods', {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'default',
-      labels: { [ENABLED_LABEL]: 'true' },
-      annotations: { [SHARE_ANNOTATION]: encodeShare(share(vram)) },
-    },
-    spec: { containers: [{ name: 'main', image: 'example.io/app:1' }] },
-  }) as K8sObject;
+const newPod = (name: string, vram: number): K8sObject => api.put('pods', sharePod(name, shareOf(vram))) as K8sObject;
 
 const filter = async (ext: Extender, pod: K8sObject) => (await ext.filter({ Pod: pod, NodeNames: [NODE], Nodes: null })).NodeNames;
 const bind = (ext: Extender, pod: K8sObject) =>

@@ -4,13 +4,7 @@
  * the pod's record and MPS annotations are patched, a GPU is never over-committed, a share whose GPUs
  * have no room stays with a condition saying why, and a failed patch gives the room back.
  */
-import {
-  ALLOCATION_ANNOTATION,
-  ENABLED_LABEL,
-  PLACEMENT_ANNOTATIONS,
-  SHARE_ANNOTATION,
-  WORKLOAD_LABEL,
-} from '../../../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION, PLACEMENT_ANNOTATIONS, WORKLOAD_LABEL } from '../../../lib/model/metadata-keys';
 import { Allocator } from '../../../lib/allocator';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
@@ -18,11 +12,10 @@ import type { Extender } from '../../../lib/runtime/extender/extender';
 import type { PlacementState } from '../../../lib/runtime/extender/placement-state';
 import { RESIZE_CONDITION, ShareResizer } from '../../../lib/runtime/autoscale/resize';
 import type { Workload } from '../../../lib/runtime/autoscale/loop';
-import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
-import { startExtender } from './fixtures';
+import { shareOf, sharePod, startExtender } from './fixtures';
 
 describe('Allocator.resize', () => {
   const a = () => {
@@ -70,15 +63,7 @@ describe('Allocator.resize', () => {
   });
 });
 
-const SHARE: ShareRequest = {
-  pool: 'p',
-  qos: 'medium',
-  gpuCount: 1,
-  tflopsRequest: 10,
-  tflopsLimit: 20,
-  vramRequest: 30 * GiB,
-  vramLimit: 30 * GiB,
-};
+const SHARE = shareOf(30 * GiB);
 const NODE = 'p-node-0';
 
 describe('ShareResizer against the API double', () => {
@@ -100,17 +85,7 @@ describe('ShareResizer against the API double', () => {
 
   /** Creates a pod of workload `web` and places it through filter and bind on the one node. */
   async function place(name: string): Promise<K8sObject> {
-    const pod = api.put('pods', {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name,
-        namespace: 'default',
-        labels: { [ENABLED_LABEL]: 'true', [WORKLOAD_LABEL]: 'web' },
-        annotations: { [SHARE_ANNOTATION]: encodeShare(SHARE) },
-      },
-      spec: { containers: [{ name: 'main', image: 'x' }] },
-    }) as K8sObject;
+    const pod = api.put('pods', sharePod(name, SHARE, { [WORKLOAD_LABEL]: 'web' })) as K8sObject;
     const f = await extender.filter({ Pod: pod, NodeNames: [NODE], Nodes: null });
     expect(f.NodeNames).toEqual([NODE]);
     expect(await extender.bind({ PodName: name, PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: NODE })).toEqual({ Error: '' });
