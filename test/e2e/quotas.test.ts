@@ -12,7 +12,16 @@ import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane } from '../support/control-plane';
 import type { Obj } from '../support/e2e';
-import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
+import {
+  a100Labels,
+  controllerSuite,
+  deleteAllPods,
+  installWithPool,
+  kwokNode,
+  localGpuPod,
+  RunningController,
+  writeYaml,
+} from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
 const { synth, user } = controllerSuite(120_000);
@@ -51,10 +60,7 @@ describeControlPlane('namespace GPU quotas', { controllerManager: true, kwok: tr
   };
   const clean = async () => {
     await cp().kubectl(['delete', 'gpuresourcequotas', '--all', '-n', NS]);
-    await eventually(async () => {
-      await cp().kubectl(['delete', 'pods', '--all', '-n', NS, '--grace-period=0', '--force', '--wait=false']);
-      expect((await get(['pods', '-n', NS])).items).toEqual([]);
-    }, 240_000);
+    await deleteAllPods(cp(), NS);
   };
 
   beforeAll(async () => {

@@ -20,7 +20,16 @@ import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { review } from '../support/admission-review';
 import { describeControlPlane, policyDenial } from '../support/control-plane';
 import type { Obj } from '../support/e2e';
-import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, RunningController, writeYaml } from '../support/e2e';
+import {
+  a100Labels,
+  controllerSuite,
+  deleteAllPods,
+  installWithPool,
+  kwokNode,
+  localGpuPod,
+  RunningController,
+  writeYaml,
+} from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
 // Each case waits on the real scheduler (its retries back off up to seconds) and cleans up after itself.
@@ -101,11 +110,7 @@ describeControlPlane(
     /** Removes every workload and pod of the namespace and waits until the pods are gone. */
     const clean = async () => {
       await cp().kubectl(['delete', 'daemonsets,deployments', '--all', '-n', NS, '--wait=false']);
-      await eventually(async () => {
-        // Force: KWOK would delete them anyway; a pod held by a test's finalizer has it removed first.
-        await cp().kubectl(['delete', 'pods', '--all', '-n', NS, '--grace-period=0', '--force', '--wait=false']);
-        expect((await get(['pods', '-n', NS])).items).toEqual([]);
-      }, 240_000);
+      await deleteAllPods(cp(), NS);
     };
 
     beforeAll(async () => {

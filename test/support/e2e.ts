@@ -51,3 +51,14 @@ export async function installWithPool(
     throw err;
   }
 }
+
+/**
+ * Force-deletes every pod of `namespace` until none is left: KWOK would delete them anyway, and a pod
+ * held by a test's finalizer has it removed first.
+ */
+export async function deleteAllPods(cp: ControlPlane, namespace: string): Promise<void> {
+  await eventually(async () => {
+    await cp.kubectl(['delete', 'pods', '--all', '-n', namespace, '--grace-period=0', '--force', '--wait=false']);
+    expect(JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', namespace, '-o', 'json'])).items).toEqual([]);
+  }, 240_000);
+}
