@@ -56,6 +56,18 @@ afterEach(async () => {
 });
 
 describe('self-managed', () => {
+  /** The source of secret `tf-tls` for the Service name, as the leader unless `over` says otherwise. */
+  const selfManaged = (over: Partial<ConstructorParameters<typeof SelfManagedTlsSource>[0]> = {}) =>
+    new SelfManagedTlsSource({
+      cluster: clusterFor(double),
+      namespace: NS,
+      secretName: 'tf-tls',
+      webhookConfigName: 'tf-webhook',
+      dnsNames: [SERVICE_HOST],
+      isLeader: () => true,
+      ...over,
+    });
+
   it('issues the CA and serving certificate, publishes the caBundle, and serves with them', async () => {
     const webhook = await startTestWebhook(double, { tls: undefined, tlsPollMs: 100 });
     try {
@@ -123,15 +135,7 @@ describe('self-managed', () => {
 
   it('renews the serving certificate 90 days before expiry, not earlier', async () => {
     let now = Date.now();
-    const source = new SelfManagedTlsSource({
-      cluster: clusterFor(double),
-      namespace: NS,
-      secretName: 'tf-tls',
-      webhookConfigName: 'tf-webhook',
-      dnsNames: [SERVICE_HOST],
-      isLeader: () => true,
-      now: () => now,
-    });
+    const source = selfManaged({ now: () => now });
     await source.tick();
     const first = source.current()!.cert;
     expect(notAfter(first)!.getTime()).toBeGreaterThan(now + 364 * DAY);
@@ -160,14 +164,7 @@ describe('self-managed', () => {
         [SECRET_KEYS.key]: b64(wrong.key),
       },
     });
-    const source = new SelfManagedTlsSource({
-      cluster: clusterFor(double),
-      namespace: NS,
-      secretName: 'tf-tls',
-      webhookConfigName: 'tf-webhook',
-      dnsNames: [SERVICE_HOST],
-      isLeader: () => true,
-    });
+    const source = selfManaged();
     await source.tick();
     expect(source.current()!.cert).not.toBe(wrong.cert);
     // Same CA kept: only the serving certificate was wrong.
@@ -175,14 +172,7 @@ describe('self-managed', () => {
   });
 
   it('does not write as a follower', async () => {
-    const source = new SelfManagedTlsSource({
-      cluster: clusterFor(double),
-      namespace: NS,
-      secretName: 'tf-tls',
-      webhookConfigName: 'tf-webhook',
-      dnsNames: [SERVICE_HOST],
-      isLeader: () => false,
-    });
+    const source = selfManaged({ isLeader: () => false });
     await source.tick();
     expect(source.current()).toBeUndefined();
     expect(double.getObject('secrets', 'tf-tls', NS)!.data).toBeUndefined();
