@@ -6,7 +6,7 @@ import { mpsEstimates } from '../../../lib/runtime/agent/collector';
 import { isMpsClient, isMpsServer, parseComputeApps, parseGpus, parsePmon } from '../../../lib/runtime/agent/nvidia-smi';
 import { containerIdOf, indexPods, NodePodResolver } from '../../../lib/runtime/agent/pods';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
-import { fakeNode, FakeNode, MPS_TRACE, POD_A, POD_B, TRACE } from './fixtures';
+import { fakeNode, FakeNode, MPS_TRACE, POD_A, POD_B, Trace, TRACE } from './fixtures';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -107,25 +107,29 @@ describe('agent environment', () => {
   });
 });
 
-describe('agent over HTTP with a fake nvidia-smi', () => {
-  let node: FakeNode;
-  let agent: Agent;
-
+/** An agent on 127.0.0.1 over a fake node showing `trace`, started before the describe's tests and stopped after. */
+function agentOnFakeNode(trace?: Trace): { node: FakeNode; agent: Agent } {
+  const on = {} as { node: FakeNode; agent: Agent };
   beforeAll(async () => {
-    node = fakeNode();
-    agent = await startAgent(
-      { nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' },
-      node.resolver,
+    on.node = fakeNode(undefined, trace);
+    on.agent = await startAgent(
+      { nodeName: 'gpu-1', port: 0, nvidiaSmi: on.node.nvidiaSmi, procRoot: on.node.procRoot, logLevel: 'silent' },
+      on.node.resolver,
       '127.0.0.1',
     );
   });
   afterAll(async () => {
-    await agent.stop();
-    node.cleanup();
+    await on.agent.stop();
+    on.node.cleanup();
   });
+  return on;
+}
+
+describe('agent over HTTP with a fake nvidia-smi', () => {
+  const on = agentOnFakeNode();
 
   const scrape = async () => {
-    const res = await fetch(`http://127.0.0.1:${agent.server.port}/metrics`);
+    const res = await fetch(`http://127.0.0.1:${on.agent.server.port}/metrics`);
     expect(res.status).toBe(200);
     return res.text();
   };
@@ -137,7 +141,7 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
       .sort();
 
   it('exports per pod, container and GPU: VRAM bytes, SM ratio and TFLOPS from the catalog (A100: 312)', async () => {
-    node.setStep(0);
+    on.node.setStep(0);
     const text = await scrape();
     const [g0, g1] = TRACE.gpus.map((g) => g.uuid);
     const a = `namespace="ml",pod="train-0",container="python",pod_uid="${POD_A.uid}",gpu_uuid="${g0}",gpu_model="A100",node="gpu-1"`;
@@ -159,45 +163,32 @@ describe('agent over HTTP with a fake nvidia-smi', () => {
   });
 
   it('follows the trace: the next step replaces the values, and series of processes that ended disappear', async () => {
-    node.setStep(1);
+    on.node.setStep(1);
     let text = await scrape();
     expect(series(text, AGENT_METRICS.vramUsed).map((l) => l.split(' ')[1])).toEqual([(4096 * MIB).toFixed(4), (2048 * MIB).toFixed(4)]);
     expect(series(text, AGENT_METRICS.smUtilization).map((l) => l.split(' ')[1])).toEqual(['0.0000', '0.4000']);
-    node.setStep(2);
+    on.node.setStep(2);
     text = await scrape();
     expect(series(text, AGENT_METRICS.vramUsed)).toEqual([]);
     expect(text).toContain(`${AGENT_METRICS.unattributed}{node="gpu-1"} 0`);
   });
 
   it('counts a failing nvidia-smi and keeps serving', async () => {
-    node.breakSmi(true);
+    on.node.breakSmi(true);
     try {
       const text = await scrape();
       expect(text).toMatch(new RegExp(`${AGENT_METRICS.collectErrors}\\{query="apps",node="gpu-1"\\} [1-9]`));
     } finally {
-      node.breakSmi(false);
+      on.node.breakSmi(false);
     }
   });
 });
 
 describe('agent on an MPS GPU', () => {
-  let node: FakeNode;
-  let agent: Agent;
-  beforeAll(async () => {
-    node = fakeNode(undefined, MPS_TRACE);
-    agent = await startAgent(
-      { nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' },
-      node.resolver,
-      '127.0.0.1',
-    );
-  });
-  afterAll(async () => {
-    await agent.stop();
-    node.cleanup();
-  });
+  const on = agentOnFakeNode(MPS_TRACE);
 
   it("reports each client's VRAM exactly, no measured compute for clients, an estimate split by caps, and the server as a server", async () => {
-    const text = await (await fetch(`http://127.0.0.1:${agent.server.port}/metrics`)).text();
+    const text = await (await fetch(`http://127.0.0.1:${on.agent.server.port}/metrics`)).text();
     const value = (name: string, pod: string) =>
       text
         .split('\n')
