@@ -92,6 +92,15 @@ const suite = useWebhookSuite(
   },
 );
 
+/** A local-GPU share of the pool with a worker image, in no-standalone-worker mode. */
+const NO_STANDALONE = ann({
+  gpupool: 'with-worker',
+  'is-local-gpu': 'true',
+  'no-standalone-worker-mode': 'true',
+  'tflops-request': '10',
+  'vram-request': '1Gi',
+});
+
 describe('local GPU mode', () => {
   const annotations = ann({
     'is-local-gpu': 'true',
@@ -361,13 +370,7 @@ describe('local GPU mode', () => {
   it('adds the worker init container, with the same env, in no-standalone-worker mode', async () => {
     const p = pod({
       name: 'nsw',
-      annotations: ann({
-        gpupool: 'with-worker',
-        'is-local-gpu': 'true',
-        'no-standalone-worker-mode': 'true',
-        'tflops-request': '10',
-        'vram-request': '1Gi',
-      }),
+      annotations: NO_STANDALONE,
     });
     const out: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     expect(out.spec.initContainers).toEqual([
@@ -407,14 +410,7 @@ describe('local GPU mode', () => {
   });
 
   it('refuses an app container named like the worker init container, and a foreign init container of that name', async () => {
-    const nsw = ann({
-      gpupool: 'with-worker',
-      'is-local-gpu': 'true',
-      'no-standalone-worker-mode': 'true',
-      'tflops-request': '10',
-      'vram-request': '1Gi',
-      'inject-container': 'python',
-    });
+    const nsw = { ...NO_STANDALONE, ...ann({ 'inject-container': 'python' }) };
     const p: any = pod({ name: 'clash', annotations: nsw, containers: ['python', 'tensor-fusion-worker'] });
     p.spec.initContainers = [{ name: 'tensor-fusion-worker', image: 'mine' }];
     expect((await post(suite.webhook.port(), suite.agent, review(p))).body.response.status.message).toBe(
@@ -428,13 +424,7 @@ describe('local GPU mode', () => {
   it('keeps what a later webhook did to its init container (securityContext, mounts) on reinvocation', async () => {
     const p = pod({
       name: 'nsw-later',
-      annotations: ann({
-        gpupool: 'with-worker',
-        'is-local-gpu': 'true',
-        'no-standalone-worker-mode': 'true',
-        'tflops-request': '10',
-        'vram-request': '1Gi',
-      }),
+      annotations: NO_STANDALONE,
     });
     const out: any = patched(p, (await post(suite.webhook.port(), suite.agent, review(p))).body);
     out.spec.initContainers[0].securityContext = { ...WORKER_SECURITY_CONTEXT, runAsUser: 1000 };
