@@ -11,17 +11,8 @@ import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane } from '../support/control-plane';
-import type { Obj } from '../support/e2e';
-import {
-  a100Labels,
-  controllerSuite,
-  deleteAllPods,
-  installWithPool,
-  kwokNode,
-  localGpuPod,
-  RunningController,
-  writeYaml,
-} from '../support/e2e';
+import type { Obj, RunningController } from '../support/e2e';
+import { a100Labels, controllerSuite, deleteAllPods, installWithPool, kwokNode, localGpuPod, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
 const { synth, user } = controllerSuite(120_000);

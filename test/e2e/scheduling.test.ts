@@ -19,17 +19,8 @@ import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { review } from '../support/admission-review';
 import { describeControlPlane, policyDenial } from '../support/control-plane';
-import type { Obj } from '../support/e2e';
-import {
-  a100Labels,
-  controllerSuite,
-  deleteAllPods,
-  installWithPool,
-  kwokNode,
-  localGpuPod,
-  RunningController,
-  writeYaml,
-} from '../support/e2e';
+import type { Obj, RunningController } from '../support/e2e';
+import { a100Labels, controllerSuite, deleteAllPods, installWithPool, kwokNode, localGpuPod, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
 // Each case waits on the real scheduler (its retries back off up to seconds) and cleans up after itself.
