@@ -18,7 +18,7 @@ import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { review } from '../support/admission-review';
-import { describeControlPlane, policyDenial } from '../support/control-plane';
+import { type AuditEvent, describeControlPlane, policyDenial } from '../support/control-plane';
 import type { Obj, RunningController } from '../support/e2e';
 import { a100Labels, controllerSuite, deleteAllPods, installWithPool, kwokNode, localGpuPod, writeYaml } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
@@ -73,6 +73,9 @@ describeControlPlane(
     let ctl: RunningController;
     const get = async (args: string[]): Promise<Obj> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json']));
     const pod = (name: string) => get(['pod', '-n', NS, name]);
+    /** The audit log's events by the controller's user that `match`. */
+    const controllerAudit = (match: (e: AuditEvent) => boolean, events = cp().auditEvents()) =>
+      events.filter((e) => e.user.username === user.name && match(e));
     const create = (o: Obj) => cp().kubectl(['create', '-f', '-'], { input: JSON.stringify(o) });
     const allocation = (p: Obj) =>
       JSON.parse(p.metadata.annotations[ALLOCATION_ANNOTATION]) as { id: string; node: string; gpuIds: string[] };
@@ -505,15 +508,12 @@ describeControlPlane(
 
     test('a pod after a pause is placed without listing every GPU pod again while our scheduler has held its Lease throughout', async () => {
       const extenderLists = () =>
-        cp()
-          .auditEvents()
-          .filter(
-            (e) =>
-              e.verb === 'list' &&
-              e.objectRef?.resource === 'pods' &&
-              e.user.username === user.name &&
-              e.requestURI.includes(`labelSelector=${encodeURIComponent(`${ENABLED_LABEL}=true`)}`),
-          ).length;
+        controllerAudit(
+          (e) =>
+            e.verb === 'list' &&
+            e.objectRef?.resource === 'pods' &&
+            e.requestURI.includes(`labelSelector=${encodeURIComponent(`${ENABLED_LABEL}=true`)}`),
+        ).length;
       await create(gpuPod('before-pause'));
       await bound('before-pause');
       const before = extenderLists();
@@ -528,15 +528,9 @@ describeControlPlane(
     test('a forged AdmissionReview sent to the webhook creates nothing', async () => {
       // Status of the earlier tests' pods follows them by up to a second, and their generated workloads
       // are collected: wait for the controller to be quiet in the namespace first.
-      const controllerWrites = () =>
-        cp()
-          .auditEvents()
-          .filter(
-            (e) =>
-              e.user.username === user.name && ['create', 'update', 'patch', 'delete'].includes(e.verb) && e.objectRef?.namespace === NS,
-          ).length;
-      for (let n = -1; n !== controllerWrites();) {
-        n = controllerWrites();
+      const writesInNs = (e: AuditEvent) => ['create', 'update', 'patch', 'delete'].includes(e.verb) && e.objectRef?.namespace === NS;
+      for (let n = -1; n !== controllerAudit(writesInNs).length;) {
+        n = controllerAudit(writesInNs).length;
         await new Promise((r) => setTimeout(r, 2_500));
       }
       const before = cp().auditEvents().length;
@@ -550,13 +544,7 @@ describeControlPlane(
       expect(status).toBe(200);
       await new Promise((r) => setTimeout(r, 3_000));
       expect((await cp().kubectl(['get', 'tensorfusionworkload', '-n', NS, 'forged'])).code).not.toBe(0);
-      const writes = cp()
-        .auditEvents()
-        .slice(before)
-        .filter(
-          (e) => e.user.username === user.name && ['create', 'update', 'patch', 'delete'].includes(e.verb) && e.objectRef?.namespace === NS,
-        );
-      expect(writes).toEqual([]);
+      expect(controllerAudit(writesInNs, cp().auditEvents().slice(before))).toEqual([]);
     });
 
     test('1,000 pods created at once against room for 500: exactly 500 bound, 500 Pending, none over-committed; deleting 100 lets exactly 100 more bind', async () => {
