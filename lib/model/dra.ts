@@ -47,3 +47,14 @@ export const DRA_ATTRIBUTES = { uuid: 'uuid', model: 'model', index: 'index', mi
 export const DRA_POD_CLAIM = 'tensor-fusion-gpu';
 /** The request's name inside the claim. */
 export const DRA_REQUEST = 'gpu';
+
+/**
+ * The steps of a published GPU's request policy: a claim's TFLOPS are rounded up to 1m (the finest a
+ * Kubernetes quantity writes, so a share's `'0.5'` is consumed exactly) and its VRAM to 1Mi (the least
+ * VRAM a share may ask, lib/model/limits.ts `VRAM_MIN`). The webhook's requests are whole multiples,
+ * so `consumedCapacity` equals the share's request.
+ */
+export const DRA_STEP = { tflops: '1m', vram: '1Mi' } as const;
+
+/** The device taint the node agent puts on a GPU that takes no new claim (its value: why). */
+export const DRA_NOT_READY_TAINT = `${DRA_DRIVER}/not-ready`;

@@ -1,0 +1,141 @@
+/**
+ * The ResourceSlice (resource.k8s.io/v1) a node agent publishes for a node of a DRA pool: one device
+ * per GPU, shared by many claims (`allowMultipleAllocations`), each claim consuming TFLOPS and VRAM of it.
+ * Pure, so that the agent and the benches (which publish slices on KWOK nodes) publish the same thing.
+ */
+import type { GPUPool } from '../../../api';
+import { DRA_ATTRIBUTES, DRA_CAPACITY, DRA_DRIVER, DRA_NOT_READY_TAINT, DRA_STEP } from '../../../model/dra';
+import { formatBytes } from '../../../k8s/quantity';
+import { formatTflops } from '../../../model/share-quantity';
+import { oversellRatio } from '../capacity';
+
+/** One GPU of the node, as the agent sees it. */
+export interface SliceGpu {
+  uuid: string;
+  /** Short model name (lib/model/gpu-catalog.ts). */
+  model: string;
+  /** The driver's device index. */
+  index: number;
+  /** The driver's device minor (`/dev/nvidia<minor>`); left out where unknown. */
+  minor?: number;
+  /** Physical FP16 TFLOPS (0 for a model the catalog does not know). */
+  tflops: number;
+  /** VRAM bytes. */
+  vram: number;
+  /** Why the GPU takes no new claim (its `IsolationReady` reason, or its health); unset when it does. */
+  notReady?: string;
+}
+
+/** What {@link resourceSlice} publishes. */
+export interface ResourceSliceInput {
+  nodeName: string;
+  /** The node's pool: its name and its TFLOPS oversell ratio. */
+  pool: Pick<GPUPool, 'metadata' | 'spec'>;
+  gpus: SliceGpu[];
+  /** The slice pool's generation: raised on every change of the devices, so the scheduler drops older slices. */
+  generation?: number;
+  /**
+   * The device order, as GPU indices. kube-scheduler gives a claim the first device that fits, in the
+   * slice's order, so the order steers placement. GPUs left out follow in index order.
+   */
+  order?: number[];
+}
+
+/** A quantity capacity with its request policy. */
+export interface SliceCapacity {
+  value: string;
+  requestPolicy: { default: string; validRange: { min: string; step: string } };
+}
+
+/** A device of the slice. */
+export interface SliceDevice {
+  name: string;
+  allowMultipleAllocations: true;
+  attributes: Record<string, { string: string } | { int: number }>;
+  capacity: Record<string, SliceCapacity>;
+  taints?: Array<{ key: string; value: string; effect: 'NoSchedule' }>;
+}
+
+/** The published object. */
+export interface ResourceSlice {
+  apiVersion: 'resource.k8s.io/v1';
+  kind: 'ResourceSlice';
+  metadata: { name: string };
+  spec: {
+    driver: string;
+    nodeName: string;
+    pool: { name: string; generation: number; resourceSliceCount: 1 };
+    devices: SliceDevice[];
+  };
+}
+
+/** The name of a node's slice: `<node>-gpu.tensor-fusion.ai`. */
+export function resourceSliceName(nodeName: string): string {
+  return `${nodeName}-${DRA_DRIVER}`;
+}
+
+/** The device name of the GPU with this index. */
+export function deviceName(index: number): string {
+  return `gpu-${index}`;
+}
+
+/** Orders the GPUs by `order` (indices), then the rest by index; an index that names no GPU is an error. */
+function ordered(nodeName: string, gpus: SliceGpu[], order: number[]): SliceGpu[] {
+  const byIndex = new Map(gpus.map((g) => [g.index, g]));
+  order.forEach((index, i) => {
+    if (!byIndex.has(index)) {
+      const known = [...byIndex.keys()].sort((a, b) => a - b).join(', ');
+      throw new Error(`order[${i}]: ${index} is not a GPU index of node ${nodeName} (it has ${known || 'none'})`);
+    }
+  });
+  const named = new Set(order);
+  const rest = gpus.filter((g) => !named.has(g.index)).sort((a, b) => a.index - b.index);
+  return [...new Set(order)].map((index) => byIndex.get(index)!).concat(rest);
+}
+
+/**
+ * A capacity whose request policy rounds a claim up to `step` and, for a claim that names none of this
+ * capacity, consumes all of it: a claim made without our webhook takes a whole GPU rather than a
+ * sliver the share's limits would not match.
+ */
+function capacity(value: string, step: string): SliceCapacity {
+  return { value, requestPolicy: { default: value, validRange: { min: step, step } } };
+}
+
+/** One GPU as a device: TFLOPS after the pool's oversell ratio (as lib/runtime/shared/capacity.ts counts it), VRAM as is. */
+function device(gpu: SliceGpu, pool: ResourceSliceInput['pool'], ratio: number): SliceDevice {
+  const attributes: SliceDevice['attributes'] = {
+    [DRA_ATTRIBUTES.uuid]: { string: gpu.uuid },
+    [DRA_ATTRIBUTES.model]: { string: gpu.model },
+    [DRA_ATTRIBUTES.index]: { int: gpu.index },
+    ...(gpu.minor === undefined ? {} : { [DRA_ATTRIBUTES.minor]: { int: gpu.minor } }),
+    [DRA_ATTRIBUTES.pool]: { string: pool.metadata.name },
+  };
+  return {
+    name: deviceName(gpu.index),
+    allowMultipleAllocations: true,
+    attributes,
+    capacity: {
+      [DRA_CAPACITY.tflops]: capacity(formatTflops((gpu.tflops * ratio) / 100), DRA_STEP.tflops),
+      [DRA_CAPACITY.vram]: capacity(formatBytes(gpu.vram), DRA_STEP.vram),
+    },
+    // NoSchedule: the GPU takes no new claim, its shares keep running, and it stays listed with its capacity.
+    ...(gpu.notReady ? { taints: [{ key: DRA_NOT_READY_TAINT, value: gpu.notReady, effect: 'NoSchedule' as const }] } : {}),
+  };
+}
+
+/** The node's ResourceSlice: one shareable device `gpu-<index>` per GPU, in `order`. */
+export function resourceSlice(input: ResourceSliceInput): ResourceSlice {
+  const ratio = oversellRatio(input.pool as GPUPool);
+  return {
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceSlice',
+    metadata: { name: resourceSliceName(input.nodeName) },
+    spec: {
+      driver: DRA_DRIVER,
+      nodeName: input.nodeName,
+      pool: { name: input.nodeName, generation: input.generation ?? 1, resourceSliceCount: 1 },
+      devices: ordered(input.nodeName, input.gpus, input.order ?? []).map((g) => device(g, input.pool, ratio)),
+    },
+  };
+}
