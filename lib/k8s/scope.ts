@@ -5,6 +5,8 @@ export type Scope = 'Cluster' | 'Namespaced';
 export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
   'Namespace',
   'Node',
+  'ResourceSlice',
+  'DeviceClass',
   'ClusterRole',
   'ClusterRoleBinding',
   'CustomResourceDefinition',

@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as dp from '../../lib/runtime/agent/kubelet/generated/deviceplugin-v1beta1';
 import * as pr from '../../lib/runtime/agent/kubelet/generated/podresources-v1';
+import * as dra from '../../lib/runtime/agent/kubelet/generated/dra-v1';
+import * as reg from '../../lib/runtime/agent/kubelet/generated/pluginregistration-v1';
 import { kubeletServices } from '../../lib/runtime/agent/kubelet/load';
 import { GENERATED_DIR, generatedFiles, kubeletModuleDir } from '../../scripts/gen-kubelet-api';
 
@@ -27,7 +29,7 @@ if (why) console.log(`kubelet-api.test.ts: the freshness check skips: ${why}`);
 
 (why ? test.skip : test)('the generated files are what `npm run gen:kubelet-api` writes from k8s.io/kubelet', () => {
   const files = generatedFiles(kubeletModuleDir());
-  expect([...files.keys()].sort()).toEqual(['deviceplugin-v1beta1.ts', 'pluginregistration-v1.ts', 'podresources-v1.ts']);
+  expect([...files.keys()].sort()).toEqual(['deviceplugin-v1beta1.ts', 'dra-v1.ts', 'pluginregistration-v1.ts', 'podresources-v1.ts']);
   for (const [file, text] of files) expect(readFileSync(join(GENERATED_DIR, file), 'utf8')).toBe(text);
 });
 
@@ -43,4 +45,7 @@ test('the descriptors load as the services the agent serves and calls, with the 
   ]);
   expect(methods(plugin.Registration)).toEqual(['Register']);
   expect(methods(kubeletServices(pr.DESCRIPTOR, pr.PACKAGE).PodResourcesLister)).toEqual(['Get', 'GetAllocatableResources', 'List']);
+  // A dotted package (k8s.io.kubelet.pkg.apis.dra.v1) loads too.
+  expect(methods(kubeletServices(dra.DESCRIPTOR, dra.PACKAGE).DRAPlugin)).toEqual(['NodePrepareResources', 'NodeUnprepareResources']);
+  expect(methods(kubeletServices(reg.DESCRIPTOR, reg.PACKAGE).Registration)).toEqual(['GetInfo', 'NotifyRegistrationStatus']);
 });

@@ -2,7 +2,9 @@
  * A fake kubelet for the node agent's unit tests, over the kubelet's generated gRPC services on unix
  * sockets in a temporary folder: the device-plugin Registration service (records each request),
  * the PodResources API (answers with a list the test sets), and a client of the plugin's own socket
- * that calls it as the kubelet does (ListAndWatch, Allocate, PreStartContainer).
+ * that calls it as the kubelet does (ListAndWatch, Allocate, PreStartContainer); and, for a DRA
+ * plugin, the plugin watcher's side: it dials the plugin's registration socket in `registryDir`
+ * (GetInfo, NotifyRegistrationStatus) and calls the DRA service at the endpoint the plugin names.
  */
 import * as grpc from '@grpc/grpc-js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +12,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as dp from '../../../lib/runtime/agent/kubelet/generated/deviceplugin-v1beta1';
 import * as pr from '../../../lib/runtime/agent/kubelet/generated/podresources-v1';
+import * as dra from '../../../lib/runtime/agent/kubelet/generated/dra-v1';
+import * as reg from '../../../lib/runtime/agent/kubelet/generated/pluginregistration-v1';
 import { kubeletServices, unary } from '../../../lib/runtime/agent/kubelet/load';
 
 export interface FakeKubelet {
@@ -27,6 +31,15 @@ export interface FakeKubelet {
   options(): Promise<dp.DevicePluginOptions>;
   /** The first ListAndWatch answer. */
   devices(): Promise<dp.Device[]>;
+  /** The plugin watcher's folder (`/var/lib/kubelet/plugins_registry`). */
+  readonly registryDir: string;
+  /** Where DRA plugins put their service sockets (`/var/lib/kubelet/plugins`). */
+  readonly pluginsDir: string;
+  /** Registers the plugin whose registration socket is `socket` (file name in registryDir), as the plugin watcher does. */
+  registerDra(socket: string): Promise<reg.PluginInfo>;
+  /** Calls the registered DRA plugin. */
+  prepare(claims: dra.Claim[]): Promise<dra.NodePrepareResourcesResponse>;
+  unprepare(claims: dra.Claim[]): Promise<dra.NodeUnprepareResourcesResponse>;
   stop(): Promise<void>;
 }
 
@@ -41,8 +54,28 @@ export async function startFakeKubelet(): Promise<FakeKubelet> {
   const registered: dp.RegisterRequest[] = [];
   const dpServices = kubeletServices(dp.DESCRIPTOR, dp.PACKAGE);
   const prServices = kubeletServices(pr.DESCRIPTOR, pr.PACKAGE);
+  const draServices = kubeletServices(dra.DESCRIPTOR, dra.PACKAGE);
+  const regServices = kubeletServices(reg.DESCRIPTOR, reg.PACKAGE);
+  let draClient: grpc.Client | undefined;
   const fake: FakeKubelet = {
     pluginDir: dir,
+    registryDir: path.join(dir, 'plugins_registry'),
+    pluginsDir: path.join(dir, 'plugins'),
+    registerDra: async (socket) => {
+      const c = new regServices.Registration(`unix://${path.join(fake.registryDir, socket)}`, grpc.credentials.createInsecure());
+      try {
+        const info = await unary<reg.InfoRequest, reg.PluginInfo>(c, 'GetInfo', {}, 5_000);
+        const ok = info.type === 'DRAPlugin' && info.supported_versions.includes('v1.DRAPlugin');
+        await unary(c, 'NotifyRegistrationStatus', { plugin_registered: ok, error: ok ? '' : 'not a v1 DRA plugin' }, 5_000);
+        draClient?.close();
+        draClient = ok ? new draServices.DRAPlugin(`unix://${info.endpoint}`, grpc.credentials.createInsecure()) : undefined;
+        return info;
+      } finally {
+        c.close();
+      }
+    },
+    prepare: (claims) => unary(draPlugin(), 'NodePrepareResources', { claims }, 10_000),
+    unprepare: (claims) => unary(draPlugin(), 'NodeUnprepareResources', { claims }, 10_000),
     podResourcesSocket: path.join(dir, 'pod-resources.sock'),
     registered,
     podResources: [],
@@ -66,6 +99,7 @@ export async function startFakeKubelet(): Promise<FakeKubelet> {
       }),
     stop: async () => {
       client?.close();
+      draClient?.close();
       await Promise.all([registration, podResources].map((s) => new Promise<void>((res) => s.tryShutdown(() => res()))));
       rmSync(dir, { recursive: true, force: true });
     },
@@ -76,6 +110,10 @@ export async function startFakeKubelet(): Promise<FakeKubelet> {
     if (!endpoint) throw new Error('no plugin registered');
     client ??= new dpServices.DevicePlugin(`unix://${path.join(dir, endpoint)}`, grpc.credentials.createInsecure());
     return client;
+  };
+  const draPlugin = (): grpc.Client => {
+    if (!draClient) throw new Error('no DRA plugin registered');
+    return draClient;
   };
   const registration = new grpc.Server();
   registration.addService(dpServices.Registration.service, {

@@ -38,6 +38,16 @@ export class CdiWriter {
     }
   }
 
+  /** The pod (uid) the spec of device `name` was written for, if written. */
+  podOf(name: string): string | undefined {
+    return this.read(name)?.annotations?.[CDI_POD_ANNOTATION];
+  }
+
+  /** Removes the spec of device `name` (nothing when there is none). */
+  remove(name: string): void {
+    rmSync(this.file(name), { force: true });
+  }
+
   /** Every spec of ours: device name and the pod it was written for. */
   list(): { name: string; podUid: string | undefined }[] {
     let files: string[];
@@ -50,14 +60,14 @@ export class CdiWriter {
       .filter((f) => f.startsWith(PREFIX) && f.endsWith('.json'))
       .map((f) => {
         const name = f.slice(PREFIX.length, -'.json'.length);
-        return { name, podUid: this.read(name)?.annotations?.[CDI_POD_ANNOTATION] };
+        return { name, podUid: this.podOf(name) };
       });
   }
 
   /** Removes the specs written for pods `live` does not know. @returns the names removed */
   prune(live: (podUid: string) => boolean): string[] {
     const gone = this.list().filter((s) => !s.podUid || !live(s.podUid));
-    for (const s of gone) rmSync(this.file(s.name), { force: true });
+    for (const s of gone) this.remove(s.name);
     return gone.map((s) => s.name);
   }
 }

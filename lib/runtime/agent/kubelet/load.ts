@@ -8,14 +8,18 @@ import { fromJSON } from '@grpc/proto-loader';
 const loaded = new Map<object, Record<string, grpc.ServiceClientConstructor>>();
 
 /**
- * The services of one generated package, by name. Field names as the protos spell them, 64-bit
+ * The services of one generated package (its dotted name), by name. Field names as the protos spell them, 64-bit
  * integers as numbers (counts and ids), defaults filled in.
  */
 export function kubeletServices(descriptor: object, pkg: string): Record<string, grpc.ServiceClientConstructor> {
   let services = loaded.get(descriptor);
   if (!services) {
     const def = fromJSON(descriptor as Parameters<typeof fromJSON>[0], { keepCase: true, defaults: true, longs: Number });
-    services = grpc.loadPackageDefinition(def)[pkg] as unknown as Record<string, grpc.ServiceClientConstructor>;
+    // A dotted package name is a path of nested objects.
+    services = pkg.split('.').reduce<unknown>((o, key) => (o as Record<string, unknown>)[key], grpc.loadPackageDefinition(def)) as Record<
+      string,
+      grpc.ServiceClientConstructor
+    >;
     loaded.set(descriptor, services);
   }
   return services;

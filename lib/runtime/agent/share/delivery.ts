@@ -8,7 +8,7 @@ import { SHARE_RESOURCE } from '../../../model/metadata-keys';
 import { allocationOf } from '../../shared/pod-share/record';
 import { CdiSpec } from '../cdi/spec';
 import { CdiWriter } from '../cdi/writer';
-import type { MpsSupervisor } from '../mps/supervisor';
+import type { MpsShare, MpsSupervisor } from '../mps/supervisor';
 import type { SmiGpu } from '../nvidia-smi';
 import { shareEdits, ShareHost } from './container-edits';
 import { mpsShareOf, PodLike, shareContainerNames } from './mps-share';
@@ -41,14 +41,37 @@ export class ShareDelivery {
       );
     if (!shareContainerNames(pod).includes(container))
       throw new Error(`container ${container} of pod ${name} is not one the webhook gave ${SHARE_RESOURCE}: refused`);
-    const share = mpsShareOf(pod, await this.opts.gpus());
+    return this.deliverShare(device, mpsShareOf(pod, await this.opts.gpus()), { 'tensor-fusion.ai/container': container });
+  }
+
+  /**
+   * Makes `share`'s daemon answer with its limits, then writes the CDI spec of `device` for it (the
+   * last step of both doors, once the share is known). `annotations` say what the spec was written for.
+   */
+  async deliverShare(device: string, share: MpsShare, annotations: Record<string, string> = {}): Promise<CdiSpec> {
     const dirs = await this.opts.supervisor.ensure(share);
     const spec = this.opts.cdi.write(device, shareEdits(share, dirs.pipeDir, this.opts.host()), share.id, {
-      'tensor-fusion.ai/pod': name,
-      'tensor-fusion.ai/container': container,
+      'tensor-fusion.ai/pod': share.pod,
+      ...annotations,
     });
-    this.opts.log?.('share delivered', { pod: name, container, device, gpus: share.gpuUuids });
+    this.opts.log?.('share delivered', { pod: share.pod, device, gpus: share.gpuUuids, ...annotations });
     return spec;
+  }
+
+  /** The node's GPUs now. */
+  gpus(): Promise<readonly SmiGpu[]> {
+    return this.opts.gpus();
+  }
+
+  /**
+   * Ends the share of the pod whose spec `device` is (its clients through its daemon) and removes
+   * the spec. @returns the pod (its share id) the spec was written for; undefined when there is no such spec
+   */
+  async withdraw(device: string): Promise<string | undefined> {
+    const podUid = this.opts.cdi.podOf(device);
+    if (podUid) await this.opts.supervisor.release(podUid);
+    this.opts.cdi.remove(device);
+    return podUid;
   }
 
   /** Removes the CDI specs of pods that `live` does not know; their daemons are the supervisor's to end. */

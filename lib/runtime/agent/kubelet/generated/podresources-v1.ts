@@ -74,7 +74,7 @@ export interface ClaimResource {
   driver_name: string;
   pool_name: string;
   device_name: string;
-  share_id: string;
+  share_id?: string;
 }
 
 export interface CDIDevice {
