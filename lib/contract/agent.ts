@@ -3,6 +3,7 @@
  * labels, units). The DaemonSet renderer (lib/render/controller/agent.ts), the agent (lib/runtime/agent) and the
  * recommender's PromQL (lib/runtime/autoscale/) all import these; README.md documents them.
  */
+import { DRA_DRIVER } from '../model/dra';
 
 /** Environment variables of the agent. */
 export const AGENT_ENV = {
@@ -25,6 +26,10 @@ export const AGENT_ENV = {
   mpsShmIsolation: 'MPS_SHM_ISOLATION',
   /** The kubelet's device-plugin folder. */
   pluginDir: 'DEVICE_PLUGIN_DIR',
+  /** The kubelet's plugin-watcher folder, where the DRA door's registration socket goes. */
+  pluginRegistryDir: 'PLUGIN_REGISTRY_DIR',
+  /** The DRA door's own folder, where the socket the kubelet calls goes. */
+  draPluginDir: 'DRA_PLUGIN_DIR',
   /** Where the GPU device nodes are (the host's /dev). */
   devRoot: 'DEV_ROOT',
   /** Folder of the CDI specs the agent writes for the container runtime (one per delivered share). */
@@ -47,6 +52,8 @@ export const AGENT_DEFAULTS = {
   mpsControl: 'nvidia-cuda-mps-control',
   mpsDir: '/run/tensor-fusion/mps',
   pluginDir: '/var/lib/kubelet/device-plugins',
+  pluginRegistryDir: '/var/lib/kubelet/plugins_registry',
+  draPluginDir: `/var/lib/kubelet/plugins/${DRA_DRIVER}`,
   devRoot: '/dev',
   cdiDir: '/var/run/cdi',
   podResourcesSocket: '/var/lib/kubelet/pod-resources/kubelet.sock',

@@ -79,6 +79,9 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       // Same paths inside and out: the device plugin hands the kubelet host paths it made here.
       { name: 'mps', mountPath: AGENT_DEFAULTS.mpsDir },
       { name: 'device-plugins', mountPath: AGENT_DEFAULTS.pluginDir },
+      // The DRA door: its registration socket where the kubelet's plugin watcher looks, its service socket beside.
+      { name: 'plugins-registry', mountPath: AGENT_DEFAULTS.pluginRegistryDir },
+      { name: 'dra-plugin', mountPath: AGENT_DEFAULTS.draPluginDir },
       // The CDI specs it writes for the container runtime, and the kubelet's PodResources socket,
       // through which it learns which pod holds which device ids.
       { name: 'cdi', mountPath: AGENT_DEFAULTS.cdiDir },
@@ -90,6 +93,8 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
   const hostVolumes = [
     { name: 'mps', hostPath: { path: AGENT_DEFAULTS.mpsDir, type: 'DirectoryOrCreate' } },
     { name: 'device-plugins', hostPath: { path: AGENT_DEFAULTS.pluginDir, type: 'Directory' } },
+    { name: 'plugins-registry', hostPath: { path: AGENT_DEFAULTS.pluginRegistryDir, type: 'DirectoryOrCreate' } },
+    { name: 'dra-plugin', hostPath: { path: AGENT_DEFAULTS.draPluginDir, type: 'DirectoryOrCreate' } },
     { name: 'cdi', hostPath: { path: AGENT_DEFAULTS.cdiDir, type: 'DirectoryOrCreate' } },
     { name: 'pod-resources', hostPath: { path: posix.dirname(AGENT_DEFAULTS.podResourcesSocket), type: 'Directory' } },
     { name: 'driver-root', hostPath: { path: AGENT_DEFAULTS.driverRoot, type: 'Directory' } },
@@ -159,6 +164,11 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
         { apiGroups: [GROUP], resources: ['gpus/status'], verbs: ['patch'] },
         // Warnings on pods whose processes the backstop stopped.
         { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+        // The DRA door: its node and pool (is it a DRA pool?), the claims the kubelet names, its node's ResourceSlice.
+        { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+        { apiGroups: [GROUP], resources: ['gpupools'], verbs: ['get'] },
+        { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
+        { apiGroups: ['resource.k8s.io'], resources: ['resourceslices'], verbs: ['get', 'create', 'patch', 'delete'] },
       ],
     },
     {

@@ -16,6 +16,8 @@ export interface AgentEnv {
   mpsDir: string;
   mpsShmIsolation: boolean;
   pluginDir: string;
+  pluginRegistryDir: string;
+  draPluginDir: string;
   devRoot: string;
   cdiDir: string;
   podResourcesSocket: string;
@@ -53,6 +55,8 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
     mpsControl: env[E.mpsControl] || AGENT_DEFAULTS.mpsControl,
     mpsDir: env[E.mpsDir] || AGENT_DEFAULTS.mpsDir,
     pluginDir: env[E.pluginDir] || AGENT_DEFAULTS.pluginDir,
+    pluginRegistryDir: env[E.pluginRegistryDir] || AGENT_DEFAULTS.pluginRegistryDir,
+    draPluginDir: env[E.draPluginDir] || AGENT_DEFAULTS.draPluginDir,
     devRoot: env[E.devRoot] || AGENT_DEFAULTS.devRoot,
     cdiDir: env[E.cdiDir] || AGENT_DEFAULTS.cdiDir,
     podResourcesSocket: env[E.podResourcesSocket] || AGENT_DEFAULTS.podResourcesSocket,

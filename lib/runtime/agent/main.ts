@@ -2,7 +2,7 @@
  * The node agent's process: `node agent.js` (its own bundle, from lib/runtime/agent-main.ts, in a
  * ConfigMap of its own). Reads AGENT_ENV, names pods through the
  * API server, serves /metrics and /healthz on AGENT_PORT, and (unless NODE_ISOLATION=off) runs the
- * node side of hard isolation: MPS daemons per share, delivered through the device-plugin door.
+ * node side of hard isolation: MPS daemons per share, delivered through the device-plugin and DRA doors.
  */
 import { existsSync } from 'node:fs';
 import pino from 'pino';
@@ -10,6 +10,8 @@ import { HttpCluster } from '../kube/http-cluster';
 import { loadConnection } from '../kube/kubeconfig';
 import { CdiWriter } from './cdi/writer';
 import { DevicePluginDoor } from './device-plugin/door';
+import { DraDoor } from './dra/door';
+import { SlicePublisher } from './dra/slice-publisher';
 import { shareDevices } from './device-plugin/devices';
 import { findDriverLibraries } from './host/driver-libraries';
 import { readGpuMinors } from './host/gpu-minors';
@@ -49,7 +51,7 @@ export async function runAgent(): Promise<void> {
   process.on('SIGTERM', () => void Promise.all([isolation?.stop(), agent.stop()]).then(() => process.exit(0)));
 }
 
-/** The supervision round, the backstop, the share machinery and the device-plugin door, wired. */
+/** The supervision round, the backstop, the share machinery and the two doors (device plugin, DRA), wired. */
 async function startNodeSide(
   env: AgentEnv,
   cluster: Cluster,
@@ -101,6 +103,26 @@ async function startNodeSide(
     registry: collector.registry,
     log,
   });
-  await isolation.start([door]);
+  // Both doors are served: a pod reaches one or the other by what the webhook gave it (the share
+  // resource or a claim). The node's slice is published only while its pool delivers by DRA.
+  const slices = new SlicePublisher({
+    cluster,
+    nodeName: env.nodeName,
+    gpus: () => isolation.gpus(),
+    readiness: () => isolation.readiness(),
+    minors: () => readGpuMinors(env.nvidiaProcDir),
+    log,
+  });
+  const dra = new DraDoor({
+    cluster,
+    nodeName: env.nodeName,
+    delivery,
+    registryDir: env.pluginRegistryDir,
+    pluginDir: env.draPluginDir,
+    tflopsOf: (gpu) => slices.tflopsOf(gpu),
+    slices,
+    log,
+  });
+  await isolation.start([door, dra]);
   return isolation;
 }

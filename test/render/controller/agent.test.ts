@@ -61,12 +61,18 @@ describe('node agent', () => {
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpus/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+      { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools'], verbs: ['get'] },
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceslices'], verbs: ['get', 'create', 'patch', 'delete'] },
     ]);
     // The node side of hard isolation: the kubelet's plugin folder and the shares' MPS folders, at the same paths.
     expect(pod.volumes).toEqual(
       expect.arrayContaining([
         { name: 'mps', hostPath: { path: '/run/tensor-fusion/mps', type: 'DirectoryOrCreate' } },
         { name: 'device-plugins', hostPath: { path: '/var/lib/kubelet/device-plugins', type: 'Directory' } },
+        { name: 'plugins-registry', hostPath: { path: '/var/lib/kubelet/plugins_registry', type: 'DirectoryOrCreate' } },
+        { name: 'dra-plugin', hostPath: { path: '/var/lib/kubelet/plugins/gpu.tensor-fusion.ai', type: 'DirectoryOrCreate' } },
       ]),
     );
     expect(ds.spec.updateStrategy).toEqual({ type: 'OnDelete' });

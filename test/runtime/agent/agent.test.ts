@@ -93,6 +93,8 @@ describe('agent environment', () => {
       mpsControl: 'nvidia-cuda-mps-control',
       mpsDir: '/run/tensor-fusion/mps',
       pluginDir: '/var/lib/kubelet/device-plugins',
+      pluginRegistryDir: '/var/lib/kubelet/plugins_registry',
+      draPluginDir: '/var/lib/kubelet/plugins/gpu.tensor-fusion.ai',
       devRoot: '/dev',
       cdiDir: '/var/run/cdi',
       podResourcesSocket: '/var/lib/kubelet/pod-resources/kubelet.sock',

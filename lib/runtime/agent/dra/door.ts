@@ -44,8 +44,8 @@ export interface DraDoorOptions {
   readonly pluginDir: string;
   /** Physical TFLOPS of a GPU (0 when unknown). */
   readonly tflopsOf: (gpu: SmiGpu) => number;
-  /** The node's devices changed (GPUs, readiness): publish them again. */
-  readonly onUpdate?: () => void;
+  /** Publishes the node's devices: started and stopped with the door, refreshed when the GPUs or their readiness change. */
+  readonly slices?: { start(): Promise<void>; refresh(): Promise<void>; stop(): Promise<void> };
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -78,6 +78,7 @@ export class DraDoor {
     };
     this.servers.push(await serveUnix(this.endpoint, [[draApi().service, draImpl]]));
     const info = { type: DRA_PLUGIN_TYPE, name: DRA_DRIVER, endpoint: this.endpoint, supported_versions: [DRA_PLUGIN_SERVICE] };
+    await this.opts.slices?.start();
     this.servers.push(
       await serveUnix(this.registrationSocket, [
         registrationService(info, (s) =>
@@ -92,13 +93,14 @@ export class DraDoor {
 
   /** The GPUs or their readiness changed. */
   update(): void {
-    this.opts.onUpdate?.();
+    void this.opts.slices?.refresh();
   }
 
   /** Stops serving; the shares keep running (a new agent serves them again). */
   async stop(): Promise<void> {
     const [dra, reg] = this.servers;
     this.servers = [];
+    await this.opts.slices?.stop();
     await closeUnix(reg, this.registrationSocket);
     await closeUnix(dra, this.endpoint);
   }
