@@ -9,17 +9,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
+import type { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
 import { DevicePluginDoor, deviceKey } from '../../../lib/runtime/agent/device-plugin/door';
 import { shareDevices } from '../../../lib/runtime/agent/device-plugin/devices';
-import { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
-import { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
+import type { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
+import type { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
-import { fakeMpsControl } from '../../support/fake-mps-control';
 import { FakeKubelet, startFakeKubelet } from '../../support/kubelet/fake-kubelet';
-import { sharePod, TWO_A100 } from './fixtures';
+import { sharePod, TWO_A100, twoA100Delivery } from './fixtures';
 
-const FAKE_MPS = fakeMpsControl();
 const NODE = 'gpu-node-1';
 const GPUS = TWO_A100;
 const pods = new Map<string, K8sObject>();
@@ -38,23 +36,8 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tf-door-'));
   pods.clear();
   const cluster = { get: async (_rt: unknown, ref: { name: string }) => pods.get(ref.name) } as unknown as Cluster;
-  sup = new MpsSupervisor({ controlBin: FAKE_MPS, baseDir: join(dir, 'mps'), isolateShm: false });
-  cdi = new CdiWriter(join(dir, 'cdi'));
-  const delivery = new ShareDelivery({
-    nodeName: NODE,
-    supervisor: sup,
-    cdi,
-    gpus: async () => GPUS,
-    host: () => ({
-      minors: new Map([
-        ['GPU-a', 1],
-        ['GPU-b', 0],
-      ]),
-      devRoot: '/dev',
-      exists: () => true,
-      libraries: [],
-    }),
-  });
+  let delivery: ShareDelivery;
+  ({ sup, cdi, delivery } = twoA100Delivery(dir, NODE));
   door = new DevicePluginDoor({
     cluster,
     delivery,

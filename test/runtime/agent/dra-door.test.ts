@@ -8,17 +8,16 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
+import { join } from 'node:path';
+import type { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
 import { DraDoor } from '../../../lib/runtime/agent/dra/door';
-import { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
-import { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
+import type { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
+import type { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import { encodeShare } from '../../../lib/runtime/shared/share';
 import { FakeKubelet, startFakeKubelet } from '../../support/kubelet/fake-kubelet';
-import { TWO_A100 } from './fixtures';
+import { twoA100Delivery } from './fixtures';
 
-const FAKE_MPS = resolve(__dirname, '../../support/fake-mps-control.js');
 const NODE = 'gpu-node-1';
 const GI = 2 ** 30;
 const objects = new Map<string, K8sObject>();
@@ -96,23 +95,8 @@ beforeEach(async () => {
   const cluster = {
     get: async (rt: { plural: string }, r: { name: string }) => objects.get(key(rt.plural, r.name)),
   } as unknown as Cluster;
-  sup = new MpsSupervisor({ controlBin: FAKE_MPS, baseDir: join(dir, 'mps'), isolateShm: false });
-  cdi = new CdiWriter(join(dir, 'cdi'));
-  const delivery = new ShareDelivery({
-    nodeName: NODE,
-    supervisor: sup,
-    cdi,
-    gpus: async () => TWO_A100,
-    host: () => ({
-      minors: new Map([
-        ['GPU-a', 1],
-        ['GPU-b', 0],
-      ]),
-      devRoot: '/dev',
-      exists: () => true,
-      libraries: [],
-    }),
-  });
+  let delivery: ShareDelivery;
+  ({ sup, cdi, delivery } = twoA100Delivery(dir, NODE));
   door = new DraDoor({
     cluster,
     nodeName: NODE,

@@ -4,7 +4,10 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PodResolver } from '../../../lib/runtime/agent/collector';
-import type { MpsShare } from '../../../lib/runtime/agent/mps/supervisor';
+import { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
+import { MpsShare, MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
+import { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
+import { fakeMpsControl } from '../../support/fake-mps-control';
 import type { ShareMembers } from '../../../lib/runtime/agent/share/members';
 
 export const FAKE_SMI = join(__dirname, '..', '..', 'support', 'fake-nvidia-smi.js');
@@ -211,6 +214,35 @@ export const TWO_A100 = [
   { index: 0, uuid: 'GPU-a', name: 'NVIDIA A100-SXM4-80GB' },
   { index: 1, uuid: 'GPU-b', name: 'NVIDIA A100-SXM4-80GB' },
 ];
+
+/**
+ * The share machinery of a node with TWO_A100 (GPU-a minor 1, GPU-b minor 0, the reverse of the
+ * indexes) over the fake MPS control daemon, with its daemons and CDI specs under `dir`.
+ */
+export function twoA100Delivery(dir: string, nodeName: string): { sup: MpsSupervisor; cdi: CdiWriter; delivery: ShareDelivery } {
+  const sup = new MpsSupervisor({
+    controlBin: fakeMpsControl(),
+    baseDir: join(dir, 'mps'),
+    isolateShm: false,
+  });
+  const cdi = new CdiWriter(join(dir, 'cdi'));
+  const delivery = new ShareDelivery({
+    nodeName,
+    supervisor: sup,
+    cdi,
+    gpus: async () => TWO_A100,
+    host: () => ({
+      minors: new Map([
+        ['GPU-a', 1],
+        ['GPU-b', 0],
+      ]),
+      devRoot: '/dev',
+      exists: () => true,
+      libraries: [],
+    }),
+  });
+  return { sup, cdi, delivery };
+}
 
 export interface SharePodOptions {
   /** The node it is bound to, and the one its record names. @default 'n' */
