@@ -49,12 +49,13 @@ export const DRA_POD_CLAIM = 'tensor-fusion-gpu';
 export const DRA_REQUEST = 'gpu';
 
 /**
- * The steps of a published GPU's request policy: a claim's TFLOPS are rounded up to 1m (the finest a
- * Kubernetes quantity writes, so a share's `'0.5'` is consumed exactly) and its VRAM to 1Mi (the least
- * VRAM a share may ask, lib/model/limits.ts `VRAM_MIN`). The webhook's requests are whole multiples,
- * so `consumedCapacity` equals the share's request.
+ * The steps of a published GPU's request policy: whole TFLOPS and 1Mi of VRAM (the least VRAM a share
+ * may ask, lib/model/limits.ts `VRAM_MIN`). kube-scheduler 1.36 rounds a request up in whole units
+ * whatever the step says (dynamic-resource-allocation `roundUpRange` works on `Quantity.Value()`), so
+ * a finer TFLOPS step would only pretend: a share of 10.5 TFLOPS consumes 11 of its GPU's TFLOPS (its
+ * MPS limits still come from its share record).
  */
-export const DRA_STEP = { tflops: '1m', vram: '1Mi' } as const;
+export const DRA_STEP = { tflops: '1', vram: '1Mi' } as const;
 
 /** The device taint the node agent puts on a GPU that takes no new claim (its value: why). */
 export const DRA_NOT_READY_TAINT = `${DRA_DRIVER}/not-ready`;

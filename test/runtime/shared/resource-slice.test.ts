@@ -36,7 +36,7 @@ describe('resourceSlice', () => {
             pool: { string: 'p' },
           },
           capacity: {
-            tflops: { value: '1978', requestPolicy: { default: '1978', validRange: { min: '1m', step: '1m' } } },
+            tflops: { value: '1978', requestPolicy: { default: '1978', validRange: { min: '1', step: '1' } } },
             memory: { value: '80Gi', requestPolicy: { default: '80Gi', validRange: { min: '1Mi', step: '1Mi' } } },
           },
         })),
