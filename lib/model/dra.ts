@@ -47,3 +47,14 @@ export const DRA_ATTRIBUTES = { uuid: 'uuid', model: 'model', index: 'index', mi
 export const DRA_POD_CLAIM = 'tensor-fusion-gpu';
 /** The request's name inside the claim. */
 export const DRA_REQUEST = 'gpu';
+
+/** The API version of Dynamic Resource Allocation objects (GA in Kubernetes 1.34). */
+export const DRA_API_VERSION = 'resource.k8s.io/v1';
+
+/**
+ * Prefix of the ResourceClaimTemplates the webhook makes (`tf-<12 hex digits of a hash of the claim
+ * spec>`, lib/runtime/shared/dra/claim-template.ts); the install's pod policy recognises them by it.
+ */
+export const DRA_TEMPLATE_PREFIX = 'tf-';
+/** Hex digits of the hash in a template's name. */
+export const DRA_TEMPLATE_HASH_DIGITS = 12;

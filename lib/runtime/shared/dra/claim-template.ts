@@ -10,17 +10,20 @@
  * the share record annotation, which the node agent reads as it does for the device plugin.
  */
 import { createHash } from 'node:crypto';
-import { DRA_ATTRIBUTES, DRA_CAPACITY, DRA_DEVICE_CLASS, DRA_DRIVER, DRA_REQUEST } from '../../../model/dra';
+import {
+  DRA_API_VERSION,
+  DRA_ATTRIBUTES,
+  DRA_CAPACITY,
+  DRA_DEVICE_CLASS,
+  DRA_DRIVER,
+  DRA_REQUEST,
+  DRA_TEMPLATE_HASH_DIGITS,
+  DRA_TEMPLATE_PREFIX,
+} from '../../../model/dra';
 import { GPU_CATALOG, gpuModelMatches, normalizeGpuProduct } from '../../../model/gpu-catalog';
 import { formatBytes } from '../../../k8s/quantity';
 import type { KubeObject } from '../../../k8s/object';
 import type { ShareRequest } from '../share';
-
-/** The API version of Dynamic Resource Allocation objects (GA in Kubernetes 1.34). */
-export const RESOURCE_API_VERSION = 'resource.k8s.io/v1';
-
-/** Prefix of our templates' names (`tf-<hash of the spec>`). */
-export const CLAIM_TEMPLATE_PREFIX = 'tf-';
 
 /** A ResourceClaimTemplate as we make it. */
 export interface ClaimTemplate extends KubeObject {
@@ -101,14 +104,15 @@ export function claimDevices(share: ShareRequest): ClaimDevices {
 
 /** The template's name for a claim spec: deterministic, so equal shapes meet in one object. */
 export function claimTemplateName(devices: ClaimDevices): string {
-  return `${CLAIM_TEMPLATE_PREFIX}${createHash('sha256').update(JSON.stringify(devices)).digest('hex').slice(0, 12)}`;
+  const hash = createHash('sha256').update(JSON.stringify(devices)).digest('hex');
+  return `${DRA_TEMPLATE_PREFIX}${hash.slice(0, DRA_TEMPLATE_HASH_DIGITS)}`;
 }
 
 /** The ResourceClaimTemplate for a share in a namespace. */
 export function claimTemplate(namespace: string, share: ShareRequest): ClaimTemplate {
   const devices = claimDevices(share);
   return {
-    apiVersion: RESOURCE_API_VERSION,
+    apiVersion: DRA_API_VERSION,
     kind: 'ResourceClaimTemplate',
     metadata: { name: claimTemplateName(devices), namespace },
     spec: { spec: { devices } },
