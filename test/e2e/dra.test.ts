@@ -5,7 +5,13 @@
  * with no GPU record of its own. Claims, templates and pods that would take a share around the
  * webhook are refused by the install's policies. No kubelet: the node is KWOK's.
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { CLI_BUNDLE_PATH } from '../../lib/contract/bundle';
 import { ALLOCATION_ANNOTATION } from '../../lib/model/metadata-keys';
+import { binaryPath } from '../envtest/assets';
 import { claimTemplateValidations, claimValidations, draPodValidations, DRA_NAMES, renderController } from '../../lib/render/controller';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, policyDenial } from '../support/control-plane';
@@ -123,6 +129,21 @@ describeControlPlane('DRA delivery (issue 53)', { controllerManager: true, kwok:
       expect(scheduled).toMatchObject({ status: 'False', reason: 'Unschedulable' });
       expect(scheduled!.message).toContain('cannot allocate all claims');
     }, 60_000);
+    // `kubectl tf why`, through kubectl's plugin lookup: which capacity was short, from the slice and the claims.
+    const bin = mkdtempSync(path.join(tmpdir(), 'kubectl-tf-'));
+    symlinkSync(path.resolve(__dirname, '../..', CLI_BUNDLE_PATH), path.join(bin, 'kubectl-tf'));
+    const why = await new Promise<{ code: number; stdout: string }>((resolve) =>
+      execFile(
+        binaryPath('kubectl'),
+        ['tf', 'why', 'big', '-n', NS],
+        { env: { ...process.env, KUBECONFIG: cp().kubeconfig, PATH: `${bin}:${process.env.PATH}` }, timeout: 60_000 },
+        (err, stdout) => resolve({ code: err ? 1 : 0, stdout }),
+      ),
+    );
+    expect(why.code).toBe(0);
+    expect(why.stdout).toContain(
+      "No node of pool dra can allocate its claim (1 node), counting the GPUs' ResourceSlices less the allocated claims:\n  1 node: not enough free VRAM on any GPU\n",
+    );
   });
 
   test('a hand-made claim or template of our DeviceClass, and a pod naming our template without a share, are refused', async () => {
