@@ -15,16 +15,7 @@ import { binaryPath } from '../envtest/assets';
 import { claimTemplateValidations, claimValidations, draPodValidations, DRA_NAMES, renderController } from '../../lib/render/controller';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, policyDenial } from '../support/control-plane';
-import {
-  a100Labels,
-  controllerSuite,
-  installWithPool,
-  kwokNode,
-  localGpuPod,
-  type Obj,
-  RunningController,
-  writeYaml,
-} from '../support/e2e';
+import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, type Obj, RunningController } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
 
 const { synth, namespace, user } = controllerSuite(120_000);

@@ -11,7 +11,31 @@ import { formatTflops } from '../../model/share-quantity';
 import type { K8sObject } from '../kube/cluster';
 import type { ShareRequest } from '../shared/share';
 
-type Json = Record<string, any>;
+/** The parts of a ResourceSlice's and a ResourceClaim's resource.k8s.io/v1 fields read here. */
+interface Capacity {
+  value?: string;
+  requestPolicy?: { default?: string; validRange?: { min?: string; step?: string } };
+}
+interface SliceDevice {
+  name: string;
+  attributes?: Record<string, { string?: string; int?: number } | undefined>;
+  capacity?: Record<string, Capacity | undefined>;
+}
+interface SliceSpec {
+  driver?: string;
+  nodeName?: string;
+  pool?: { name?: string };
+  devices?: SliceDevice[];
+}
+interface ClaimResult {
+  driver?: string;
+  pool?: string;
+  device?: string;
+  consumedCapacity?: Record<string, string | undefined>;
+}
+interface ClaimStatus {
+  allocation?: { devices?: { results?: ClaimResult[] } };
+}
 
 /** One GPU as published, with what is left of it. */
 export interface DraGpu {
@@ -24,11 +48,11 @@ export interface DraGpu {
   readonly tflops: number;
   readonly vram: number;
   /** The device's capacity entries, with their request policies. */
-  readonly capacity?: Json;
+  readonly capacity?: SliceDevice['capacity'];
 }
 
 /** What a capacity request takes of a device: rounded up to `min + n*step` of its request policy; its default when not asked. */
-function consumed(asked: number, capacity: Json | undefined): number {
+function consumed(asked: number, capacity: Capacity | undefined): number {
   const policy = capacity?.requestPolicy;
   const range = policy?.validRange;
   const min = parseQuantity(range?.min ?? 0) ?? 0;
@@ -42,7 +66,7 @@ function consumed(asked: number, capacity: Json | undefined): number {
 export function draGpus(slices: readonly K8sObject[], claims: readonly K8sObject[], nodes: ReadonlySet<string>, pool: string): DraGpu[] {
   const used = new Map<string, { tflops: number; vram: number }>();
   for (const c of claims) {
-    for (const r of ((c.status as Json | undefined)?.allocation?.devices?.results ?? []) as Json[]) {
+    for (const r of (c.status as ClaimStatus | undefined)?.allocation?.devices?.results ?? []) {
       if (r.driver !== DRA_DRIVER) continue;
       const key = `${r.pool}/${r.device}`;
       const u = used.get(key) ?? { tflops: 0, vram: 0 };
@@ -53,9 +77,9 @@ export function draGpus(slices: readonly K8sObject[], claims: readonly K8sObject
   }
   const gpus: DraGpu[] = [];
   for (const s of slices) {
-    const spec = s.spec as Json;
-    if (spec?.driver !== DRA_DRIVER) continue;
-    for (const d of (spec.devices ?? []) as Json[]) {
+    const spec = s.spec as SliceSpec | undefined;
+    if (spec?.driver !== DRA_DRIVER || spec.nodeName === undefined) continue;
+    for (const d of spec.devices ?? []) {
       if (!nodes.has(spec.nodeName) && d.attributes?.[DRA_ATTRIBUTES.pool]?.string !== pool) continue;
       const tflops = parseQuantity(d.capacity?.[DRA_CAPACITY.tflops]?.value ?? 0) ?? 0;
       const vram = parseQuantity(d.capacity?.[DRA_CAPACITY.vram]?.value ?? 0) ?? 0;
