@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { DEFAULT_ISOLATION_MODE, DEFAULT_PLACEMENT_MODE, ISOLATION_MODES, PLACEMENT_MODES, QOS_LEVELS } from '../model/rules';
+import { DEFAULT_SHARE_DELIVERY, SHARE_DELIVERIES } from '../model/dra';
 import { Bytes, Conditions, Cpu, Embedded, Int32, MapOf, NodeSelector, StringEnum, Tflops } from './common';
 import type { GPUPoolSpecFields, GPUPoolStatusFields } from './generated/api-props';
 
@@ -41,6 +42,14 @@ export const GPUPoolSpec = Type.Object(
               'How nodes hold shares to their limits: hard (an MPS control daemon per share holds its VRAM and compute limits; the kubelet delivers the GPU and the daemon) ' +
               "or shared (no isolation: limits are advisory variables, and every admitted pod is warned). Upstream's soft and partitioned are not provided.",
             default: DEFAULT_ISOLATION_MODE,
+          }),
+        ),
+        shareDelivery: Type.Optional(
+          StringEnum(SHARE_DELIVERIES, {
+            description:
+              'How shares reach their pods (an extension of this package): DevicePlugin (the extended resource tensor-fusion.ai/share, placed by the scheduler extender) ' +
+              "or DRA (a ResourceClaim per pod of the DeviceClass gpu.tensor-fusion.ai, allocated by kube-scheduler; Kubernetes 1.34+, needs hard isolation). A node's GPUs are delivered one way.",
+            default: DEFAULT_SHARE_DELIVERY,
           }),
         ),
       },

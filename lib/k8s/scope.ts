@@ -18,4 +18,6 @@ export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
   'StorageClass',
   'PersistentVolume',
   'ClusterIssuer',
+  'DeviceClass',
+  'ResourceSlice',
 ]);

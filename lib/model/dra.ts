@@ -59,3 +59,14 @@ export const DRA_STEP = { tflops: '1', vram: '1Mi' } as const;
 
 /** The device taint the node agent puts on a GPU that takes no new claim (its value: why). */
 export const DRA_NOT_READY_TAINT = `${DRA_DRIVER}/not-ready`;
+
+/** The API version of Dynamic Resource Allocation objects (GA in Kubernetes 1.34). */
+export const DRA_API_VERSION = 'resource.k8s.io/v1';
+
+/**
+ * Prefix of the ResourceClaimTemplates the webhook makes (`tf-<12 hex digits of a hash of the claim
+ * spec>`, lib/runtime/shared/dra/claim-template.ts); the install's pod policy recognises them by it.
+ */
+export const DRA_TEMPLATE_PREFIX = 'tf-';
+/** Hex digits of the hash in a template's name. */
+export const DRA_TEMPLATE_HASH_DIGITS = 12;

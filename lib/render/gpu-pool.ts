@@ -7,6 +7,7 @@ import { API_VERSION } from '../model/group';
 import { DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../model/metadata-keys';
 import { checkPoolName } from '../model/name-checks';
 import { checkEnum, checkIsolation, checkQos, IsolationMode, PLACEMENT_MODES, PlacementMode, QosLevel } from '../model/rules';
+import { SHARE_DELIVERIES, ShareDelivery } from '../model/dra';
 import { checkMeta, ObjectMetaProps, RenderContext, renderMeta } from './metadata';
 
 /** GPU resources of a pool bound. */
@@ -46,6 +47,16 @@ export interface GpuPoolProps extends ObjectMetaProps {
    * @example 'shared'
    */
   readonly isolation?: IsolationMode;
+  /**
+   * How shares reach their pods (`spec.nodeManagerConfig.shareDelivery`): `DevicePlugin`, the
+   * extended resource `tensor-fusion.ai/share` placed by the scheduler extender's
+   * fragmentation-aware allocator (any Kubernetes the package supports); `DRA`, a ResourceClaim per
+   * pod allocated by kube-scheduler (first fit), which cluster autoscalers can simulate (Kubernetes
+   * 1.34+, `hard` isolation). See docs/dra.md.
+   * @default 'DevicePlugin'
+   * @example 'DRA'
+   */
+  readonly shareDelivery?: ShareDelivery;
   /**
    * Whether pods run on the GPU server itself unless they say otherwise (`is-local-gpu`).
    * Always written out, because upstream reads an unset value as true.
@@ -99,7 +110,11 @@ export function gpuPoolSpec(name: string, props: GpuPoolProps): GPUPoolSpec {
   });
   const worker = defined({ image: props.workerImage, podTemplate: props.workerPodTemplate });
   return {
-    nodeManagerConfig: { nodeSelector, ...(props.isolation ? { defaultIsolationMode: props.isolation } : {}) },
+    nodeManagerConfig: {
+      nodeSelector,
+      ...(props.isolation ? { defaultIsolationMode: props.isolation } : {}),
+      ...(props.shareDelivery ? { shareDelivery: props.shareDelivery } : {}),
+    },
     ...(capacityConfig ? { capacityConfig } : {}),
     ...(props.defaultQos ? { qosConfig: { defaultQoS: props.defaultQos } } : {}),
     defaultUsingLocalGPU: props.defaultUsingLocalGpu ?? false,
@@ -113,6 +128,20 @@ function checkPercent(field: string, value: number | undefined, min: number, max
   return fieldIssue(field, value, `an integer percentage from ${min} to ${max}`);
 }
 
+/**
+ * A delivery is one of SHARE_DELIVERIES, and DRA holds limits only by MPS: its kubelet plugin starts
+ * each claim's daemon, and `shared` isolation has none to start.
+ */
+function checkShareDelivery(value: unknown, isolation: IsolationMode | undefined): FieldIssue | undefined {
+  const bad = checkEnum('shareDelivery', value, SHARE_DELIVERIES);
+  if (bad || value !== 'DRA' || isolation !== 'shared') return bad;
+  return fieldIssue(
+    'shareDelivery',
+    value,
+    '"DevicePlugin" while isolation is "shared" (DRA delivers a share with its MPS daemon, so it needs isolation "hard")',
+  );
+}
+
 /** Validates the props that are not plain spec fields (their spec paths differ from the prop names). */
 export function checkGpuPoolProps(name: string, props: GpuPoolProps, nameFromId = false): FieldIssue[] {
   // The pool name becomes part of the membership label key, so it follows the stricter pool rule.
@@ -121,6 +150,7 @@ export function checkGpuPoolProps(name: string, props: GpuPoolProps, nameFromId 
     props.defaultQos === undefined ? undefined : checkQos('defaultQos', props.defaultQos),
     props.placement === undefined ? undefined : checkEnum('placement', props.placement, PLACEMENT_MODES),
     props.isolation === undefined ? undefined : checkIsolation('isolation', props.isolation),
+    props.shareDelivery === undefined ? undefined : checkShareDelivery(props.shareDelivery, props.isolation),
     checkPercent('tflopsOversellRatio', props.tflopsOversellRatio, 100, 100000),
     checkPercent('vramExpandToHostMem', props.vramExpandToHostMem, 0, 100),
     checkPercent('vramExpandToHostDisk', props.vramExpandToHostDisk, 0, 100),

@@ -132,6 +132,7 @@ describe('structural schemas', () => {
     const defaults = allNodes().filter(([, , node]) => node.default !== undefined);
     expect(defaults.map(([kind, path]) => `${kind} ${path}`)).toEqual([
       'GPUPool spec.nodeManagerConfig.defaultIsolationMode',
+      'GPUPool spec.nodeManagerConfig.shareDelivery',
       'GPUPool spec.capacityConfig.oversubscription.tflopsOversellRatio',
       'GPUPool spec.placement.mode',
       'GPUNode spec.manageMode',

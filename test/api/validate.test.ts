@@ -177,7 +177,7 @@ describe('GPUPool spec rules', () => {
 
   it('requires nodeManagerConfig', () => {
     expect(messages(validateSpec('GPUPool', {}))).toEqual([
-      'spec.nodeManagerConfig: got nothing, expected an object with fields nodeSelector, defaultIsolationMode (required in spec)',
+      'spec.nodeManagerConfig: got nothing, expected an object with fields nodeSelector, defaultIsolationMode, shareDelivery (required in spec)',
     ]);
   });
 
@@ -185,6 +185,12 @@ describe('GPUPool spec rules', () => {
     expect(pool({ capacityConfig: { oversubscription: { tflopsOversellRatio: 50, vramExpandToHostMem: 101 } } })).toEqual([
       'spec.capacityConfig.oversubscription.tflopsOversellRatio: got 50, expected an integer from 100 to 100000',
       'spec.capacityConfig.oversubscription.vramExpandToHostMem: got 101, expected an integer from 0 to 100',
+    ]);
+  });
+
+  it('rejects an unknown share delivery', () => {
+    expect(pool({ nodeManagerConfig: { nodeSelector: { nodeSelectorTerms: [] }, shareDelivery: 'dra' } })).toEqual([
+      'spec.nodeManagerConfig.shareDelivery: got "dra", expected one of DevicePlugin, DRA',
     ]);
   });
 

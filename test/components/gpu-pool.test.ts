@@ -43,6 +43,13 @@ describe('GpuPool', () => {
     expect(plain.metadata.annotations).toBeUndefined();
   });
 
+  it('writes shareDelivery when asked, and none by default', async () => {
+    const [dra] = await both('p', { name: 'p', shareDelivery: 'DRA' });
+    expect((dra.spec as { nodeManagerConfig: object }).nodeManagerConfig).toMatchObject({ shareDelivery: 'DRA' });
+    const [plain] = await both('q', { name: 'q' });
+    expect((plain.spec as { nodeManagerConfig: object }).nodeManagerConfig).not.toHaveProperty('shareDelivery');
+  });
+
   it('writes defaultUsingLocalGPU: true when asked', async () => {
     const [pool] = await both('p', { name: 'p', defaultUsingLocalGpu: true });
     expect((pool.spec as { defaultUsingLocalGPU: boolean }).defaultUsingLocalGPU).toBe(true);

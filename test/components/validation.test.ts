@@ -53,6 +53,12 @@ describe('GpuPool rules', () => {
         `${ctx}isolation: got "soft", expected one of hard, shared (upstream's "soft", an LD_PRELOAD limiter, is not provided by this runtime; "hard" holds limits with MPS)`,
       ],
       ['unknown isolation', { isolation: 'mps' as never }, `${ctx}isolation: got "mps", expected one of hard, shared`],
+      ['unknown shareDelivery', { shareDelivery: 'Dra' as never }, `${ctx}shareDelivery: got "Dra", expected one of DevicePlugin, DRA`],
+      [
+        'DRA with shared isolation',
+        { shareDelivery: 'DRA', isolation: 'shared' },
+        `${ctx}shareDelivery: got "DRA", expected "DevicePlugin" while isolation is "shared" (DRA delivers a share with its MPS daemon, so it needs isolation "hard")`,
+      ],
       [
         'tflopsOversellRatio below 100',
         { tflopsOversellRatio: 50 },

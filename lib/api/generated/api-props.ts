@@ -425,6 +425,11 @@ export type GPUPoolSpecFields = {
      * @default unset
      */
     defaultIsolationMode?: "hard" | "shared";
+    /**
+     * How shares reach their pods (an extension of this package): DevicePlugin (the extended resource tensor-fusion.ai/share, placed by the scheduler extender) or DRA (a ResourceClaim per pod of the DeviceClass gpu.tensor-fusion.ai, allocated by kube-scheduler; Kubernetes 1.34+, needs hard isolation). A node's GPUs are delivered one way.
+     * @default unset
+     */
+    shareDelivery?: "DevicePlugin" | "DRA";
   };
   /**
    * Capacity bounds and oversubscription.

@@ -164,11 +164,9 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
         { apiGroups: [GROUP], resources: ['gpus/status'], verbs: ['patch'] },
         // Warnings on pods whose processes the backstop stopped.
         { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-        // The DRA door: its node and pool (is it a DRA pool?), the claims the kubelet names, its node's ResourceSlice.
+        // Whether its node's pool delivers by DRA (its claims and slice: the install's `dra` role, dra.ts).
         { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
         { apiGroups: [GROUP], resources: ['gpupools'], verbs: ['get'] },
-        { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
-        { apiGroups: ['resource.k8s.io'], resources: ['resourceslices'], verbs: ['get', 'create', 'patch', 'delete'] },
       ],
     },
     {

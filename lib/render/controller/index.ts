@@ -24,6 +24,7 @@ import { ControllerBundleRef, renderShipping } from './shipping';
 import { renderCertificates, renderWebhookConfiguration } from './webhook';
 import { renderWorkload } from './controller-deployment';
 import { renderAgent } from './agent';
+import { renderDeviceClass, renderDraPolicies, renderDraRbac } from './dra';
 
 export * from '../../contract/env';
 export * from '../../contract/object-names';
@@ -66,6 +67,15 @@ export { WEBHOOK_EXCLUDED_NAMESPACES, WEBHOOK_TIMEOUT_SECONDS, webhookDnsNames }
 export { WEBHOOK_SERVICE_PORT } from './network';
 export { CONTROLLER_UID } from './controller-deployment';
 export { AGENT_NAMES, agentNamespace } from './agent';
+export {
+  AGENT_DRA_RULES,
+  CLAIM_CONTROLLER_USERS,
+  claimTemplateValidations,
+  claimValidations,
+  CONTROLLER_DRA_RULES,
+  draPodValidations,
+  DRA_NAMES,
+} from './dra';
 export { DASHBOARD_KEY, DASHBOARD_ROWS, DASHBOARD_UID, DASHBOARD_VARIABLES, dashboardModel, GRAFANA_DASHBOARD_LABEL } from './dashboard';
 export type { DashboardPanel, DashboardTarget } from './dashboard';
 export { ALERT_RULES, alertRuleGroups, RULE_FILE_KEY } from './alert-rules';
@@ -92,6 +102,7 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
     ...(resolved.installCrds ? (renderCrds() as unknown as KubeObject[]) : []),
     ...renderPriorityClasses(labels),
     ...renderRbac(resolved, labels),
+    ...(resolved.dra ? [renderDeviceClass(labels), ...renderDraRbac(resolved, labels)] : []),
     ...renderCertificates(resolved, labels),
     ...shipping.objects,
     scheduler.configMap,
@@ -105,6 +116,7 @@ export function renderController(props: TensorFusionControllerProps = {}, bundle
     ...renderWriteLimits(resolved, labels),
     ...renderNodeGuard(labels),
     ...renderQuotaStatusPolicy(resolved, labels),
+    ...(resolved.dra ? renderDraPolicies(resolved, labels) : []),
     renderWebhookConfiguration(resolved, labels),
   ];
 }

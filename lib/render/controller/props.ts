@@ -130,6 +130,14 @@ export interface TensorFusionControllerProps {
    */
   readonly nodeAgentImage?: string;
   /**
+   * Install what GpuPools with `shareDelivery: 'DRA'` need (Kubernetes 1.34+, resource.k8s.io/v1):
+   * the DeviceClass `gpu.tensor-fusion.ai`, RBAC for the node agent's ResourceSlices and the webhook's
+   * ResourceClaimTemplates, and the policies that refuse claims and templates of the class made by
+   * hand. Leave it off on older clusters, which serve no DeviceClass. See docs/dra.md.
+   * @default false
+   */
+  readonly dra?: boolean;
+  /**
    * Prometheus HTTP API the recommender reads the agent's metrics from, e.g.
    * `http://prometheus.monitoring:9090`. Without it autoscaling is off and workloads that ask for it
    * say so in their status.
@@ -192,6 +200,7 @@ export const CONTROLLER_DEFAULTS = {
   schedulerVersion: 'v1.36.3',
   nodeAgent: true,
   nodeAgentImage: 'node:24-bookworm-slim',
+  dra: false,
   grafanaDashboard: false,
   webView: false,
 } as const;
@@ -235,6 +244,8 @@ export interface ResolvedControllerProps {
   readonly nodeAgent: boolean;
   /** The `nodeAgentImage` prop, or its default. */
   readonly nodeAgentImage: string;
+  /** The `dra` prop, or its default. */
+  readonly dra: boolean;
   /** The `prometheusUrl` prop. */
   readonly prometheusUrl?: string;
   /** The `grafanaDashboard` prop, or its default. */
@@ -379,6 +390,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     schedulerVersion: props.schedulerVersion ?? d.schedulerVersion,
     nodeAgent: props.nodeAgent ?? d.nodeAgent,
     nodeAgentImage: props.nodeAgentImage ?? d.nodeAgentImage,
+    dra: props.dra ?? d.dra,
     prometheusUrl: props.prometheusUrl,
     grafanaDashboard: props.grafanaDashboard ?? d.grafanaDashboard,
     grafanaDashboardNamespace: props.grafanaDashboardNamespace,
@@ -407,6 +419,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     checkReleaseTag('schedulerVersion', r.schedulerVersion),
     checkBoolean('nodeAgent', r.nodeAgent),
     checkImage('nodeAgentImage', r.nodeAgentImage),
+    checkBoolean('dra', r.dra),
     r.prometheusUrl === undefined ? undefined : checkPrometheusUrl(r.prometheusUrl),
     checkBoolean('grafanaDashboard', r.grafanaDashboard),
     r.grafanaDashboardNamespace === undefined ? undefined : checkNamespace(r.grafanaDashboardNamespace, 'grafanaDashboardNamespace'),

@@ -21,6 +21,9 @@ export interface ClusterObjects {
   readonly workloads: readonly (TensorFusionWorkload & K8sObject)[];
   readonly profiles: readonly (WorkloadProfile & K8sObject)[];
   readonly quotas: readonly (GPUResourceQuota & K8sObject)[];
+  /** DRA ResourceSlices and ResourceClaims (none where the cluster serves no resource.k8s.io/v1). */
+  readonly slices?: readonly K8sObject[];
+  readonly claims?: readonly K8sObject[];
 }
 
 /** Lists every kind at once; a kind whose CRD is missing reads as empty (a cluster without quotas yet). */
@@ -33,7 +36,7 @@ export async function readCluster(cluster: Pick<Cluster, 'list'>): Promise<Clust
       throw err;
     }
   };
-  const [nodes, pods, pools, gpuNodes, gpus, workloads, profiles, quotas] = await Promise.all([
+  const [nodes, pods, pools, gpuNodes, gpus, workloads, profiles, quotas, slices, claims] = await Promise.all([
     list<NodeLike>(RESOURCES.nodes),
     list<PodLike>(RESOURCES.pods),
     list<GPUPool & K8sObject>(RESOURCES.gpupools),
@@ -42,8 +45,10 @@ export async function readCluster(cluster: Pick<Cluster, 'list'>): Promise<Clust
     list<TensorFusionWorkload & K8sObject>(RESOURCES.tensorfusionworkloads),
     list<WorkloadProfile & K8sObject>(RESOURCES.workloadprofiles),
     list<GPUResourceQuota & K8sObject>(RESOURCES.gpuresourcequotas, true),
+    list<K8sObject>(RESOURCES.resourceslices, true),
+    list<K8sObject>(RESOURCES.resourceclaims, true),
   ]);
-  return { nodes, pods, pools, gpuNodes, gpus, workloads, profiles, quotas };
+  return { nodes, pods, pools, gpuNodes, gpus, workloads, profiles, quotas, slices, claims };
 }
 
 /** A cache over a fixed list: the reads of an informer that has synced and sees no change. */

@@ -15,6 +15,8 @@ import { nodePools } from '../shared/topology';
 import { allocationOf } from '../shared/pod-share/record';
 import { allocationRequest, isOptedIn, shareOf } from '../shared/share';
 import { ClusterObjects, fixedCaches, placementStateOf } from './cluster-objects';
+import { hasDraClaim } from '../shared/dra/pod-claim';
+import { draGpus, draWhyLines } from './why-dra';
 
 /** A share released on a node, to make room. */
 export interface HeldShare {
@@ -151,6 +153,17 @@ export function whyPod(pod: K8sObject, objects: ClusterObjects): WhyAnswer {
   const nodes = [...nodePools(objects.gpuNodes)].filter(([, pool]) => pool === share.pool).map(([node]) => node);
   const overQuota = state.quotaRefusal(namespace, request);
   if (overQuota) lines.push(`Quota: ${overQuota}.`);
+  if (hasDraClaim(pod)) {
+    // Its GPU is kube-scheduler's choice, from the ResourceSlices: the extender's allocator knows nothing of it.
+    const dra = draWhyLines(share, draGpus(objects.slices ?? [], objects.claims ?? [], new Set(nodes), share.pool));
+    return {
+      ...base,
+      state: 'Pending',
+      lines: [...lines, ...dra.lines],
+      nodeReasons: dra.nodeReasons,
+      ...(overQuota ? { overQuota } : {}),
+    };
+  }
   const choice = allocator.choose(request, nodes);
   const nodeReasons: Record<string, number> = {};
   for (const reasons of choice.unfit.values()) {

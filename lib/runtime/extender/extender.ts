@@ -26,6 +26,7 @@ import { RESOURCES } from '../kube/resources';
 import { boundNode, isActivePod } from '../shared/pod-lifecycle';
 import { podRequests } from '../shared/pod-requests';
 import { allocationRequest, mpsParts, shareOf } from '../shared/share';
+import { hasDraClaim } from '../shared/dra/pod-claim';
 import {
   ExtenderArgs,
   ExtenderBindingArgs,
@@ -192,6 +193,7 @@ export class Extender {
     if (!share) return this.filterWithoutShare(pod, uid, nodes);
     const { state } = this.opts;
     const request = allocationRequest(uid, share, podRequests(pod));
+    if (hasDraClaim(pod)) return this.filterClaim(pod, request, nodes);
     // kube-scheduler gave up waiting for our bind (its timeout) or got an error of unknown outcome:
     // the Binding may still land, so the pod waits until that is known rather than reserve twice.
     if (state.isBinding(uid)) return this.refuse(pod, request, nodes, everyNode(nodes, BIND_UNCONFIRMED), WAIT_KINDS.bindUnconfirmed);
@@ -225,6 +227,17 @@ export class Extender {
       );
     this.turnedAway.forget(uid);
     return result([best]);
+  }
+
+  /**
+   * A DRA pod: kube-scheduler's allocator found the nodes where its claim fits (only they reach us) and
+   * chooses its GPU, so every node passes; only its namespace's quota is ours to keep.
+   */
+  private filterClaim(pod: K8sObject, request: AllocationRequest, nodes: string[]): ExtenderFilterResult {
+    const overQuota = this.opts.state.reserveClaim(pod.metadata.namespace ?? '', request);
+    if (overQuota) return this.refuse(pod, request, nodes, everyNode(nodes, overQuota), WAIT_KINDS.overQuota);
+    this.turnedAway.forget(request.id);
+    return result(nodes);
   }
 
   private refuse(
@@ -262,7 +275,7 @@ export class Extender {
     await this.fresh();
     const nodes = nodeNamesOf(args);
     const uid = args.Pod?.metadata?.uid;
-    const share = args.Pod && shareOf(args.Pod);
+    const share = args.Pod && !hasDraClaim(args.Pod) ? shareOf(args.Pod) : undefined;
     const best =
       share && uid
         ? (this.opts.state.holding(uid)?.node ?? this.opts.state.best(allocationRequest(uid, share, podRequests(args.Pod)), nodes))
@@ -290,6 +303,12 @@ export class Extender {
       const cached = this.opts.pods.get(`${ref.namespace}/${ref.name}`);
       const pod = cached?.metadata.uid === ref.uid ? cached : await cluster.get(RESOURCES.pods, ref);
       const share = pod && pod.metadata.uid === ref.uid ? shareOf(pod) : undefined;
+      if (share && hasDraClaim(pod!)) {
+        // Its GPU is in its claim, allocated by kube-scheduler before this bind: nothing to record.
+        await send();
+        state.claimBound(ref.uid, true);
+        return { Error: '' };
+      }
       if (!reserved) {
         // No reservation for this node (the extender restarted since filter): place on the scheduler's node now.
         if (!share) {
@@ -317,7 +336,10 @@ export class Extender {
       // pod's record arrives); only a refusal frees it at once.
       const unknown = sent && isOutcomeUnknown(err);
       if (unknown) state.startBinding(ref.uid);
-      else state.cancel(ref.uid);
+      else {
+        state.cancel(ref.uid);
+        state.claimBound(ref.uid, false);
+      }
       this.opts.logger?.warn(
         { pod: `${ref.namespace}/${ref.name}`, node: args.Node, err: String(err), unknownOutcome: unknown },
         'bind failed',

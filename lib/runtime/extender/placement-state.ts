@@ -32,6 +32,7 @@ import {
   totalExcess,
 } from '../shared/quota';
 import { CountedMap, QuotaLedger } from './quota-ledger';
+import { ClaimShares } from './claim-shares';
 
 /** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
 const RELEASED_MEMORY_MS = 5 * 60_000;
@@ -130,10 +131,13 @@ export class PlacementState {
   private readonly now: () => number;
   private readonly ttl: number;
   private expiryTimer?: NodeJS.Timeout;
+  /** DRA pods' shares: counted in the quotas, placed by kube-scheduler (claim-shares.ts). */
+  private readonly claims: ClaimShares;
 
   constructor(private readonly opts: PlacementStateOptions) {
     this.now = opts.now ?? Date.now;
     this.ttl = opts.reservationTtlMs ?? 60_000;
+    this.claims = new ClaimShares(this.ledger, this.now, this.ttl);
     const s = opts.sources;
     const topologyChanged = () => {
       this.allocator = undefined;
@@ -206,6 +210,7 @@ export class PlacementState {
         this.reserved.delete(a.id);
       }
     }
+    this.claims.reset(pods, listedAt, (uid) => this.releasedAt.has(uid));
     this.allocator = undefined;
     // A share the list no longer has was released by a pod whose delete event has not reached us; that
     // event will find nothing to release, so the release is announced here or never.
@@ -256,6 +261,7 @@ export class PlacementState {
     const uid = pod.metadata.uid;
     if (!uid) return;
     if (isTerminal(pod)) return void this.release(uid);
+    this.claims.observe(pod);
     if (!this.held.has(uid) && !this.reserved.has(uid)) this.observeBackground(pod);
     const a = allocationOf(pod);
     if (!a || this.held.has(uid)) return;
@@ -282,6 +288,7 @@ export class PlacementState {
     const held = this.held.delete(uid);
     const reserved = this.reserved.delete(uid);
     const background = this.background.delete(uid);
+    this.claims.release(uid);
     this.heldSince.delete(uid);
     this.namespaces.delete(uid);
     this.rememberRelease(uid);
@@ -556,8 +563,26 @@ export class PlacementState {
     return (this.opts.sources.quotas?.list() ?? []).filter((q) => q.metadata.namespace === namespace).map(quotaBounds);
   }
 
+  /**
+   * Counts the share of a DRA pod (no GPU chosen here) in its namespace's quotas, or says why a quota
+   * has no room for it: checked and counted in one step, as {@link reserve}.
+   */
+  reserveClaim(namespace: string, request: AllocationRequest): string | undefined {
+    this.claims.release(request.id);
+    const overQuota = this.quotaRefusal(namespace, request);
+    if (!overQuota) this.claims.reserve(request.id, namespace, request);
+    return overQuota;
+  }
+
+  /** A DRA pod's Binding landed (true) or was refused (false). */
+  claimBound(uid: string, ok: boolean): void {
+    if (ok) this.claims.bound(uid);
+    else this.claims.release(uid);
+  }
+
   /** Why `request` of a pod in `namespace` may not be placed now, if a quota of the namespace has no room for it. */
   quotaRefusal(namespace: string, request: AllocationRequest): string | undefined {
+    this.claims.expire();
     const quotas = this.quotasIn(namespace);
     if (quotas.length === 0 || request.gpuCount === 0) return undefined;
     const e = totalExcess(this.ledger.used(namespace), quotaUsage(request, request.gpuCount), quotas);

@@ -4,6 +4,7 @@
  */
 import { isClusterScoped } from '../../model/kind-scope';
 import { GROUP, VERSION } from '../../model/group';
+import { DRA_API_VERSION } from '../../model/dra';
 
 /** How to address one kind on the API server. */
 export interface ResourceType {
@@ -56,6 +57,10 @@ export const RESOURCES = {
   tensorfusionworkloads: tf('tensorfusionworkloads', 'TensorFusionWorkload'),
   workloadprofiles: tf('workloadprofiles', 'WorkloadProfile'),
   gpuresourcequotas: tf('gpuresourcequotas', 'GPUResourceQuota'),
+  // Dynamic Resource Allocation (GpuPools with shareDelivery DRA; served from Kubernetes 1.34).
+  resourceclaimtemplates: resourceType(DRA_API_VERSION, 'resourceclaimtemplates', 'ResourceClaimTemplate'),
+  resourceclaims: resourceType(DRA_API_VERSION, 'resourceclaims', 'ResourceClaim', { statusSubresource: true }),
+  resourceslices: resourceType(DRA_API_VERSION, 'resourceslices', 'ResourceSlice'),
 } as const;
 
 /** `apiVersion` string of a resource type (`v1`, `tensor-fusion.ai/v1`). */

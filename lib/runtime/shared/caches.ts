@@ -120,7 +120,12 @@ export function slimPod(pod: PodLike): PodLike {
       ownerReferences: m.ownerReferences,
     },
     // Requests as totals, for the scheduler extender's CPU and memory accounting.
-    spec: { nodeName: pod.spec?.nodeName, containers: [requestsAsContainer(podRequests(pod))] },
+    spec: {
+      nodeName: pod.spec?.nodeName,
+      containers: [requestsAsContainer(podRequests(pod))],
+      // A DRA pool's pod names its claim here (lib/runtime/shared/dra/pod-claim.ts).
+      ...(pod.spec?.resourceClaims ? { resourceClaims: pod.spec.resourceClaims } : {}),
+    },
     // OOM kills (lastState only) feed autoscaling's VRAM bump (lib/runtime/shared/oom.ts).
     status: {
       phase: pod.status?.phase,

@@ -44,7 +44,7 @@ export interface NodeLike extends K8sObject {
 }
 
 export interface PodLike extends K8sObject {
-  spec?: { nodeName?: string; containers?: unknown[] };
+  spec?: { nodeName?: string; containers?: unknown[]; resourceClaims?: unknown[] };
   status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
 }
 

@@ -16,6 +16,7 @@ import type { K8sObject } from '../kube/cluster';
 import type { PodLike } from './capacity';
 import { isTerminal } from './pod-lifecycle';
 import { allocationOf } from './pod-share/record';
+import { draShareOf } from './dra/pod-claim';
 
 /** The totals a quota bounds, as ResourceQuota names its keys. */
 export const QUOTA_RESOURCES = ['requests.tflops', 'requests.vram', 'limits.tflops', 'limits.vram', 'workers'] as const;
@@ -67,12 +68,18 @@ export function allocationUsage(a: Allocation): QuotaAmounts {
   return shareUsage({ ...a, gpuCount: a.gpuIds.length });
 }
 
-/** What the recorded shares of `pods` add up to (pods that finished hold nothing; terminating ones still do). */
+/**
+ * What the recorded shares of `pods` add up to (pods that finished hold nothing; terminating ones still
+ * do). A DRA pod has no allocation record (its GPU is in its claim): bound, it counts its share record.
+ */
 export function recordedUsage(pods: readonly PodLike[]): QuotaAmounts {
   let used = NO_USAGE;
   for (const p of pods) {
-    const a = isTerminal(p) ? undefined : allocationOf(p as K8sObject);
+    if (isTerminal(p)) continue;
+    const a = allocationOf(p as K8sObject);
     if (a && a.gpuIds.length > 0) used = addUsage(used, allocationUsage(a));
+    const dra = !a && p.spec?.nodeName ? draShareOf(p as K8sObject) : undefined;
+    if (dra) used = addUsage(used, shareUsage(dra));
   }
   return used;
 }

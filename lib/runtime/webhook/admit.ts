@@ -13,6 +13,8 @@ import type { TensorFusionWorkload } from '../../api';
 import { FieldIssue, fieldIssue } from '../../model/errors';
 import { RECORD_ANNOTATIONS, SHARE_ANNOTATION, WORKLOAD_LABEL } from '../../model/metadata-keys';
 import { poolIsolation } from '../../model/rules';
+import { DRA_POD_CLAIM, poolShareDelivery } from '../../model/dra';
+import { claimTemplate } from '../shared/dra/claim-template';
 import { SCHEDULER_NAME } from '../../contract/object-names';
 import type { K8sObject } from '../kube/cluster';
 import { isGenerated } from '../shared/workload-origin';
@@ -286,7 +288,7 @@ function presentKeys(pod: K8sObject, keys: readonly string[]): string[] {
 }
 
 /** A local-GPU pod: sent to our scheduler with its share request, priority, env and MPS limits. */
-function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }: Admission): Decision {
+function admitLocal({ pod, namespace, workload, resolved, injectInto, warnings, nodeAgent }: Admission): Decision {
   const settings = resolved.settings;
   const isolation = poolIsolation(resolved.poolObject);
   const vars = localGpuEnv(resolved.share, workload, isolation);
@@ -294,9 +296,14 @@ function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }
   if (priority.warning) warnings.push(priority.warning);
   warnings.push(...localPatchWarnings(pod, injectInto));
   const hard = isolation === 'hard';
+  const dra = poolShareDelivery(resolved.poolObject) === 'DRA';
+  if (dra && !hard) return deny(draIsolationIssue(resolved.pool));
   // Hard isolation: the kubelet gets each container's GPU, MPS daemon and limits from the agent, and
-  // only through the share resource; the node's variables are the only ones the container reads.
-  const resource = shareResource(pod, hard ? injectInto : []);
+  // only through the share resource or (DRA) the pod's claim; the node's variables are the only ones
+  // the container reads.
+  const resource = shareResource(pod, hard && !dra ? injectInto : []);
+  const share = shareRequest(resolved, injectInto.length);
+  const template = dra ? claimTemplate(namespace, share) : undefined;
   warnings.push(...resource.warnings, ...(hard ? nodeGivenEnvWarnings(pod, injectInto) : []));
   if (isolation === 'hard' && !nodeAgent) {
     warnings.push(
@@ -310,7 +317,7 @@ function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }
   }
   const patch = podPatch(pod, {
     removeAnnotations: COPIED_RECORD_KEYS,
-    annotations: { [SHARE_ANNOTATION]: encodeShare(shareRequest(resolved, injectInto.length)) },
+    annotations: { [SHARE_ANNOTATION]: encodeShare(share) },
     labels: workloadLabels(workload),
     schedulerName: SCHEDULER_NAME,
     priority: priority.priority,
@@ -318,6 +325,7 @@ function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }
     env: envFor(injectInto, vars),
     dropEnv: hard ? isNodeGivenEnv : undefined,
     ownedResource: resource.mutation,
+    claim: template ? { name: DRA_POD_CLAIM, template: template.metadata.name, holders: injectInto } : undefined,
     initContainers: settings.noStandaloneWorkerMode
       ? [
           {
@@ -331,7 +339,18 @@ function admitLocal({ pod, workload, resolved, injectInto, warnings, nodeAgent }
   });
   // Shared isolation: the MPS limits as files the kubelet refreshes (an in-place resize changes them;
   // the env does not). Under hard isolation the share's daemon holds them.
-  return allow([...patch, ...(isolation === 'shared' ? limitsVolumeOps(pod, injectInto) : [])], warnings);
+  return allow([...patch, ...(isolation === 'shared' ? limitsVolumeOps(pod, injectInto) : [])], warnings, template);
+}
+
+/** A DRA pool's isolation is hard: its kubelet plugin delivers each share with its MPS daemon (the GpuPool props refuse anything else; the CRD cannot). */
+function draIsolationIssue(pool: string): FieldIssue[] {
+  return [
+    fieldIssue(
+      `GPUPool ${JSON.stringify(pool)} spec.nodeManagerConfig.defaultIsolationMode`,
+      'shared',
+      '"hard" while spec.nodeManagerConfig.shareDelivery is "DRA" (DRA delivers a share with its MPS daemon): fix the pool',
+    ),
+  ];
 }
 
 /** Warnings about what the local patch changes that the pod did not ask for. */

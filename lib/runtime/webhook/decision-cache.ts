@@ -16,8 +16,8 @@ const SEEN_SLOTS = 4096;
 export const DECISION_CACHE_MAX_KEY_CHARS = 32 * 1024;
 
 /**
- * The key of what a decision reads of a request: the operation, the kind, the namespace and the
- * object. Its managedFields are left out: the API server stamps them with the second of the request,
+ * The key of what a decision reads of a request: the operation, whether it is a dry run, the kind,
+ * the namespace and the object. Its managedFields are left out: the API server stamps them with the second of the request,
  * and nothing is decided from them.
  *
  * They are left out by a rest pattern, not by a copy that sets them to undefined: in V8 (Node 20),
@@ -33,7 +33,17 @@ export function decisionKey(req: AdmissionRequest): string {
     const { managedFields: _stamped, ...metadata } = o.metadata;
     object = { ...o, metadata };
   }
-  return JSON.stringify([req.operation, req.kind?.group, req.kind?.version, req.kind?.kind, req.subResource, req.namespace, object]);
+  // A dry run creates nothing (a DRA pod's template): its answer must not stand for a real create's.
+  return JSON.stringify([
+    req.operation,
+    req.dryRun === true,
+    req.kind?.group,
+    req.kind?.version,
+    req.kind?.kind,
+    req.subResource,
+    req.namespace,
+    object,
+  ]);
 }
 
 /** A key's hash as a non-zero integer (0 marks an empty slot). */

@@ -21,7 +21,7 @@ export function shareResource(pod: K8sObject, holders: readonly string[]): { mut
   const who =
     holders.length > 0
       ? `only the inject containers (${holders.join(', ')}) hold one each`
-      : 'this pod holds none (its pool is not hard-isolated, or it is a remote-GPU client)';
+      : 'this pod holds none (its pool is not hard-isolated or delivers shares by DRA, or it is a remote-GPU client)';
   for (const list of ['containers', 'initContainers'] as const) {
     listOf(pod.spec, list).forEach((c, i) => {
       if (!isObject(c) || (list === 'containers' && holders.includes(c.name as string))) return;

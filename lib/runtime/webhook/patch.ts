@@ -45,6 +45,12 @@ export interface PodMutation {
    * limit `amount` of it; every other container, init containers included, has it removed.
    */
   readonly ownedResource?: { readonly name: string; readonly amount: string; readonly holders: readonly string[] };
+  /**
+   * A pod claim the webhook owns (DRA pools): `spec.resourceClaims` has `name` from `template`, and
+   * exactly the `holders` (app containers, by name) list it once in `resources.claims`; every other
+   * container, init containers included, has it removed.
+   */
+  readonly claim?: { readonly name: string; readonly template: string; readonly holders: readonly string[] };
 }
 
 type Json = Record<string, unknown>;
@@ -177,6 +183,38 @@ function setOwnedResource(ops: JsonPatchOp[], spec: Json, owned: NonNullable<Pod
   }
 }
 
+/** Sets `spec.resourceClaims[name]` to come from the template, keeping every other claim of the pod. */
+function setPodClaim(ops: JsonPatchOp[], spec: Json, claim: NonNullable<PodMutation['claim']>): void {
+  const want = { name: claim.name, resourceClaimTemplateName: claim.template };
+  const list = Array.isArray(spec.resourceClaims) ? spec.resourceClaims : undefined;
+  if (!list) return void ops.push({ op: 'add', path: '/spec/resourceClaims', value: [want] });
+  const i = list.findIndex((c) => isObject(c) && c.name === claim.name);
+  const have = list[i] as Json | undefined;
+  if (i < 0) ops.push({ op: 'add', path: '/spec/resourceClaims/-', value: want });
+  else if (Object.keys(have!).length !== 2 || have!.resourceClaimTemplateName !== claim.template)
+    ops.push({ op: 'replace', path: `/spec/resourceClaims/${i}`, value: want });
+}
+
+/** Gives exactly the holders one reference to the claim in `resources.claims` (before init containers are inserted). */
+function setClaimReferences(ops: JsonPatchOp[], spec: Json, claim: NonNullable<PodMutation['claim']>): void {
+  for (const list of ['containers', 'initContainers'] as const) {
+    const items = Array.isArray(spec[list]) ? (spec[list] as unknown[]) : [];
+    items.forEach((c, i) => {
+      if (!isObject(c)) return;
+      const holds = list === 'containers' && typeof c.name === 'string' && claim.holders.includes(c.name);
+      const resources = isObject(c.resources) ? c.resources : undefined;
+      const have = Array.isArray(resources?.claims) ? (resources.claims as unknown[]) : [];
+      const others = have.filter((r) => !(isObject(r) && r.name === claim.name));
+      const want = holds ? [...others, { name: claim.name }] : others;
+      const path = `/spec/${list}/${i}/resources`;
+      if (JSON.stringify(want) === JSON.stringify(have)) return;
+      if (!resources) ops.push({ op: 'add', path, value: { claims: want } });
+      else if (want.length === 0) ops.push({ op: 'remove', path: `${path}/claims` });
+      else ops.push({ op: 'add', path: `${path}/claims`, value: want });
+    });
+  }
+}
+
 /** The RFC 6902 operations that apply `m` to `pod`; empty when the pod already has it all. */
 export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
@@ -196,7 +234,8 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
     m.priority !== undefined ||
     m.env !== undefined ||
     m.initContainers !== undefined ||
-    m.ownedResource !== undefined;
+    m.ownedResource !== undefined ||
+    m.claim !== undefined;
   if (!isObject(pod.spec) && touchesSpec) ops.push({ op: 'add', path: '/spec', value: {} });
   const spec = isObject(pod.spec) ? pod.spec : {};
   if (m.schedulerName !== undefined && spec.schedulerName !== m.schedulerName)
@@ -217,6 +256,10 @@ export function podPatch(pod: K8sObject, m: PodMutation): JsonPatchOp[] {
     if (i >= 0) setEnv(ops, `/spec/containers/${i}/env`, (containers[i] as Json).env, vars, m.dropEnv);
   }
   if (m.ownedResource) setOwnedResource(ops, spec, m.ownedResource);
+  if (m.claim) {
+    setPodClaim(ops, spec, m.claim);
+    setClaimReferences(ops, spec, m.claim);
+  }
   ensureInitContainers(ops, spec.initContainers, m.initContainers);
   return ops;
 }

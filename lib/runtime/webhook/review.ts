@@ -39,13 +39,20 @@ export interface AdmissionResponse {
 
 /** What the handler decided, before it is put on the wire. */
 export type Decision =
-  | { readonly allowed: true; readonly patch: readonly JsonPatchOp[]; readonly warnings?: readonly string[] }
+  | {
+      readonly allowed: true;
+      readonly patch: readonly JsonPatchOp[];
+      readonly warnings?: readonly string[];
+      /** The ResourceClaimTemplate a DRA pool's pod names: it must exist before the pod does (created unless the request is a dry run). */
+      readonly claimTemplate?: K8sObject;
+    }
   | { readonly allowed: false; readonly code: number; readonly message: string };
 
-export const allow = (patch: readonly JsonPatchOp[] = [], warnings?: readonly string[]): Decision => ({
+export const allow = (patch: readonly JsonPatchOp[] = [], warnings?: readonly string[], claimTemplate?: K8sObject): Decision => ({
   allowed: true,
   patch,
   ...(warnings && warnings.length ? { warnings } : {}),
+  ...(claimTemplate ? { claimTemplate } : {}),
 });
 
 /** Most issues a denial lists; the rest are counted (a pod with 500 unknown keys once gave a 170 kB answer). */

@@ -63,8 +63,6 @@ describe('node agent', () => {
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
       { apiGroups: ['tensor-fusion.ai'], resources: ['gpupools'], verbs: ['get'] },
-      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
-      { apiGroups: ['resource.k8s.io'], resources: ['resourceslices'], verbs: ['get', 'create', 'patch', 'delete'] },
     ]);
     // The node side of hard isolation: the kubelet's plugin folder and the shares' MPS folders, at the same paths.
     expect(pod.volumes).toEqual(

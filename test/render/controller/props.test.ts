@@ -30,6 +30,7 @@ describe('TensorFusionController props', () => {
       schedulerVersion: 'v1.36.3',
       nodeAgent: true,
       nodeAgentImage: 'node:24-bookworm-slim',
+      dra: false,
       prometheusUrl: undefined,
       grafanaDashboard: false,
       grafanaDashboardNamespace: undefined,

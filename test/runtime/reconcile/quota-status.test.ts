@@ -4,7 +4,8 @@
  * when the counts do.
  */
 import type { GPUResourceQuota } from '../../../lib/api';
-import { ALLOCATION_ANNOTATION, ENABLED_LABEL } from '../../../lib/model/metadata-keys';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
+import { encodeShare } from '../../../lib/runtime/shared/share';
 import type { PodLike } from '../../../lib/runtime/shared/capacity';
 import { quotaStatus } from '../../../lib/runtime/reconcile/quota-status';
 import { recordedUsage } from '../../../lib/runtime/shared/quota';
@@ -52,6 +53,38 @@ test('counts recorded shares of pods that have not finished, every GPU of each',
     'requests.vram': 12 * GiB,
     'limits.vram': 12 * GiB,
     workers: 2,
+  });
+});
+
+test('counts a bound DRA pod by its share record (its GPU is in its claim), not one still waiting or finished', () => {
+  const dra = (uid: string, nodeName?: string, phase = 'Pending'): PodLike =>
+    ({
+      metadata: {
+        name: uid,
+        namespace: 'ml',
+        uid,
+        labels: { [ENABLED_LABEL]: 'true' },
+        annotations: {
+          [SHARE_ANNOTATION]: encodeShare({
+            pool: 'p',
+            qos: 'medium',
+            gpuCount: 2,
+            tflopsRequest: 10,
+            tflopsLimit: 20,
+            vramRequest: GiB,
+            vramLimit: GiB,
+          }),
+        },
+      },
+      spec: { nodeName, resourceClaims: [{ name: 'tensor-fusion-gpu', resourceClaimTemplateName: 'tf-000000000000' }] },
+      status: { phase },
+    }) as PodLike;
+  expect(recordedUsage([dra('bound', 'n'), dra('waiting'), dra('done', 'n', 'Failed')])).toEqual({
+    'requests.tflops': 20_000,
+    'limits.tflops': 40_000,
+    'requests.vram': 2 * GiB,
+    'limits.vram': 2 * GiB,
+    workers: 1,
   });
 });
 

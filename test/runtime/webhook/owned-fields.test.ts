@@ -77,7 +77,7 @@ test('a hard pool: the inject container holds exactly one share, request equal t
 });
 
 test('a shared pool and a remote-GPU client hold no share resource, whatever they asked', async () => {
-  const none = 'this pod holds none (its pool is not hard-isolated, or it is a remote-GPU client)';
+  const none = 'this pod holds none (its pool is not hard-isolated or delivers shares by DRA, or it is a remote-GPU client)';
   for (const [annotations, isolation] of [
     [LOCAL, 'shared'],
     [{ [t('is-local-gpu')]: 'false', [t('tflops-limit')]: '20', [t('vram-limit')]: '8Gi' }, 'hard'],

@@ -52,6 +52,13 @@ export interface ControlPlaneOptions {
 export const NODE_NAME = 'tf-node-0';
 export const NODE_USER: User = { name: `system:node:${NODE_NAME}`, groups: ['system:nodes', 'system:masters'] };
 
+/**
+ * kube-controller-manager's user, as a cluster's own is named (in system:masters here, since this one
+ * runs every controller under its own identity rather than one ServiceAccount each): admission
+ * policies that trust the resourceclaim controller's claims see the name they see in a cluster.
+ */
+export const CONTROLLER_MANAGER_USER: User = { name: 'system:kube-controller-manager', groups: ['system:masters'] };
+
 /** The parts of a KubeSchedulerConfiguration a test sets (v1). */
 export interface SchedulerConfig {
   profiles?: Record<string, unknown>[];
@@ -187,7 +194,12 @@ export class ControlPlane {
   }
 
   private users(): User[] {
-    return [{ name: 'admin', groups: ['system:masters'] }, ...(this.opts.node ? [NODE_USER] : []), ...(this.opts.users ?? [])];
+    return [
+      { name: 'admin', groups: ['system:masters'] },
+      CONTROLLER_MANAGER_USER,
+      ...(this.opts.node ? [NODE_USER] : []),
+      ...(this.opts.users ?? []),
+    ];
   }
 
   private file(name: string, content: string): string {
@@ -369,17 +381,19 @@ export class ControlPlane {
 
   private async startControllerManager(): Promise<void> {
     const port = await freePort();
+    const kubeconfig = this.writeKubeconfig(CONTROLLER_MANAGER_USER.name);
     const p = startProcess(
       'kube-controller-manager',
       binaryPath('kube-controller-manager'),
       [
-        `--kubeconfig=${this.kubeconfig}`,
-        `--authentication-kubeconfig=${this.kubeconfig}`,
-        `--authorization-kubeconfig=${this.kubeconfig}`,
+        `--kubeconfig=${kubeconfig}`,
+        `--authentication-kubeconfig=${kubeconfig}`,
+        `--authorization-kubeconfig=${kubeconfig}`,
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${port}`,
-        `--controllers=deployment-controller,replicaset-controller,daemonset-controller,statefulset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller${
+        // resourceclaim-controller makes a pod's ResourceClaims from its templates (DRA pools).
+        `--controllers=resourceclaim-controller,deployment-controller,replicaset-controller,daemonset-controller,statefulset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller${
           // A projected ServiceAccount token volume also mounts kube-root-ca.crt, which this controller publishes.
           this.opts.node ? ',root-ca-certificate-publisher-controller,endpointslice-controller,endpoints-controller' : ''
         }`,

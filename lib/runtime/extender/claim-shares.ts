@@ -1,0 +1,86 @@
+/**
+ * The shares of DRA pods in the namespace quota ledger. kube-scheduler's allocator picks their GPUs
+ * (the claim's status says which), so the extender places nothing for them; it still counts them in
+ * their namespace's quotas, with the same check-and-count step as a GPU reservation, so that two pods
+ * filtered at once cannot both take a quota's last room, whichever way their shares are delivered.
+ */
+import type { AllocationRequest } from '../../allocator';
+import type { K8sObject } from '../kube/cluster';
+import { boundNode, isTerminal } from '../shared/pod-lifecycle';
+import { draShareOf } from '../shared/dra/pod-claim';
+import { QuotaAmounts, shareUsage } from '../shared/quota';
+import { CountedMap, QuotaLedger } from './quota-ledger';
+
+interface ClaimShare {
+  readonly namespace: string;
+  readonly usage: QuotaAmounts;
+  /** When it was reserved (filter) or learned bound. */
+  readonly at: number;
+  readonly bound: boolean;
+}
+
+const usageOf = (request: Pick<AllocationRequest, 'gpuCount' | 'tflopsRequest' | 'vramRequest' | 'tflopsLimit' | 'vramLimit'>) =>
+  shareUsage({
+    gpuCount: request.gpuCount,
+    tflopsRequest: request.tflopsRequest,
+    vramRequest: request.vramRequest,
+    tflopsLimit: request.tflopsLimit ?? request.tflopsRequest,
+    vramLimit: request.vramLimit ?? request.vramRequest,
+  });
+
+export class ClaimShares {
+  private readonly shares: CountedMap<ClaimShare>;
+
+  constructor(
+    ledger: QuotaLedger,
+    private readonly now: () => number,
+    /** How long a reservation not yet bound counts. */
+    private readonly ttlMs: number,
+  ) {
+    this.shares = new CountedMap<ClaimShare>(ledger, 'claim/', (_uid, s) => ({ namespace: s.namespace, usage: s.usage }));
+  }
+
+  /** Counts a DRA pod's share from filter until its bind (or the reservation's time). */
+  reserve(uid: string, namespace: string, request: AllocationRequest): void {
+    this.shares.set(uid, { namespace, usage: usageOf(request), at: this.now(), bound: false });
+  }
+
+  /** Its Binding landed: the share counts until the pod goes. */
+  bound(uid: string): void {
+    const s = this.shares.get(uid);
+    if (s) this.shares.set(uid, { ...s, bound: true });
+  }
+
+  has(uid: string): boolean {
+    return this.shares.has(uid);
+  }
+
+  release(uid: string): boolean {
+    return this.shares.delete(uid);
+  }
+
+  /** Drops reservations whose bind never came. */
+  expire(): void {
+    const cutoff = this.now() - this.ttlMs;
+    for (const [uid, s] of this.shares) if (!s.bound && s.at < cutoff) this.shares.delete(uid);
+  }
+
+  /** What a pod event says: a bound DRA pod holds its share, a finished one holds none. */
+  observe(pod: K8sObject): void {
+    const uid = pod.metadata.uid;
+    if (!uid) return;
+    if (isTerminal(pod)) return void this.shares.delete(uid);
+    const share = draShareOf(pod);
+    if (share && boundNode(pod) && !this.shares.get(uid)?.bound)
+      this.shares.set(uid, { namespace: pod.metadata.namespace ?? '', usage: usageOf(share), at: this.now(), bound: true });
+  }
+
+  /**
+   * Replaces the bound shares with a list's; reservations made since `listedAt` stay (their pods were
+   * not bound when listed), as do released pods' absence (`released`).
+   */
+  reset(pods: readonly K8sObject[], listedAt: number, released: (uid: string) => boolean): void {
+    for (const [uid, s] of this.shares) if (s.bound || s.at < listedAt) this.shares.delete(uid);
+    for (const p of pods) if (p.metadata.uid && !released(p.metadata.uid)) this.observe(p);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * DRA pods at the extender (their share's GPU is chosen by kube-scheduler's allocator, in the claim):
+ * every node kube-scheduler hands over passes, no GPU is recorded at bind, and the namespace quota
+ * counts them as it counts device-plugin shares, with the same messages.
+ */
+import { API_VERSION } from '../../../lib/model/group';
+import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
+import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { Informer } from '../../../lib/runtime/kube/informer';
+import type { Extender } from '../../../lib/runtime/extender/extender';
+import type { PlacementState } from '../../../lib/runtime/extender/placement-state';
+import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
+import { ApiServerDouble, startApiServer } from '../../support/api-server';
+import { eventually } from '../fixtures';
+import { GiB, seedPool } from '../webhook/fixtures';
+import { startExtender } from './fixtures';
+
+const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: GiB, vramLimit: GiB };
+// Three nodes, though the pool's GPU objects are on two: DRA nodes need none of ours.
+const NODES = ['p-node-0', 'p-node-1', 'dra-only'];
+
+let api: ApiServerDouble;
+let informers: Informer<K8sObject>[];
+let state: PlacementState;
+let extender: Extender;
+
+function putPod(name: string, namespace = 'ml'): K8sObject {
+  return api.put('pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, labels: { [ENABLED_LABEL]: 'true' }, annotations: { [SHARE_ANNOTATION]: encodeShare(SHARE) } },
+    spec: {
+      containers: [{ name: 'main', image: 'x', resources: { claims: [{ name: 'tensor-fusion-gpu' }] } }],
+      resourceClaims: [{ name: 'tensor-fusion-gpu', resourceClaimTemplateName: 'tf-000000000000' }],
+    },
+  }) as K8sObject;
+}
+
+async function place(name: string, namespace = 'ml'): Promise<{ pod: K8sObject; nodes: string[]; failed: Record<string, string> }> {
+  const pod = putPod(name, namespace);
+  const f = await extender.filter({ Pod: pod, NodeNames: NODES, Nodes: null });
+  if (f.NodeNames.length > 0) {
+    const b = await extender.bind({ PodName: name, PodNamespace: namespace, PodUID: pod.metadata.uid!, Node: f.NodeNames[1] });
+    expect(b.Error).toBe('');
+  }
+  return { pod, nodes: f.NodeNames, failed: f.FailedAndUnresolvableNodes };
+}
+
+beforeEach(async () => {
+  api = await startApiServer({ bookmarkIntervalMs: 60_000 });
+  seedPool(api, { name: 'p', nodes: 2, gpusPerNode: 1, vram: 80 * GiB, tflops: 100 });
+  api.put('gpuresourcequotas', {
+    apiVersion: API_VERSION,
+    kind: 'GPUResourceQuota',
+    metadata: { name: 'team-a', namespace: 'ml' },
+    spec: { total: { requests: { tflops: '30' } } },
+  });
+  ({ informers, state, extender } = await startExtender(api));
+});
+
+afterEach(async () => {
+  await Promise.all(informers.map((i) => i.stop()));
+  await api.stop();
+});
+
+test('passes every node it is given, neutral in its scores, and binds with no GPU record', async () => {
+  const { pod, nodes } = await place('a');
+  expect(nodes).toEqual(NODES);
+  const scores = await extender.prioritize({ Pod: pod, NodeNames: NODES, Nodes: null });
+  expect(scores.map((s) => s.Score)).toEqual([0, 0, 0]);
+  const bound = api.getObject('pods', 'a', 'ml')!;
+  expect(bound.spec.nodeName).toBe('p-node-1');
+  expect(bound.metadata.annotations[ALLOCATION_ANNOTATION]).toBeUndefined();
+  expect(state.stats()).toEqual({ held: 0, reserved: 0 });
+});
+
+test('counts DRA shares in the namespace quota with the same message, frees them when the pod goes', async () => {
+  for (const n of ['a', 'b', 'c']) expect((await place(n)).nodes).toEqual(NODES);
+  const refused = await place('d');
+  const reason = 'namespace "ml" would use 40 of 30 TFLOPS requested (GPUResourceQuota "team-a")';
+  expect(refused.failed).toEqual(Object.fromEntries(NODES.map((n) => [n, reason])));
+  expect(state.quotaUsed('ml')).toMatchObject({ 'requests.tflops': 30_000, workers: 3 });
+  expect((await place('elsewhere', 'other')).nodes).toEqual(NODES);
+  api.remove('pods', 'a', 'ml');
+  await eventually(() => expect(state.quotaUsed('ml')).toMatchObject({ 'requests.tflops': 20_000, workers: 2 }), 5_000);
+  expect((await place('e')).nodes).toEqual(NODES);
+});
+
+test('a reservation counts before its bind, and a list after a failover keeps the bound ones', async () => {
+  const [first, second] = [putPod('first'), putPod('second'), putPod('third')].slice(0, 2);
+  api.put('gpuresourcequotas', {
+    apiVersion: API_VERSION,
+    kind: 'GPUResourceQuota',
+    metadata: { name: 'team-a', namespace: 'ml' },
+    spec: { total: { requests: { tflops: '10' } } },
+  });
+  await eventually(() =>
+    expect(state.quotaRefusal('ml', { id: 'x', pool: 'p', qos: 'medium', gpuCount: 2, tflopsRequest: 10, vramRequest: 1 })).toBeDefined(),
+  );
+  const answers = await Promise.all([first, second].map((p) => extender.filter({ Pod: p, NodeNames: NODES, Nodes: null })));
+  expect(answers.map((a) => a.NodeNames.length).sort()).toEqual([0, 3]);
+  const winner = [first, second][answers.findIndex((a) => a.NodeNames.length === 3)];
+  await extender.bind({ PodName: winner.metadata.name!, PodNamespace: 'ml', PodUID: winner.metadata.uid!, Node: 'dra-only' });
+  await eventually(() => expect(api.getObject('pods', winner.metadata.name!, 'ml')!.spec.nodeName).toBe('dra-only'));
+  const pods = api.listObjects('pods') as K8sObject[];
+  state.resetFromPods(pods, Date.now());
+  expect(state.quotaUsed('ml')).toMatchObject({ 'requests.tflops': 10_000, workers: 1 });
+});
