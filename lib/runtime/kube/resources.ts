@@ -49,8 +49,6 @@ export const RESOURCES = {
   nodes: core('nodes', 'Node', true),
   events: core('events', 'Event', false),
   leases: resourceType('coordination.k8s.io/v1', 'leases', 'Lease'),
-  resourceclaims: resourceType('resource.k8s.io/v1', 'resourceclaims', 'ResourceClaim'),
-  resourceslices: resourceType('resource.k8s.io/v1', 'resourceslices', 'ResourceSlice'),
   gpupools: tf('gpupools', 'GPUPool'),
   gpunodes: tf('gpunodes', 'GPUNode'),
   gpus: tf('gpus', 'GPU'),

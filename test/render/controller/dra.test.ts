@@ -52,7 +52,11 @@ describe('DRA install', () => {
     const objects = renderController({ dra: true, namespace: 'gpu' }, FAKE_BUNDLE);
     expect((find(objects, 'ClusterRole', 'tensor-fusion-node-agent-dra') as Json).rules).toEqual(AGENT_DRA_RULES);
     expect(AGENT_DRA_RULES).toEqual([
-      { apiGroups: ['resource.k8s.io'], resources: ['resourceslices'], verbs: ['create', 'update', 'patch', 'delete', 'get', 'list', 'watch'] },
+      {
+        apiGroups: ['resource.k8s.io'],
+        resources: ['resourceslices'],
+        verbs: ['create', 'update', 'patch', 'delete', 'get', 'list', 'watch'],
+      },
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
     ]);

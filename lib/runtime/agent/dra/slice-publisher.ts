@@ -38,7 +38,7 @@ export async function draPoolOf(cluster: Cluster, node: K8sObject): Promise<GPUP
     .map(([k]) => k.slice(prefix.length));
   for (const name of names.sort()) {
     const pool = await cluster.get<GPUPool & K8sObject>(RESOURCES.gpupools, { name });
-    if (pool && poolShareDelivery(pool as Parameters<typeof poolShareDelivery>[0]) === 'DRA') return pool;
+    if (pool && poolShareDelivery(pool) === 'DRA') return pool;
   }
   return undefined;
 }

@@ -4,7 +4,7 @@
  * Pure, so that the agent and the benches (which publish slices on KWOK nodes) publish the same thing.
  */
 import type { GPUPool } from '../../../api';
-import { DRA_ATTRIBUTES, DRA_CAPACITY, DRA_DRIVER, DRA_NOT_READY_TAINT, DRA_STEP } from '../../../model/dra';
+import { DRA_API_VERSION, DRA_ATTRIBUTES, DRA_CAPACITY, DRA_DRIVER, DRA_NOT_READY_TAINT, DRA_STEP } from '../../../model/dra';
 import { formatBytes } from '../../../k8s/quantity';
 import { formatTflops } from '../../../model/share-quantity';
 import { oversellRatio } from '../capacity';
@@ -58,7 +58,7 @@ export interface SliceDevice {
 
 /** The published object. */
 export interface ResourceSlice {
-  apiVersion: 'resource.k8s.io/v1';
+  apiVersion: typeof DRA_API_VERSION;
   kind: 'ResourceSlice';
   metadata: { name: string };
   spec: {
@@ -128,7 +128,7 @@ function device(gpu: SliceGpu, pool: ResourceSliceInput['pool'], ratio: number):
 export function resourceSlice(input: ResourceSliceInput): ResourceSlice {
   const ratio = oversellRatio(input.pool as GPUPool);
   return {
-    apiVersion: 'resource.k8s.io/v1',
+    apiVersion: DRA_API_VERSION,
     kind: 'ResourceSlice',
     metadata: { name: resourceSliceName(input.nodeName) },
     spec: {
