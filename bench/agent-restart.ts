@@ -13,11 +13,17 @@
  *    daemon answers with its limits; then how many daemons are the same processes (adopted), how many
  *    were started again, and how many clients are still connected and listed by their daemon.
  *
- * `npm run bench:agent-restart [-- --pods=30 --bypasses=20]`: runs inside the namespaces
+ * On a cgroup v1 node (the test machine's kubelet) runc finds the agent's processes through their v1
+ * cgroups, which the agent's cgroup v2 move does not change, so a deleted agent pod takes its daemons
+ * with it. `--v1-move` stands in for what the move does on a cgroup v2 node: before the delete, the
+ * bench moves each daemon into the root of every v1 hierarchy, out of the agent's container.
+ *
+ * `npm run bench:agent-restart [-- --pods=30 --bypasses=20 --v1-move]`: runs inside the namespaces
  * (scripts/in-netns.ts). Ends with one JSON line.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import * as path from 'node:path';
 import { ENABLED_LABEL } from '../lib/model/metadata-keys';
 import { renderGpuNode } from '../lib/render/gpu-node';
@@ -37,6 +43,16 @@ const BYPASSES = Math.min(intFlag('bypasses', 20, 0), PODS);
 const NS = 'bench';
 const POOL = 'bench';
 const GPUS = 8;
+const V1_MOVE = process.argv.includes('--v1-move');
+const V1_ROOT = '/sys/fs/cgroup';
+
+/** Moves `pid` into the root cgroup of every cgroup v1 hierarchy (the unified one excepted). */
+function outOfV1Cgroups(pid: number): void {
+  for (const h of readdirSync(V1_ROOT)) {
+    const procs = path.join(V1_ROOT, h, 'cgroup.procs');
+    if (h !== 'unified' && existsSync(procs) && !existsSync(path.join(V1_ROOT, h, 'cgroup.controllers'))) writeFileSync(procs, String(pid));
+  }
+}
 
 type Obj = Record<string, any>;
 
@@ -162,6 +178,7 @@ async function main(): Promise<void> {
       });
     }
     const before = new Map(pods.map((p) => [p.metadata.uid as string, daemonPid(p)]));
+    if (V1_MOVE) for (const pid of before.values()) outOfV1Cgroups(pid);
 
     // The agent's pod deleted under them.
     const agentPods = async (): Promise<Obj[]> =>
@@ -218,6 +235,7 @@ async function main(): Promise<void> {
         bypassKillP99Ms: killMs.length ? percentile(killMs, 99) : null,
         bypassKillMaxMs: killMs.length ? Math.max(...killMs) : null,
         bypassTries: killMs.length,
+        bypassKillMs: killMs,
         pods: PODS,
         agentReadyS: Number(readyS.toFixed(2)),
         allDaemonsAnsweringS: Number(allAnsweringS.toFixed(2)),
@@ -226,6 +244,8 @@ async function main(): Promise<void> {
         clientsSurvived: clientsListed,
         podsRunningWithoutRestart: podsRunning,
         daemonCgroup: fake.daemonCgroup ?? null,
+        v1Move: V1_MOVE,
+        loadAverage1m: Number(loadavg()[0].toFixed(1)),
       }),
     );
   } finally {

@@ -85,18 +85,32 @@ export function testDaemonCgroup(): string | undefined {
   return root && path.join(root, `tf-mps-test-${process.pid}-${Date.now()}`);
 }
 
-/** Removes a suite's daemon cgroup and the shares' cgroups in it (their processes must be gone). */
+/**
+ * Removes a suite's daemon cgroup and the shares' cgroups in it, killing the daemons still there
+ * (the node's cleanup may not have reached them yet); throws when one cannot be removed within 5 s.
+ */
 export function removeDaemonCgroup(dir: string | undefined): void {
   if (!dir || !existsSync(dir)) return;
-  for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmdirQuietly(path.join(dir, e.name));
-  rmdirQuietly(dir);
-}
-
-function rmdirQuietly(dir: string): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    /* a process still in it: the host's cleanup kills it */
+  const shares = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => path.join(dir, e.name));
+  for (const cg of [...shares, dir]) {
+    for (const until = Date.now() + 5_000; ;) {
+      for (const pid of readFileSync(path.join(cg, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+      try {
+        rmdirSync(cg);
+        break;
+      } catch (err) {
+        if (Date.now() > until) throw new Error(`removing the test daemon cgroup ${cg}: ${(err as Error).message}`);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      }
+    }
   }
 }
 
