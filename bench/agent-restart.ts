@@ -9,9 +9,10 @@
  *    shows); timed from the trace listing it to the process's end, by the agent's backstop;
  *  - **agent restart**: `--pods` running share pods, each with an MPS client of its share's daemon (a
  *    fake client process on the host, connected to the pod's pipe folder, which ends when its daemon
- *    does); the agent's pod deleted, and timed until the new agent is ready and until every share's
- *    daemon answers with its limits; then how many daemons are the same processes (adopted), how many
- *    were started again, and how many clients are still connected and listed by their daemon.
+ *    does); the agent's pod deleted, and timed until the new agent is ready and until its log says
+ *    the last share was adopted; then, once every share's daemon answers with its limits, how many
+ *    daemons are the same processes (adopted), how many were started again, and how many clients
+ *    are still connected and listed by their daemon.
  *
  * On a cgroup v1 node (the test machine's kubelet) runc finds the agent's processes through their v1
  * cgroups, which the agent's cgroup v2 move does not change, so a deleted agent pod takes its daemons
@@ -195,6 +196,7 @@ async function main(): Promise<void> {
       100,
     );
     const readyS = (Date.now() - deleted) / 1000;
+    const [fresh] = (await agentPods()).filter((p) => p.metadata.uid !== old.metadata.uid);
     const answering = new Set<string>();
     await waitFor(
       "every share's daemon answering with its limits",
@@ -210,6 +212,13 @@ async function main(): Promise<void> {
     );
     const allAnsweringS = (Date.now() - deleted) / 1000;
     const adopted = pods.filter((p) => daemonPid(p) === before.get(p.metadata.uid)).length;
+    // When the new agent took each share over: its log's `MPS daemon adopted` lines (pino, epoch ms).
+    const log = await cp.kubectlOk(['logs', '-n', fake.namespace, fresh.metadata.name]);
+    const adoptedAt = log
+      .split('\n')
+      .filter((l) => l.includes('"MPS daemon adopted"'))
+      .map((l) => (JSON.parse(l) as { time: number }).time);
+    const adoptedS = adoptedAt.length ? (Math.max(...adoptedAt) - deleted) / 1000 : null;
     let clientsListed = 0;
     for (const [i, pod] of pods.entries()) {
       if (clients[i].exitCode !== null || clients[i].signalCode !== null) continue;
@@ -226,7 +235,7 @@ async function main(): Promise<void> {
       (p) => p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.restartCount === 0,
     ).length;
     console.log(
-      `agent restart under ${PODS} pods: new agent ready in ${readyS.toFixed(1)} s, every daemon answering in ${allAnsweringS.toFixed(1)} s; ` +
+      `agent restart under ${PODS} pods: new agent ready in ${readyS.toFixed(1)} s, every share adopted ${adoptedS?.toFixed(1)} s after the delete (${adoptedAt.length} logged), the bench's check of every daemon done in ${allAnsweringS.toFixed(1)} s; ` +
         `${adopted} daemons adopted (same process), ${PODS - adopted} started again; ${clientsListed} clients still connected and listed`,
     );
     console.log(
@@ -238,7 +247,9 @@ async function main(): Promise<void> {
         bypassKillMs: killMs,
         pods: PODS,
         agentReadyS: Number(readyS.toFixed(2)),
-        allDaemonsAnsweringS: Number(allAnsweringS.toFixed(2)),
+        adoptedS: adoptedS === null ? null : Number(adoptedS.toFixed(2)),
+        adoptedLogged: adoptedAt.length,
+        allDaemonsCheckedS: Number(allAnsweringS.toFixed(2)),
         daemonsAdopted: adopted,
         daemonsStartedAgain: PODS - adopted,
         clientsSurvived: clientsListed,
