@@ -329,10 +329,8 @@ test('a probe daemon that starts no server makes the GPU not ready: MpsProbeFail
   }
 });
 
-test("a daemon cgroup: each share's daemon is moved into <dir>/<share>, with its memory limit, before its folder opens", async () => {
-  const cgroups = join(base, 'cgroup');
-  mkdirSync(cgroups);
-  writeFileSync(join(cgroups, 'cgroup.controllers'), 'cpu memory pids\n');
+/** A supervisor that moves daemons into cgroups under `cgroups`, and what it logged. */
+function cgroupSupervisor(cgroups: string): { inCgroup: MpsSupervisor; logged: string[] } {
   const logged: string[] = [];
   const inCgroup = new MpsSupervisor({
     controlBin: FAKE,
@@ -342,6 +340,14 @@ test("a daemon cgroup: each share's daemon is moved into <dir>/<share>, with its
     daemonCgroup: cgroups,
     log: (msg) => logged.push(msg),
   });
+  return { inCgroup, logged };
+}
+
+test("a daemon cgroup: each share's daemon is moved into <dir>/<share>, with its memory limit, before its folder opens", async () => {
+  const cgroups = join(base, 'cgroup');
+  mkdirSync(cgroups);
+  writeFileSync(join(cgroups, 'cgroup.controllers'), 'cpu memory pids\n');
+  const { inCgroup, logged } = cgroupSupervisor(cgroups);
   try {
     await inCgroup.ensure(share('p1'));
     expect(readFileSync(join(cgroups, 'p1', 'cgroup.procs'), 'utf8')).toBe(String(findDaemonPid('p1')));
@@ -354,15 +360,7 @@ test("a daemon cgroup: each share's daemon is moved into <dir>/<share>, with its
 
 test('a daemon cgroup without a memory controller: daemons are moved without a limit, and the log says so once', async () => {
   const cgroups = join(base, 'cgroup');
-  const logged: string[] = [];
-  const inCgroup = new MpsSupervisor({
-    controlBin: FAKE,
-    baseDir: base,
-    isolateShm: false,
-    answerTimeoutMs: 2000,
-    daemonCgroup: cgroups,
-    log: (msg) => logged.push(msg),
-  });
+  const { inCgroup, logged } = cgroupSupervisor(cgroups);
   try {
     await inCgroup.ensure(share('p1'));
     await inCgroup.ensure(share('p2'));
@@ -379,7 +377,7 @@ test('a daemon cgroup without a memory controller: daemons are moved without a l
 test('a daemon cgroup the daemon cannot be moved into fails its share (it would die with the agent)', async () => {
   const cgroups = join(base, 'cgroup');
   mkdirSync(join(cgroups, 'p1', 'cgroup.procs'), { recursive: true });
-  const inCgroup = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 2000, daemonCgroup: cgroups });
+  const { inCgroup } = cgroupSupervisor(cgroups);
   try {
     await expect(inCgroup.ensure(share('p1'))).rejects.toThrow(
       new RegExp(`^MPS daemon of ns/p1: moving the daemon \\(pid \\d+\\) into ${join(cgroups, 'p1')}: EISDIR`),
