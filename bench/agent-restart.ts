@@ -1,7 +1,7 @@
 /**
  * The node side on a real node (test/support/node: kubelet, containerd, runc, inside the test network
  * namespace), with the agent as `TensorFusionController` renders it and the fakes of
- * test/support/node/gpu-agent.ts (nvidia-smi replaying a trace, a Node.js nvidia-cuda-mps-control):
+ * test/support/node/gpu-agent.ts (nvidia-smi replaying a trace, the fake nvidia-cuda-mps-control; the figures below were taken with its Node.js version, before the C one):
  *
  *  - **bypass to kill**: in each of `--bypasses` share pods (one try a pod: a third breach deletes the
  *    pod) a process is started with `kubectl exec` and listed by the fake nvidia-smi as a plain
@@ -168,7 +168,7 @@ async function main(): Promise<void> {
 
     // One MPS client per share, as a pod's process would hold.
     for (const pod of pods) {
-      const c = spawn(process.execPath, [FAKE_MPS_CONTROL, 'client', '0'], {
+      const c = spawn(FAKE_MPS_CONTROL, ['client', '0'], {
         env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: dirsOf(pod).pipeDir, CUDA_MPS_LOG_DIRECTORY: dirsOf(pod).logDir },
         stdio: ['ignore', 'pipe', 'ignore'],
       });
