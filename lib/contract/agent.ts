@@ -24,6 +24,11 @@ export const AGENT_ENV = {
   mpsDir: 'MPS_DIR',
   /** `true` (default): each daemon gets its share's own /dev/shm (needs mount rights: the agent is privileged). */
   mpsShmIsolation: 'MPS_SHM_ISOLATION',
+  /**
+   * A cgroup v2 folder (the host's, mounted into the agent) under which each share's daemon gets a
+   * cgroup of its own, so that it outlives the agent's container; unset: the daemons stay in the agent's.
+   */
+  mpsDaemonCgroup: 'MPS_DAEMON_CGROUP',
   /** The kubelet's device-plugin folder. */
   pluginDir: 'DEVICE_PLUGIN_DIR',
   /** The kubelet's plugin-watcher folder, where the DRA door's registration socket goes. */
@@ -60,6 +65,8 @@ export const AGENT_DEFAULTS = {
   nvidiaProcDir: '/proc/driver/nvidia/gpus',
   driverRoot: '/',
   driverRootMount: '/driver-root',
+  /** Where the DaemonSet mounts the host's daemon cgroup folder (the `nodeAgentDaemonCgroup` prop). */
+  daemonCgroupMount: '/daemon-cgroup',
   /** Devices advertised per GPU: how many containers may hold a share of one GPU at once. */
   slotsPerGpu: 64,
   /** Supervision round: daemons checked, shares of gone pods ended, GPU readiness written. */

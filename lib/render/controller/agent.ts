@@ -33,9 +33,10 @@ export function agentNamespace(props: Pick<ResolvedControllerProps, 'namespace'>
 const AGENT_SELECTOR = { [APP_LABELS.name]: AGENT_NAMES.agent, [APP_LABELS.component]: 'node-agent' };
 
 /**
- * The share daemons and the MPS servers they start run in the agent's container (and cgroup), one
- * per GPU pod of the node: no CPU limit (a throttled server stalls its pod's GPU work), and memory
- * room for a node full of them. The agent alone needs little: one nvidia-smi run per scrape.
+ * No CPU limit: the share daemons start in the agent's container, and a throttled one stalls its pod's
+ * GPU work. With `nodeAgentDaemonCgroup` (the default) each daemon and its servers move to a cgroup of
+ * their own and count there; without it they count here, one per GPU pod of the node, hence the room.
+ * The agent alone needs little: one nvidia-smi run per scrape and per backstop poll.
  */
 const AGENT_RESOURCES = { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '2Gi' } };
 /** The unpack init container only copies the bundle. */
@@ -69,6 +70,7 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       { name: AGENT_ENV.podResourcesSocket, value: AGENT_DEFAULTS.podResourcesSocket },
       { name: AGENT_ENV.driverRoot, value: AGENT_DEFAULTS.driverRoot },
       { name: AGENT_ENV.driverRootMount, value: AGENT_DEFAULTS.driverRootMount },
+      ...(props.nodeAgentDaemonCgroup ? [{ name: AGENT_ENV.mpsDaemonCgroup, value: AGENT_DEFAULTS.daemonCgroupMount }] : []),
     ],
     ports: [{ name: AGENT_NAMES.port, containerPort: AGENT_DEFAULTS.port, protocol: 'TCP' }],
     livenessProbe: { httpGet: { path: '/healthz', port: AGENT_NAMES.port }, periodSeconds: 20, timeoutSeconds: 2, failureThreshold: 3 },
@@ -88,6 +90,9 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       { name: 'pod-resources', mountPath: posix.dirname(AGENT_DEFAULTS.podResourcesSocket) },
       // Where it finds the driver's libraries, to mount them into the shares' containers.
       { name: 'driver-root', mountPath: AGENT_DEFAULTS.driverRootMount, readOnly: true, mountPropagation: 'HostToContainer' },
+      // The host's cgroup folder for the daemons, away from the container's own /sys/fs/cgroup (a
+      // mount point there would be a cgroup made inside the agent's).
+      ...(props.nodeAgentDaemonCgroup ? [{ name: 'daemon-cgroup', mountPath: AGENT_DEFAULTS.daemonCgroupMount }] : []),
     ],
   };
   const hostVolumes = [
@@ -98,6 +103,10 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
     { name: 'cdi', hostPath: { path: AGENT_DEFAULTS.cdiDir, type: 'DirectoryOrCreate' } },
     { name: 'pod-resources', hostPath: { path: posix.dirname(AGENT_DEFAULTS.podResourcesSocket), type: 'Directory' } },
     { name: 'driver-root', hostPath: { path: AGENT_DEFAULTS.driverRoot, type: 'Directory' } },
+    // The kubelet makes the folder (a mkdir in cgroupfs makes the cgroup).
+    ...(props.nodeAgentDaemonCgroup
+      ? [{ name: 'daemon-cgroup', hostPath: { path: props.nodeAgentDaemonCgroup, type: 'DirectoryOrCreate' } }]
+      : []),
   ];
   const initSecurity = {
     allowPrivilegeEscalation: false,

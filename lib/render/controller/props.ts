@@ -138,6 +138,17 @@ export interface TensorFusionControllerProps {
    */
   readonly dra?: boolean;
   /**
+   * Host cgroup v2 folder (under `/sys/fs/cgroup/`) the node agent mounts and moves each share's MPS
+   * daemon into (`<folder>/<pod uid>`, 512 MiB `memory.max` each) before any client connects: the
+   * daemons and their servers then outlive the agent's container (an OOM kill, a crash, a
+   * replacement), and their memory is counted there, not against the agent's limit. A direct child
+   * of `/sys/fs/cgroup` gets the memory controller from the root; a deeper one only where each parent
+   * passes it down (`+memory` in its `cgroup.subtree_control`). `""` keeps the daemons in the agent's
+   * container, where they end with it.
+   * @default /sys/fs/cgroup/tensor-fusion-mps
+   */
+  readonly nodeAgentDaemonCgroup?: string;
+  /**
    * Prometheus HTTP API the recommender reads the agent's metrics from, e.g.
    * `http://prometheus.monitoring:9090`. Without it autoscaling is off and workloads that ask for it
    * say so in their status.
@@ -201,6 +212,7 @@ export const CONTROLLER_DEFAULTS = {
   nodeAgent: true,
   nodeAgentImage: 'node:24-bookworm-slim',
   dra: false,
+  nodeAgentDaemonCgroup: '/sys/fs/cgroup/tensor-fusion-mps',
   grafanaDashboard: false,
   webView: false,
 } as const;
@@ -246,6 +258,8 @@ export interface ResolvedControllerProps {
   readonly nodeAgentImage: string;
   /** The `dra` prop, or its default. */
   readonly dra: boolean;
+  /** The `nodeAgentDaemonCgroup` prop, or its default; `""`: none. */
+  readonly nodeAgentDaemonCgroup: string;
   /** The `prometheusUrl` prop. */
   readonly prometheusUrl?: string;
   /** The `grafanaDashboard` prop, or its default. */
@@ -299,6 +313,19 @@ function checkPrometheusUrl(value: unknown): FieldIssue | undefined {
   return ok
     ? undefined
     : fieldIssue('prometheusUrl', value, 'an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090');
+}
+
+/** `/sys/fs/cgroup/<name>[/<name>...]`, or `""`: a host folder the kubelet makes (a cgroup in cgroupfs). */
+const CGROUP_FOLDER = /^\/sys\/fs\/cgroup(\/(?!\.{1,2}(\/|$))[A-Za-z0-9._-]+)+$/;
+
+function checkDaemonCgroup(value: unknown): FieldIssue | undefined {
+  return value === '' || (typeof value === 'string' && CGROUP_FOLDER.test(value))
+    ? undefined
+    : fieldIssue(
+        'nodeAgentDaemonCgroup',
+        value,
+        `a cgroup v2 folder under /sys/fs/cgroup/ (letters, digits, ".", "_", "-" per level) such as ${CONTROLLER_DEFAULTS.nodeAgentDaemonCgroup}, or "" for none`,
+      );
 }
 
 function checkBoolean(field: string, value: unknown): FieldIssue | undefined {
@@ -391,6 +418,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     nodeAgent: props.nodeAgent ?? d.nodeAgent,
     nodeAgentImage: props.nodeAgentImage ?? d.nodeAgentImage,
     dra: props.dra ?? d.dra,
+    nodeAgentDaemonCgroup: props.nodeAgentDaemonCgroup ?? d.nodeAgentDaemonCgroup,
     prometheusUrl: props.prometheusUrl,
     grafanaDashboard: props.grafanaDashboard ?? d.grafanaDashboard,
     grafanaDashboardNamespace: props.grafanaDashboardNamespace,
@@ -420,6 +448,7 @@ export function resolveControllerProps(props: TensorFusionControllerProps = {}):
     checkBoolean('nodeAgent', r.nodeAgent),
     checkImage('nodeAgentImage', r.nodeAgentImage),
     checkBoolean('dra', r.dra),
+    checkDaemonCgroup(r.nodeAgentDaemonCgroup),
     r.prometheusUrl === undefined ? undefined : checkPrometheusUrl(r.prometheusUrl),
     checkBoolean('grafanaDashboard', r.grafanaDashboard),
     r.grafanaDashboardNamespace === undefined ? undefined : checkNamespace(r.grafanaDashboardNamespace, 'grafanaDashboardNamespace'),

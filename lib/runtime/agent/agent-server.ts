@@ -15,6 +15,8 @@ export interface AgentEnv {
   mpsControl: string;
   mpsDir: string;
   mpsShmIsolation: boolean;
+  /** Where each share's daemon gets a cgroup of its own; undefined: none. */
+  mpsDaemonCgroup?: string;
   pluginDir: string;
   pluginRegistryDir: string;
   draPluginDir: string;
@@ -43,6 +45,9 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
   };
   const isolation = flag(E.isolation, 'on', 'off');
   const mpsShmIsolation = flag(E.mpsShmIsolation, 'true', 'false');
+  const mpsDaemonCgroup = env[E.mpsDaemonCgroup] || undefined;
+  if (mpsDaemonCgroup !== undefined && !mpsDaemonCgroup.startsWith('/'))
+    issues.push(fieldIssue(E.mpsDaemonCgroup, mpsDaemonCgroup, 'an absolute path (a cgroup v2 folder), or unset'));
   throwIfInvalid(issues, 'agent environment');
   return {
     nodeName,
@@ -54,6 +59,7 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
     mpsShmIsolation,
     mpsControl: env[E.mpsControl] || AGENT_DEFAULTS.mpsControl,
     mpsDir: env[E.mpsDir] || AGENT_DEFAULTS.mpsDir,
+    mpsDaemonCgroup,
     pluginDir: env[E.pluginDir] || AGENT_DEFAULTS.pluginDir,
     pluginRegistryDir: env[E.pluginRegistryDir] || AGENT_DEFAULTS.pluginRegistryDir,
     draPluginDir: env[E.draPluginDir] || AGENT_DEFAULTS.draPluginDir,

@@ -5,6 +5,7 @@
  * node side of hard isolation: MPS daemons per share, delivered through the device-plugin and DRA doors.
  */
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import pino from 'pino';
 import { HttpCluster } from '../kube/http-cluster';
 import { loadConnection } from '../kube/kubeconfig';
@@ -39,6 +40,10 @@ export async function runAgent(): Promise<void> {
         controlBin: env.mpsControl,
         baseDir: env.mpsDir,
         isolateShm: env.mpsShmIsolation,
+        daemonCgroup: env.mpsDaemonCgroup,
+        // pid 1 of the host's PID namespace, which the DaemonSet shares: its cgroup namespace is the host's.
+        hostCgroupNamespace: join(env.procRoot, '1', 'ns', 'cgroup'),
+        procRoot: env.procRoot,
         onBreach: (b) => void isolation?.limitsBreached(b),
         log,
       })

@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { IMAGE_REFS } from '../../envtest/images';
-import { onTestMachine } from '../../support/node/gpu-agent';
+import { onTestMachine, removeDaemonCgroup, testDaemonCgroup } from '../../support/node/gpu-agent';
 import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
 import { agentNamespace, renderController } from '../../../lib/render/controller';
 import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
@@ -45,6 +45,7 @@ if (prometheusAvailable('test/e2e/node/agent.test.ts'))
     const cp = () => h().cp;
     const get = async (args: string[]): Promise<Obj> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json']));
     const smiDir = mkdtempSync(path.join(tmpdir(), 'tf-fake-smi-'));
+    const daemonCgroup = testDaemonCgroup();
     let prometheus: RunningPrometheus | undefined;
 
     beforeAll(async () => {
@@ -64,7 +65,8 @@ if (prometheusAvailable('test/e2e/node/agent.test.ts'))
         const spec = (d as Obj).spec.template.spec;
         spec.volumes = [...(spec.volumes ?? []), { name: 'fake-smi', hostPath: { path: smiDir, type: 'Directory' } }];
         const c = spec.containers[0];
-        c.volumeMounts = [...onTestMachine(c.volumeMounts ?? []), { name: 'fake-smi', mountPath: '/opt/fake-smi', readOnly: true }];
+        onTestMachine(spec, daemonCgroup);
+        c.volumeMounts = [...c.volumeMounts, { name: 'fake-smi', mountPath: '/opt/fake-smi', readOnly: true }];
         c.env = [
           ...c.env,
           { name: 'NVIDIA_SMI', value: '/opt/fake-smi/nvidia-smi' },
@@ -83,6 +85,7 @@ if (prometheusAvailable('test/e2e/node/agent.test.ts'))
     afterAll(async () => {
       await prometheus?.stop();
       rmSync(smiDir, { recursive: true, force: true });
+      removeDaemonCgroup(daemonCgroup);
     });
 
     test('the agent attributes the pids nvidia-smi reports to the right namespace, pod and container; Prometheus scrapes it', async () => {

@@ -224,6 +224,11 @@ describeRealNode(
           3_000,
         ),
       ).toBe('7.0\n4096M');
+      // The daemon left the agent's container for a cgroup of its own (where this machine has cgroup v2).
+      if (agent.daemonCgroup) {
+        const daemonPid = readFileSync(path.join(pipe, 'nvidia-cuda-mps-control.pid'), 'utf8').trim();
+        expect(readFileSync(path.join(agent.daemonCgroup, pod.metadata.uid, 'cgroup.procs'), 'utf8').split('\n')).toContain(daemonPid);
+      }
 
       await running('plain');
       expect(

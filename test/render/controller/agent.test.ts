@@ -77,6 +77,24 @@ describe('node agent', () => {
     expect(of(objects, 'Service').find((s) => s.metadata.namespace === 'tensor-fusion-system-agent').spec.clusterIP).toBe('None');
   });
 
+  it('mounts the host\'s daemon cgroup folder away from its own /sys/fs/cgroup and names it to the agent; "" leaves it out', () => {
+    const agentPod = (props: object) => of(renderController(props, FAKE_BUNDLE), 'DaemonSet')[0].spec.template.spec;
+    const cgroupParts = (pod: Json) => ({
+      volumes: pod.volumes.filter((v: Json) => v.name === 'daemon-cgroup'),
+      mounts: pod.containers[0].volumeMounts.filter((m: Json) => m.name === 'daemon-cgroup'),
+      env: pod.containers[0].env.filter((e: Json) => e.name === 'MPS_DAEMON_CGROUP'),
+    });
+    expect(cgroupParts(agentPod({}))).toEqual({
+      volumes: [{ name: 'daemon-cgroup', hostPath: { path: '/sys/fs/cgroup/tensor-fusion-mps', type: 'DirectoryOrCreate' } }],
+      mounts: [{ name: 'daemon-cgroup', mountPath: '/daemon-cgroup' }],
+      env: [{ name: 'MPS_DAEMON_CGROUP', value: '/daemon-cgroup' }],
+    });
+    expect(cgroupParts(agentPod({ nodeAgentDaemonCgroup: '/sys/fs/cgroup/gpu.slice/mps' })).volumes).toEqual([
+      { name: 'daemon-cgroup', hostPath: { path: '/sys/fs/cgroup/gpu.slice/mps', type: 'DirectoryOrCreate' } },
+    ]);
+    expect(cgroupParts(agentPod({ nodeAgentDaemonCgroup: '' }))).toEqual({ volumes: [], mounts: [], env: [] });
+  });
+
   it("with a prebuilt image runs the agent's file in that image", () => {
     const [ds] = of(renderController({ nodeAgent: true, image: 'registry.example.com/tf:1.0' }), 'DaemonSet');
     const [c] = ds.spec.template.spec.containers;
@@ -99,8 +117,14 @@ describe('node agent', () => {
     expect(JSON.stringify(rulesOf(renderController({}, FAKE_BUNDLE)))).not.toContain('scale');
   });
 
-  it.each([
+  it.each<[object, string]>([
     [{ nodeAgent: 'yes' }, 'TensorFusionController: nodeAgent: got "yes", expected true or false'],
+    ...['/var/run/mps', '/sys/fs/cgroup', '/sys/fs/cgroup/', '/sys/fs/cgroup/../etc', '/sys/fs/cgroup/a b', 'sys/fs/cgroup/tf'].map(
+      (v): [object, string] => [
+        { nodeAgentDaemonCgroup: v },
+        `TensorFusionController: nodeAgentDaemonCgroup: got "${v}", expected a cgroup v2 folder under /sys/fs/cgroup/ (letters, digits, ".", "_", "-" per level) such as /sys/fs/cgroup/tensor-fusion-mps, or "" for none`,
+      ],
+    ),
     [
       { prometheusUrl: 'prometheus:9090' },
       'TensorFusionController: prometheusUrl: got "prometheus:9090", expected an http or https URL of the Prometheus HTTP API such as http://prometheus.monitoring:9090',

@@ -31,6 +31,7 @@ describe('TensorFusionController props', () => {
       nodeAgent: true,
       nodeAgentImage: 'node:24-bookworm-slim',
       dra: false,
+      nodeAgentDaemonCgroup: '/sys/fs/cgroup/tensor-fusion-mps',
       prometheusUrl: undefined,
       grafanaDashboard: false,
       grafanaDashboardNamespace: undefined,

@@ -78,9 +78,12 @@ describe('parsers', () => {
 
 describe('agent environment', () => {
   it('names every bad variable', () => {
-    expect(() => readAgentEnv({ AGENT_PORT: '70000', NODE_ISOLATION: 'yes', MPS_SHM_ISOLATION: '0' })).toThrow(
+    expect(() =>
+      readAgentEnv({ AGENT_PORT: '70000', NODE_ISOLATION: 'yes', MPS_SHM_ISOLATION: '0', MPS_DAEMON_CGROUP: 'sys/fs/cgroup/tf' }),
+    ).toThrow(
       'agent environment: NODE_NAME: got nothing, expected the node name (downward API spec.nodeName)\nAGENT_PORT: got "70000", expected a port number from 0 to 65535' +
-        '\nNODE_ISOLATION: got "yes", expected "on" or "off"\nMPS_SHM_ISOLATION: got "0", expected "true" or "false"',
+        '\nNODE_ISOLATION: got "yes", expected "on" or "off"\nMPS_SHM_ISOLATION: got "0", expected "true" or "false"' +
+        '\nMPS_DAEMON_CGROUP: got "sys/fs/cgroup/tf", expected an absolute path (a cgroup v2 folder), or unset',
     );
     expect(readAgentEnv({ NODE_NAME: 'gpu-1' })).toEqual({
       nodeName: 'gpu-1',
@@ -102,9 +105,13 @@ describe('agent environment', () => {
       driverRoot: '/',
       driverRootMount: '/driver-root',
     });
-    expect(readAgentEnv({ NODE_NAME: 'gpu-1', NODE_ISOLATION: 'off', MPS_SHM_ISOLATION: 'false' })).toMatchObject({
+    expect(readAgentEnv({ NODE_NAME: 'gpu-1' }).mpsDaemonCgroup).toBeUndefined();
+    expect(
+      readAgentEnv({ NODE_NAME: 'gpu-1', NODE_ISOLATION: 'off', MPS_SHM_ISOLATION: 'false', MPS_DAEMON_CGROUP: '/daemon-cgroup' }),
+    ).toMatchObject({
       isolation: false,
       mpsShmIsolation: false,
+      mpsDaemonCgroup: '/daemon-cgroup',
     });
   });
 });

@@ -329,12 +329,59 @@ test('a probe daemon that starts no server makes the GPU not ready: MpsProbeFail
   }
 });
 
-test("a daemon cgroup: each share's daemon is moved into <dir>/<share> before any server starts", async () => {
+/** A supervisor that moves daemons into cgroups under `cgroups`, and what it logged. */
+function cgroupSupervisor(cgroups: string): { inCgroup: MpsSupervisor; logged: string[] } {
+  const logged: string[] = [];
+  const inCgroup = new MpsSupervisor({
+    controlBin: FAKE,
+    baseDir: base,
+    isolateShm: false,
+    answerTimeoutMs: 2000,
+    daemonCgroup: cgroups,
+    log: (msg) => logged.push(msg),
+  });
+  return { inCgroup, logged };
+}
+
+test("a daemon cgroup: each share's daemon is moved into <dir>/<share>, with its memory limit, before its folder opens", async () => {
   const cgroups = join(base, 'cgroup');
-  const inCgroup = new MpsSupervisor({ controlBin: FAKE, baseDir: base, isolateShm: false, answerTimeoutMs: 2000, daemonCgroup: cgroups });
+  mkdirSync(cgroups);
+  writeFileSync(join(cgroups, 'cgroup.controllers'), 'cpu memory pids\n');
+  const { inCgroup, logged } = cgroupSupervisor(cgroups);
   try {
     await inCgroup.ensure(share('p1'));
     expect(readFileSync(join(cgroups, 'p1', 'cgroup.procs'), 'utf8')).toBe(String(findDaemonPid('p1')));
+    expect(readFileSync(join(cgroups, 'p1', 'memory.max'), 'utf8')).toBe(String(512 * 2 ** 20));
+    expect(logged.filter((m) => m.startsWith('no memory controller'))).toEqual([]);
+  } finally {
+    await inCgroup.stop();
+  }
+});
+
+test('a daemon cgroup without a memory controller: daemons are moved without a limit, and the log says so once', async () => {
+  const cgroups = join(base, 'cgroup');
+  const { inCgroup, logged } = cgroupSupervisor(cgroups);
+  try {
+    await inCgroup.ensure(share('p1'));
+    await inCgroup.ensure(share('p2'));
+    expect(readFileSync(join(cgroups, 'p2', 'cgroup.procs'), 'utf8')).toBe(String(findDaemonPid('p2')));
+    expect(existsSync(join(cgroups, 'p2', 'memory.max'))).toBe(false);
+    expect(logged.filter((m) => m.startsWith('no memory controller'))).toEqual([
+      'no memory controller in the daemon cgroup: daemons run there without a memory limit of their own',
+    ]);
+  } finally {
+    await inCgroup.stop();
+  }
+});
+
+test('a daemon cgroup the daemon cannot be moved into fails its share (it would die with the agent)', async () => {
+  const cgroups = join(base, 'cgroup');
+  mkdirSync(join(cgroups, 'p1', 'cgroup.procs'), { recursive: true });
+  const { inCgroup } = cgroupSupervisor(cgroups);
+  try {
+    await expect(inCgroup.ensure(share('p1'))).rejects.toThrow(
+      new RegExp(`^MPS daemon of ns/p1: moving the daemon \\(pid \\d+\\) into ${join(cgroups, 'p1')}: EISDIR`),
+    );
   } finally {
     await inCgroup.stop();
   }

@@ -7,7 +7,18 @@
  * at the same paths inside its container as on the host, since the CDI specs it writes name host paths.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { IMAGE_REFS } from '../../envtest/images';
@@ -15,7 +26,7 @@ import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
 import { SHARE_RESOURCE } from '../../../lib/model/metadata-keys';
 import { AGENT_NAMES, agentNamespace, renderController } from '../../../lib/render/controller';
 import { CONTROLLER_DEFAULTS } from '../../../lib/render/controller/props';
-import { AGENT_DEFAULTS } from '../../../lib/contract/agent';
+import { AGENT_DEFAULTS, AGENT_ENV } from '../../../lib/contract/agent';
 import type { SmiGpu } from '../../../lib/runtime/agent/nvidia-smi';
 import type { ControlPlane } from '../control-plane';
 import { NODE_NAME } from '../control-plane/control-plane';
@@ -33,6 +44,8 @@ export interface FakeGpuAgent {
   readonly namespace: string;
   /** Host folder of the shares' MPS folders. */
   readonly mpsDir: string;
+  /** The daemons' cgroup folder ({@link onTestMachine}); undefined where the machine has no cgroup v2. */
+  readonly daemonCgroup?: string;
   /** Replaces the fake nvidia-smi's trace (what it reports from now on). */
   trace(apps: readonly { pid: number; gpu: number; mib: number; sm: number | null; mps?: 'server' | 'client' }[]): void;
   /** Removes the fakes' folder (after the control plane stopped). */
@@ -40,11 +53,65 @@ export interface FakeGpuAgent {
 }
 
 /**
- * The agent's volume mounts as this machine can serve them: its mounts are private, so none
- * propagates from the host (a real node's / is shared, and the driver root's does).
+ * The agent's pod spec as this machine can serve it (changed in place):
+ *  - its mounts are private, so none propagates from the host (a real node's / is shared, and the
+ *    driver root's does);
+ *  - the daemons' cgroup is `daemonCgroup` ({@link testDaemonCgroup}): a folder of the machine's
+ *    cgroup v2 hierarchy, so the agent's move and its read-back run for real. Here that is the
+ *    unified hierarchy of a hybrid host (the kubelet runs on cgroup v1, `failCgroupV1: false`), with
+ *    no memory controller (no limit), and runc still finds a container's processes through its v1
+ *    cgroups: that a moved daemon outlives its container is not shown on this machine. Without a
+ *    cgroup v2 hierarchy the folder is left out (the daemons stay in the agent's container).
  */
-export function onTestMachine(mounts: Obj[]): Obj[] {
-  return mounts.map((m) => (m.mountPropagation ? { ...m, mountPropagation: 'None' } : m));
+export function onTestMachine(spec: Obj, daemonCgroup: string | undefined): void {
+  const c = spec.containers[0];
+  c.volumeMounts = (c.volumeMounts as Obj[]).map((m) => (m.mountPropagation ? { ...m, mountPropagation: 'None' } : m));
+  spec.volumes = (spec.volumes as Obj[]).flatMap((v) =>
+    v.name !== 'daemon-cgroup' ? [v] : daemonCgroup ? [{ ...v, hostPath: { path: daemonCgroup, type: 'DirectoryOrCreate' } }] : [],
+  );
+  if (daemonCgroup) return;
+  c.volumeMounts = (c.volumeMounts as Obj[]).filter((m) => m.name !== 'daemon-cgroup');
+  c.env = (c.env as Obj[]).filter((e) => e.name !== AGENT_ENV.mpsDaemonCgroup);
+}
+
+/** This machine's cgroup v2 hierarchy: /sys/fs/cgroup (a v2 host), /sys/fs/cgroup/unified (hybrid), or none. */
+function cgroup2Root(): string | undefined {
+  return ['/sys/fs/cgroup', '/sys/fs/cgroup/unified'].find((d) => existsSync(path.join(d, 'cgroup.controllers')));
+}
+
+/** A daemon cgroup folder for one suite (not made yet: the kubelet makes it), or undefined without cgroup v2. */
+export function testDaemonCgroup(): string | undefined {
+  const root = cgroup2Root();
+  return root && path.join(root, `tf-mps-test-${process.pid}-${Date.now()}`);
+}
+
+/**
+ * Removes a suite's daemon cgroup and the shares' cgroups in it, killing the daemons still there
+ * (the node's cleanup may not have reached them yet); throws when one cannot be removed within 5 s.
+ */
+export function removeDaemonCgroup(dir: string | undefined): void {
+  if (!dir || !existsSync(dir)) return;
+  const shares = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => path.join(dir, e.name));
+  for (const cg of [...shares, dir]) {
+    for (const until = Date.now() + 5_000; ;) {
+      for (const pid of readFileSync(path.join(cg, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+      try {
+        rmdirSync(cg);
+        break;
+      } catch (err) {
+        if (Date.now() > until) throw new Error(`removing the test daemon cgroup ${cg}: ${(err as Error).message}`);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      }
+    }
+  }
 }
 
 /** The driver libraries of the fake driver root (files of text: nothing loads them). */
@@ -93,6 +160,7 @@ export async function installFakeGpuAgent(
   chmodSync(dir, 0o755);
 
   const namespace = agentNamespace({ namespace: CONTROLLER_DEFAULTS.namespace });
+  const daemonCgroup = testDaemonCgroup();
   const docs = renderController(
     { nodeAgent: true, nodeImage: IMAGE_REFS.node, nodeAgentImage: IMAGE_REFS.node },
     loadControllerBundle(),
@@ -107,9 +175,10 @@ export async function installFakeGpuAgent(
           : v,
     );
     spec.volumes.push({ name: 'fakes', hostPath: { path: dir, type: 'Directory' } });
+    onTestMachine(spec, daemonCgroup);
     const c = spec.containers[0];
     c.volumeMounts = [
-      ...onTestMachine(c.volumeMounts).map((m: Obj) => (m.name === 'mps' ? { ...m, mountPath: mpsDir } : m)),
+      ...c.volumeMounts.map((m: Obj) => (m.name === 'mps' ? { ...m, mountPath: mpsDir } : m)),
       { name: 'fakes', mountPath: dir },
     ];
     c.env = [
@@ -145,5 +214,14 @@ export async function installFakeGpuAgent(
     const events = await cp.kubectl(['get', 'events', '-n', namespace]);
     throw new Error(`${(err as Error).message}\n${pods.stdout}${logs.stdout}${logs.stderr}\n${events.stdout}`);
   }
-  return { namespace, mpsDir, trace, cleanUp: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    namespace,
+    mpsDir,
+    daemonCgroup,
+    trace,
+    cleanUp: () => {
+      removeDaemonCgroup(daemonCgroup);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

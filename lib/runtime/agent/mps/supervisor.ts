@@ -29,6 +29,7 @@ import { basename, join } from 'node:path';
 import type { ShareMembers } from '../share/members';
 import { DaemonDirs, daemonEnv, limitCommands, mpsCommand } from './control';
 import { defaultsQuery, LimitMismatch, mismatches, REFUSAL_PREFIX, serversIn, serversQuery } from './limits';
+import { DAEMON_MEMORY_BYTES, moveIntoCgroup } from './daemon-cgroup';
 
 /** What a share's daemon enforces. */
 export interface MpsShare {
@@ -87,10 +88,17 @@ export interface SupervisorOptions {
   readonly shmBytes?: number;
   /**
    * A cgroup v2 folder under which each share's daemon is moved into a cgroup of its own
-   * (`<dir>/<share id>`) before any server starts, so that its servers' memory is counted there and
-   * not in the agent's container. Unset: the daemon stays in the agent's cgroup.
+   * (`<dir>/<share id>`, see mps/daemon-cgroup.ts) before its folder opens, so that it and its
+   * servers outlive the agent's container and their memory is counted there, not in the agent's.
+   * Unset: the daemon stays in the agent's cgroup.
    */
   readonly daemonCgroup?: string;
+  /** `memory.max` of each share's cgroup. @default DAEMON_MEMORY_BYTES */
+  readonly daemonMemoryBytes?: number;
+  /** The host's cgroup namespace, from which a daemon is moved when the agent's is another. */
+  readonly hostCgroupNamespace?: string;
+  /** Where a moved daemon's `/proc/<pid>/cgroup` is read back (unset: not read back, for fake cgroup folders). */
+  readonly procRoot?: string;
   /** How often a ready GPU's probe daemon and server are started again. @default 60000 */
   readonly probeIntervalMs?: number;
   /** How long a command may wait for an answer. @default 5000 */
@@ -125,6 +133,8 @@ export class MpsSupervisor {
   private readonly probes = new Map<string, GpuReadiness & { at: number }>();
   private readonly timeoutMs: number;
   private restartCount = 0;
+  /** Whether the log said once that the daemon cgroup has no memory controller. */
+  private unlimitedSaid = false;
 
   constructor(private readonly opts: SupervisorOptions) {
     this.timeoutMs = opts.answerTimeoutMs ?? 5_000;
@@ -456,12 +466,21 @@ export class MpsSupervisor {
     return child;
   }
 
-  /** Moves a new daemon into its cgroup before any server starts (servers inherit it). */
+  /** Moves a new daemon into its cgroup while its folder is closed, so before any tenant's server starts (servers inherit it). */
   private async intoCgroup(id: string, child: ChildProcess): Promise<void> {
     if (!this.opts.daemonCgroup || child.pid === undefined) return;
-    const dir = join(this.opts.daemonCgroup, id);
-    await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'cgroup.procs'), String(child.pid));
+    const cg = {
+      root: this.opts.daemonCgroup,
+      memoryBytes: this.opts.daemonMemoryBytes ?? DAEMON_MEMORY_BYTES,
+      hostNamespace: this.opts.hostCgroupNamespace,
+      procRoot: this.opts.procRoot,
+    };
+    if (!(await moveIntoCgroup(cg, id, child.pid)) && !this.unlimitedSaid) {
+      this.unlimitedSaid = true;
+      this.opts.log?.('no memory controller in the daemon cgroup: daemons run there without a memory limit of their own', {
+        cgroup: cg.root,
+      });
+    }
   }
 
   private async waitForControl(d: Daemon): Promise<void> {

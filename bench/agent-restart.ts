@@ -1,0 +1,274 @@
+/**
+ * The node side on a real node (test/support/node: kubelet, containerd, runc, inside the test network
+ * namespace), with the agent as `TensorFusionController` renders it and the fakes of
+ * test/support/node/gpu-agent.ts (nvidia-smi replaying a trace, the fake nvidia-cuda-mps-control; the figures below were taken with its Node.js version, before the C one):
+ *
+ *  - **bypass to kill**: in each of `--bypasses` share pods (one try a pod: a third breach deletes the
+ *    pod) a process is started with `kubectl exec` and listed by the fake nvidia-smi as a plain
+ *    compute process of the pod's GPU (what a process that points `CUDA_MPS_PIPE_DIRECTORY` elsewhere
+ *    shows); timed from the trace listing it to the process's end, by the agent's backstop;
+ *  - **agent restart**: `--pods` running share pods, each with an MPS client of its share's daemon (a
+ *    fake client process on the host, connected to the pod's pipe folder, which ends when its daemon
+ *    does); the agent's pod deleted, and timed until the new agent is ready and until its log says
+ *    the last share was adopted; then, once every share's daemon answers with its limits, how many
+ *    daemons are the same processes (adopted), how many were started again, and how many clients
+ *    are still connected and listed by their daemon.
+ *
+ * On a cgroup v1 node (the test machine's kubelet) runc finds the agent's processes through their v1
+ * cgroups, which the agent's cgroup v2 move does not change, so a deleted agent pod takes its daemons
+ * with it. `--v1-move` stands in for what the move does on a cgroup v2 node: before the delete, the
+ * bench moves each daemon into the root of every v1 hierarchy, out of the agent's container.
+ *
+ * `npm run bench:agent-restart [-- --pods=30 --bypasses=20 --v1-move]`: runs inside the namespaces
+ * (scripts/in-netns.ts). Ends with one JSON line.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import * as path from 'node:path';
+import { ENABLED_LABEL } from '../lib/model/metadata-keys';
+import { renderGpuNode } from '../lib/render/gpu-node';
+import { renderGpuPool } from '../lib/render/gpu-pool';
+import { podOfPid } from '../lib/runtime/agent/cgroup';
+import { mpsCommand } from '../lib/runtime/agent/mps/control';
+import { ControlPlane } from '../test/support/control-plane/control-plane';
+import { waitFor } from '../test/support/control-plane/process';
+import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../test/support/control-plane/install';
+import { busyboxContainer, defaultServiceAccount, NODE_NAME, RealNode } from '../test/support/node';
+import { FAKE_MPS_CONTROL, FakeGpuAgent, installFakeGpuAgent } from '../test/support/node/gpu-agent';
+import { realNodeUnavailable } from '../test/support/node/node';
+import { intFlag } from './flags';
+
+const PODS = intFlag('pods', 30);
+const BYPASSES = Math.min(intFlag('bypasses', 20, 0), PODS);
+const NS = 'bench';
+const POOL = 'bench';
+const GPUS = 8;
+const V1_MOVE = process.argv.includes('--v1-move');
+const V1_ROOT = '/sys/fs/cgroup';
+
+/** Moves `pid` into the root cgroup of every cgroup v1 hierarchy (the unified one excepted). */
+function outOfV1Cgroups(pid: number): void {
+  for (const h of readdirSync(V1_ROOT)) {
+    const procs = path.join(V1_ROOT, h, 'cgroup.procs');
+    if (h !== 'unified' && existsSync(procs) && !existsSync(path.join(V1_ROOT, h, 'cgroup.controllers'))) writeFileSync(procs, String(pid));
+  }
+}
+
+type Obj = Record<string, any>;
+
+const sharePods = (): Obj[] =>
+  Array.from({ length: PODS }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `share-${i}`,
+      namespace: NS,
+      labels: { bench: 'share', [ENABLED_LABEL]: 'true' },
+      annotations: {
+        'tensor-fusion.ai/gpupool': POOL,
+        'tensor-fusion.ai/is-local-gpu': 'true',
+        'tensor-fusion.ai/tflops-request': '1',
+        'tensor-fusion.ai/vram-request': '1Gi',
+      },
+    },
+    spec: { terminationGracePeriodSeconds: 0, containers: [busyboxContainer('main')] },
+  }));
+
+const percentile = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+
+/** The host pid of the `sleep 600` the bench started in `pod`'s container. */
+async function sleeperOf(pod: Obj): Promise<number> {
+  let pid = 0;
+  await waitFor(
+    `the bypassing process of ${pod.metadata.name}`,
+    async () => {
+      for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+        const cmd = existsSync(`/proc/${d}/cmdline`) ? readFileSync(`/proc/${d}/cmdline`, 'utf8') : '';
+        if (cmd.startsWith('sleep\u0000600') && (await podOfPid('/proc', Number(d)))?.podUid === pod.metadata.uid) pid = Number(d);
+      }
+      return pid > 0;
+    },
+    10_000,
+    50,
+  );
+  return pid;
+}
+
+async function main(): Promise<void> {
+  const why = realNodeUnavailable();
+  if (why) throw new Error(`bench:agent-restart needs a real node: ${why}`);
+  const synth = synthToTemp();
+  const { user } = controllerIdentity(synth.controller);
+  const cp = await ControlPlane.start({ node: true, controllerManager: true, scheduler: true, users: [user] });
+  let node: RealNode | undefined;
+  let ctl: RunningController | undefined;
+  let agent: FakeGpuAgent | undefined;
+  const clients: ChildProcess[] = [];
+  try {
+    node = await RealNode.start(cp);
+    ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
+    await cp.kubectlOk([
+      'apply',
+      '--server-side',
+      '-f',
+      writeYaml(synth.dir, 'bench.yaml', [
+        renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: GPUS, memory: '80Gi' } }),
+        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      ]),
+    ]);
+    await waitFor('controller ready', () => ctl!.replicas[0].ready(), 60_000, 200);
+    await defaultServiceAccount(cp, NS);
+    const gpus = Array.from({ length: GPUS }, (_, index) => ({ index, uuid: `GPU-bench-${index}`, name: 'NVIDIA A100-SXM4-80GB' }));
+    agent = await installFakeGpuAgent(cp, gpus, (what, check) => waitFor(what, check, 120_000, 500));
+    const fake = agent;
+    await waitFor(
+      'GPU pool counted',
+      async () => (await cp.kubectl(['get', 'gpupool', POOL, '-o', 'jsonpath={.status.totalGPUs}'])).stdout.trim() === String(GPUS),
+      60_000,
+      500,
+    );
+    const list = async (): Promise<Obj[]> =>
+      JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', NS, '-l', 'bench=share', '-o', 'json'])).items;
+    await cp.kubectlOk(['create', '-f', writeYaml(synth.dir, 'shares.yaml', sharePods())]);
+    await waitFor(
+      `${PODS} share pods running`,
+      async () => {
+        const items = await list();
+        return items.length === PODS && items.every((p) => p.status.containerStatuses?.every((c: Obj) => c.state.running));
+      },
+      600_000,
+      500,
+    );
+    const pods = await list();
+    const dirsOf = (pod: Obj) => ({
+      pipeDir: path.join(fake.mpsDir, pod.metadata.uid, 'pipe'),
+      logDir: path.join(fake.mpsDir, pod.metadata.uid, 'log'),
+    });
+    const daemonPid = (pod: Obj) => Number(readFileSync(path.join(dirsOf(pod).pipeDir, 'nvidia-cuda-mps-control.pid'), 'utf8'));
+    const gpuOf = (pod: Obj) => Number(JSON.parse(pod.metadata.annotations['tensor-fusion.ai/allocation']).gpuIds[0].split('-').pop());
+
+    // Bypass to kill, one try a pod.
+    const killMs: number[] = [];
+    for (const pod of pods.slice(0, BYPASSES)) {
+      await cp.kubectlOk(['exec', '-n', NS, pod.metadata.name, '--', 'sh', '-c', 'sleep 600 >/dev/null 2>&1 </dev/null & echo started']);
+      const pid = await sleeperOf(pod);
+      const listed = Date.now();
+      fake.trace([{ pid, gpu: gpuOf(pod), mib: 1024, sm: 20 }]);
+      await waitFor(`process ${pid} killed`, async () => !existsSync(`/proc/${pid}`), 30_000, 5);
+      killMs.push(Date.now() - listed);
+      fake.trace([]);
+    }
+    if (killMs.length)
+      console.log(`bypass to kill: p50 ${percentile(killMs, 50)} ms, p99 ${percentile(killMs, 99)} ms over ${killMs.length} tries`);
+
+    // One MPS client per share, as a pod's process would hold.
+    for (const pod of pods) {
+      const c = spawn(FAKE_MPS_CONTROL, ['client', '0'], {
+        env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: dirsOf(pod).pipeDir, CUDA_MPS_LOG_DIRECTORY: dirsOf(pod).logDir },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      clients.push(c);
+      await new Promise<void>((res, rej) => {
+        c.stdout!.once('data', () => res());
+        c.once('exit', (code) => rej(new Error(`client of ${pod.metadata.name} exited with ${code}`)));
+      });
+    }
+    const before = new Map(pods.map((p) => [p.metadata.uid as string, daemonPid(p)]));
+    if (V1_MOVE) for (const pid of before.values()) outOfV1Cgroups(pid);
+
+    // The agent's pod deleted under them.
+    const agentPods = async (): Promise<Obj[]> =>
+      (JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', fake.namespace, '-o', 'json'])).items as Obj[]).filter(
+        (p) => !p.metadata.deletionTimestamp,
+      );
+    const [old] = await agentPods();
+    const deleted = Date.now();
+    await cp.kubectlOk(['delete', 'pod', '-n', fake.namespace, old.metadata.name, '--wait=false']);
+    await waitFor(
+      'a new agent ready',
+      async () => (await agentPods()).some((p) => p.metadata.uid !== old.metadata.uid && p.status.containerStatuses?.[0]?.ready),
+      180_000,
+      100,
+    );
+    const readyS = (Date.now() - deleted) / 1000;
+    const [fresh] = (await agentPods()).filter((p) => p.metadata.uid !== old.metadata.uid);
+    const answering = new Set<string>();
+    await waitFor(
+      "every share's daemon answering with its limits",
+      async () => {
+        for (const pod of pods.filter((p) => !answering.has(p.metadata.uid))) {
+          const pct = await mpsCommand(FAKE_MPS_CONTROL, dirsOf(pod), ['get_default_active_thread_percentage'], 2_000).catch(() => '');
+          if (pct.trim() === `${pod.metadata.annotations['tensor-fusion.ai/mps-thread-percentage']}.0`) answering.add(pod.metadata.uid);
+        }
+        return answering.size === pods.length;
+      },
+      300_000,
+      100,
+    );
+    const allAnsweringS = (Date.now() - deleted) / 1000;
+    const adopted = pods.filter((p) => daemonPid(p) === before.get(p.metadata.uid)).length;
+    // When the new agent took each share over: its log's `MPS daemon adopted` lines (pino, epoch ms).
+    const log = await cp.kubectlOk(['logs', '-n', fake.namespace, fresh.metadata.name]);
+    const adoptedAt = log
+      .split('\n')
+      .filter((l) => l.includes('"MPS daemon adopted"'))
+      .map((l) => (JSON.parse(l) as { time: number }).time);
+    const adoptedS = adoptedAt.length ? (Math.max(...adoptedAt) - deleted) / 1000 : null;
+    let clientsListed = 0;
+    for (const [i, pod] of pods.entries()) {
+      if (clients[i].exitCode !== null || clients[i].signalCode !== null) continue;
+      const servers = (await mpsCommand(FAKE_MPS_CONTROL, dirsOf(pod), ['get_server_list'], 2_000)).trim().split('\n').filter(Boolean);
+      const listed = await mpsCommand(
+        FAKE_MPS_CONTROL,
+        dirsOf(pod),
+        servers.map((s) => `get_client_list ${s}`),
+        2_000,
+      );
+      if (listed.split('\n').includes(String(clients[i].pid))) clientsListed++;
+    }
+    const podsRunning = (await list()).filter(
+      (p) => p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.restartCount === 0,
+    ).length;
+    console.log(
+      `agent restart under ${PODS} pods: new agent ready in ${readyS.toFixed(1)} s, every share adopted ${adoptedS?.toFixed(1)} s after the delete (${adoptedAt.length} logged), the bench's check of every daemon done in ${allAnsweringS.toFixed(1)} s; ` +
+        `${adopted} daemons adopted (same process), ${PODS - adopted} started again; ${clientsListed} clients still connected and listed`,
+    );
+    console.log(
+      JSON.stringify({
+        bypassKillP50Ms: killMs.length ? percentile(killMs, 50) : null,
+        bypassKillP99Ms: killMs.length ? percentile(killMs, 99) : null,
+        bypassKillMaxMs: killMs.length ? Math.max(...killMs) : null,
+        bypassTries: killMs.length,
+        bypassKillMs: killMs,
+        pods: PODS,
+        agentReadyS: Number(readyS.toFixed(2)),
+        adoptedS: adoptedS === null ? null : Number(adoptedS.toFixed(2)),
+        adoptedLogged: adoptedAt.length,
+        allDaemonsCheckedS: Number(allAnsweringS.toFixed(2)),
+        daemonsAdopted: adopted,
+        daemonsStartedAgain: PODS - adopted,
+        clientsSurvived: clientsListed,
+        podsRunningWithoutRestart: podsRunning,
+        daemonCgroup: fake.daemonCgroup ?? null,
+        v1Move: V1_MOVE,
+        loadAverage1m: Number(loadavg()[0].toFixed(1)),
+      }),
+    );
+  } finally {
+    for (const c of clients) c.kill('SIGKILL');
+    await ctl?.stop();
+    await node?.stop();
+    await cp.stop();
+    agent?.cleanUp();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
