@@ -6,13 +6,17 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 /**
  * The example synthesized to a temp dir, and a control plane with KWOK nodes that knows the
  * controller's user and puts no limit on requests in flight: the benches measure placement, not
- * the API server's priority and fairness.
+ * the API server's priority and fairness. `controllerManager`: with kube-controller-manager (which makes
+ * DRA pods' claims from their templates).
  */
-export async function startBenchControlPlane(): Promise<{ synth: ReturnType<typeof synthToTemp>; cp: ControlPlane }> {
+export async function startBenchControlPlane(
+  opts: { controllerManager?: boolean } = {},
+): Promise<{ synth: ReturnType<typeof synthToTemp>; cp: ControlPlane }> {
   const synth = synthToTemp();
   const { user } = controllerIdentity(synth.controller);
   const cp = await ControlPlane.start({
     kwok: true,
+    controllerManager: opts.controllerManager,
     users: [user],
     apiServerFlags: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'],
   });

@@ -34,19 +34,31 @@ import { ControlPlane } from '../test/support/control-plane';
 import { installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { allocatorRun, arrivalStream, capacity, readNodes, readPods, replay, TraceNode, TracePod, traceMix } from './trace-replay';
 import { percentile } from './stats';
+import { GPU_TFLOPS, GPU_VRAM_MIB } from './openb-gpu';
+import { Decisions } from './scheduler-decisions';
+import { DRA_LEVERS, DraFigures, DraLever, draThroughput, placeDra, setUpDra, stopDra } from './schedule-openb-dra';
 
 const POOL = 'openb';
 const NAMESPACE = 'openb';
-const GPU_TFLOPS = 1000;
-const GPU_VRAM_MIB = 16000;
-/** A decision not seen within this long means something is stuck: fail rather than hang. */
-const DECISION_TIMEOUT_MS = 60_000;
 
 export interface OpenbOptions {
   dir: string;
   seed: number;
   /** Stop after this many pods. */
   limit?: number;
+  /**
+   * Every how many trace nodes one is kept (1: all). A smaller cluster with the pods to 100% of its own
+   * capacity: a whole replay in a fraction of the time. @default 1
+   */
+  nodesEvery?: number;
+  /** Also replay the pods through kube-scheduler's DRA allocator, one side per lever (schedule-openb-dra.ts). */
+  dra?: boolean;
+  /** DRA pods (and plain pods) for the throughput comparison. @default 1000 */
+  draThroughputPods?: number;
+  /** With `dra`: the levers to replay. @default DRA_LEVERS */
+  draLevers?: readonly DraLever[];
+  /** With `dra`: the DRA sides only (no controller, no extender side), for quick checks. */
+  draOnly?: boolean;
   log?: (line: string) => void;
 }
 
@@ -79,10 +91,14 @@ export interface OpenbFigures {
   placeSeconds: number;
   p50Ms: number;
   p99Ms: number;
+  /** The DRA sides, with --dra. */
+  dra?: DraFigures[];
+  draBoundPerSec?: number;
+  plainBoundPerSec?: number;
 }
 
 /** The pods to try: up to the last one whose arrival still rounds to 100% (replay()'s point). */
-function prefixTo100(stream: readonly TracePod[], cap: number): TracePod[] {
+export function prefixTo100(stream: readonly TracePod[], cap: number): TracePod[] {
   let arrived = 0;
   let end = 0;
   while (end < stream.length) {
@@ -144,46 +160,6 @@ function podObject(i: number, p: TracePod): K8sObject {
     },
     spec: { containers: [container] },
   };
-}
-
-interface Decision {
-  node?: string;
-  reason?: string;
-  pod: K8sObject;
-}
-
-/** Resolves when a pod is bound or the scheduler says it cannot be (PodScheduled=False). */
-class Decisions {
-  private readonly waiting = new Map<string, (d: Decision) => void>();
-
-  constructor(informer: Informer<K8sObject>) {
-    informer.on({ add: (p) => this.seen(p), update: (_o, p) => this.seen(p) });
-  }
-
-  private seen(p: K8sObject): void {
-    const done = this.waiting.get(p.metadata.name ?? '');
-    if (!done) return;
-    const node = (p.spec as { nodeName?: string } | undefined)?.nodeName;
-    const conditions = (p.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions ?? [];
-    const failed = conditions.find((c) => c.type === 'PodScheduled' && c.status === 'False');
-    if (node) done({ node, pod: p });
-    else if (failed) done({ reason: failed.reason ?? '', pod: p });
-  }
-
-  /** Registered before the create, so no event can come first. */
-  expect(name: string): Promise<Decision> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`pod ${name}: neither bound nor unschedulable after ${DECISION_TIMEOUT_MS} ms`)),
-        DECISION_TIMEOUT_MS,
-      );
-      this.waiting.set(name, (d) => {
-        clearTimeout(timer);
-        this.waiting.delete(name);
-        resolve(d);
-      });
-    });
-  }
 }
 
 /** Control plane, controller and kube-scheduler up, trace nodes in one pool; returns when the pool shows every GPU. */
@@ -312,7 +288,7 @@ function checkRecords(pods: readonly TracePod[], outcome: readonly string[], rec
 /** Runs the replay through a fresh control plane; always stops what it started. */
 export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
   const log = opts.log ?? ((l: string) => console.log(l));
-  const nodes = readNodes(opts.dir);
+  const nodes = readNodes(opts.dir).filter((_n, i) => i % (opts.nodesEvery ?? 1) === 0);
   const all = readPods(opts.dir, 'default');
   const cap = capacity(nodes);
   const stream = arrivalStream(all, opts.seed, cap);
@@ -331,11 +307,13 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
     `allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived; learning the mix as it goes: ${learned.unallocated100.toFixed(2)}%`,
   );
 
-  const { synth, cp } = await startBenchControlPlane();
+  const { synth, cp } = await startBenchControlPlane({ controllerManager: opts.dra });
   let ctl: Awaited<ReturnType<typeof setUp>>['ctl'] | undefined;
+  let sides: Awaited<ReturnType<typeof setUpDra>> = [];
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      await stopDra(sides);
       await ctl?.stop();
       await cp.stop();
     })());
@@ -343,32 +321,38 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
   process.once('SIGINT', onSigint);
   try {
     log(`control plane started in ${cp.startMs} ms`);
-    const up = await setUp(cp, synth, nodes, log);
+    // --dra-only: no controller and no extender side (its set-up alone takes minutes), for quick checks.
+    const ext = opts.draOnly ? [] : pods;
+    const up = opts.draOnly ? { ctl: undefined, admin: cp.cluster('admin', 'bench-schedule-openb') } : await setUp(cp, synth, nodes, log);
     ctl = up.ctl;
-    const run = await placeAll(up.admin, pods, cap, log);
-    const { mismatches, overcommitted } = checkRecords(pods, run.outcome, run.records);
+    if (opts.dra) sides = await setUpDra(cp, up.admin, synth.dir, nodes, pods, opts.draLevers ?? DRA_LEVERS, opts.seed, log);
+    // The sides place on nodes of their own, each one pod at a time, all at once.
+    const [run, ...dra] = await Promise.all([placeAll(up.admin, ext, cap, log), ...sides.map((s) => placeDra(up.admin, s, pods, log))]);
+    const throughput = opts.dra ? await draThroughput(cp, up.admin, synth.dir, opts.draThroughputPods ?? 1000) : undefined;
+    const { mismatches, overcommitted } = checkRecords(ext, run.outcome, run.records);
     // trace-replay's formula over the recorded outcomes (records checked to hold exactly the requests).
-    const ours = replay(pods, cap, (i) => run.outcome[i]);
-    const usedBy = (outcome: readonly string[]) => pods.reduce((s, p, i) => s + (outcome[i] !== '' ? p.n * p.g : 0), 0);
+    const ours = replay(ext, cap, (i) => run.outcome[i]);
+    const usedBy = (outcome: readonly string[]) => ext.reduce((s, p, i) => s + (outcome[i] !== '' ? p.n * p.g : 0), 0);
     const lat = [...run.latencies].sort((a, b) => a - b);
     return {
       seed: opts.seed,
       policy,
-      pods: pods.length,
+      pods: ext.length,
       bound: run.outcome.filter((n) => n !== '').length,
-      openbUnallocated100: early ? NaN : ours.unallocated100,
+      openbUnallocated100: early || opts.draOnly ? NaN : ours.unallocated100,
       offlineUnallocated100: offline.unallocated100,
       offlineLearnedUnallocated100: learned.unallocated100,
       openbAllocatedEnd: (100 * usedBy(run.outcome)) / cap,
       offlineAllocatedEnd: (100 * usedBy(offline.outcome)) / cap,
-      arrivedEnd: (100 * pods.reduce((s, p) => s + p.n * p.g, 0)) / cap,
-      sameNode: pods.filter((_p, i) => run.outcome[i] === offline.outcome[i]).length,
+      arrivedEnd: (100 * ext.reduce((s, p) => s + p.n * p.g, 0)) / cap,
+      sameNode: ext.filter((_p, i) => run.outcome[i] === offline.outcome[i]).length,
       recordMismatches: mismatches,
       overcommittedGpus: overcommitted,
       otherFailures: run.otherFailures,
       placeSeconds: run.seconds,
       p50Ms: percentile(lat, 50),
       p99Ms: percentile(lat, 99),
+      ...(opts.dra ? { dra: (dra as DraFigures[]).map((d) => (early ? { ...d, unallocated100: NaN } : d)), ...throughput } : {}),
     };
   } finally {
     process.removeListener('SIGINT', onSigint);
@@ -396,8 +380,45 @@ export async function printOpenb(opts: OpenbOptions): Promise<void> {
   console.log(
     `allocation records not matching the request: ${f.recordMismatches}; GPUs past capacity: ${f.overcommittedGpus}; other scheduling failures: ${JSON.stringify(f.otherFailures)}`,
   );
+  const dra = f.dra ?? [];
+  for (const d of dra) {
+    console.log(
+      `DRA ${d.lever} (${d.label}): ${d.bound}/${d.pods} bound in ${d.placeSeconds.toFixed(0)} s (p50 ${d.p50Ms.toFixed(0)} ms, p99 ${d.p99Ms.toFixed(0)} ms); allocated ${d.allocatedEnd.toFixed(2)}%; unallocated at 100% arrived ${r(d.unallocated100) ?? '- (stopped early)'}; claims not matching the request ${d.recordMismatches}, devices past capacity ${d.overcommittedDevices}, slices republished ${d.republished}, other failures ${JSON.stringify(d.otherFailures)}`,
+    );
+  }
+  // The best lever is the DRA path's figure (by allocated % when stopped early).
+  const best = [...dra].sort((a, b) => b.allocatedEnd - a.allocatedEnd)[0];
+  if (best) {
+    console.log(
+      `DRA throughput (plain lever's kube-scheduler, ${opts.draThroughputPods ?? 1000} pods each, 32 in flight): DRA claims ${f.draBoundPerSec} pods bound/s, nvidia.com/gpu ${f.plainBoundPerSec}`,
+    );
+  }
+  const draFields = best
+    ? {
+        draUnallocatedPct: r(best.unallocated100),
+        extenderUnallocatedPct: r(f.openbUnallocated100),
+        draBoundPerSec: f.draBoundPerSec,
+        plainBoundPerSec: f.plainBoundPerSec,
+        draLever: best.lever,
+        ...Object.fromEntries(
+          dra.map((d) => [
+            `dra_${d.lever}`,
+            {
+              unallocatedPct: r(d.unallocated100),
+              allocatedEnd: r(d.allocatedEnd),
+              bound: d.bound,
+              recordMismatches: d.recordMismatches,
+              overcommittedDevices: d.overcommittedDevices,
+              placeSeconds: r(d.placeSeconds, 0),
+              p50Ms: r(d.p50Ms, 0),
+            },
+          ]),
+        ),
+      }
+    : {};
   console.log(
     JSON.stringify({
+      ...draFields,
       openbUnallocated100: r(f.openbUnallocated100),
       offlineUnallocated100: r(f.offlineUnallocated100),
       offlineLearnedUnallocated100: r(f.offlineLearnedUnallocated100),

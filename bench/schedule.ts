@@ -17,7 +17,11 @@
  *        namespaces the pods are spread over (room for all of them: the bench measures the accounting,
  *        not a refusal) against the same spread without quotas;
  *        --state: instead, the extender state at scale without an API server (50,000 GPUs, 200,000 shares);
- *        --openb=DIR [--seed=N] [--limit=N]: instead, the openb trace replay placed through the scheduler (schedule-openb.ts).
+ *        --openb=DIR [--seed=N] [--limit=N] [--nodes-every=K] [--dra|--dra-only [--dra-pods=N] [--dra-levers=a,b]]: instead, the openb trace replay placed through the
+ *        scheduler (schedule-openb.ts); --dra adds the DRA side, one replay per lever, and a throughput
+ *        comparison of N DRA pods against N nvidia.com/gpu pods (schedule-openb-dra.ts); --dra-only: without
+ *        the extender side, for quick checks; --nodes-every=K keeps every K-th trace node (pods to 100% of
+ *        that capacity).
  * Ends with one JSON line.
  */
 import { ENABLED_LABEL } from '../lib/model/metadata-keys';
@@ -30,6 +34,7 @@ import { measureState } from './schedule-state';
 import { apiRequestCounts, countDelta, cpuDelta, cpuSecondsByProcess, median, metricSamples, percentile } from './stats';
 import { BUNDLE } from '../test/support/control-plane/controller-process';
 import { printOpenb } from './schedule-openb';
+import { DRA_LEVERS, DraLever } from './schedule-openb-dra';
 import { applyBenchPool, startBenchControlPlane } from './control-plane';
 import { intFlag as flag, stringFlag } from './flags';
 
@@ -328,10 +333,30 @@ async function state(): Promise<void> {
 }
 
 const openbDir = stringFlag('openb');
+/** `--dra-levers=plain,fgd`: a subset of the DRA levers, checked. */
+function draLevers(list: string | undefined): DraLever[] | undefined {
+  if (list === undefined) return undefined;
+  const levers = list.split(',');
+  const bad = levers.find((l) => !(DRA_LEVERS as readonly string[]).includes(l));
+  if (bad !== undefined) throw new Error(`--dra-levers: ${JSON.stringify(bad)} is not a lever; allowed: ${DRA_LEVERS.join(', ')}`);
+  return levers as DraLever[];
+}
 const limit = process.argv.some((a) => a.startsWith('--limit=')) ? flag('limit', 1) : undefined;
-(process.argv.includes('--state') ? state() : openbDir ? printOpenb({ dir: openbDir, seed: flag('seed', 42), limit }) : cluster()).catch(
-  (err) => {
-    console.error(err instanceof Error ? err.stack : err);
-    process.exit(1);
-  },
-);
+(process.argv.includes('--state')
+  ? state()
+  : openbDir
+    ? printOpenb({
+        dir: openbDir,
+        seed: flag('seed', 42),
+        limit,
+        dra: process.argv.includes('--dra') || process.argv.includes('--dra-only'),
+        draOnly: process.argv.includes('--dra-only'),
+        nodesEvery: flag('nodes-every', 1),
+        draLevers: draLevers(stringFlag('dra-levers')),
+        draThroughputPods: flag('dra-pods', 1000),
+      })
+    : cluster()
+).catch((err) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});

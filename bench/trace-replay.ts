@@ -189,27 +189,34 @@ export function limitRun(nodes: readonly TraceNode[], stream: readonly TracePod[
 
 /** Runs `place` over the stream; times only the placement calls. */
 export function replay(stream: readonly TracePod[], capacityMilli: number, place: (i: number) => string): RunResult {
-  const arrived = arrivedPercent(stream, capacityMilli);
-  const allocated = new Float64Array(stream.length);
   const outcome: string[] = new Array(stream.length);
-  let used = 0;
   let ns = 0n;
   for (let i = 0; i < stream.length; i++) {
-    const p = stream[i];
     const t0 = process.hrtime.bigint();
-    const node = place(i);
+    outcome[i] = place(i);
     ns += process.hrtime.bigint() - t0;
-    outcome[i] = node;
-    if (node !== '') used += p.n * p.g;
+  }
+  const r = replayTaken(stream, capacityMilli, (i) => (outcome[i] !== '' ? stream[i].n * stream[i].g : 0));
+  return { ...r, attempts: stream.length, seconds: Number(ns) / 1e9, outcome };
+}
+
+/**
+ * Unallocated GPU % at 100% and 130% arrived when pod i took `taken(i)` milli-GPU (0 when it
+ * failed): the figures of {@link replay} from amounts recorded elsewhere (e.g. DRA claims).
+ */
+export function replayTaken(
+  stream: readonly TracePod[],
+  capacityMilli: number,
+  taken: (i: number) => number,
+): Pick<RunResult, 'unallocated100' | 'unallocated130'> {
+  const arrived = arrivedPercent(stream, capacityMilli);
+  const allocated = new Float64Array(stream.length);
+  let used = 0;
+  for (let i = 0; i < stream.length; i++) {
+    used += taken(i);
     allocated[i] = (100 * used) / capacityMilli;
   }
-  return {
-    unallocated100: 100 - allocatedAt(arrived, allocated, 100),
-    unallocated130: 100 - allocatedAt(arrived, allocated, 130),
-    attempts: stream.length,
-    seconds: Number(ns) / 1e9,
-    outcome,
-  };
+  return { unallocated100: 100 - allocatedAt(arrived, allocated, 100), unallocated130: 100 - allocatedAt(arrived, allocated, 130) };
 }
 
 /** Our allocator over the trace cluster: each GPU is 1 TFLOPS and 1000 VRAM units, so milli-GPU maps exactly. */
