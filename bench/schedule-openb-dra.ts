@@ -321,11 +321,8 @@ export async function placeDra(admin: HttpCluster, side: Side, pods: readonly Tr
       const p = pods[i];
       const obj = draPod(side, i, p);
       const name = obj.metadata.name as string;
-      const decided = decisions.expect(name);
-      const t0 = performance.now();
-      await admin.create(RESOURCES.pods, obj);
-      const d = await decided;
-      latencies.push(performance.now() - t0);
+      const d = await decisions.create(admin, obj);
+      latencies.push(d.ms);
       if (!d.node) {
         if (d.reason !== 'Unschedulable') otherFailures[d.reason ?? ''] = (otherFailures[d.reason ?? ''] ?? 0) + 1;
         await admin.delete(RESOURCES.pods, { namespace, name });

@@ -229,11 +229,8 @@ async function placeAll(admin: HttpCluster, pods: readonly TracePod[], cap: numb
     for (let i = 0; i < pods.length; i++) {
       const obj = podObject(i, pods[i]);
       const name = obj.metadata.name as string;
-      const decided = decisions.expect(name);
-      const t0 = performance.now();
-      await admin.create(RESOURCES.pods, obj);
-      const d = await decided;
-      latencies.push(performance.now() - t0);
+      const d = await decisions.create(admin, obj);
+      latencies.push(d.ms);
       if (d.node) {
         outcome.push(d.node);
         const text = d.pod.metadata.annotations?.[ALLOCATION_ANNOTATION];

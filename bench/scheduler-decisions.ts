@@ -1,6 +1,8 @@
 /** How the openb replays through kube-scheduler learn each pod's outcome, one pod at a time. */
 import type { K8sObject } from '../lib/runtime/kube/cluster';
+import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import type { Informer } from '../lib/runtime/kube/informer';
+import { RESOURCES } from '../lib/runtime/kube/resources';
 
 /** A decision not seen within this long means something is stuck: fail rather than hang. */
 const DECISION_TIMEOUT_MS = 60_000;
@@ -54,5 +56,14 @@ export class Decisions {
         resolve(d);
       });
     });
+  }
+
+  /** Creates the pod and waits for its decision; `ms`: create to decision. */
+  async create(cluster: HttpCluster, pod: K8sObject): Promise<Decision & { ms: number }> {
+    const decided = this.expect(pod.metadata.name as string);
+    const t0 = performance.now();
+    await cluster.create(RESOURCES.pods, pod);
+    const d = await decided;
+    return { ...d, ms: performance.now() - t0 };
   }
 }
