@@ -19,10 +19,10 @@
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { Informer } from '../lib/runtime/kube/informer';
-import { RESOURCES, ResourceType, resourceType } from '../lib/runtime/kube/resources';
+import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
 import type { GPUPool } from '../lib/api';
-import { DRA_DEVICE_CLASS, DRA_DRIVER, DRA_POD_CLAIM } from '../lib/model/dra';
+import { DRA_API_VERSION, DRA_DEVICE_CLASS, DRA_DRIVER, DRA_POD_CLAIM } from '../lib/model/dra';
 import { claimTemplate, ClaimTemplate } from '../lib/runtime/shared/dra/claim-template';
 import { resourceSlice, ResourceSlice, SliceGpu } from '../lib/runtime/shared/dra/resource-slice';
 import { claimResults, ClaimResult, ClaimStatus } from '../lib/runtime/extender/dra-score';
@@ -48,8 +48,8 @@ const LEVER_LABELS: Record<DraLever, string> = {
 /** The node label and taint that keep a side's pods on its own nodes. */
 const SIDE_KEY = 'bench.tensor-fusion.ai/side';
 const POOL = 'openb-dra';
-const SLICES: ResourceType = { ...resourceType('resource.k8s.io/v1', 'resourceslices', 'ResourceSlice'), namespaced: false };
-const CLAIMS = resourceType('resource.k8s.io/v1', 'resourceclaims', 'ResourceClaim');
+const SLICES = RESOURCES.resourceslices;
+const CLAIMS = RESOURCES.resourceclaims;
 const VRAM_BYTES = GPU_VRAM_MIB * 2 ** 20;
 
 /** The pool the slices are published for: the extender side's settings (TFLOPS not oversold). */
@@ -188,7 +188,7 @@ export async function setUpDra(
     };
   });
   const deviceClass = {
-    apiVersion: 'resource.k8s.io/v1',
+    apiVersion: DRA_API_VERSION,
     kind: 'DeviceClass',
     metadata: { name: DRA_DEVICE_CLASS },
     spec: { selectors: [{ cel: { expression: `device.driver == ${JSON.stringify(DRA_DRIVER)}` } }] },
