@@ -5,8 +5,6 @@ export type Scope = 'Cluster' | 'Namespaced';
 export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
   'Namespace',
   'Node',
-  'ResourceSlice',
-  'DeviceClass',
   'ClusterRole',
   'ClusterRoleBinding',
   'CustomResourceDefinition',
