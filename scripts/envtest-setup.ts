@@ -1,10 +1,12 @@
 /**
  * npm run envtest:setup — builds the real control-plane binaries the integration tests run against
- * (kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, kubelet, kube-proxy, etcd, kwok)
+ * (kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, kubelet, kube-proxy, etcd, kwok,
+ * Karpenter's KWOK provider and its CRDs)
  * and the Pulumi engine and Kubernetes provider of the real-engine suites, from their Go modules,
  * into a cache outside the repo keyed by version (test/envtest/assets.ts). Idempotent: binaries already
  * built from the same go.mod/go.sum are kept. Binaries that KUBEBUILDER_ASSETS provides are not built.
- * Only Go modules come from the network (GOTOOLCHAIN=local: no toolchain download either).
+ * Only Go modules come from the network (GOTOOLCHAIN=local, except Karpenter's pinned toolchain,
+ * which the Go module proxy serves too).
  *
  * With KUBEBUILDER_ASSETS set (setup-envtest's kube-apiserver, etcd and kubectl), nothing is built
  * unless --all asks for the rest (kube-scheduler, kube-controller-manager, kwok); the suites that need
@@ -12,12 +14,12 @@
  *
  * It also makes the real node's container images (test/envtest/images.ts), cached by content.
  *
- * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok,pulumi,pulumi-kubernetes,containerd,runc,images limits
+ * Flags: --force rebuilds everything; --only=kubernetes,etcd,kwok,pulumi,pulumi-kubernetes,containerd,runc,karpenter,images limits
  * the builds; --all (see above).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { buildNodeImages } from '../test/envtest/images';
 import {
@@ -29,6 +31,7 @@ import {
   buildDir,
   cacheRoot,
   goModVersion,
+  karpenterCrdsDir,
   kwokStagesDir,
 } from '../test/envtest/assets';
 
@@ -50,7 +53,7 @@ const only = args
 const all = args.includes('--all');
 
 function goEnv(build?: GoBuild): NodeJS.ProcessEnv {
-  return { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: build?.cgo ? '1' : '0', GOFLAGS: '-mod=mod' };
+  return { ...process.env, GOTOOLCHAIN: build?.toolchain ?? 'local', CGO_ENABLED: build?.cgo ? '1' : '0', GOFLAGS: '-mod=mod' };
 }
 
 function go(build: GoBuild, goArgs: string[]): string {
@@ -71,7 +74,7 @@ function fingerprint(build: GoBuild): string {
   }
   if (build.name === 'pulumi-kubernetes') h.update(PULUMI_KUBERNETES_PROVIDER_VERSION);
   h.update(JSON.stringify([build.tags ?? [], build.cgo ?? false]));
-  h.update(execFileSync('go', ['env', 'GOVERSION'], { env: goEnv(), encoding: 'utf8' }));
+  h.update(execFileSync('go', ['env', 'GOVERSION'], { env: goEnv(build), encoding: 'utf8' }));
   return h.digest('hex');
 }
 
@@ -128,6 +131,24 @@ function writeProviderEmbeds(build: GoBuild): void {
   );
 }
 
+/** Karpenter's CRDs, from the module its binary was built from: the ones its KWOK chart installs, and KWOKNodeClass. */
+const KARPENTER_CRDS = ['kwok/charts/crds', 'kwok/apis/crds'];
+
+function copyKarpenterCrds(build: GoBuild): void {
+  const moduleDir = go(build, ['list', '-m', '-f', '{{.Dir}}', build.module]).trim();
+  const crds = karpenterCrdsDir();
+  rmSync(crds, { recursive: true, force: true });
+  mkdirSync(crds, { recursive: true });
+  let n = 0;
+  for (const dir of KARPENTER_CRDS) {
+    for (const f of readdirSync(path.join(moduleDir, dir)).filter((f) => f.endsWith('.yaml'))) {
+      copyFileSync(path.join(moduleDir, dir, f), path.join(crds, f));
+      n++;
+    }
+  }
+  console.log(`  copied ${n} Karpenter CRDs to ${crds}`);
+}
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
@@ -173,6 +194,7 @@ function setup(build: GoBuild): void {
     for (const s of KWOK_STAGES) copyFileSync(path.join(moduleDir, 'kustomize', 'stage', s), path.join(stages, path.basename(s)));
     console.log(`  copied ${KWOK_STAGES.length} KWOK stages to ${stages}`);
   }
+  if (build.name === 'karpenter') copyKarpenterCrds(build);
   // go.sum as the builds left it (a binary new to the list may have added module sums).
   writeFileSync(stampFile, JSON.stringify({ version, fingerprint: fingerprint(build), builtAt: new Date().toISOString() }, null, 2));
 }

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 /** A wrapper Go module under test/envtest/ and the main packages it builds. */
 export interface GoBuild {
   /** Folder name under test/envtest/, also the cache prefix. */
-  name: 'kubernetes' | 'etcd' | 'kwok' | 'pulumi' | 'pulumi-kubernetes' | 'containerd' | 'runc';
+  name: 'kubernetes' | 'etcd' | 'kwok' | 'pulumi' | 'pulumi-kubernetes' | 'containerd' | 'runc' | 'karpenter';
   /** The module whose version keys the cache. */
   module: string;
   /** Binary name -> Go main package (`.`: the wrapper module's own main package). */
@@ -19,6 +19,11 @@ export interface GoBuild {
   tags?: readonly string[];
   /** Built with cgo (runc's nsenter is C); every other build is static, CGO_ENABLED=0. */
   cgo?: boolean;
+  /**
+   * The Go toolchain the build needs when the machine's is too old (GOTOOLCHAIN, fetched through the
+   * Go module proxy); every other build uses the local Go (GOTOOLCHAIN=local).
+   */
+  toolchain?: string;
 }
 
 /**
@@ -70,6 +75,10 @@ export const GO_BUILDS: readonly GoBuild[] = [
     tags: ['seccomp'],
     cgo: true,
   },
+  // A real autoscaler for the growth suites (test/e2e/karpenter-growth.test.ts): Karpenter's KWOK cloud
+  // provider, which creates KWOK nodes for pending pods from an instance types file. Its module needs
+  // Go >= 1.26.9.
+  { name: 'karpenter', module: 'sigs.k8s.io/karpenter', binaries: { karpenter: 'sigs.k8s.io/karpenter/kwok' }, toolchain: 'go1.27.3' },
 ];
 
 /** Every binary the harness can run. */
@@ -87,7 +96,8 @@ export type Binary =
   | 'containerd'
   | 'containerd-shim-runc-v2'
   | 'ctr'
-  | 'runc';
+  | 'runc'
+  | 'karpenter';
 
 /** What setup-envtest puts in KUBEBUILDER_ASSETS; the rest come from our own cache. */
 export const KUBEBUILDER_BINARIES: readonly Binary[] = ['kube-apiserver', 'etcd', 'kubectl'];
@@ -135,4 +145,9 @@ export function binaryPath(bin: Binary, env: NodeJS.ProcessEnv = process.env): s
 /** The binaries among `wanted` that cannot be found. */
 export function missingBinaries(wanted: readonly Binary[], env: NodeJS.ProcessEnv = process.env): Binary[] {
   return wanted.filter((b) => !existsSync(binaryPath(b, env)));
+}
+
+/** Karpenter's CRDs (NodePool, NodeClaim, KWOKNodeClass, ...) copied from its module by the setup. */
+export function karpenterCrdsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(buildDir(GO_BUILDS.find((b) => b.name === 'karpenter')!, env), 'crds');
 }
