@@ -14,6 +14,11 @@ export const POOL_PHASES = ['Pending', 'Running', 'Updating', 'Destroying', 'Unk
 /** A pool phase. */
 export type PoolPhase = (typeof POOL_PHASES)[number];
 
+/** The resource a cloud's GPU nodes advertise, which growth placeholders ask for unless the pool names another. */
+export const DEFAULT_GROWTH_RESOURCE = 'nvidia.com/gpu';
+/** The most GPUs one new node may be said to bring (the largest cloud GPU machines have 16). */
+export const MAX_GROWTH_GPUS_PER_NODE = 64;
+
 /** Virtual TFLOPS as a percentage of physical TFLOPS when the pool sets none: 500, 5x (as upstream). */
 export const DEFAULT_TFLOPS_OVERSELL_RATIO = 500;
 
@@ -116,6 +121,22 @@ export const GPUPoolSpec = Type.Object(
           ),
         },
         { description: 'Extension (not upstream, where it lives in SchedulingConfigTemplate): GPU placement.' },
+      ),
+    ),
+    growth: Type.Optional(
+      Type.Object(
+        {
+          resource: Type.String({
+            description:
+              'The extended resource the new nodes advertise for whole GPUs, which the placeholders ask for (e.g. nvidia.com/gpu).',
+            minLength: 3,
+          }),
+          gpusPerNode: Int32({ description: 'GPUs one new node brings.', minimum: 1, maximum: MAX_GROWTH_GPUS_PER_NODE }),
+        },
+        {
+          description:
+            'Extension (not upstream): make the demand of shares that wait for GPU room visible to a node autoscaler (Karpenter, cluster-autoscaler), as placeholder pods asking for whole GPUs of new nodes (docs/growth.md).',
+        },
       ),
     ),
     componentConfig: Type.Optional(

@@ -13,6 +13,15 @@ export function qosPriorityClassName(qos: string): string {
   return `tensor-fusion-${qos}`;
 }
 
+/**
+ * The PriorityClass of the growth placeholders (docs/growth.md): below every pod's, so anything
+ * displaces them, at cluster-autoscaler's expendable cutoff (-10), so it still scales up for them.
+ */
+export const GROWTH_PRIORITY_CLASS = { name: 'tensor-fusion-growth-placeholder', value: -10 } as const;
+
+/** The image of a growth placeholder's one container: it only holds room, and never runs on a real node for long. */
+export const GROWTH_PLACEHOLDER_IMAGE = 'registry.k8s.io/pause:3.10';
+
 /** Names of the controller's objects (fixed: one controller per cluster). */
 export const CONTROLLER_NAMES = {
   /** ServiceAccount, Deployment, PodDisruptionBudget, NetworkPolicy, ClusterRole(Binding) and Role(Binding). */

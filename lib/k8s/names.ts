@@ -32,3 +32,14 @@ export function isLabelValue(value: unknown): value is string {
 export function serviceDnsNames(service: string, namespace: string): string[] {
   return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
 }
+
+/**
+ * An extended resource name: `<DNS subdomain>/<name>` outside the `kubernetes.io` domains, the name
+ * part a label value of at least one character (what a device plugin may advertise).
+ */
+export function isExtendedResourceName(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const slash = value.indexOf('/');
+  const [domain, name] = [value.slice(0, slash), value.slice(slash + 1)];
+  return slash > 0 && isDnsSubdomain(domain) && !/(^|\.)kubernetes\.io$/.test(domain) && name !== '' && isLabelValue(name);
+}

@@ -57,6 +57,12 @@ export const SCHEDULER_CONFIG_CHECKSUM_ANNOTATION = `${GROUP}/scheduler-config-s
  */
 export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
 
+/**
+ * Label on the growth placeholder pods the controller keeps for a pool that grows (docs/growth.md),
+ * naming the pool: only such pods it creates and deletes besides remote-mode workers.
+ */
+export const GROWTH_POOL_LABEL = `${GROUP}/growth-pool`;
+
 /** Pod label naming the TensorFusionWorkload of the pod: its workers, and the GPU pods the webhook admits into it (as upstream). */
 export const WORKLOAD_LABEL = `${GROUP}/workload`;
 

@@ -1,5 +1,6 @@
 /** GpuPool: a GPUPool object from typed props. */
-import { GPUPoolSpec, validateSpec } from '../api';
+import { DEFAULT_GROWTH_RESOURCE, GPUPoolSpec, MAX_GROWTH_GPUS_PER_NODE, validateSpec } from '../api';
+import { isExtendedResourceName } from '../k8s/names';
 import type { NodeSelectorProps } from '../api/generated/api-props';
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../model/errors';
 import { KubeObject } from '../k8s/object';
@@ -20,6 +21,21 @@ export interface PoolResources {
   readonly cpu?: string | number;
   /** Host memory. @example '512Gi' */
   readonly memory?: string | number;
+}
+
+/** How a pool grows with a node autoscaler (docs/growth.md). */
+export interface GpuPoolGrowth {
+  /**
+   * GPUs one new node of the pool brings: the controller packs waiting shares into new nodes of this
+   * many GPUs and asks for each such node with one placeholder pod.
+   * @example 8
+   */
+  readonly gpusPerNode: number;
+  /**
+   * The extended resource the new nodes advertise for whole GPUs, which the placeholders ask for.
+   * @default 'nvidia.com/gpu'
+   */
+  readonly resource?: string;
 }
 
 /** Props of GpuPool, the same in Pulumi and cdk8s. */
@@ -81,6 +97,14 @@ export interface GpuPoolProps extends ObjectMetaProps {
    * @example { 'NVIDIA-A100-SXM4-80GB': '312' }
    */
   readonly gpuTflops?: Readonly<Record<string, string | number>>;
+  /**
+   * Makes shares that wait for GPU room visible to a node autoscaler (Karpenter, cluster-autoscaler):
+   * the controller keeps placeholder pods asking for the whole GPUs of the new nodes they need, at a
+   * negative priority, until the shares are placed (docs/growth.md).
+   * @default none (the pool does not ask for nodes)
+   * @example { gpusPerNode: 8 }
+   */
+  readonly growth?: GpuPoolGrowth;
   /** Image of remote-mode GPU workers (this package does not provide one). @default none */
   readonly workerImage?: string;
   /** Pod template merged into every remote worker pod. @default none */
@@ -119,6 +143,9 @@ export function gpuPoolSpec(name: string, props: GpuPoolProps): GPUPoolSpec {
     ...(props.defaultQos ? { qosConfig: { defaultQoS: props.defaultQos } } : {}),
     defaultUsingLocalGPU: props.defaultUsingLocalGpu ?? false,
     ...(props.placement ? { placement: { mode: props.placement } } : {}),
+    ...(props.growth
+      ? { growth: { resource: props.growth.resource ?? DEFAULT_GROWTH_RESOURCE, gpusPerNode: props.growth.gpusPerNode } }
+      : {}),
     ...(worker ? { componentConfig: { worker } } : {}),
   };
 }
@@ -142,6 +169,23 @@ function checkShareDelivery(value: unknown, isolation: IsolationMode | undefined
   );
 }
 
+function checkGrowth(growth: GpuPoolGrowth | undefined): (FieldIssue | undefined)[] {
+  if (growth === undefined) return [];
+  const n = growth.gpusPerNode;
+  return [
+    Number.isInteger(n) && n >= 1 && n <= MAX_GROWTH_GPUS_PER_NODE
+      ? undefined
+      : fieldIssue('growth.gpusPerNode', n, `an integer from 1 to ${MAX_GROWTH_GPUS_PER_NODE}`),
+    growth.resource === undefined || isExtendedResourceName(growth.resource)
+      ? undefined
+      : fieldIssue(
+          'growth.resource',
+          growth.resource,
+          'an extended resource name <domain>/<name> outside kubernetes.io, such as nvidia.com/gpu',
+        ),
+  ];
+}
+
 /** Validates the props that are not plain spec fields (their spec paths differ from the prop names). */
 export function checkGpuPoolProps(name: string, props: GpuPoolProps, nameFromId = false): FieldIssue[] {
   // The pool name becomes part of the membership label key, so it follows the stricter pool rule.
@@ -154,6 +198,7 @@ export function checkGpuPoolProps(name: string, props: GpuPoolProps, nameFromId 
     checkPercent('tflopsOversellRatio', props.tflopsOversellRatio, 100, 100000),
     checkPercent('vramExpandToHostMem', props.vramExpandToHostMem, 0, 100),
     checkPercent('vramExpandToHostDisk', props.vramExpandToHostDisk, 0, 100),
+    ...checkGrowth(props.growth),
   ];
   return [...issues, ...more.filter((i): i is FieldIssue => i !== undefined)];
 }

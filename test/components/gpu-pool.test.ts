@@ -77,9 +77,16 @@ describe('GpuPool', () => {
         qosConfig: { defaultQoS: 'high' },
         defaultUsingLocalGPU: true,
         placement: { mode: 'CompactFirst' },
+        growth: { resource: 'example.com/gpu', gpusPerNode: 8 },
         componentConfig: { worker: { image: 'registry.example.com/worker:1.0', podTemplate: workerPodTemplate } },
       },
     });
+    validateAll([pool]);
+  });
+
+  it('asks for nodes through nvidia.com/gpu unless growth names another resource', async () => {
+    const [pool] = await both('grows', { name: 'grows', growth: { gpusPerNode: 4 } });
+    expect(pool).toMatchObject({ spec: { growth: { resource: 'nvidia.com/gpu', gpusPerNode: 4 } } });
     validateAll([pool]);
   });
 

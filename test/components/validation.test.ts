@@ -79,6 +79,22 @@ describe('GpuPool rules', () => {
         { vramExpandToHostDisk: -1 },
         `${ctx}vramExpandToHostDisk: got -1, expected an integer percentage from 0 to 100`,
       ],
+      ['growth.gpusPerNode zero', { growth: { gpusPerNode: 0 } }, `${ctx}growth.gpusPerNode: got 0, expected an integer from 1 to 64`],
+      [
+        'growth.gpusPerNode not whole',
+        { growth: { gpusPerNode: 1.5 } },
+        `${ctx}growth.gpusPerNode: got 1.5, expected an integer from 1 to 64`,
+      ],
+      [
+        'growth.resource without a domain',
+        { growth: { gpusPerNode: 8, resource: 'gpu' } },
+        `${ctx}growth.resource: got "gpu", expected an extended resource name <domain>/<name> outside kubernetes.io, such as nvidia.com/gpu`,
+      ],
+      [
+        'growth.resource of kubernetes.io',
+        { growth: { gpusPerNode: 8, resource: 'kubernetes.io/gpu' } },
+        `${ctx}growth.resource: got "kubernetes.io/gpu", expected an extended resource name <domain>/<name> outside kubernetes.io, such as nvidia.com/gpu`,
+      ],
       ['bad label value', { labels: { tier: 'gold class' } }, `${ctx}labels["tier"]: got "gold class", expected ${LABEL_VALUE}`],
       [
         'bad vram in minResources',

@@ -218,7 +218,7 @@ describeControlPlane(
     test('deletes only its own workers and preemption victims', async () => {
       const r = await asController(['delete', 'pod', '-n', NS, 'bystander', '--wait=false']);
       expect(r.stderr.trim()).toBe(
-        `Error from server (Forbidden): pods "bystander" is forbidden: ${denied(WRITES, 'the tensor-fusion controller may delete only the worker pods of its TensorFusionWorkloads, or pods kube-scheduler marked for preemption')}`,
+        `Error from server (Forbidden): pods "bystander" is forbidden: ${denied(WRITES, 'the tensor-fusion controller may delete only the worker pods of its TensorFusionWorkloads, its growth placeholders, or pods kube-scheduler marked for preemption')}`,
       );
       expect((await asController(['delete', 'pod', '-n', NS, 'remote-worker-0', '--wait=false'])).code).toBe(0);
       // kube-scheduler (same ServiceAccount) marks its victims before deleting them.

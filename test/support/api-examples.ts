@@ -245,6 +245,7 @@ export function fullGpuPoolProps(): GpuPoolProps {
     minResources: { tflops: '100', vram: '80Gi', cpu: '8', memory: '64Gi' },
     maxResources: { tflops: '1000', vram: '640Gi', cpu: '64', memory: '512Gi' },
     gpuTflops: { 'NVIDIA-A100-SXM4-80GB': '312' },
+    growth: { gpusPerNode: 8, resource: 'example.com/gpu' },
     workerImage: 'registry.example.com/worker:1.0',
     workerPodTemplate: { spec: { priorityClassName: 'gpu-workers' } },
   };

@@ -551,6 +551,21 @@ export type GPUPoolSpecFields = {
     mode?: "MinFragmentation" | "CompactFirst" | "LowLoadFirst" | "NodeCompactGPULowLoad";
   };
   /**
+   * Extension (not upstream): make the demand of shares that wait for GPU room visible to a node autoscaler (Karpenter, cluster-autoscaler), as placeholder pods asking for whole GPUs of new nodes (docs/growth.md).
+   * @default unset
+   */
+  growth?: {
+    /**
+     * The extended resource the new nodes advertise for whole GPUs, which the placeholders ask for (e.g. nvidia.com/gpu).
+     * @example 'nvidia.com/gpu'
+     */
+    resource: string;
+    /**
+     * GPUs one new node brings.
+     */
+    gpusPerNode: number;
+  };
+  /**
    * Components the pool runs.
    * @default unset
    */

@@ -40,7 +40,7 @@ export function controllerUser(namespace: string): string {
   return `system:serviceaccount:${namespace}:${CONTROLLER_NAMES.controller}`;
 }
 
-type Side = 'object' | 'oldObject';
+export type Side = 'object' | 'oldObject';
 type Field = 'annotations' | 'labels';
 
 /** A CEL string literal of one of our own keys or names: a quote inside one would break it. */

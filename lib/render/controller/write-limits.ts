@@ -4,9 +4,10 @@
  * which parses untrusted pod specs, still cannot:
  * - create any pod but a remote-mode worker: our labels, owned by its TensorFusionWorkload, the
  *   namespace's default ServiceAccount, nothing privileged, and only images of the worker template of
- *   the GPUPool it names (the pools are the policy's params);
- * - delete any pod but a worker it owns, or a victim kube-scheduler marked for preemption (the
- *   scheduler container shares the ServiceAccount);
+ *   the GPUPool it names (the pools are the policy's params); or a growth placeholder (docs/growth.md):
+ *   the pause image at the placeholders' priority, owned by pods only, nothing privileged either;
+ * - delete any pod but a worker it owns, a growth placeholder, or a victim kube-scheduler marked for
+ *   preemption (the scheduler container shares the ServiceAccount);
  * - change anything on a node but the xgn taint and the share-released annotation;
  * - change anything on a pod but the allocation record and MPS annotations of a share it holds
  *   (autoscaling's in-place resize).
@@ -17,6 +18,7 @@ import { KubeObject } from '../../k8s/object';
 import {
   ALLOCATION_ANNOTATION,
   ENABLED_LABEL,
+  GROWTH_POOL_LABEL,
   MANAGED_BY_LABEL,
   PLACEMENT_ANNOTATIONS,
   SHARE_RELEASED_ANNOTATION,
@@ -24,8 +26,8 @@ import {
 } from '../../model/metadata-keys';
 import { API_VERSION } from '../../model/group';
 import { XGN_TAINT } from '../../t9k/keys';
-import { ADMISSION_API_VERSION, controllerUser, literal, PolicyValidation, present } from './integrity';
-import { CONTROLLER_NAMES } from '../../contract/object-names';
+import { ADMISSION_API_VERSION, controllerUser, literal, PolicyValidation, present, Side } from './integrity';
+import { CONTROLLER_NAMES, GROWTH_PLACEHOLDER_IMAGE, GROWTH_PRIORITY_CLASS } from '../../contract/object-names';
 import { ResolvedControllerProps } from './props';
 
 /** Name suffix of a worker pod: `<workload>-worker-<ordinal>` (lib/runtime/webhook/workers.ts). */
@@ -50,18 +52,33 @@ const NOT_PRIVILEGED =
 
 const ONLY_WORKERS = 'the tensor-fusion controller may create only remote-mode worker pods';
 
+/** A pod labelled as a growth placeholder, on `side` (object or oldObject). */
+const placeholder = (side: Side) =>
+  `${present(side, 'labels', GROWTH_POOL_LABEL)} && has(${side}.spec.priorityClassName) && ${side}.spec.priorityClassName == ${literal(GROWTH_PRIORITY_CLASS.name)}`;
+
+/** The check on a growth placeholder the controller creates: it only holds room. */
+function placeholderShapeValidation(): PolicyValidation {
+  return forbidden(
+    `!${present('object', 'labels', GROWTH_POOL_LABEL)} || (${placeholder('object')} && ` +
+      `object.spec.containers.all(c, has(c.image) && c.image == ${literal(GROWTH_PLACEHOLDER_IMAGE)}) && ` +
+      `!has(object.spec.initContainers) && !has(object.spec.ephemeralContainers) && !has(object.spec.volumes) && ` +
+      `has(object.metadata.ownerReferences) && object.metadata.ownerReferences.all(r, r.apiVersion == 'v1' && r.kind == 'Pod' && !(has(r.controller) && r.controller)))`,
+    `the tensor-fusion controller's growth placeholders run only ${GROWTH_PLACEHOLDER_IMAGE} at priority class ${GROWTH_PRIORITY_CLASS.name}, with no volumes, owned by the pods they stand for`,
+  );
+}
+
 /** The checks on a pod the controller creates that need no GPUPool: its labels, name, owner, identity and privileges. */
 export function workerShapeValidations(): PolicyValidation[] {
   const wl = `object.metadata.labels[${literal(WORKLOAD_LABEL)}]`;
   const onCreate = (expression: string) => `request.resource.resource != 'pods' || request.operation != 'CREATE' || (${expression})`;
   return [
     forbidden(
-      `${present('object', 'labels', ENABLED_LABEL)} && object.metadata.labels[${literal(ENABLED_LABEL)}] == 'true' && ${present('object', 'labels', WORKLOAD_LABEL)} && ` +
+      `(${placeholder('object')}) || ${present('object', 'labels', ENABLED_LABEL)} && object.metadata.labels[${literal(ENABLED_LABEL)}] == 'true' && ${present('object', 'labels', WORKLOAD_LABEL)} && ` +
         `${present('object', 'labels', MANAGED_BY_LABEL)} && object.metadata.labels[${literal(MANAGED_BY_LABEL)}] == ${wl} && ${present('object', 'annotations', ANNOTATION.pool)}`,
       `${ONLY_WORKERS}: labelled ${ENABLED_LABEL}: "true", ${WORKLOAD_LABEL} and ${MANAGED_BY_LABEL} with the workload's name, annotated ${ANNOTATION.pool}`,
     ),
     forbidden(
-      `has(object.metadata.name) && object.metadata.name.startsWith(${wl} + '${WORKER_NAME_INFIX}') && object.metadata.name.substring(size(${wl}) + ${WORKER_NAME_INFIX.length}).matches('^[0-9]+$') && ` +
+      `(${placeholder('object')}) || has(object.metadata.name) && object.metadata.name.startsWith(${wl} + '${WORKER_NAME_INFIX}') && object.metadata.name.substring(size(${wl}) + ${WORKER_NAME_INFIX.length}).matches('^[0-9]+$') && ` +
         `has(object.metadata.ownerReferences) && size(object.metadata.ownerReferences) == 1 && object.metadata.ownerReferences.all(r, ` +
         `r.apiVersion == '${API_VERSION}' && r.kind == '${KINDS.TensorFusionWorkload.kind}' && r.name == ${wl} && has(r.controller) && r.controller)`,
       `${ONLY_WORKERS}: named <workload>${WORKER_NAME_INFIX}<ordinal> and owned (controller: true) by that TensorFusionWorkload only`,
@@ -75,6 +92,7 @@ export function workerShapeValidations(): PolicyValidation[] {
         `(!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))) && ${everyContainer('object', () => NOT_PRIVILEGED)}`,
       `${ONLY_WORKERS}: no host namespaces, hostPath volumes, host ports, privileged containers or added capabilities`,
     ),
+    placeholderShapeValidation(),
   ].map((v) => ({ ...v, expression: onCreate(v.expression) }));
 }
 
@@ -146,8 +164,8 @@ export function writeLimitValidations(): PolicyValidation[] {
   const preempted = `has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(c, c.type == 'DisruptionTarget' && c.status == 'True' && has(c.reason) && c.reason == '${PREEMPTION_REASON}')`;
   return [
     forbidden(
-      `request.resource.resource != 'pods' || request.operation != 'DELETE' || (${ownedWorker}) || (${preempted})`,
-      'the tensor-fusion controller may delete only the worker pods of its TensorFusionWorkloads, or pods kube-scheduler marked for preemption',
+      `request.resource.resource != 'pods' || request.operation != 'DELETE' || (${ownedWorker}) || (${placeholder('oldObject')}) || (${preempted})`,
+      'the tensor-fusion controller may delete only the worker pods of its TensorFusionWorkloads, its growth placeholders, or pods kube-scheduler marked for preemption',
     ),
     forbidden(
       `request.resource.resource != 'pods' || request.operation != 'UPDATE' || (${present('oldObject', 'annotations', ALLOCATION_ANNOTATION)} && ` +

@@ -3,6 +3,9 @@
  * string ("0/3 nodes are available: 3 not enough free VRAM on any GPU."), so a reason names no node.
  */
 import type { PlacementReason } from '../../allocator';
+import { BIND_UNCONFIRMED, noGpuOfModel, ROOM_REASONS } from '../shared/wait-reasons';
+
+export { BIND_UNCONFIRMED };
 
 function lacking(reasons: readonly PlacementReason[]): string[] {
   const out: string[] = [];
@@ -13,24 +16,20 @@ function lacking(reasons: readonly PlacementReason[]): string[] {
   return out;
 }
 
-/** Why a pod waits whose previous Binding was sent but not yet confirmed or refused. */
-export const BIND_UNCONFIRMED = 'the previous bind of this pod is not confirmed yet';
-
 /** One line for one node that cannot take a share. */
 export function nodeReason(reasons: readonly PlacementReason[], gpuCount: number): string {
   const first = reasons[0];
   if (!first) return 'no room for the GPU share';
   if (first.kind === 'NodeUnavailable') return `GPU node ${first.reason}`;
   if (first.kind === 'TflopsLimitAboveOversell') return first.message;
-  if (first.kind === 'NoNodesInPool') return `no GPUs of pool ${JSON.stringify(first.pool)}`;
-  if (first.kind === 'NoGpuOfModel') return `no ${first.models.join(' or ')} GPU`;
+  if (first.kind === 'NoNodesInPool') return ROOM_REASONS.noGpusOfPool(first.pool);
+  if (first.kind === 'NoGpuOfModel') return noGpuOfModel(first.models);
   const short = reasons.find((r) => r.kind === 'NotEnoughGpusOnOneNode');
-  if (short && short.kind === 'NotEnoughGpusOnOneNode') return `fewer than ${gpuCount} GPUs with room for the share`;
+  if (short && short.kind === 'NotEnoughGpusOnOneNode') return ROOM_REASONS.fewerGpus(gpuCount);
   const missing = lacking(reasons);
-  if (missing.length > 0) return `not enough free ${missing.join(' or ')} on any GPU`;
-  if (reasons.some((r) => r.kind === 'TflopsOversellExceeded')) return "TFLOPS limits would exceed the pool's oversell ratio on every GPU";
-  if (reasons.some((r) => r.kind === 'InsufficientCpu' || r.kind === 'InsufficientMemory'))
-    return 'not enough CPU or memory for the GPU share';
+  if (missing.length > 0) return ROOM_REASONS.lacking(missing);
+  if (reasons.some((r) => r.kind === 'TflopsOversellExceeded')) return ROOM_REASONS.oversold;
+  if (reasons.some((r) => r.kind === 'InsufficientCpu' || r.kind === 'InsufficientMemory')) return ROOM_REASONS.cpuOrMemory;
   return first.message;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The reconciling controller: informer caches of the kinds it reads, one work queue of typed keys
- * (keys.ts), and one level-based reconciler per key kind (gpu-node.ts, pool-status.ts, workload.ts),
+ * (keys.ts), and one level-based reconciler per key kind (gpu-node.ts, pool-status.ts, workload.ts, growth.ts),
  * each declaring what it watches (watches.ts). Reconcilers read the caches and write through a
  * Cluster fenced by leader election in the process.
  */
@@ -21,6 +21,7 @@ import { TopOwners } from '../shared/top-owner';
 import { primaryKeys, wireWatches } from './watches';
 import { workloadReconciler } from './workload';
 import { quotaReconciler } from './quota-status';
+import { growthReconciler } from './growth';
 
 export interface ControllerOptions {
   /** Used by the informers (reads). */
@@ -52,6 +53,7 @@ const RECONCILERS: { readonly [K in ControllerKey as K['kind']]: Reconciler<K> }
   pool: poolReconciler,
   workload: workloadReconciler,
   quota: quotaReconciler,
+  growth: growthReconciler,
 };
 const DECLARED = Object.values(RECONCILERS).map((r) => r.watches);
 

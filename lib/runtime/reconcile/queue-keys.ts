@@ -28,19 +28,26 @@ export interface QuotaKey {
   readonly name: string;
 }
 
-export type ControllerKey = NodeKey | PoolKey | WorkloadKey | QuotaKey;
+/** A GPUPool that grows, whose placeholder pods are reconciled (growth.ts). */
+export interface GrowthKey {
+  readonly kind: 'growth';
+  readonly name: string;
+}
+
+export type ControllerKey = NodeKey | PoolKey | WorkloadKey | QuotaKey | GrowthKey;
 /** The reconcilers, by the kind of key they take (also the `controller` label of the metrics). */
 export type ControllerKind = ControllerKey['kind'];
 
 export const nodeKey = (name: string): NodeKey => ({ kind: 'node', name });
 export const poolKey = (name: string): PoolKey => ({ kind: 'pool', name });
 export const workloadKey = (namespace: string, name: string): WorkloadKey => ({ kind: 'workload', namespace, name });
+export const growthKey = (name: string): GrowthKey => ({ kind: 'growth', name });
 export const quotaKey = (namespace: string, name: string): QuotaKey => ({ kind: 'quota', namespace, name });
 
 /** The cache key of a workload (`namespace/name`), from the caches that index by it. */
 export { workloadCacheKey };
 
-/** The queue's string: `node/<name>`, `pool/<name>`, `workload/<namespace>/<name>`, `quota/<namespace>/<name>`. */
+/** The queue's string: `node/<name>`, `pool/<name>`, `growth/<name>`, `workload/<namespace>/<name>`, `quota/<namespace>/<name>`. */
 export function encodeKey(key: ControllerKey): string {
   return key.kind === 'workload' || key.kind === 'quota' ? `${key.kind}/${workloadCacheKey(key)}` : `${key.kind}/${key.name}`;
 }
@@ -53,6 +60,7 @@ export function parseKey(s: string): ControllerKey | undefined {
   if (slash < 0 || !rest) return undefined;
   if (kind === 'node') return nodeKey(rest);
   if (kind === 'pool') return poolKey(rest);
+  if (kind === 'growth') return growthKey(rest);
   if (kind !== 'workload' && kind !== 'quota') return undefined;
   const sep = rest.indexOf('/');
   if (sep <= 0 || sep >= rest.length - 1) return undefined;

@@ -13,6 +13,8 @@ import type { Logger } from 'pino';
 import { podRequests, requestsAsContainer } from './pod-requests';
 import { slimOomStatuses } from './oom';
 import type { NodeLike, PodLike } from './capacity';
+import { placeholderPool } from './growth-placeholder';
+import { shareOf } from './share';
 
 /** The cache key of a workload, `namespace/name` (also the value of the pods' workload index). */
 export function workloadCacheKey(key: { readonly namespace: string; readonly name: string }): string {
@@ -27,6 +29,10 @@ export const INDEX_BY_WORKLOAD = 'workload';
 export const INDEX_BY_OWNER = 'managedBy';
 /** Pods by namespace (what a namespace's quotas count). */
 export const INDEX_BY_NAMESPACE = 'namespace';
+/** Pods not bound yet that hold a share, by the share's pool (what a pool's growth counts). */
+export const INDEX_UNBOUND_BY_POOL = 'unboundByPool';
+/** Growth placeholder pods, by the pool they ask for (shared/growth-placeholder.ts). */
+export const INDEX_PLACEHOLDER_BY_POOL = 'placeholderByPool';
 
 export interface Caches {
   readonly nodes: Informer<NodeLike>;
@@ -75,6 +81,14 @@ export function createCaches(cluster: Cluster, opts: CacheOptions): Caches {
     pods: inf<PodLike>(RESOURCES.pods, { transform: slimPod })
       .addIndex(INDEX_BY_NODE, (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []))
       .addIndex(INDEX_BY_NAMESPACE, (p) => [p.metadata.namespace ?? ''])
+      .addIndex(INDEX_UNBOUND_BY_POOL, (p) => {
+        const pool = !p.spec?.nodeName && !p.metadata.deletionTimestamp ? shareOf(p)?.pool : undefined;
+        return pool === undefined ? [] : [pool];
+      })
+      .addIndex(INDEX_PLACEHOLDER_BY_POOL, (p) => {
+        const pool = placeholderPool(p);
+        return pool === undefined ? [] : [pool];
+      })
       .addIndex(INDEX_BY_WORKLOAD, (p) => {
         const w = p.metadata.labels?.[WORKLOAD_LABEL];
         return w ? [workloadCacheKey({ namespace: p.metadata.namespace!, name: w })] : [];

@@ -8,6 +8,7 @@
  * milli-TFLOPS, bytes and pods. Usage rounds up and bounds down, so rounding never lets a share in. A share counts every GPU it takes: per-GPU amount × GPU count.
  * Every quota of a namespace applies (as ResourceQuota's do), each on its own.
  */
+import { quotaWords } from './wait-reasons';
 import { DEFAULT_QUOTA_ALERT_THRESHOLD_PERCENT, DEFAULT_QUOTA_MAX_WORKERS, GPUResourceQuota } from '../../api';
 import type { Allocation } from '../../allocator';
 import { formatBytes, parseQuantity } from '../../k8s/quantity';
@@ -199,7 +200,7 @@ const WHAT: Record<QuotaResource, string> = {
 
 /** `namespace "ml" would use 420 of 400 TFLOPS requested (GPUResourceQuota "team-a")`. */
 export function excessMessage(namespace: string, e: QuotaExcess): string {
-  return `namespace ${JSON.stringify(namespace)} would use ${showAmount(e.resource, e.would)} of ${showAmount(e.resource, e.of)} ${WHAT[e.resource]} (GPUResourceQuota ${JSON.stringify(e.quota)})`;
+  return `namespace ${JSON.stringify(namespace)} would use ${showAmount(e.resource, e.would)} of ${showAmount(e.resource, e.of)} ${WHAT[e.resource]} ${quotaWords(e.quota)}`;
 }
 
 /** One per-pod bound a share passes, with the bound's field in the quota. */

@@ -1,10 +1,11 @@
-import { qosPriorityClassName } from '../../../lib/contract/object-names';
+import { GROWTH_PRIORITY_CLASS, qosPriorityClassName } from '../../../lib/contract/object-names';
 import { renderController } from '../../../lib/render/controller';
 import { QOS_LEVELS } from '../../../lib/model/rules';
 import { FAKE_BUNDLE, Json } from './fixtures';
 
 describe('QoS PriorityClasses', () => {
-  const classes = renderController({}, FAKE_BUNDLE).filter((o) => o.kind === 'PriorityClass') as Json[];
+  const all = renderController({}, FAKE_BUNDLE).filter((o) => o.kind === 'PriorityClass') as Json[];
+  const classes = all.filter((c) => c.metadata.name !== GROWTH_PRIORITY_CLASS.name);
 
   it('has one class per QoS level, named as the webhook names it, with values increasing with the level', () => {
     expect(classes.map((c) => c.metadata.name)).toEqual(QOS_LEVELS.map(qosPriorityClassName));
@@ -30,5 +31,13 @@ describe('QoS PriorityClasses', () => {
       expect(c.description).toContain('placed before');
       expect(c.description).toContain('no pod is evicted');
     }
+  });
+});
+
+describe("the growth placeholders' PriorityClass", () => {
+  const [growth] = renderController({}, FAKE_BUNDLE).filter((o) => o.metadata.name === GROWTH_PRIORITY_CLASS.name) as Json[];
+
+  it("is below every pod, at cluster-autoscaler's expendable cutoff, never preempts and is never the default", () => {
+    expect(growth).toMatchObject({ kind: 'PriorityClass', value: -10, preemptionPolicy: 'Never', globalDefault: false });
   });
 });

@@ -41,7 +41,7 @@ describe('renderController', () => {
     expect(kinds(objects)).toEqual([
       'Namespace',
       ...Array(crds).fill('CustomResourceDefinition'),
-      ...Array(4).fill('PriorityClass'),
+      ...Array(5).fill('PriorityClass'),
       'ServiceAccount',
       'ClusterRole',
       'ClusterRoleBinding',
