@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { HttpCluster, Connection, keepAliveAgent } from '../../../lib/runtime/kube/http-cluster';
 import { createCa, issueServingCert, KeyPair } from '../../../lib/runtime/serving/certificates';
-import { Binary, binaryPath, kwokStagesDir } from '../../envtest/assets';
+import { Binary, binaryPath, karpenterCrdsDir, kwokStagesDir } from '../../envtest/assets';
 import { NODE_NET } from '../node/net';
 import { ManagedProcess, freePort, httpGet, startProcess, waitFor } from './process';
 
@@ -34,6 +34,11 @@ export interface ControlPlaneOptions {
   scheduler?: boolean | SchedulerConfig;
   /** Run KWOK for nodes annotated {@link KWOK_NODE_ANNOTATION}. */
   kwok?: boolean;
+  /**
+   * Needs Karpenter's KWOK provider, started by the suite with {@link ControlPlane.startKarpenter}
+   * once it knows its instance types (implies `kwok`, which runs the nodes Karpenter makes).
+   */
+  karpenter?: boolean;
   /** Users besides the admin, e.g. `system:serviceaccount:ns:name` to run a process with its RBAC. */
   users?: User[];
   /** Write an audit log (Metadata level, every request) that {@link ControlPlane.auditEvents} reads. */
@@ -75,7 +80,8 @@ export function binariesFor(opts: ControlPlaneOptions): Binary[] {
   const out: Binary[] = ['etcd', 'kube-apiserver', 'kubectl'];
   if (opts.controllerManager) out.push('kube-controller-manager');
   if (opts.scheduler) out.push('kube-scheduler');
-  if (opts.kwok) out.push('kwok');
+  if (opts.kwok || opts.karpenter) out.push('kwok');
+  if (opts.karpenter) out.push('karpenter');
   return out;
 }
 
@@ -184,7 +190,7 @@ export class ControlPlane {
       await cp.startApiServer();
       if (opts.controllerManager) await cp.startControllerManager();
       if (opts.scheduler) await cp.startScheduler(opts.scheduler === true ? {} : opts.scheduler);
-      if (opts.kwok) await cp.startKwok();
+      if (opts.kwok || opts.karpenter) await cp.startKwok();
     } catch (err) {
       await cp.stop();
       throw err;
@@ -477,6 +483,31 @@ export class ControlPlane {
     await new Promise((r) => setTimeout(r, 300));
     const code = await Promise.race([p.exited, Promise.resolve(undefined)]);
     if (code !== undefined) throw new Error(`kwok exited with ${code}\n${p.tail()}`);
+  }
+
+  /**
+   * Starts Karpenter's KWOK provider: applies its CRDs (copied from its module by envtest:setup) and
+   * waits until they serve, then runs it with `instanceTypes` (its instance types file's entries) and
+   * `env` (e.g. BATCH_IDLE_DURATION) until the control plane stops. Its NodePools need a
+   * KWOKNodeClass whose Ready condition someone sets: no controller of its provider does.
+   */
+  async startKarpenter(instanceTypes: readonly object[], env: Record<string, string> = {}): Promise<void> {
+    await this.kubectlOk(['apply', '--server-side', '-f', karpenterCrdsDir()]);
+    await this.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', karpenterCrdsDir()]);
+    const [metrics, health] = [await freePort(), await freePort()];
+    const p = startProcess('karpenter', binaryPath('karpenter'), [], this.log('karpenter'), {
+      ...process.env,
+      HOME: this.dir,
+      KUBECONFIG: this.kubeconfig,
+      INSTANCE_TYPES_FILE_PATH: this.file('instance-types.json', JSON.stringify(instanceTypes)),
+      DISABLE_LEADER_ELECTION: 'true',
+      METRICS_PORT: String(metrics),
+      HEALTH_PROBE_PORT: String(health),
+      LOG_LEVEL: 'debug',
+      ...env,
+    });
+    this.others.push(p);
+    await waitFor('karpenter /readyz', () => httpOk(`http://127.0.0.1:${health}/readyz`), START_TIMEOUT_MS, 200, p);
   }
 
   // ---- kubectl ----
