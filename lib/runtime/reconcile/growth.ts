@@ -12,7 +12,7 @@ import { RESOURCES } from '../kube/resources';
 import { INDEX_BY_OWNER, INDEX_PLACEHOLDER_BY_POOL, INDEX_UNBOUND_BY_POOL, managedBy, ReadCaches } from '../shared/caches';
 import { num, PodLike } from '../shared/capacity';
 import { ExistingPlaceholder, NewGpu, planGrowth, WaitingShare } from '../shared/growth-plan';
-import { placeholderPod, placeholderPool, placeholderShares } from '../shared/growth-placeholder';
+import { placeholderGpus, placeholderPod, placeholderPool, placeholderShares } from '../shared/growth-placeholder';
 import { podRequests } from '../shared/pod-requests';
 import { shareOf } from '../shared/share';
 import { waitsForRoom } from '../shared/wait-reasons';
@@ -85,6 +85,7 @@ function existing(caches: ReadCaches, p: K8sObject): ExistingPlaceholder {
     pods: placeholderShares(p),
     askedAtMs: Date.parse(p.metadata.creationTimestamp ?? '') || 0,
     bound: node !== undefined,
+    gpus: placeholderGpus(p),
     nodeJoined: node !== undefined && caches.gpus.byIndex(INDEX_BY_OWNER, node).length > 0,
   };
 }

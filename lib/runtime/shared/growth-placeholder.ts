@@ -34,6 +34,14 @@ export function placeholderShares(pod: K8sObject): string[] {
   return (pod.metadata.ownerReferences ?? []).filter((r) => r.kind === 'Pod').map((r) => r.uid as string);
 }
 
+/** The whole GPUs a placeholder asks for (its one container's limit of the growth resource). */
+export function placeholderGpus(pod: K8sObject): number {
+  const limits = (pod.spec as { containers?: { resources?: { limits?: Record<string, string> } }[] } | undefined)?.containers?.[0]
+    ?.resources?.limits;
+  const [value] = Object.entries(limits ?? {}).map(([, v]) => Number(v));
+  return Number.isInteger(value) && value > 0 ? value : 0;
+}
+
 /** The placeholder for `ask`, in the namespace of its shares (owners must be in the same namespace). */
 export function placeholderPod(
   pool: { name: string; nodeSelector?: NodeSelector },

@@ -40,6 +40,8 @@ export interface NodeAsk {
 export interface Packing {
   readonly nodes: NodeAsk[];
   readonly unfit: WaitingShare[];
+  /** The room each of the `existing` nodes has left, per GPU. */
+  readonly left: NewGpu[][];
 }
 
 /**
@@ -96,6 +98,7 @@ export function packIntoNewNodes(
       memory: x.memory,
     })),
     unfit,
+    left: old.map((x) => x.free),
   };
 }
 
@@ -107,6 +110,8 @@ export interface ExistingPlaceholder {
   readonly askedAtMs: number;
   /** It is bound to a node. */
   readonly bound: boolean;
+  /** The whole GPUs it asks for. */
+  readonly gpus: number;
   /** Its node's GPUs are in the pool: the shares can go there, and the placeholder's work is done. */
   readonly nodeJoined?: boolean;
 }
@@ -126,7 +131,8 @@ export interface GrowthPlan {
  * its node's GPUs joined the pool (then the room it asked for is counted in `free`), or it is bound
  * and was made `boundGraceMs` ago (a node that never joins: a placeholder must never hold a node alive).
  * Shares a kept placeholder stands for are not asked for again; the rest are packed after the room
- * the pool's GPUs still have (`free`, per node), and only what overflows is asked for.
+ * the pool's GPUs still have (`free`, per node) and the room kept placeholders' GPUs keep beside
+ * their shares, and only what overflows is asked for.
  */
 export function planGrowth(opts: {
   waiting: readonly WaitingShare[];
@@ -140,16 +146,27 @@ export function planGrowth(opts: {
   const waiting = new Set(opts.waiting.map((s) => s.uid));
   const remove: string[] = [];
   const covered = new Set<string>();
+  const free: (readonly NewGpu[])[] = [...(opts.free ?? [])];
   for (const p of opts.existing) {
     const stale = p.bound && opts.nowMs - p.askedAtMs >= opts.boundGraceMs;
-    if (stale || p.nodeJoined || !p.pods.some((uid) => waiting.has(uid))) remove.push(p.name);
-    else p.pods.forEach((uid) => covered.add(uid));
+    if (stale || p.nodeJoined || !p.pods.some((uid) => waiting.has(uid))) {
+      remove.push(p.name);
+      continue;
+    }
+    p.pods.forEach((uid) => covered.add(uid));
+    // The room its GPUs keep beside its own shares takes later ones: shares arriving over several
+    // passes fill the nodes already asked for before a new one is asked.
+    if (opts.gpu) {
+      const whole = Array.from({ length: p.gpus }, () => opts.gpu!);
+      const mine = opts.waiting.filter((s) => p.pods.includes(s.uid));
+      free.push(...packIntoNewNodes(mine, p.gpus, opts.gpu, [whole]).left);
+    }
   }
   const { nodes, unfit } = packIntoNewNodes(
     opts.waiting.filter((s) => !covered.has(s.uid)),
     opts.gpusPerNode,
     opts.gpu,
-    opts.free,
+    free,
   );
   return { remove, create: nodes, unfit };
 }

@@ -54,10 +54,20 @@ describe('planGrowth', () => {
 
   it('asks for the waiting shares no placeholder stands for, and keeps those that stand for waiting ones', () => {
     const waiting = shares(8, 40);
-    const plan = planGrowth({ ...base, waiting, existing: [{ name: 'p1', pods: ['u00', 'u01'], askedAtMs: 0, bound: false }] });
+    const plan = planGrowth({ ...base, waiting, existing: [{ name: 'p1', pods: ['u00', 'u01'], askedAtMs: 0, bound: false, gpus: 1 }] });
     expect(plan.remove).toEqual([]);
     expect(plan.create.map((n) => n.pods.length)).toEqual([6]);
     expect(plan.create[0].pods.map((p) => p.uid)).not.toContain('u00');
+  });
+
+  it('fills the GPUs a kept placeholder asked for before asking for another node', () => {
+    // p1 asked for 2 GPUs for 3 half-GPU shares: one half GPU is left, and the next share takes it.
+    const waiting = [...shares(3, 40), share('late', 40)];
+    const existing = [{ name: 'p1', pods: ['u00', 'u01', 'u02'], askedAtMs: 0, bound: false, gpus: 2 }];
+    expect(planGrowth({ ...base, waiting, existing }).create).toEqual([]);
+    expect(
+      planGrowth({ ...base, waiting: [...waiting, share('later', 40)], existing }).create.map((n) => n.pods.map((p) => p.uid)),
+    ).toEqual([['later']]);
   });
 
   it('removes a placeholder whose shares stopped waiting, whose node joined, or that holds a node that never joined', () => {
@@ -66,9 +76,9 @@ describe('planGrowth', () => {
       ...base,
       waiting,
       existing: [
-        { name: 'placed', pods: ['gone'], askedAtMs: 0, bound: false },
-        { name: 'joined', pods: ['u00'], askedAtMs: 999_000, bound: true, nodeJoined: true },
-        { name: 'stale', pods: ['u01'], askedAtMs: 400_000, bound: true },
+        { name: 'placed', pods: ['gone'], askedAtMs: 0, bound: false, gpus: 1 },
+        { name: 'joined', pods: ['u00'], askedAtMs: 999_000, bound: true, nodeJoined: true, gpus: 1 },
+        { name: 'stale', pods: ['u01'], askedAtMs: 400_000, bound: true, gpus: 1 },
       ],
       // The joined node's room: both shares fit there, so nothing more is asked.
       free: [[A100]],
@@ -78,7 +88,11 @@ describe('planGrowth', () => {
   });
 
   it('keeps a bound placeholder within its grace while its node has not joined', () => {
-    const plan = planGrowth({ ...base, waiting: shares(1, 40), existing: [{ name: 'p', pods: ['u00'], askedAtMs: 500_000, bound: true }] });
+    const plan = planGrowth({
+      ...base,
+      waiting: shares(1, 40),
+      existing: [{ name: 'p', pods: ['u00'], askedAtMs: 500_000, bound: true, gpus: 1 }],
+    });
     expect(plan).toEqual({ remove: [], create: [], unfit: [] });
   });
 });
