@@ -149,5 +149,11 @@ export function missingBinaries(wanted: readonly Binary[], env: NodeJS.ProcessEn
 
 /** Karpenter's CRDs (NodePool, NodeClaim, KWOKNodeClass, ...) copied from its module by the setup. */
 export function karpenterCrdsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(buildDir(GO_BUILDS.find((b) => b.name === 'karpenter')!, env), 'crds');
+  return path.join(
+    buildDir(
+      GO_BUILDS.find((b) => b.name === 'karpenter')!,
+      env,
+    ),
+    'crds',
+  );
 }
