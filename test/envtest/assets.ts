@@ -123,15 +123,20 @@ export function buildDir(build: GoBuild, env: NodeJS.ProcessEnv = process.env): 
   return path.join(cacheRoot(env), `${build.name}-${goModVersion(build)}`);
 }
 
-/** The KWOK stage files (node and pod lifecycles) copied from its module by the setup. */
-export function kwokStagesDir(env: NodeJS.ProcessEnv = process.env): string {
+/** A folder the setup fills from a build's module, beside its binaries. */
+function moduleFilesDir(name: GoBuild['name'], folder: string, env: NodeJS.ProcessEnv): string {
   return path.join(
     buildDir(
-      GO_BUILDS.find((b) => b.name === 'kwok')!,
+      GO_BUILDS.find((b) => b.name === name)!,
       env,
     ),
-    'stages',
+    folder,
   );
+}
+
+/** The KWOK stage files (node and pod lifecycles) copied from its module by the setup. */
+export function kwokStagesDir(env: NodeJS.ProcessEnv = process.env): string {
+  return moduleFilesDir('kwok', 'stages', env);
 }
 
 /** Path of a binary: KUBEBUILDER_ASSETS first for the ones setup-envtest provides, else our cache. */
@@ -149,11 +154,5 @@ export function missingBinaries(wanted: readonly Binary[], env: NodeJS.ProcessEn
 
 /** Karpenter's CRDs (NodePool, NodeClaim, KWOKNodeClass, ...) copied from its module by the setup. */
 export function karpenterCrdsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(
-    buildDir(
-      GO_BUILDS.find((b) => b.name === 'karpenter')!,
-      env,
-    ),
-    'crds',
-  );
+  return moduleFilesDir('karpenter', 'crds', env);
 }
