@@ -85,7 +85,9 @@ describeControlPlane(
         ...[NS, CAPPED].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
       ];
       ctl = await installWithPool(cp(), synth, 'grows.yaml', docs, POOL, { totalNodes: 1, totalGPUs: 4 });
-      await cp().startKarpenter(INSTANCE_TYPES, { BATCH_IDLE_DURATION: '1s', BATCH_MAX_DURATION: '3s' });
+      // A batch window long enough for every placeholder of the burst (made over a few growth passes
+      // as kube-scheduler refuses the shares): Karpenter then packs them together, as its 10 s default does.
+      await cp().startKarpenter(INSTANCE_TYPES, { BATCH_IDLE_DURATION: '5s', BATCH_MAX_DURATION: '20s' });
       await apply([NODE_CLASS]);
       // No controller of the KWOK provider readies its node class; a NodePool waits for it.
       const ready = {
