@@ -19,7 +19,7 @@ export * as api from './api';
 export * from './annotations';
 export * from './t9k';
 export { renderGpuPool, gpuPoolSpec } from './render/gpu-pool';
-export type { GpuPoolProps, PoolResources } from './render/gpu-pool';
+export type { GpuPoolGrowth, GpuPoolProps, PoolResources } from './render/gpu-pool';
 export { renderGpuNode, gpuNodeLabels } from './render/gpu-node';
 export type { GpuNodeProps, GpuInventory } from './render/gpu-node';
 export { renderWorkloadProfile, renderTensorFusionWorkload } from './render/workload-profile';
