@@ -104,10 +104,10 @@ describe('TensorFusionController components', () => {
     const scoped = objects.filter((o) =>
       ['PriorityClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind),
     );
-    // Four QoS PriorityClasses; eight policies (pod integrity, pod records, pod bindings, share resource, worker pods, controller
+    // Four QoS PriorityClasses and the growth placeholders' one; eight policies (pod integrity, pod records, pod bindings, share resource, worker pods, controller
     // writes, node guard, quota status) and their bindings.
     expect(scoped.map((o) => o.kind).sort()).toEqual([
-      ...Array(4).fill('PriorityClass'),
+      ...Array(5).fill('PriorityClass'),
       ...Array(8).fill('ValidatingAdmissionPolicy'),
       ...Array(8).fill('ValidatingAdmissionPolicyBinding'),
     ]);
