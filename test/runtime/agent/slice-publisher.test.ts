@@ -93,3 +93,13 @@ test('published in a DRA pool, republished on a readiness change only, deleted w
   expect(calls.slice(3)).toEqual([`delete ${NODE}-gpu.tensor-fusion.ai`]);
   expect(slice()).toBeUndefined();
 });
+
+test('a slice deleted behind its back (the kubelet wipes them when it starts) is published again at the next pass', async () => {
+  objects.set(`nodes/${NODE}`, node({ 'tensor-fusion.ai/pool-dra': 'true' }) as K8sObject);
+  await publisher.refresh();
+  expect(slice()).toBeDefined();
+  objects.delete(`resourceslices/${NODE}-gpu.tensor-fusion.ai`);
+  calls.length = 0;
+  await publisher.refresh();
+  expect(calls).toEqual([`apply ${NODE}-gpu.tensor-fusion.ai generation 1`]);
+});

@@ -81,12 +81,14 @@ export class DraDoor {
     await this.opts.slices?.start();
     this.servers.push(
       await serveUnix(this.registrationSocket, [
-        registrationService(info, (s) =>
+        registrationService(info, (s) => {
           this.opts.log?.(s.plugin_registered ? 'DRA plugin registered with the kubelet' : 'the kubelet refused the DRA plugin', {
             driver: DRA_DRIVER,
             ...(s.error ? { err: s.error } : {}),
-          }),
-        ),
+          });
+          // A (re)started kubelet deletes the node's slices of drivers not yet registered: publish again.
+          if (s.plugin_registered) this.update();
+        }),
       ]),
     );
   }

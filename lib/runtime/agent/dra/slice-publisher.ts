@@ -83,7 +83,7 @@ export class SlicePublisher {
       const slice = node && this.pool ? this.slice(node, this.pool) : undefined;
       if (!slice) return await this.withdraw();
       const devices = JSON.stringify(slice.spec.devices);
-      if (devices === this.published) return;
+      // Read back every pass: the kubelet deletes a node's slices when it starts or loses the plugin.
       const old = await cluster.get<ResourceSlice & K8sObject>(RESOURCES.resourceslices, { name: slice.metadata.name });
       const spec = old?.spec as ResourceSlice['spec'] | undefined;
       if (spec && JSON.stringify(spec.devices) === devices) {
