@@ -27,17 +27,14 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import * as path from 'node:path';
 import { ENABLED_LABEL } from '../lib/model/metadata-keys';
-import { renderGpuNode } from '../lib/render/gpu-node';
-import { renderGpuPool } from '../lib/render/gpu-pool';
 import { podOfPid } from '../lib/runtime/agent/cgroup';
 import { mpsCommand } from '../lib/runtime/agent/mps/control';
-import { ControlPlane } from '../test/support/control-plane/control-plane';
 import { waitFor } from '../test/support/control-plane/process';
-import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../test/support/control-plane/install';
-import { busyboxContainer, defaultServiceAccount, NODE_NAME, RealNode } from '../test/support/node';
-import { FAKE_MPS_CONTROL, FakeGpuAgent, installFakeGpuAgent } from '../test/support/node/gpu-agent';
-import { realNodeUnavailable } from '../test/support/node/node';
+import { writeYaml } from '../test/support/control-plane/install';
+import { busyboxContainer } from '../test/support/node';
+import { FAKE_MPS_CONTROL } from '../test/support/node/gpu-agent';
 import { intFlag } from './flags';
+import { startRealNodeBench } from './real-node';
 
 const PODS = intFlag('pods', 30);
 const BYPASSES = Math.min(intFlag('bypasses', 20, 0), PODS);
@@ -99,39 +96,10 @@ async function sleeperOf(pod: Obj): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const why = realNodeUnavailable();
-  if (why) throw new Error(`bench:agent-restart needs a real node: ${why}`);
-  const synth = synthToTemp();
-  const { user } = controllerIdentity(synth.controller);
-  const cp = await ControlPlane.start({ node: true, controllerManager: true, scheduler: true, users: [user] });
-  let node: RealNode | undefined;
-  let ctl: RunningController | undefined;
-  let agent: FakeGpuAgent | undefined;
+  const bench = await startRealNodeBench('bench:agent-restart', { gpus: GPUS, pool: POOL, ns: NS });
+  const { synth, cp, agent: fake } = bench;
   const clients: ChildProcess[] = [];
   try {
-    node = await RealNode.start(cp);
-    ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    await cp.kubectlOk([
-      'apply',
-      '--server-side',
-      '-f',
-      writeYaml(synth.dir, 'bench.yaml', [
-        renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: GPUS, memory: '80Gi' } }),
-        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-      ]),
-    ]);
-    await waitFor('controller ready', () => ctl!.replicas[0].ready(), 60_000, 200);
-    await defaultServiceAccount(cp, NS);
-    const gpus = Array.from({ length: GPUS }, (_, index) => ({ index, uuid: `GPU-bench-${index}`, name: 'NVIDIA A100-SXM4-80GB' }));
-    agent = await installFakeGpuAgent(cp, gpus, (what, check) => waitFor(what, check, 120_000, 500));
-    const fake = agent;
-    await waitFor(
-      'GPU pool counted',
-      async () => (await cp.kubectl(['get', 'gpupool', POOL, '-o', 'jsonpath={.status.totalGPUs}'])).stdout.trim() === String(GPUS),
-      60_000,
-      500,
-    );
     const list = async (): Promise<Obj[]> =>
       JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', NS, '-l', 'bench=share', '-o', 'json'])).items;
     await cp.kubectlOk(['create', '-f', writeYaml(synth.dir, 'shares.yaml', sharePods())]);
@@ -261,10 +229,7 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const c of clients) c.kill('SIGKILL');
-    await ctl?.stop();
-    await node?.stop();
-    await cp.stop();
-    agent?.cleanUp();
+    await bench.stop();
   }
 }
 

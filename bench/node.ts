@@ -26,16 +26,13 @@
  * the upper bound of the histogram bucket that holds the 99th percentile, from the agent's /metrics).
  */
 import { ENABLED_LABEL, SHARE_RESOURCE } from '../lib/model/metadata-keys';
-import { renderGpuNode } from '../lib/render/gpu-node';
 import { renderGpuPool } from '../lib/render/gpu-pool';
-import { ControlPlane } from '../test/support/control-plane/control-plane';
 import { httpGet, waitFor } from '../test/support/control-plane/process';
 import { AGENT_DEFAULTS, AGENT_METRICS } from '../lib/contract/agent';
-import { controllerIdentity, installController, RunningController, synthToTemp, writeYaml } from '../test/support/control-plane/install';
-import { busyboxContainer, defaultServiceAccount, NODE_NAME, RealNode } from '../test/support/node';
-import { FakeGpuAgent, installFakeGpuAgent } from '../test/support/node/gpu-agent';
-import { realNodeUnavailable } from '../test/support/node/node';
+import { writeYaml } from '../test/support/control-plane/install';
+import { busyboxContainer } from '../test/support/node';
 import { intFlag } from './flags';
+import { startRealNodeBench } from './real-node';
 
 const PODS = intFlag('pods', 50);
 const ROUNDS = intFlag('rounds', 2);
@@ -86,32 +83,10 @@ function p99Ms(exposition: string, method: string): number | null {
 }
 
 async function main(): Promise<void> {
-  const why = realNodeUnavailable();
-  if (why) throw new Error(`bench:node needs a real node: ${why}`);
-  const synth = synthToTemp();
-  const { user } = controllerIdentity(synth.controller);
-  const cp = await ControlPlane.start({ node: true, controllerManager: true, scheduler: true, users: [user] });
-  let node: RealNode | undefined;
-  let ctl: RunningController | undefined;
-  let agent: FakeGpuAgent | undefined;
+  const bench = await startRealNodeBench('bench:node', { gpus: 8, pool: POOL, ns: NS });
+  const { synth, cp, node, agent } = bench;
+  console.log(`control plane started in ${(cp.startMs / 1000).toFixed(1)} s, node in ${(node.startMs / 1000).toFixed(1)} s`);
   try {
-    node = await RealNode.start(cp);
-    console.log(`control plane started in ${(cp.startMs / 1000).toFixed(1)} s, node in ${(node.startMs / 1000).toFixed(1)} s`);
-    ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
-    await cp.kubectlOk([
-      'apply',
-      '--server-side',
-      '-f',
-      writeYaml(synth.dir, 'bench.yaml', [
-        renderGpuNode({ nodeName: NODE_NAME, pools: [POOL], gpu: { model: 'NVIDIA-A100-SXM4-80GB', count: 8, memory: '80Gi' } }),
-        renderGpuPool(POOL, { tflopsOversellRatio: 100 }),
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-      ]),
-    ]);
-    await waitFor('controller ready', () => ctl!.replicas[0].ready(), 60_000, 200);
-    await defaultServiceAccount(cp, NS);
-    const gpus = Array.from({ length: 8 }, (_, index) => ({ index, uuid: `GPU-bench-${index}`, name: 'NVIDIA A100-SXM4-80GB' }));
-    agent = await installFakeGpuAgent(cp, gpus, (what, check) => waitFor(what, check, 120_000, 500));
     /** Switches the pool's isolation, and waits until the webhook admits a pod the new way (a server dry run). */
     const isolation = async (mode: 'hard' | 'shared') => {
       await cp.kubectlOk([
@@ -132,15 +107,6 @@ async function main(): Promise<void> {
         500,
       );
     };
-    await waitFor(
-      'GPU pool counted',
-      async () => {
-        const r = await cp.kubectl(['get', 'gpupool', POOL, '-o', 'jsonpath={.status.totalGPUs}']);
-        return r.stdout.trim() === '8';
-      },
-      60_000,
-      500,
-    );
 
     const list = async (kind: string): Promise<Obj[]> =>
       JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', NS, '-l', `bench=${kind}`, '-o', 'json'])).items;
@@ -218,10 +184,7 @@ async function main(): Promise<void> {
       }),
     );
   } finally {
-    await ctl?.stop();
-    await node?.stop();
-    await cp.stop();
-    agent?.cleanUp();
+    await bench.stop();
   }
 }
 
