@@ -4,7 +4,8 @@
  * shared/wait-reasons.ts tells room from what no node fixes), and deletes each as soon as its shares
  * are placed or stop waiting, or its node joined the pool. A pool without growth has none.
  */
-import type { GPUPool } from '../../api';
+import type { GPU, GPUPool } from '../../api';
+import { AssumedWrites } from '../kube/assumed-writes';
 import type { K8sObject } from '../kube/cluster';
 import { isConflict } from '../kube/cluster';
 import type { ReconcileResult } from '../kube/workqueue';
@@ -27,6 +28,20 @@ import { specOrAnnotationsChanged, Watches } from './watches';
 export const GROWTH_BOUND_GRACE_MS = 10 * 60_000;
 /** How often a pool with placeholders is looked at again without an event (for the grace above). */
 const RECHECK_MS = 30_000;
+
+/**
+ * Per controller (its caches): the placeholders it made or deleted that the pods cache may not show
+ * yet. A pass that ran before the cache showed the last one's placeholder would otherwise ask again
+ * for the same shares, under another name once more shares wait, and the autoscaler would add a node
+ * too many.
+ */
+const assumed = new WeakMap<ReadCaches, AssumedWrites<K8sObject>>();
+
+function assumedFor(caches: ReadCaches): AssumedWrites<K8sObject> {
+  let a = assumed.get(caches);
+  if (!a) assumed.set(caches, (a = new AssumedWrites()));
+  return a;
+}
 
 function grows(pool: string, caches: ReadCaches): boolean {
   return caches.pools.get(pool)?.spec?.growth !== undefined;
@@ -68,10 +83,18 @@ function waitingShare(pod: PodLike): WaitingShare | undefined {
   return { uid, namespace, name, gpuCount: share.gpuCount, vram: share.vramRequest, tflops: share.tflopsRequest, cpu, memory };
 }
 
+/**
+ * A node's GPUs whose room is known: made, and given a status by the node reconciler (a GPU is
+ * created first and gets its status in a second write; read between the two it has no room at all).
+ */
+function countedGpus(caches: ReadCaches, node: string): (GPU & K8sObject)[] {
+  return caches.gpus.byIndex(INDEX_BY_OWNER, node).filter((g) => g.status?.capacity !== undefined && g.status.available !== undefined);
+}
+
 /** The pool's GPUs, per node: their size (capacity) and the room they have left (available). */
 function poolGpus(caches: ReadCaches, pool: string): { size: NewGpu; free: NewGpu }[][] {
   return caches.gpuNodes.byIndex(INDEX_BY_OWNER, pool).map((n) =>
-    caches.gpus.byIndex(INDEX_BY_OWNER, n.metadata.name!).map((g) => ({
+    countedGpus(caches, n.metadata.name!).map((g) => ({
       size: { vram: num(g.status?.capacity?.vram), tflops: num(g.status?.capacity?.tflops) },
       free: { vram: num(g.status?.available?.vram), tflops: num(g.status?.available?.tflops) },
     })),
@@ -86,19 +109,23 @@ function existing(caches: ReadCaches, p: K8sObject): ExistingPlaceholder {
     askedAtMs: Date.parse(p.metadata.creationTimestamp ?? '') || 0,
     bound: node !== undefined,
     gpus: placeholderGpus(p),
-    nodeJoined: node !== undefined && caches.gpus.byIndex(INDEX_BY_OWNER, node).length > 0,
+    nodeJoined: node !== undefined && countedGpus(caches, node).length > 0,
   };
 }
 
 /** Creates the placeholders the waiting shares need and deletes those no longer needed. */
 export async function reconcileGrowth(ctx: ReconcileContext, { name }: GrowthKey): Promise<ReconcileResult | void> {
   const { caches } = ctx;
+  const nowMs = Date.parse(ctx.now());
+  const writes = assumedFor(caches);
   const pool = caches.pools.get(name) as (GPUPool & K8sObject) | undefined;
-  const placeholders = caches.pods.byIndex(INDEX_PLACEHOLDER_BY_POOL, name);
+  const placeholders = writes.view(caches.pods.byIndex(INDEX_PLACEHOLDER_BY_POOL, name), (p) => placeholderPool(p) === name, nowMs);
   const growth = pool && !pool.metadata.deletionTimestamp ? pool.spec.growth : undefined;
   const remove = async (names: readonly string[]) => {
-    for (const p of placeholders.filter((x) => names.includes(x.metadata.name!)))
+    for (const p of placeholders.filter((x) => names.includes(x.metadata.name!))) {
       await ctx.writer.delete(RESOURCES.pods, { namespace: p.metadata.namespace, name: p.metadata.name! });
+      writes.deleted(p, nowMs);
+    }
   };
   if (!pool || !growth) return remove(placeholders.map((p) => p.metadata.name!));
   const gpus = poolGpus(caches, name);
@@ -109,14 +136,14 @@ export async function reconcileGrowth(ctx: ReconcileContext, { name }: GrowthKey
     gpusPerNode: growth.gpusPerNode,
     gpu: largest && largest.vram > 0 ? largest : undefined,
     free: gpus.map((node) => node.map((g) => g.free)),
-    nowMs: Date.parse(ctx.now()),
+    nowMs,
     boundGraceMs: GROWTH_BOUND_GRACE_MS,
   });
   await remove(plan.remove);
   for (const ask of plan.create) {
     const pod = placeholderPod({ name, nodeSelector: pool.spec.nodeManagerConfig.nodeSelector }, growth.resource, ask);
     try {
-      await ctx.writer.create(RESOURCES.pods, pod);
+      writes.created(await ctx.writer.create(RESOURCES.pods, pod), nowMs);
     } catch (err) {
       // Made by a pass whose result the cache did not show yet: the same shares, the same name.
       if (!isConflict(err)) throw err;
