@@ -5,18 +5,16 @@
  * CDI spec of that pod's share, whatever order the kubelet asks in; a pod without a share record, or
  * ids no pod holds, keep the container from starting with a message that says why.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import type { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
 import { DevicePluginDoor, deviceKey } from '../../../lib/runtime/agent/device-plugin/door';
 import { shareDevices } from '../../../lib/runtime/agent/device-plugin/devices';
 import type { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
-import type { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
-import { FakeKubelet, startFakeKubelet } from '../../support/kubelet/fake-kubelet';
-import { sharePod, TWO_A100, twoA100Delivery } from './fixtures';
+import type { FakeKubelet } from '../../support/kubelet/fake-kubelet';
+import { DoorBench, sharePod, startDoorBench, TWO_A100 } from './fixtures';
 
 const NODE = 'gpu-node-1';
 const GPUS = TWO_A100;
@@ -25,6 +23,7 @@ const pods = new Map<string, K8sObject>();
 const put = (name: string, gpu: string, percent: string, o: { record?: boolean; node?: string } = {}) =>
   pods.set(name, sharePod(name, { node: NODE, gpus: [gpu], percent, ...o }));
 
+let bench: DoorBench;
 let kubelet: FakeKubelet;
 let dir: string;
 let door: DevicePluginDoor;
@@ -32,15 +31,13 @@ let sup: MpsSupervisor;
 let cdi: CdiWriter;
 
 beforeEach(async () => {
-  kubelet = await startFakeKubelet();
-  dir = mkdtempSync(join(tmpdir(), 'tf-door-'));
+  bench = await startDoorBench(NODE);
+  ({ kubelet, dir, sup, cdi } = bench);
   pods.clear();
   const cluster = { get: async (_rt: unknown, ref: { name: string }) => pods.get(ref.name) } as unknown as Cluster;
-  let delivery: ShareDelivery;
-  ({ sup, cdi, delivery } = twoA100Delivery(dir, NODE));
   door = new DevicePluginDoor({
     cluster,
-    delivery,
+    delivery: bench.delivery,
     pluginDir: kubelet.pluginDir,
     podResourcesSocket: kubelet.podResourcesSocket,
     devices: () => shareDevices(GPUS, new Map(), 2),
@@ -51,9 +48,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await door.stop();
-  await sup.stop();
-  await kubelet.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await bench.stop();
 });
 
 const holds = (pod: string, ids: string[]) => ({

@@ -6,17 +6,14 @@
  * share record, the claim's consumedCapacity) and answers the claim's CDI device; each bad claim gets
  * its own error; unprepare ends the share and removes its spec.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
 import { DraDoor } from '../../../lib/runtime/agent/dra/door';
 import type { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
-import type { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import { encodeShare } from '../../../lib/runtime/shared/share';
-import { FakeKubelet, startFakeKubelet } from '../../support/kubelet/fake-kubelet';
-import { twoA100Delivery } from './fixtures';
+import type { FakeKubelet } from '../../support/kubelet/fake-kubelet';
+import { DoorBench, startDoorBench } from './fixtures';
 
 const NODE = 'gpu-node-1';
 const GI = 2 ** 30;
@@ -82,25 +79,23 @@ function claim(name: string, podName: string, devices: string[], o: { pool?: str
 const put = (o: K8sObject) => objects.set(key(o.kind === 'Pod' ? 'pods' : 'resourceclaims', o.metadata.name!), o);
 const ref = (c: K8sObject) => ({ namespace: 'ml', name: c.metadata.name!, uid: c.metadata.uid! });
 
+let bench: DoorBench;
 let kubelet: FakeKubelet;
-let dir: string;
 let door: DraDoor;
 let sup: MpsSupervisor;
 let cdi: CdiWriter;
 
 beforeEach(async () => {
-  kubelet = await startFakeKubelet();
-  dir = mkdtempSync(join(tmpdir(), 'tf-dra-'));
+  bench = await startDoorBench(NODE);
+  ({ kubelet, sup, cdi } = bench);
   objects.clear();
   const cluster = {
     get: async (rt: { plural: string }, r: { name: string }) => objects.get(key(rt.plural, r.name)),
   } as unknown as Cluster;
-  let delivery: ShareDelivery;
-  ({ sup, cdi, delivery } = twoA100Delivery(dir, NODE));
   door = new DraDoor({
     cluster,
     nodeName: NODE,
-    delivery,
+    delivery: bench.delivery,
     registryDir: kubelet.registryDir,
     pluginDir: join(kubelet.pluginsDir, 'gpu.tensor-fusion.ai'),
     tflopsOf: () => 312,
@@ -110,9 +105,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await door.stop();
-  await sup.stop();
-  await kubelet.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await bench.stop();
 });
 
 test('the plugin watcher finds a DRAPlugin of our driver, its endpoint and the v1 service', async () => {

@@ -8,6 +8,7 @@ import { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
 import { MpsShare, MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
 import { ShareDelivery } from '../../../lib/runtime/agent/share/delivery';
 import { fakeMpsControl } from '../../support/fake-mps-control';
+import { FakeKubelet, startFakeKubelet } from '../../support/kubelet/fake-kubelet';
 import type { ShareMembers } from '../../../lib/runtime/agent/share/members';
 
 export const FAKE_SMI = join(__dirname, '..', '..', 'support', 'fake-nvidia-smi.js');
@@ -242,6 +243,35 @@ export function twoA100Delivery(dir: string, nodeName: string): { sup: MpsSuperv
     }),
   });
   return { sup, cdi, delivery };
+}
+
+/** What a front door's test runs against: a fake kubelet and a TWO_A100 node's share machinery in a temporary folder. */
+export interface DoorBench {
+  readonly kubelet: FakeKubelet;
+  readonly dir: string;
+  readonly sup: MpsSupervisor;
+  readonly cdi: CdiWriter;
+  readonly delivery: ShareDelivery;
+  /** Stops the daemons and the kubelet and removes the folder (after the door under test stopped). */
+  stop(): Promise<void>;
+}
+
+export async function startDoorBench(nodeName: string): Promise<DoorBench> {
+  const kubelet = await startFakeKubelet();
+  const dir = mkdtempSync(join(tmpdir(), 'tf-door-'));
+  const { sup, cdi, delivery } = twoA100Delivery(dir, nodeName);
+  return {
+    kubelet,
+    dir,
+    sup,
+    cdi,
+    delivery,
+    stop: async () => {
+      await sup.stop();
+      await kubelet.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface SharePodOptions {
