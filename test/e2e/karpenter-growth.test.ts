@@ -15,56 +15,19 @@ import { describeControlPlane } from '../support/control-plane';
 import type { Obj } from '../support/e2e';
 import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, RunningController } from '../support/e2e';
 import { eventually } from '../runtime/fixtures';
+import { GROWTH_BATCH, gpuInstanceType, gpuNodePool, NODEPOOL_LABEL, QUARTER_A100, readyNodeClass } from '../support/karpenter';
 
 const { synth, user } = controllerSuite(600_000);
 
 const POOL = 'grows';
 const NS = 'burst';
 const CAPPED = 'capped';
-const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
-
-/** One 4-GPU instance type: what the NodePool's template labels say its nodes have. */
-const INSTANCE_TYPES = [
-  {
-    name: 'a100x4',
-    architecture: 'amd64',
-    operatingSystems: ['linux'],
-    resources: { cpu: '32', memory: '256Gi', pods: '110', 'nvidia.com/gpu': '4' },
-    offerings: [
-      {
-        Price: 10,
-        Available: true,
-        Requirements: [
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-          { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['test-zone-a'] },
-        ],
-      },
-    ],
-  },
-];
-
-const NODE_CLASS = { apiVersion: 'karpenter.kwok.sh/v1alpha1', kind: 'KWOKNodeClass', metadata: { name: 'default' } };
-
-const NODE_POOL = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'gpus' },
-  spec: {
-    template: {
-      metadata: { labels: a100Labels(POOL, 4) },
-      spec: {
-        requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['a100x4'] }],
-        nodeClassRef: { group: 'karpenter.kwok.sh', kind: 'KWOKNodeClass', name: 'default' },
-        expireAfter: 'Never',
-      },
-    },
-    disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '5s', budgets: [{ nodes: '100%' }] },
-    limits: { 'nvidia.com/gpu': '40' },
-  },
-};
+/** One 4-GPU instance type, and a NodePool of it whose template labels say its nodes have 4 A100s of the pool. */
+const INSTANCE_TYPE = gpuInstanceType('a100x4', 4);
+const NODE_POOL = gpuNodePool({ name: 'gpus', instanceType: 'a100x4', labels: a100Labels(POOL, 4), gpuLimit: 40 });
 
 function share(name: string, namespace = NS): Obj {
-  return localGpuPod({ name, namespace, pool: POOL, tflops: '10', vram: '20Gi' });
+  return localGpuPod({ name, namespace, pool: POOL, ...QUARTER_A100 });
 }
 
 describeControlPlane(
@@ -85,28 +48,8 @@ describeControlPlane(
         ...[NS, CAPPED].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
       ];
       ctl = await installWithPool(cp(), synth, 'grows.yaml', docs, POOL, { totalNodes: 1, totalGPUs: 4 });
-      // A batch window long enough for every placeholder of the burst (made over a few growth passes
-      // as kube-scheduler refuses the shares): Karpenter then packs them together, as its 10 s default does.
-      await cp().startKarpenter(INSTANCE_TYPES, { BATCH_IDLE_DURATION: '5s', BATCH_MAX_DURATION: '20s' });
-      await apply([NODE_CLASS]);
-      // No controller of the KWOK provider readies its node class; a NodePool waits for it.
-      const ready = {
-        type: 'Ready',
-        status: 'True',
-        reason: 'Ready',
-        message: '',
-        observedGeneration: 1,
-        lastTransitionTime: new Date().toISOString(),
-      };
-      await cp().kubectlOk([
-        'patch',
-        'kwoknodeclass',
-        'default',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ status: { conditions: [ready] } }),
-      ]);
+      await cp().startKarpenter([INSTANCE_TYPE], GROWTH_BATCH);
+      await readyNodeClass(cp());
       await apply([NODE_POOL]);
     }, 300_000);
 
