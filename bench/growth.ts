@@ -13,10 +13,12 @@
  *    kube-scheduler. Their node selector keeps them to their own node and NodePool: the pool's node
  *    offers no nvidia.com/gpu, and nodes of the share NodePool carry the pool's label, not theirs.
  * Per side: seconds from the burst's create to every pod Running (the extender's refusals, the growth
- * pass and the new nodes joining are all inside the share side's figure), to the first node Karpenter
- * added, the nodes it added, and seconds from deleting the pods to the last added node gone.
+ * pass and the new nodes joining are all inside the share side's figure), to the first placeholder
+ * (share side), to the first and the last node Karpenter added, the nodes it added, and seconds from
+ * deleting the pods to the last added node gone. The share side goes first (`--plain-first`: the
+ * other), so it alone meets a Karpenter that has added no node yet.
  *
- * `npm run bench:growth [-- --pods=40]`. Needs the envtest binaries and Karpenter (`npm run
+ * `npm run bench:growth [-- --pods=40] [--plain-first]`. Needs the envtest binaries and Karpenter (`npm run
  * envtest:setup`). Prints figures and ends with one JSON line.
  */
 import * as os from 'node:os';
@@ -24,7 +26,7 @@ import type { K8sObject } from '../lib/runtime/kube/cluster';
 import { Informer } from '../lib/runtime/kube/informer';
 import { RESOURCES } from '../lib/runtime/kube/resources';
 import { renderGpuPool } from '../lib/render/gpu-pool';
-import { ENABLED_LABEL } from '../lib/model/metadata-keys';
+import { ENABLED_LABEL, GROWTH_POOL_LABEL } from '../lib/model/metadata-keys';
 import { ControlPlane } from '../test/support/control-plane';
 import { waitFor } from '../test/support/control-plane/process';
 import {
@@ -51,6 +53,8 @@ const PLAIN_LABEL = 'bench.tensor-fusion.ai/plain';
 const SIDE_LABEL = 'bench.tensor-fusion.ai/side';
 type Side = 'share' | 'plain';
 const SIDES: readonly Side[] = ['share', 'plain'];
+/** `--plain-first`: the plain burst first, to see what going first (a cold Karpenter, a cold controller) costs. */
+const ORDER: readonly Side[] = process.argv.includes('--plain-first') ? ['plain', 'share'] : SIDES;
 /** Every pod of a burst Running within this, or the bench fails. */
 const RUNNING_LIMIT_MS = 900_000;
 /** Every added node gone within this after the pods are deleted, or the bench fails. */
@@ -100,7 +104,10 @@ function nodesNeeded(side: Side): number {
 
 interface Burst {
   runningS: number;
+  /** The share side's first placeholder, after the extender refused the overflow. */
+  firstPlaceholderS: number | null;
   firstNodeS: number | null;
+  lastNodeS: number | null;
   nodesAdded: number;
   scaleDownS: number;
 }
@@ -121,6 +128,7 @@ async function main(): Promise<void> {
   const admin = cp.cluster('admin', 'bench-growth');
   const pods = new Informer<K8sObject>(admin, RESOURCES.pods, { labelSelector: SIDE_LABEL });
   const nodes = new Informer<K8sObject>(admin, RESOURCES.nodes, { labelSelector: NODEPOOL_LABEL });
+  const placeholders = new Informer<K8sObject>(admin, RESOURCES.pods, { labelSelector: GROWTH_POOL_LABEL });
   try {
     console.log(`control plane started in ${cp.startMs} ms`);
     const docs = [
@@ -134,19 +142,23 @@ async function main(): Promise<void> {
     await cp.kubectlOk(['apply', '--server-side', '-f', '-'], {
       input: SIDES.map((side) => JSON.stringify(SETUP[side].nodePool)).join('\n'),
     });
-    await Promise.all([pods.start().waitForSync(), nodes.start().waitForSync()]);
+    await Promise.all([pods, nodes, placeholders].map((i) => i.start().waitForSync()));
     const sideNodes = (side: Side) => nodes.list().filter((n) => n.metadata.labels?.[NODEPOOL_LABEL] === side);
 
     const burst = async (side: Side): Promise<Burst> => {
       const added = new Set<string>();
       let firstNodeMs: number | undefined;
+      let lastNodeMs: number | undefined;
+      let placeholderMs: number | undefined;
       const t0 = performance.now();
       const sawNode = (n: K8sObject) => {
         if (n.metadata.labels?.[NODEPOOL_LABEL] !== side) return;
         added.add(n.metadata.name!);
-        firstNodeMs ??= performance.now() - t0;
+        lastNodeMs = performance.now() - t0;
+        firstNodeMs ??= lastNodeMs;
       };
       nodes.on({ add: sawNode });
+      placeholders.on({ add: () => (placeholderMs ??= performance.now() - t0) });
       await cp.kubectlOk(['create', '-f', '-'], { input: Array.from({ length: PODS }, (_, i) => JSON.stringify(pod(side, i))).join('\n') });
       const running = () =>
         pods.list().filter((p) => p.metadata.namespace === side && (p.status as { phase?: string } | undefined)?.phase === 'Running')
@@ -160,8 +172,10 @@ async function main(): Promise<void> {
           .map((p) => (p.spec as { nodeName?: string }).nodeName),
       );
       const grown = [...on].filter((n) => n && added.has(n)).length;
+      const at = (ms: number | undefined) => (ms === undefined ? null : seconds(ms));
       console.log(
-        `${side}: ${PODS} pods Running in ${seconds(runningMs)} s; first new node at ${firstNodeMs === undefined ? '-' : seconds(firstNodeMs)} s; ` +
+        `${side}: ${PODS} pods Running in ${seconds(runningMs)} s; first placeholder at ${at(placeholderMs) ?? '-'} s, ` +
+          `new nodes from ${at(firstNodeMs) ?? '-'} s to ${at(lastNodeMs) ?? '-'} s; ` +
           `Karpenter added ${added.size} node(s) (${nodesNeeded(side)} needed), ${grown} with pods`,
       );
       const t1 = performance.now();
@@ -177,17 +191,22 @@ async function main(): Promise<void> {
       console.log(`${side}: pods deleted; the ${added.size} added node(s) gone in ${seconds(scaleDownMs)} s (${claims} NodeClaims left)`);
       return {
         runningS: seconds(runningMs),
-        firstNodeS: firstNodeMs === undefined ? null : seconds(firstNodeMs),
+        firstPlaceholderS: at(placeholderMs),
+        firstNodeS: at(firstNodeMs),
+        lastNodeS: at(lastNodeMs),
         nodesAdded: added.size,
         scaleDownS: seconds(scaleDownMs),
       };
     };
 
-    const share = await burst('share');
-    const placeholders = JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', 'share', '-o', 'json'])).items.length;
-    const gpuNodes = JSON.parse(await cp.kubectlOk(['get', 'gpunodes', '-o', 'json'])).items.map((g: Obj) => g.metadata.name);
-    console.log(`after scale-down: ${placeholders} pods left in the shares' namespace, GPUNodes ${gpuNodes.join(', ')}`);
-    const plain = await burst('plain');
+    const bursts = {} as Record<Side, Burst>;
+    for (const side of ORDER) {
+      bursts[side] = await burst(side);
+      if (side !== 'share') continue;
+      const gpuNodes = JSON.parse(await cp.kubectlOk(['get', 'gpunodes', '-o', 'json'])).items.map((g: Obj) => g.metadata.name);
+      console.log(`after scale-down: ${placeholders.size()} placeholders left, GPUNodes ${gpuNodes.join(', ')}`);
+    }
+    const { share, plain } = bursts;
     const ratio = Math.round((share.runningS / plain.runningS) * 100) / 100;
     console.log(`share/plain time to all Running: ${ratio}× (goal: at most 1.3×)`);
     console.log(
@@ -202,8 +221,12 @@ async function main(): Promise<void> {
         scaleDownS: share.scaleDownS,
         plainScaleDownS: plain.scaleDownS,
         ratio,
+        shareFirstPlaceholderS: share.firstPlaceholderS,
         shareFirstNodeS: share.firstNodeS,
         plainFirstNodeS: plain.firstNodeS,
+        shareLastNodeS: share.lastNodeS,
+        plainLastNodeS: plain.lastNodeS,
+        order: ORDER.join(','),
         shareNodesNeeded: nodesNeeded('share'),
         plainNodesNeeded: nodesNeeded('plain'),
         pods: PODS,
@@ -214,7 +237,7 @@ async function main(): Promise<void> {
       }),
     );
   } finally {
-    await Promise.all([pods.stop(), nodes.stop()]);
+    await Promise.all([pods, nodes, placeholders].map((i) => i.stop()));
     await stop();
   }
 }
