@@ -14,16 +14,20 @@
  *    daemons are the same processes (adopted), how many were started again, and how many clients
  *    are still connected and listed by their daemon.
  *
- * On a cgroup v1 node (the test machine's kubelet) runc finds the agent's processes through their v1
- * cgroups, which the agent's cgroup v2 move does not change, so a deleted agent pod takes its daemons
- * with it. `--v1-move` stands in for what the move does on a cgroup v2 node: before the delete, the
- * bench moves each daemon into the root of every v1 hierarchy, out of the agent's container.
+ * On the test machine the kubelet runs on cgroup v1 (a hybrid host), where runc finds a container's
+ * processes through their v1 cgroups: the agent moves each daemon into its share's folder of every v1
+ * hierarchy and of the unified one, and the bench counts, before the delete, the daemons that are in
+ * no cgroup of the agent's container any more.
  *
- * `npm run bench:agent-restart [-- --pods=30 --bypasses=20 --v1-move]`: runs inside the namespaces
+ * Each bypass's time is split by the agent's log line of the kill (share/backstop-loop.ts): from the
+ * listing to the start of the poll that saw it, that poll's nvidia-smi query, the /proc reads, the
+ * daemon's member lists, the re-check before the kill, and from the kill to the process's end.
+ *
+ * `npm run bench:agent-restart [-- --pods=30 --bypasses=20]`: runs inside the namespaces
  * (scripts/in-netns.ts). Ends with one JSON line.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import * as path from 'node:path';
 import { ENABLED_LABEL } from '../lib/model/metadata-keys';
@@ -41,15 +45,32 @@ const BYPASSES = Math.min(intFlag('bypasses', 20, 0), PODS);
 const NS = 'bench';
 const POOL = 'bench';
 const GPUS = 8;
-const V1_MOVE = process.argv.includes('--v1-move');
-const V1_ROOT = '/sys/fs/cgroup';
 
-/** Moves `pid` into the root cgroup of every cgroup v1 hierarchy (the unified one excepted). */
-function outOfV1Cgroups(pid: number): void {
-  for (const h of readdirSync(V1_ROOT)) {
-    const procs = path.join(V1_ROOT, h, 'cgroup.procs');
-    if (h !== 'unified' && existsSync(procs) && !existsSync(path.join(V1_ROOT, h, 'cgroup.controllers'))) writeFileSync(procs, String(pid));
+/** Whether every line of `pid`'s /proc cgroup file (v1 hierarchies and the unified one) names the share's folder. */
+function outOfContainer(pid: number, share: string): boolean {
+  const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').filter(Boolean);
+  return lines.length > 0 && lines.every((l) => l.endsWith(`/${share}`));
+}
+
+/** Whether a process has ended: gone, or a zombie its parent has not reaped yet. */
+function ended(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .startsWith('Z');
+  } catch {
+    return true;
   }
+}
+
+/** One kill's split, from the agent's log line of it. */
+interface KillSplit {
+  waitMs: number;
+  queryMs: number;
+  identifyMs: number;
+  membersMs: number;
+  recheckMs: number;
+  killToEndMs: number;
 }
 
 type Obj = Record<string, any>;
@@ -122,15 +143,38 @@ async function main(): Promise<void> {
 
     // Bypass to kill, one try a pod.
     const killMs: number[] = [];
+    const tries: { pid: number; listed: number; gone: number }[] = [];
     for (const pod of pods.slice(0, BYPASSES)) {
       await cp.kubectlOk(['exec', '-n', NS, pod.metadata.name, '--', 'sh', '-c', 'sleep 600 >/dev/null 2>&1 </dev/null & echo started']);
       const pid = await sleeperOf(pod);
       const listed = Date.now();
       fake.trace([{ pid, gpu: gpuOf(pod), mib: 1024, sm: 20 }]);
-      await waitFor(`process ${pid} killed`, async () => !existsSync(`/proc/${pid}`), 30_000, 5);
-      killMs.push(Date.now() - listed);
+      await waitFor(`process ${pid} killed`, async () => ended(pid), 30_000, 5);
+      const gone = Date.now();
+      killMs.push(gone - listed);
+      tries.push({ pid, listed, gone });
       fake.trace([]);
     }
+    // The agent's kill lines (pino, epoch ms), for the split of each try.
+    const agentLog = await cp.kubectlOk(['logs', '-n', fake.namespace, '-l', `app.kubernetes.io/component=node-agent`, '--tail=-1']);
+    const killLines = agentLog
+      .split('\n')
+      .filter((l) => l.includes('"pollStartedAt"'))
+      .map((l) => JSON.parse(l) as { msg: string; time: number } & Omit<KillSplit, 'waitMs' | 'killToEndMs'> & { pollStartedAt: number });
+    const splits = tries.map(({ pid, listed, gone }): KillSplit | null => {
+      const k = killLines.find((l) => l.msg.startsWith(`process ${pid} `));
+      return k
+        ? {
+            waitMs: k.pollStartedAt - listed,
+            queryMs: k.queryMs,
+            identifyMs: k.identifyMs,
+            membersMs: k.membersMs,
+            recheckMs: k.recheckMs,
+            killToEndMs: gone - k.time,
+          }
+        : null;
+    });
+    for (const [i, sp] of splits.entries()) if (sp) console.log(`bypass ${i}: ${killMs[i]} ms = ${JSON.stringify(sp)}`);
     if (killMs.length)
       console.log(`bypass to kill: p50 ${percentile(killMs, 50)} ms, p99 ${percentile(killMs, 99)} ms over ${killMs.length} tries`);
 
@@ -147,7 +191,7 @@ async function main(): Promise<void> {
       });
     }
     const before = new Map(pods.map((p) => [p.metadata.uid as string, daemonPid(p)]));
-    if (V1_MOVE) for (const pid of before.values()) outOfV1Cgroups(pid);
+    const daemonsOutOfContainer = [...before].filter(([uid, pid]) => outOfContainer(pid, uid)).length;
 
     // The agent's pod deleted under them.
     const agentPods = async (): Promise<Obj[]> =>
@@ -203,7 +247,7 @@ async function main(): Promise<void> {
       (p) => p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.restartCount === 0,
     ).length;
     console.log(
-      `agent restart under ${PODS} pods: new agent ready in ${readyS.toFixed(1)} s, every share adopted ${adoptedS?.toFixed(1)} s after the delete (${adoptedAt.length} logged), the bench's check of every daemon done in ${allAnsweringS.toFixed(1)} s; ` +
+      `${daemonsOutOfContainer} of ${PODS} daemons out of the agent container's cgroups before the delete; agent restart under ${PODS} pods: new agent ready in ${readyS.toFixed(1)} s, every share adopted ${adoptedS?.toFixed(1)} s after the delete (${adoptedAt.length} logged), the bench's check of every daemon done in ${allAnsweringS.toFixed(1)} s; ` +
         `${adopted} daemons adopted (same process), ${PODS - adopted} started again; ${clientsListed} clients still connected and listed`,
     );
     console.log(
@@ -222,8 +266,9 @@ async function main(): Promise<void> {
         daemonsStartedAgain: PODS - adopted,
         clientsSurvived: clientsListed,
         podsRunningWithoutRestart: podsRunning,
+        bypassKillSplit: splits,
+        daemonsOutOfContainer,
         daemonCgroup: fake.daemonCgroup ?? null,
-        v1Move: V1_MOVE,
         loadAverage1m: Number(loadavg()[0].toFixed(1)),
       }),
     );

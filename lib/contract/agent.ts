@@ -29,6 +29,14 @@ export const AGENT_ENV = {
    * cgroup of its own, so that it outlives the agent's container; unset: the daemons stay in the agent's.
    */
   mpsDaemonCgroup: 'MPS_DAEMON_CGROUP',
+  /**
+   * Where the host's /sys/fs/cgroup is mounted in the agent: on a cgroup v1 or hybrid node each v1
+   * hierarchy found under it gets a folder `MPS_DAEMON_CGROUP_NAME` for the daemons' cgroups too (the
+   * container runtime finds a container's processes through their v1 cgroups there); unset: none.
+   */
+  hostCgroup: 'HOST_CGROUP',
+  /** The daemons' folder in each cgroup v1 hierarchy (the last part of `nodeAgentDaemonCgroup`). */
+  mpsDaemonCgroupName: 'MPS_DAEMON_CGROUP_NAME',
   /** The kubelet's device-plugin folder. */
   pluginDir: 'DEVICE_PLUGIN_DIR',
   /** The kubelet's plugin-watcher folder, where the DRA door's registration socket goes. */
@@ -67,6 +75,8 @@ export const AGENT_DEFAULTS = {
   driverRootMount: '/driver-root',
   /** Where the DaemonSet mounts the host's daemon cgroup folder (the `nodeAgentDaemonCgroup` prop). */
   daemonCgroupMount: '/daemon-cgroup',
+  /** Where the DaemonSet mounts the host's /sys/fs/cgroup (with `nodeAgentDaemonCgroup`), for its v1 hierarchies. */
+  hostCgroupMount: '/host-cgroup',
   /** Devices advertised per GPU: how many containers may hold a share of one GPU at once. */
   slotsPerGpu: 64,
   /** Supervision round: daemons checked, shares of gone pods ended, GPU readiness written. */

@@ -70,7 +70,13 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       { name: AGENT_ENV.podResourcesSocket, value: AGENT_DEFAULTS.podResourcesSocket },
       { name: AGENT_ENV.driverRoot, value: AGENT_DEFAULTS.driverRoot },
       { name: AGENT_ENV.driverRootMount, value: AGENT_DEFAULTS.driverRootMount },
-      ...(props.nodeAgentDaemonCgroup ? [{ name: AGENT_ENV.mpsDaemonCgroup, value: AGENT_DEFAULTS.daemonCgroupMount }] : []),
+      ...(props.nodeAgentDaemonCgroup
+        ? [
+            { name: AGENT_ENV.mpsDaemonCgroup, value: AGENT_DEFAULTS.daemonCgroupMount },
+            { name: AGENT_ENV.hostCgroup, value: AGENT_DEFAULTS.hostCgroupMount },
+            { name: AGENT_ENV.mpsDaemonCgroupName, value: posix.basename(props.nodeAgentDaemonCgroup) },
+          ]
+        : []),
     ],
     ports: [{ name: AGENT_NAMES.port, containerPort: AGENT_DEFAULTS.port, protocol: 'TCP' }],
     livenessProbe: { httpGet: { path: '/healthz', port: AGENT_NAMES.port }, periodSeconds: 20, timeoutSeconds: 2, failureThreshold: 3 },
@@ -92,7 +98,15 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
       { name: 'driver-root', mountPath: AGENT_DEFAULTS.driverRootMount, readOnly: true, mountPropagation: 'HostToContainer' },
       // The host's cgroup folder for the daemons, away from the container's own /sys/fs/cgroup (a
       // mount point there would be a cgroup made inside the agent's).
-      ...(props.nodeAgentDaemonCgroup ? [{ name: 'daemon-cgroup', mountPath: AGENT_DEFAULTS.daemonCgroupMount }] : []),
+      // The host's cgroup mounts, all of them (a hostPath is bound recursively): on a cgroup v1 or
+      // hybrid node each daemon leaves the container's v1 cgroups too (the container's own
+      // /sys/fs/cgroup shows only the container's cgroup of each hierarchy).
+      ...(props.nodeAgentDaemonCgroup
+        ? [
+            { name: 'daemon-cgroup', mountPath: AGENT_DEFAULTS.daemonCgroupMount },
+            { name: 'host-cgroup', mountPath: AGENT_DEFAULTS.hostCgroupMount },
+          ]
+        : []),
     ],
   };
   const hostVolumes = [
@@ -105,7 +119,10 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
     { name: 'driver-root', hostPath: { path: AGENT_DEFAULTS.driverRoot, type: 'Directory' } },
     // The kubelet makes the folder (a mkdir in cgroupfs makes the cgroup).
     ...(props.nodeAgentDaemonCgroup
-      ? [{ name: 'daemon-cgroup', hostPath: { path: props.nodeAgentDaemonCgroup, type: 'DirectoryOrCreate' } }]
+      ? [
+          { name: 'daemon-cgroup', hostPath: { path: props.nodeAgentDaemonCgroup, type: 'DirectoryOrCreate' } },
+          { name: 'host-cgroup', hostPath: { path: '/sys/fs/cgroup', type: 'Directory' } },
+        ]
       : []),
   ];
   const initSecurity = {

@@ -17,6 +17,10 @@ export interface AgentEnv {
   mpsShmIsolation: boolean;
   /** Where each share's daemon gets a cgroup of its own; undefined: none. */
   mpsDaemonCgroup?: string;
+  /** The host's /sys/fs/cgroup as mounted in the agent, for its v1 hierarchies; undefined: none. */
+  hostCgroup?: string;
+  /** The daemons' folder in each v1 hierarchy. */
+  mpsDaemonCgroupName?: string;
   pluginDir: string;
   pluginRegistryDir: string;
   draPluginDir: string;
@@ -48,6 +52,12 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
   const mpsDaemonCgroup = env[E.mpsDaemonCgroup] || undefined;
   if (mpsDaemonCgroup !== undefined && !mpsDaemonCgroup.startsWith('/'))
     issues.push(fieldIssue(E.mpsDaemonCgroup, mpsDaemonCgroup, 'an absolute path (a cgroup v2 folder), or unset'));
+  const hostCgroup = env[E.hostCgroup] || undefined;
+  if (hostCgroup !== undefined && !hostCgroup.startsWith('/'))
+    issues.push(fieldIssue(E.hostCgroup, hostCgroup, "an absolute path (the host's /sys/fs/cgroup, mounted), or unset"));
+  const mpsDaemonCgroupName = env[E.mpsDaemonCgroupName] || undefined;
+  if (mpsDaemonCgroupName !== undefined && (!/^[A-Za-z0-9._-]+$/.test(mpsDaemonCgroupName) || /^\.{1,2}$/.test(mpsDaemonCgroupName)))
+    issues.push(fieldIssue(E.mpsDaemonCgroupName, mpsDaemonCgroupName, 'one folder name (letters, digits, ".", "_", "-"), or unset'));
   throwIfInvalid(issues, 'agent environment');
   return {
     nodeName,
@@ -60,6 +70,8 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
     mpsControl: env[E.mpsControl] || AGENT_DEFAULTS.mpsControl,
     mpsDir: env[E.mpsDir] || AGENT_DEFAULTS.mpsDir,
     mpsDaemonCgroup,
+    hostCgroup,
+    mpsDaemonCgroupName,
     pluginDir: env[E.pluginDir] || AGENT_DEFAULTS.pluginDir,
     pluginRegistryDir: env[E.pluginRegistryDir] || AGENT_DEFAULTS.pluginRegistryDir,
     draPluginDir: env[E.draPluginDir] || AGENT_DEFAULTS.draPluginDir,

@@ -4,7 +4,7 @@
  * API server, serves /metrics and /healthz on AGENT_PORT, and (unless NODE_ISOLATION=off) runs the
  * node side of hard isolation: MPS daemons per share, delivered through the device-plugin and DRA doors.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { HttpCluster } from '../kube/http-cluster';
@@ -19,6 +19,7 @@ import { readGpuMinors } from './host/gpu-minors';
 import { NodeIsolation } from './node/supervision';
 import { queryComputeModes } from './nvidia-smi-run';
 import { MpsSupervisor } from './mps/supervisor';
+import { daemonCgroupLayout, parseMountinfo } from './mps/cgroup-mounts';
 import { NodePodResolver } from './pods';
 import { nodeBackstop } from './share/backstop-node';
 import { ShareDelivery } from './share/delivery';
@@ -35,12 +36,19 @@ export async function runAgent(): Promise<void> {
   const resolver = new NodePodResolver(cluster, env.nodeName, undefined, (msg, fields) => logger.warn(fields ?? {}, msg));
   await resolver.refresh().catch((err) => logger.warn({ err: String(err) }, 'listing the node pods failed; retrying on demand'));
   let isolation: NodeIsolation | undefined;
+  // cgroup v2, v1 or both, from what the agent sees mounted: the daemons leave the container's cgroups in each.
+  const cgroups = daemonCgroupLayout(parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')), {
+    daemonCgroup: env.mpsDaemonCgroup,
+    hostCgroup: env.hostCgroup,
+    name: env.mpsDaemonCgroupName,
+  });
+  if (env.isolation && (env.mpsDaemonCgroup || env.hostCgroup)) logger.info({ ...cgroups, given: env.mpsDaemonCgroup }, 'daemon cgroups');
   const supervisor = env.isolation
     ? new MpsSupervisor({
         controlBin: env.mpsControl,
         baseDir: env.mpsDir,
         isolateShm: env.mpsShmIsolation,
-        daemonCgroup: env.mpsDaemonCgroup,
+        ...cgroups,
         // pid 1 of the host's PID namespace, which the DaemonSet shares: its cgroup namespace is the host's.
         hostCgroupNamespace: join(env.procRoot, '1', 'ns', 'cgroup'),
         procRoot: env.procRoot,

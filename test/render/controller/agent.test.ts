@@ -77,21 +77,34 @@ describe('node agent', () => {
     expect(of(objects, 'Service').find((s) => s.metadata.namespace === 'tensor-fusion-system-agent').spec.clusterIP).toBe('None');
   });
 
-  it('mounts the host\'s daemon cgroup folder away from its own /sys/fs/cgroup and names it to the agent; "" leaves it out', () => {
+  it('mounts the host\'s daemon cgroup folder and its cgroup mounts away from its own /sys/fs/cgroup and names them to the agent; "" leaves them out', () => {
     const agentPod = (props: object) => of(renderController(props, FAKE_BUNDLE), 'DaemonSet')[0].spec.template.spec;
     const cgroupParts = (pod: Json) => ({
-      volumes: pod.volumes.filter((v: Json) => v.name === 'daemon-cgroup'),
-      mounts: pod.containers[0].volumeMounts.filter((m: Json) => m.name === 'daemon-cgroup'),
-      env: pod.containers[0].env.filter((e: Json) => e.name === 'MPS_DAEMON_CGROUP'),
+      volumes: pod.volumes.filter((v: Json) => /cgroup/.test(v.name)),
+      mounts: pod.containers[0].volumeMounts.filter((m: Json) => /cgroup/.test(m.name)),
+      env: pod.containers[0].env.filter((e: Json) => /CGROUP/.test(e.name)),
     });
     expect(cgroupParts(agentPod({}))).toEqual({
-      volumes: [{ name: 'daemon-cgroup', hostPath: { path: '/sys/fs/cgroup/tensor-fusion-mps', type: 'DirectoryOrCreate' } }],
-      mounts: [{ name: 'daemon-cgroup', mountPath: '/daemon-cgroup' }],
-      env: [{ name: 'MPS_DAEMON_CGROUP', value: '/daemon-cgroup' }],
+      volumes: [
+        { name: 'daemon-cgroup', hostPath: { path: '/sys/fs/cgroup/tensor-fusion-mps', type: 'DirectoryOrCreate' } },
+        { name: 'host-cgroup', hostPath: { path: '/sys/fs/cgroup', type: 'Directory' } },
+      ],
+      mounts: [
+        { name: 'daemon-cgroup', mountPath: '/daemon-cgroup' },
+        { name: 'host-cgroup', mountPath: '/host-cgroup' },
+      ],
+      env: [
+        { name: 'MPS_DAEMON_CGROUP', value: '/daemon-cgroup' },
+        { name: 'HOST_CGROUP', value: '/host-cgroup' },
+        { name: 'MPS_DAEMON_CGROUP_NAME', value: 'tensor-fusion-mps' },
+      ],
     });
-    expect(cgroupParts(agentPod({ nodeAgentDaemonCgroup: '/sys/fs/cgroup/gpu.slice/mps' })).volumes).toEqual([
-      { name: 'daemon-cgroup', hostPath: { path: '/sys/fs/cgroup/gpu.slice/mps', type: 'DirectoryOrCreate' } },
-    ]);
+    const custom = cgroupParts(agentPod({ nodeAgentDaemonCgroup: '/sys/fs/cgroup/gpu.slice/mps' }));
+    expect(custom.volumes[0]).toEqual({
+      name: 'daemon-cgroup',
+      hostPath: { path: '/sys/fs/cgroup/gpu.slice/mps', type: 'DirectoryOrCreate' },
+    });
+    expect(custom.env[2]).toEqual({ name: 'MPS_DAEMON_CGROUP_NAME', value: 'mps' });
     expect(cgroupParts(agentPod({ nodeAgentDaemonCgroup: '' }))).toEqual({ volumes: [], mounts: [], env: [] });
   });
 

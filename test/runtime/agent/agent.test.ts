@@ -85,6 +85,13 @@ describe('agent environment', () => {
         '\nNODE_ISOLATION: got "yes", expected "on" or "off"\nMPS_SHM_ISOLATION: got "0", expected "true" or "false"' +
         '\nMPS_DAEMON_CGROUP: got "sys/fs/cgroup/tf", expected an absolute path (a cgroup v2 folder), or unset',
     );
+    expect(() => readAgentEnv({ NODE_NAME: 'gpu-1', HOST_CGROUP: 'host-cgroup', MPS_DAEMON_CGROUP_NAME: '..' })).toThrow(
+      'agent environment: HOST_CGROUP: got "host-cgroup", expected an absolute path (the host\'s /sys/fs/cgroup, mounted), or unset' +
+        '\nMPS_DAEMON_CGROUP_NAME: got "..", expected one folder name (letters, digits, ".", "_", "-"), or unset',
+    );
+    expect(() => readAgentEnv({ NODE_NAME: 'gpu-1', MPS_DAEMON_CGROUP_NAME: 'a/b' })).toThrow(
+      'agent environment: MPS_DAEMON_CGROUP_NAME: got "a/b", expected one folder name (letters, digits, ".", "_", "-"), or unset',
+    );
     expect(readAgentEnv({ NODE_NAME: 'gpu-1' })).toEqual({
       nodeName: 'gpu-1',
       port: 9410,
@@ -107,11 +114,20 @@ describe('agent environment', () => {
     });
     expect(readAgentEnv({ NODE_NAME: 'gpu-1' }).mpsDaemonCgroup).toBeUndefined();
     expect(
-      readAgentEnv({ NODE_NAME: 'gpu-1', NODE_ISOLATION: 'off', MPS_SHM_ISOLATION: 'false', MPS_DAEMON_CGROUP: '/daemon-cgroup' }),
+      readAgentEnv({
+        NODE_NAME: 'gpu-1',
+        NODE_ISOLATION: 'off',
+        MPS_SHM_ISOLATION: 'false',
+        MPS_DAEMON_CGROUP: '/daemon-cgroup',
+        HOST_CGROUP: '/host-cgroup',
+        MPS_DAEMON_CGROUP_NAME: 'tensor-fusion-mps',
+      }),
     ).toMatchObject({
       isolation: false,
       mpsShmIsolation: false,
       mpsDaemonCgroup: '/daemon-cgroup',
+      hostCgroup: '/host-cgroup',
+      mpsDaemonCgroupName: 'tensor-fusion-mps',
     });
   });
 });

@@ -172,6 +172,32 @@ describe('BackstopLoop against the fake nvidia-smi, with real processes', () => 
     expect(removed).toEqual([]);
   });
 
+  it("logs each kill with where the poll's time went: its start, the query, identification, membership, the re-check", async () => {
+    const logs: [string, Record<string, unknown>][] = [];
+    const slow = async (ms: number) => new Promise((r) => setTimeout(r, ms));
+    show([]);
+    loop = new BackstopLoop(
+      options({
+        query: async () => (await slow(30), queryApps(node.nvidiaSmi, 2_000)),
+        members: async (id) => (await slow(20), id === SHARE_A.id ? MEMBERS_A : { servers: [], clients: [] }),
+        log: (msg, fields) => void logs.push([msg, fields ?? {}]),
+      }),
+    );
+    await loop.start();
+    const { pid, exited } = bypasser();
+    const shown = Date.now();
+    show([pid]);
+    await exited;
+    const [[, fields]] = logs.filter(([msg]) => msg.startsWith(`process ${pid} `));
+    expect(Object.keys(fields)).toEqual(['pod', 'reason', 'kills', 'pollStartedAt', 'queryMs', 'identifyMs', 'membersMs', 'recheckMs']);
+    expect(fields.pollStartedAt).toBeGreaterThanOrEqual(shown - 1_000);
+    // Lower bounds only: the fakes' own waits.
+    expect(fields.queryMs).toBeGreaterThanOrEqual(29);
+    expect(fields.membersMs).toBeGreaterThanOrEqual(19);
+    expect(fields.recheckMs).toBeGreaterThanOrEqual(19);
+    expect(typeof fields.identifyMs).toBe('number');
+  });
+
   it('deletes the pod (with an Event) when it restarts the bypass a third time, and only once', async () => {
     show([]);
     loop = new BackstopLoop(options());

@@ -367,7 +367,7 @@ test('a daemon cgroup without a memory controller: daemons are moved without a l
     expect(readFileSync(join(cgroups, 'p2', 'cgroup.procs'), 'utf8')).toBe(String(findDaemonPid('p2')));
     expect(existsSync(join(cgroups, 'p2', 'memory.max'))).toBe(false);
     expect(logged.filter((m) => m.startsWith('no memory controller'))).toEqual([
-      'no memory controller in the daemon cgroup: daemons run there without a memory limit of their own',
+      'no memory controller in the daemon cgroups: daemons run there without a memory limit of their own',
     ]);
   } finally {
     await inCgroup.stop();
@@ -384,6 +384,45 @@ test('a daemon cgroup the daemon cannot be moved into fails its share (it would 
     );
   } finally {
     await inCgroup.stop();
+  }
+});
+
+test("cgroup v1 hierarchies: each share's daemon gets <hierarchy>/<name>/<share> in each, its memory limit there, and they go with the share", async () => {
+  const v1 = join(base, 'host-cgroup');
+  const hierarchies = ['cpuset', 'memory', 'pids'].map((h) => join(v1, h));
+  for (const h of hierarchies) mkdirSync(h, { recursive: true });
+  writeFileSync(join(v1, 'memory', 'memory.limit_in_bytes'), '9223372036854771712');
+  // A v1 cpuset cgroup starts with no CPUs (the kernel's files; plain ones here, made empty beforehand).
+  writeFileSync(join(v1, 'cpuset', 'cpuset.cpus'), '0-1\n');
+  writeFileSync(join(v1, 'cpuset', 'cpuset.mems'), '0\n');
+  for (const d of [join(v1, 'cpuset', 'tf'), join(v1, 'cpuset', 'tf', 'p1')]) {
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, 'cpuset.cpus'), '');
+    writeFileSync(join(d, 'cpuset.mems'), '');
+  }
+  const logged: string[] = [];
+  const inCgroups = new MpsSupervisor({
+    controlBin: FAKE,
+    baseDir: base,
+    isolateShm: false,
+    answerTimeoutMs: 2000,
+    daemonCgroupsV1: { hierarchies, name: 'tf' },
+    log: (msg) => logged.push(msg),
+  });
+  try {
+    await inCgroups.ensure(share('p1'));
+    for (const h of hierarchies) expect(readFileSync(join(h, 'tf', 'p1', 'cgroup.procs'), 'utf8')).toBe(String(findDaemonPid('p1')));
+    expect(readFileSync(join(v1, 'memory', 'tf', 'p1', 'memory.limit_in_bytes'), 'utf8')).toBe(String(512 * 2 ** 20));
+    expect(readFileSync(join(v1, 'cpuset', 'tf', 'p1', 'cpuset.cpus'), 'utf8')).toBe('0-1');
+    expect(logged.filter((m) => m.startsWith('no memory controller'))).toEqual([]);
+    // Plain folders stand for the cgroups: the files the kernel would drop are removed first.
+    for (const h of hierarchies)
+      for (const f of ['cgroup.procs', 'memory.limit_in_bytes', 'cpuset.cpus', 'cpuset.mems'])
+        rmSync(join(h, 'tf', 'p1', f), { force: true });
+    await inCgroups.release('p1');
+    for (const h of hierarchies) expect(existsSync(join(h, 'tf', 'p1'))).toBe(false);
+  } finally {
+    await inCgroups.stop();
   }
 });
 

@@ -32,6 +32,7 @@ import type { ControlPlane } from '../control-plane';
 import { NODE_NAME } from '../control-plane/control-plane';
 import { writeYaml } from '../control-plane/install';
 import { fakeMpsControl } from '../fake-mps-control';
+import { cgroupV1Hierarchies, parseMountinfo } from '../../../lib/runtime/agent/mps/cgroup-mounts';
 
 type Obj = Record<string, any>;
 
@@ -59,9 +60,10 @@ export interface FakeGpuAgent {
  *  - the daemons' cgroup is `daemonCgroup` ({@link testDaemonCgroup}): a folder of the machine's
  *    cgroup v2 hierarchy, so the agent's move and its read-back run for real. Here that is the
  *    unified hierarchy of a hybrid host (the kubelet runs on cgroup v1, `failCgroupV1: false`), with
- *    no memory controller (no limit), and runc still finds a container's processes through its v1
- *    cgroups: that a moved daemon outlives its container is not shown on this machine. Without a
- *    cgroup v2 hierarchy the folder is left out (the daemons stay in the agent's container).
+ *    no memory controller (no limit); the agent's moves into the folder of the same name in each v1
+ *    hierarchy (the host's /sys/fs/cgroup, mounted as rendered) run for real too, and take the
+ *    daemons out of the container's v1 cgroups, through which runc finds its processes. Without a
+ *    cgroup v2 hierarchy the folders are left out (the daemons stay in the agent's container).
  */
 export function onTestMachine(spec: Obj, daemonCgroup: string | undefined): void {
   const c = spec.containers[0];
@@ -69,9 +71,15 @@ export function onTestMachine(spec: Obj, daemonCgroup: string | undefined): void
   spec.volumes = (spec.volumes as Obj[]).flatMap((v) =>
     v.name !== 'daemon-cgroup' ? [v] : daemonCgroup ? [{ ...v, hostPath: { path: daemonCgroup, type: 'DirectoryOrCreate' } }] : [],
   );
+  c.env = (c.env as Obj[]).map((e) =>
+    e.name === AGENT_ENV.mpsDaemonCgroupName && daemonCgroup ? { ...e, value: path.basename(daemonCgroup) } : e,
+  );
   if (daemonCgroup) return;
-  c.volumeMounts = (c.volumeMounts as Obj[]).filter((m) => m.name !== 'daemon-cgroup');
-  c.env = (c.env as Obj[]).filter((e) => e.name !== AGENT_ENV.mpsDaemonCgroup);
+  const cgroupVolumes = ['daemon-cgroup', 'host-cgroup'];
+  spec.volumes = (spec.volumes as Obj[]).filter((v) => !cgroupVolumes.includes(v.name));
+  c.volumeMounts = (c.volumeMounts as Obj[]).filter((m) => !cgroupVolumes.includes(m.name));
+  const cgroupEnv: string[] = [AGENT_ENV.mpsDaemonCgroup, AGENT_ENV.hostCgroup, AGENT_ENV.mpsDaemonCgroupName];
+  c.env = (c.env as Obj[]).filter((e) => !cgroupEnv.includes(e.name));
 }
 
 /** This machine's cgroup v2 hierarchy: /sys/fs/cgroup (a v2 host), /sys/fs/cgroup/unified (hybrid), or none. */
@@ -86,11 +94,17 @@ export function testDaemonCgroup(): string | undefined {
 }
 
 /**
- * Removes a suite's daemon cgroup and the shares' cgroups in it, killing the daemons still there
- * (the node's cleanup may not have reached them yet); throws when one cannot be removed within 5 s.
+ * Removes a suite's daemon cgroup and the shares' cgroups in it, and the folders of the same name in
+ * this machine's cgroup v1 hierarchies, killing the daemons still there (the node's cleanup may not
+ * have reached them yet); throws when one cannot be removed within 5 s.
  */
 export function removeDaemonCgroup(dir: string | undefined): void {
-  if (!dir || !existsSync(dir)) return;
+  if (!dir) return;
+  const v1 = cgroupV1Hierarchies(parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')), '/sys/fs/cgroup');
+  for (const top of [dir, ...v1.map((h) => path.join(h, path.basename(dir)))]) if (existsSync(top)) removeCgroupTree(top);
+}
+
+function removeCgroupTree(dir: string): void {
   const shares = readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory())
     .map((e) => path.join(dir, e.name));

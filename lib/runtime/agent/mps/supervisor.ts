@@ -30,6 +30,7 @@ import type { ShareMembers } from '../share/members';
 import { DaemonDirs, daemonEnv, limitCommands, mpsCommand } from './control';
 import { defaultsQuery, LimitMismatch, mismatches, REFUSAL_PREFIX, serversIn, serversQuery } from './limits';
 import { DAEMON_MEMORY_BYTES, moveIntoCgroup } from './daemon-cgroup';
+import { DaemonCgroupsV1, moveIntoV1Cgroups, removeV1Cgroups } from './daemon-cgroup-v1';
 
 /** What a share's daemon enforces. */
 export interface MpsShare {
@@ -93,7 +94,12 @@ export interface SupervisorOptions {
    * Unset: the daemon stays in the agent's cgroup.
    */
   readonly daemonCgroup?: string;
-  /** `memory.max` of each share's cgroup. @default DAEMON_MEMORY_BYTES */
+  /**
+   * The node's cgroup v1 hierarchies (a v1 or hybrid node) and the folder in each under which each
+   * share's daemon gets a cgroup of its own (see mps/daemon-cgroup-v1.ts), for the same reasons.
+   */
+  readonly daemonCgroupsV1?: Pick<DaemonCgroupsV1, 'hierarchies' | 'name'>;
+  /** `memory.max` (`memory.limit_in_bytes` on v1) of each share's cgroup. @default DAEMON_MEMORY_BYTES */
   readonly daemonMemoryBytes?: number;
   /** The host's cgroup namespace, from which a daemon is moved when the agent's is another. */
   readonly hostCgroupNamespace?: string;
@@ -189,6 +195,7 @@ export class MpsSupervisor {
     await this.quit(d);
     await rm(join(this.opts.baseDir, id), { recursive: true, force: true });
     if (this.opts.daemonCgroup) await rmdir(join(this.opts.daemonCgroup, id)).catch(() => undefined);
+    if (this.opts.daemonCgroupsV1) await removeV1Cgroups(this.opts.daemonCgroupsV1, id);
   }
 
   /**
@@ -466,19 +473,23 @@ export class MpsSupervisor {
     return child;
   }
 
-  /** Moves a new daemon into its cgroup while its folder is closed, so before any tenant's server starts (servers inherit it). */
+  /** Moves a new daemon into its cgroups while its folder is closed, so before any tenant's server starts (servers inherit them). */
   private async intoCgroup(id: string, child: ChildProcess): Promise<void> {
-    if (!this.opts.daemonCgroup || child.pid === undefined) return;
-    const cg = {
-      root: this.opts.daemonCgroup,
-      memoryBytes: this.opts.daemonMemoryBytes ?? DAEMON_MEMORY_BYTES,
-      hostNamespace: this.opts.hostCgroupNamespace,
-      procRoot: this.opts.procRoot,
-    };
-    if (!(await moveIntoCgroup(cg, id, child.pid)) && !this.unlimitedSaid) {
+    const { daemonCgroup, daemonCgroupsV1 } = this.opts;
+    const v1 = daemonCgroupsV1?.hierarchies.length ? daemonCgroupsV1 : undefined;
+    if ((!daemonCgroup && !v1) || child.pid === undefined) return;
+    const memoryBytes = this.opts.daemonMemoryBytes ?? DAEMON_MEMORY_BYTES;
+    const { procRoot } = this.opts;
+    const limited = [
+      daemonCgroup &&
+        (await moveIntoCgroup({ root: daemonCgroup, memoryBytes, hostNamespace: this.opts.hostCgroupNamespace, procRoot }, id, child.pid)),
+      v1 && (await moveIntoV1Cgroups({ ...v1, memoryBytes, procRoot }, id, child.pid)),
+    ].some(Boolean);
+    if (!limited && !this.unlimitedSaid) {
       this.unlimitedSaid = true;
-      this.opts.log?.('no memory controller in the daemon cgroup: daemons run there without a memory limit of their own', {
-        cgroup: cg.root,
+      this.opts.log?.('no memory controller in the daemon cgroups: daemons run there without a memory limit of their own', {
+        cgroup: daemonCgroup,
+        v1: v1?.hierarchies,
       });
     }
   }

@@ -47,6 +47,14 @@ export interface BackstopLoopOptions {
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
+/** Where one poll's time went: its start (epoch ms) and each step's milliseconds. */
+interface PollTiming {
+  readonly pollStartedAt: number;
+  queryMs: number;
+  identifyMs: number;
+  membersMs: number;
+}
+
 /** The loop's defaults, one home for the figures the docs quote. */
 export const BACKSTOP_DEFAULTS = { intervalMs: 200, escalateAfter: 3, failAfter: 3 } as const;
 
@@ -121,7 +129,11 @@ export class BackstopLoop {
   private async pollOnce(): Promise<void> {
     const before = this.readinessKey();
     try {
-      await this.enforce(await this.opts.query());
+      const t: PollTiming = { pollStartedAt: Date.now(), queryMs: 0, identifyMs: 0, membersMs: 0 };
+      const start = performance.now();
+      const apps = await this.opts.query();
+      t.queryMs = Math.round(performance.now() - start);
+      await this.enforce(apps, t);
       [this.failures, this.succeeded] = [0, true];
     } catch (err) {
       this.failures++;
@@ -136,11 +148,18 @@ export class BackstopLoop {
     return JSON.stringify([failing, [...this.unjudged.keys()].sort()]);
   }
 
-  private async enforce(apps: readonly SmiApp[]): Promise<void> {
+  private async enforce(apps: readonly SmiApp[], t: PollTiming): Promise<void> {
     const shares = this.opts.shares();
     const ids = new Set(shares.map((s) => s.id));
     const pids = [...new Set(apps.map((a) => a.pid))];
+    let mark = performance.now();
+    const lap = (): number => {
+      const [ms, now] = [Math.round(performance.now() - mark), performance.now()];
+      mark = now;
+      return ms;
+    };
     const identities = new Map(await Promise.all(pids.map(async (pid) => [pid, await this.opts.identify(pid)] as const)));
+    t.identifyMs = lap();
     for (const pid of this.known.keys()) if (!identities.get(pid)) this.known.delete(pid);
     // Only shares with a process not seen listed before are asked (each question starts the daemon's front end).
     const ask = new Set<string>();
@@ -154,6 +173,7 @@ export class BackstopLoop {
     const members = new Map(
       await Promise.all([...ask].map(async (id) => [id, await this.opts.members(id).catch(() => undefined)] as const)),
     );
+    t.membersMs = lap();
     const verdict = judge(
       apps.filter((a) => !settled.has(a.pid)),
       identities,
@@ -166,15 +186,17 @@ export class BackstopLoop {
       const share = id?.pod?.podUid;
       if (id && share && members.get(share) && !bad.has(pid)) this.known.set(pid, `${share}/${id.startTicks}`);
     }
-    for (const b of verdict.bypasses) await this.stop1(b);
+    for (const b of verdict.bypasses) await this.stop1(b, t);
   }
 
   /**
    * Kills one process if it is still the one judged (same pod, same start time) and its daemon still
    * does not list it (a client that connected after the first question), then records the Event and escalates.
    */
-  private async stop1(b: Bypass): Promise<void> {
+  private async stop1(b: Bypass, t: PollTiming): Promise<void> {
+    const start = performance.now();
     const [now, members] = await Promise.all([this.opts.identify(b.pid), this.opts.members(b.share.id).catch(() => undefined)]);
+    const recheckMs = Math.round(performance.now() - start);
     if (!now || now.startTicks !== b.identity.startTicks || now.pod?.podUid !== b.share.id) {
       this.opts.log?.('backstop: process gone or replaced before the kill; left alone', { pid: b.pid, pod: b.share.pod });
       return;
@@ -187,7 +209,8 @@ export class BackstopLoop {
     }
     const n = (this.kills.get(b.share.id) ?? 0) + 1;
     this.kills.set(b.share.id, n);
-    this.opts.log?.(b.message, { pod: b.share.pod, reason: b.reason, kills: n });
+    // Where the time from the process's listing to its kill went (bench:agent-restart reads it).
+    this.opts.log?.(b.message, { pod: b.share.pod, reason: b.reason, kills: n, ...t, recheckMs });
     const after = this.opts.escalateAfter ?? BACKSTOP_DEFAULTS.escalateAfter;
     const escalate = n >= after && !this.removed.has(b.share.id);
     if (escalate) this.removed.add(b.share.id);
