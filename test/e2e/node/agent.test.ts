@@ -6,10 +6,11 @@
  * in the format of the H100 driver 580 output, the host pids of real processes in real test
  * containers; the real Prometheus scrapes the agent's pod IP.
  */
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { IMAGE_REFS } from '../../envtest/images';
+import { builtFake } from '../../support/built-fake';
 import { onTestMachine, removeDaemonCgroup, testDaemonCgroup } from '../../support/node/gpu-agent';
 import { loadControllerBundle } from '../../../lib/contract/bundle-loader';
 import { agentNamespace, renderController } from '../../../lib/render/controller';
@@ -27,7 +28,7 @@ type Obj = Record<string, any>;
 
 const NS = 'gpu-users';
 const H100 = { index: 0, uuid: 'GPU-2a5e6c3f-8d4b-4f0e-9c1a-7b3d5e9f1a2c', name: 'NVIDIA H100 80GB HBM3' };
-const FAKE_SMI = path.resolve(__dirname, '../../support/fake-nvidia-smi.js');
+const FAKE_SMI = builtFake('fake-nvidia-smi');
 
 /** Host pids of the processes in one container, found through their cgroups as the agent finds them. */
 async function containerPids(podUid: string, containerId: string): Promise<number[]> {
@@ -49,9 +50,8 @@ if (prometheusAvailable('test/e2e/node/agent.test.ts'))
     let prometheus: RunningPrometheus | undefined;
 
     beforeAll(async () => {
-      // The fake, run by the agent's Node.js, and an empty trace until the test knows the pids.
-      writeFileSync(path.join(smiDir, 'nvidia-smi'), readFileSync(FAKE_SMI, 'utf8').replace(/^#!.*\n/, '#!/usr/local/bin/node\n'));
-      chmodSync(path.join(smiDir, 'nvidia-smi'), 0o755);
+      // The fake (a static binary), and an empty trace until the test knows the pids.
+      copyFileSync(FAKE_SMI, path.join(smiDir, 'nvidia-smi'));
       writeFileSync(path.join(smiDir, 'trace.json'), JSON.stringify({ gpus: [H100], steps: [{ apps: [] }] }));
       writeFileSync(path.join(smiDir, 'step'), '0');
       chmodSync(smiDir, 0o755);

@@ -1,7 +1,7 @@
 /**
  * The node agent as `TensorFusionController` renders it (`nodeAgent: true`), on the real node, with
- * fakes where the machine has no GPU: nvidia-smi (test/support/fake-nvidia-smi.js, replaying a trace
- * the caller writes), nvidia-cuda-mps-control (test/support/fake-mps-control.c, a static binary), character devices
+ * fakes where the machine has no GPU: nvidia-smi (test/support/fake-nvidia-smi.c, replaying a trace
+ * the caller writes), nvidia-cuda-mps-control (test/support/fake-mps-control.c), both static binaries, character devices
  * standing for the GPUs (/dev/null's numbers) and the driver's per-GPU folders, whose device minors
  * are the reverse of the nvidia-smi indexes (as on hosts where they differ). The agent's folders are
  * at the same paths inside its container as on the host, since the CDI specs it writes name host paths.
@@ -31,6 +31,7 @@ import type { SmiGpu } from '../../../lib/runtime/agent/nvidia-smi';
 import type { ControlPlane } from '../control-plane';
 import { NODE_NAME } from '../control-plane/control-plane';
 import { writeYaml } from '../control-plane/install';
+import { builtFake } from '../built-fake';
 import { fakeMpsControl } from '../fake-mps-control';
 import { cgroupV1Hierarchies, parseMountinfo } from '../../../lib/runtime/agent/mps/cgroup-mounts';
 
@@ -38,7 +39,8 @@ type Obj = Record<string, any>;
 
 /** The fake nvidia-cuda-mps-control, built. */
 export const FAKE_MPS_CONTROL = fakeMpsControl();
-const FAKE_SMI = path.resolve(__dirname, '../fake-nvidia-smi.js');
+/** The fake nvidia-smi, built: C, as cheap to start as the real one (the backstop runs it every 200 ms). */
+const FAKE_SMI = builtFake('fake-nvidia-smi');
 
 export interface FakeGpuAgent {
   /** The agent's namespace. */
@@ -151,9 +153,7 @@ export async function installFakeGpuAgent(
   const devRoot = path.join(dir, 'dev');
   const mpsDir = path.join(dir, 'mps');
   for (const d of [fakes, devRoot, mpsDir]) mkdirSync(d, { recursive: true });
-  // The fake nvidia-smi runs on the agent image's Node.js; the fake MPS control is a static binary.
-  writeFileSync(path.join(fakes, 'nvidia-smi'), readFileSync(FAKE_SMI, 'utf8').replace(/^#!.*\n/, '#!/usr/local/bin/node\n'));
-  chmodSync(path.join(fakes, 'nvidia-smi'), 0o755);
+  copyFileSync(FAKE_SMI, path.join(fakes, 'nvidia-smi'));
   copyFileSync(FAKE_MPS_CONTROL, path.join(fakes, 'nvidia-cuda-mps-control'));
   const trace = (apps: Parameters<FakeGpuAgent['trace']>[0]) =>
     writeFileSync(path.join(fakes, 'trace.json'), JSON.stringify({ gpus, steps: [{ apps }] }));
