@@ -1,7 +1,8 @@
 /**
  * The node side on a real node (test/support/node: kubelet, containerd, runc, inside the test network
  * namespace), with the agent as `TensorFusionController` renders it and the fakes of
- * test/support/node/gpu-agent.ts (nvidia-smi replaying a trace, the fake nvidia-cuda-mps-control; the figures below were taken with its Node.js version, before the C one):
+ * test/support/node/gpu-agent.ts (nvidia-smi replaying a trace, and nvidia-cuda-mps-control, both
+ * static C programs):
  *
  *  - **bypass to kill**: in each of `--bypasses` share pods (one try a pod: a third breach deletes the
  *    pod) a process is started with `kubectl exec` and listed by the fake nvidia-smi as a plain
