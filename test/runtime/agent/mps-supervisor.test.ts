@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
-import { LimitBreach, MpsShare, MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
+import { LimitBreach, MpsShare, MpsSupervisor, SupervisorOptions } from '../../../lib/runtime/agent/mps/supervisor';
 import { fakeMpsControl } from '../../support/fake-mps-control';
 
 const FAKE = fakeMpsControl();
@@ -329,8 +329,8 @@ test('a probe daemon that starts no server makes the GPU not ready: MpsProbeFail
   }
 });
 
-/** A supervisor that moves daemons into cgroups under `cgroups`, and what it logged. */
-function cgroupSupervisor(cgroups: string): { inCgroup: MpsSupervisor; logged: string[] } {
+/** A supervisor that moves daemons into cgroups under `cgroups` (or as `over` says), and what it logged. */
+function cgroupSupervisor(cgroups: string, over: Partial<SupervisorOptions> = {}): { inCgroup: MpsSupervisor; logged: string[] } {
   const logged: string[] = [];
   const inCgroup = new MpsSupervisor({
     controlBin: FAKE,
@@ -339,6 +339,7 @@ function cgroupSupervisor(cgroups: string): { inCgroup: MpsSupervisor; logged: s
     answerTimeoutMs: 2000,
     daemonCgroup: cgroups,
     log: (msg) => logged.push(msg),
+    ...over,
   });
   return { inCgroup, logged };
 }
@@ -400,15 +401,7 @@ test("cgroup v1 hierarchies: each share's daemon gets <hierarchy>/<name>/<share>
     writeFileSync(join(d, 'cpuset.cpus'), '');
     writeFileSync(join(d, 'cpuset.mems'), '');
   }
-  const logged: string[] = [];
-  const inCgroups = new MpsSupervisor({
-    controlBin: FAKE,
-    baseDir: base,
-    isolateShm: false,
-    answerTimeoutMs: 2000,
-    daemonCgroupsV1: { hierarchies, name: 'tf' },
-    log: (msg) => logged.push(msg),
-  });
+  const { inCgroup: inCgroups, logged } = cgroupSupervisor('', { daemonCgroup: undefined, daemonCgroupsV1: { hierarchies, name: 'tf' } });
   try {
     await inCgroups.ensure(share('p1'));
     for (const h of hierarchies) expect(readFileSync(join(h, 'tf', 'p1', 'cgroup.procs'), 'utf8')).toBe(String(findDaemonPid('p1')));
