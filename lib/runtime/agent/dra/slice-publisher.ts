@@ -14,7 +14,7 @@ import { poolShareDelivery } from '../../../model/dra';
 import type { Cluster, K8sObject } from '../../kube/cluster';
 import { RESOURCES } from '../../kube/resources';
 import { nodeInventory } from '../../shared/capacity';
-import { resourceSlice, ResourceSlice, resourceSliceName, SliceGpu } from '../../shared/dra/resource-slice';
+import { ownedByNode, resourceSlice, ResourceSlice, resourceSliceName, SliceGpu } from '../../shared/dra/resource-slice';
 import type { GpuReadiness } from '../mps/supervisor';
 import type { SmiGpu } from '../nvidia-smi';
 import { Serial } from '../../shared/serial';
@@ -91,8 +91,7 @@ export class SlicePublisher {
         return;
       }
       slice.spec.pool.generation = (spec?.pool.generation ?? 0) + 1;
-      const owner = { apiVersion: 'v1', kind: 'Node', name: nodeName, uid: node!.metadata.uid!, controller: true };
-      await cluster.apply(RESOURCES.resourceslices, { ...slice, metadata: { ...slice.metadata, ownerReferences: [owner] } } as never);
+      await cluster.apply(RESOURCES.resourceslices, ownedByNode(slice, node!.metadata.uid!) as never);
       this.published = devices;
       this.opts.log?.('ResourceSlice published', {
         slice: slice.metadata.name,

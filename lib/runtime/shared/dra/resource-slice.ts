@@ -60,13 +60,31 @@ export interface SliceDevice {
 export interface ResourceSlice {
   apiVersion: typeof DRA_API_VERSION;
   kind: 'ResourceSlice';
-  metadata: { name: string };
+  metadata: { name: string; ownerReferences?: NodeOwner[] };
   spec: {
     driver: string;
     nodeName: string;
     pool: { name: string; generation: number; resourceSliceCount: 1 };
     devices: SliceDevice[];
   };
+}
+
+/** A Node as the controlling owner of its slice. */
+export interface NodeOwner {
+  apiVersion: 'v1';
+  kind: 'Node';
+  name: string;
+  uid: string;
+  controller: true;
+}
+
+/**
+ * `slice` owned by its node: the garbage collector deletes it with the node, so a node an autoscaler
+ * removes leaves no slice behind (the agent, a DaemonSet pod, is gone by then and cannot).
+ */
+export function ownedByNode(slice: ResourceSlice, nodeUid: string): ResourceSlice {
+  const owner: NodeOwner = { apiVersion: 'v1', kind: 'Node', name: slice.spec.nodeName, uid: nodeUid, controller: true };
+  return { ...slice, metadata: { ...slice.metadata, ownerReferences: [owner] } };
 }
 
 /** The name of a node's slice: `<node>-gpu.tensor-fusion.ai`. */
