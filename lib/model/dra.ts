@@ -25,6 +25,14 @@ export function poolShareDelivery(pool: { spec?: { nodeManagerConfig?: { shareDe
   return SHARE_DELIVERIES.includes(d as ShareDelivery) ? (d as ShareDelivery) : DEFAULT_SHARE_DELIVERY;
 }
 
+/**
+ * Why `growth` does nothing for a DRA pool (docs/growth.md, "DRA pools"): its placeholders stand for
+ * shares the extender refused for room, and kube-scheduler's claim allocator refuses a DRA share
+ * before the extender sees it, in words that name no room.
+ */
+export const GROWTH_NOT_FOR_DRA =
+  "growth counts shares the scheduler extender refused for GPU room, and a DRA share is refused by kube-scheduler's claim allocator instead, so no node would be asked for it";
+
 /** The allowed deliveries, for messages. */
 export const SHARE_DELIVERY_ALLOWED = oneOf(SHARE_DELIVERIES);
 

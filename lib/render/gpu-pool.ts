@@ -8,7 +8,7 @@ import { API_VERSION } from '../model/group';
 import { DEFAULT_POOL_ANNOTATION, poolMembershipLabel } from '../model/metadata-keys';
 import { checkPoolName } from '../model/name-checks';
 import { checkEnum, checkIsolation, checkQos, IsolationMode, PLACEMENT_MODES, PlacementMode, QosLevel } from '../model/rules';
-import { SHARE_DELIVERIES, ShareDelivery } from '../model/dra';
+import { GROWTH_NOT_FOR_DRA, SHARE_DELIVERIES, ShareDelivery } from '../model/dra';
 import { checkMeta, ObjectMetaProps, RenderContext, renderMeta } from './metadata';
 
 /** GPU resources of a pool bound. */
@@ -100,7 +100,8 @@ export interface GpuPoolProps extends ObjectMetaProps {
   /**
    * Makes shares that wait for GPU room visible to a node autoscaler (Karpenter, cluster-autoscaler):
    * the controller keeps placeholder pods asking for the whole GPUs of the new nodes they need, at a
-   * negative priority, until the shares are placed (docs/growth.md).
+   * negative priority, until the shares are placed (docs/growth.md). Refused with `shareDelivery:
+   * 'DRA'`, whose shares it cannot count (docs/growth.md, "DRA pools").
    * @default none (the pool does not ask for nodes)
    * @example { gpusPerNode: 8 }
    */
@@ -169,10 +170,11 @@ function checkShareDelivery(value: unknown, isolation: IsolationMode | undefined
   );
 }
 
-function checkGrowth(growth: GpuPoolGrowth | undefined): (FieldIssue | undefined)[] {
+function checkGrowth(growth: GpuPoolGrowth | undefined, shareDelivery: unknown): (FieldIssue | undefined)[] {
   if (growth === undefined) return [];
   const n = growth.gpusPerNode;
   return [
+    shareDelivery === 'DRA' ? fieldIssue('growth', growth, `unset while shareDelivery is "DRA" (${GROWTH_NOT_FOR_DRA})`) : undefined,
     Number.isInteger(n) && n >= 1 && n <= MAX_GROWTH_GPUS_PER_NODE
       ? undefined
       : fieldIssue('growth.gpusPerNode', n, `an integer from 1 to ${MAX_GROWTH_GPUS_PER_NODE}`),
@@ -198,7 +200,7 @@ export function checkGpuPoolProps(name: string, props: GpuPoolProps, nameFromId 
     checkPercent('tflopsOversellRatio', props.tflopsOversellRatio, 100, 100000),
     checkPercent('vramExpandToHostMem', props.vramExpandToHostMem, 0, 100),
     checkPercent('vramExpandToHostDisk', props.vramExpandToHostDisk, 0, 100),
-    ...checkGrowth(props.growth),
+    ...checkGrowth(props.growth, props.shareDelivery),
   ];
   return [...issues, ...more.filter((i): i is FieldIssue => i !== undefined)];
 }

@@ -60,6 +60,11 @@ describe('GpuPool rules', () => {
         `${ctx}shareDelivery: got "DRA", expected "DevicePlugin" while isolation is "shared" (DRA delivers a share with its MPS daemon, so it needs isolation "hard")`,
       ],
       [
+        'growth on a DRA pool',
+        { shareDelivery: 'DRA', growth: { gpusPerNode: 4 } },
+        `${ctx}growth: got {"gpusPerNode":4}, expected unset while shareDelivery is "DRA" (growth counts shares the scheduler extender refused for GPU room, and a DRA share is refused by kube-scheduler's claim allocator instead, so no node would be asked for it)`,
+      ],
+      [
         'tflopsOversellRatio below 100',
         { tflopsOversellRatio: 50 },
         `${ctx}tflopsOversellRatio: got 50, expected an integer percentage from 100 to 100000`,

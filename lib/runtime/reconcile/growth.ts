@@ -5,6 +5,7 @@
  * are placed or stop waiting, or its node joined the pool. A pool without growth has none.
  */
 import type { GPU, GPUPool } from '../../api';
+import { GROWTH_NOT_FOR_DRA, poolShareDelivery } from '../../model/dra';
 import { AssumedWrites } from '../kube/assumed-writes';
 import type { K8sObject } from '../kube/cluster';
 import { isConflict } from '../kube/cluster';
@@ -43,8 +44,13 @@ function assumedFor(caches: ReadCaches): AssumedWrites<K8sObject> {
   return a;
 }
 
+/** The pool's growth, unless it delivers by DRA, where growth asks for nothing ({@link GROWTH_NOT_FOR_DRA}). */
+function growthOf(pool: GPUPool | undefined): GPUPool['spec']['growth'] {
+  return poolShareDelivery(pool) === 'DRA' ? undefined : pool?.spec?.growth;
+}
+
 function grows(pool: string, caches: ReadCaches): boolean {
-  return caches.pools.get(pool)?.spec?.growth !== undefined;
+  return growthOf(caches.pools.get(pool)) !== undefined;
 }
 
 export const growthWatches: Watches<GrowthKey> = {
@@ -120,7 +126,9 @@ export async function reconcileGrowth(ctx: ReconcileContext, { name }: GrowthKey
   const writes = assumedFor(caches);
   const pool = caches.pools.get(name) as (GPUPool & K8sObject) | undefined;
   const placeholders = writes.view(caches.pods.byIndex(INDEX_PLACEHOLDER_BY_POOL, name), (p) => placeholderPool(p) === name, nowMs);
-  const growth = pool && !pool.metadata.deletionTimestamp ? pool.spec.growth : undefined;
+  const growth = pool && !pool.metadata.deletionTimestamp ? growthOf(pool) : undefined;
+  if (pool?.spec.growth && !growth && !pool.metadata.deletionTimestamp)
+    ctx.logger?.warn({ pool: name }, `spec.growth ignored: the pool's shareDelivery is "DRA"; ${GROWTH_NOT_FOR_DRA}`);
   const remove = async (names: readonly string[]) => {
     for (const p of placeholders.filter((x) => names.includes(x.metadata.name!))) {
       await ctx.writer.delete(RESOURCES.pods, { namespace: p.metadata.namespace, name: p.metadata.name! });

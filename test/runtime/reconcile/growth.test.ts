@@ -63,6 +63,8 @@ class Cluster {
   ];
   created: K8sObject[] = [];
   deleted: string[] = [];
+  warnings: string[] = [];
+  nodeManagerConfig: Record<string, string> = {};
   private uids = 0;
 
   context(): ReconcileContext {
@@ -82,7 +84,7 @@ class Cluster {
             : index === INDEX_UNBOUND_BY_POOL && !(p.spec as { nodeName?: string }).nodeName && shareOf(p)?.pool === v,
         ),
     };
-    const pool = { metadata: { name: POOL }, spec: { growth: { gpusPerNode: 4 }, nodeManagerConfig: {} } };
+    const pool = { metadata: { name: POOL }, spec: { growth: { gpusPerNode: 4 }, nodeManagerConfig: this.nodeManagerConfig } };
     const caches = {
       pods,
       pools: { get: (n: string) => (n === POOL ? pool : undefined), list: () => [pool], byIndex: () => [] },
@@ -101,7 +103,8 @@ class Cluster {
         return true;
       },
     };
-    return { caches, writer, now: () => NOW } as unknown as ReconcileContext;
+    const logger = { warn: (_: object, msg: string) => this.warnings.push(msg), debug: () => undefined };
+    return { caches, writer, logger, now: () => NOW } as unknown as ReconcileContext;
   }
 }
 
@@ -147,6 +150,22 @@ test("a placeholder's node whose GPUs have no status yet has not joined: the pla
   await reconcileGrowth(ctx, { kind: 'growth', name: POOL });
   expect(c.deleted).toEqual([placeholder.metadata.name]);
   expect(c.created).toHaveLength(1);
+});
+
+test('a DRA pool with growth asks for nothing, says why, and its placeholders go', async () => {
+  const c = new Cluster();
+  c.pods = ['u1', 'u2'].map(waiting);
+  await reconcileGrowth(c.context(), { kind: 'growth', name: POOL });
+  const [placeholder] = c.created;
+  // The pool is rewritten to deliver by DRA: the placeholder made before goes, and none is made.
+  c.nodeManagerConfig = { shareDelivery: 'DRA' };
+  c.pods = [...c.pods, placeholder];
+  await reconcileGrowth(c.context(), { kind: 'growth', name: POOL });
+  expect(c.deleted).toEqual([placeholder.metadata.name]);
+  expect(c.created).toHaveLength(1);
+  expect(c.warnings).toEqual([
+    `spec.growth ignored: the pool's shareDelivery is "DRA"; growth counts shares the scheduler extender refused for GPU room, and a DRA share is refused by kube-scheduler's claim allocator instead, so no node would be asked for it`,
+  ]);
 });
 
 describe('AssumedWrites', () => {
