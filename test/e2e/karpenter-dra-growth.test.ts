@@ -2,98 +2,90 @@
  * A DRA pool and Karpenter v1.15.0 simulating DRA claims (`IGNORE_DRA_REQUESTS=false`), with its KWOK
  * provider on the real control plane (docs/growth.md, "DRA pools"). 40 quarter-GPU shares (claims of
  * 20Gi of an 80Gi A100) overflow the pool's one 4-GPU node: it takes 16, 4 per GPU by consumable
- * capacity, and 24 wait, 6 GPUs' worth, 2 new nodes of 4.
+ * capacity, and 24 wait, 6 GPUs' worth: 2 new nodes of 4.
  *
- * Karpenter adds none: it learns a node's future devices only from its cloud provider's instance types
- * (`InstanceType.DynamicResources`), which the KWOK provider never fills, and no NodeOverlay or object
- * of ours can supply. The first test pins that, with Karpenter's own words. The second adds the two
- * nodes as Karpenter would (NodeClaims of the NodePool, launched by Karpenter's KWOK provider) to show
- * the rest of the way: each new node gets the slice our agent publishes, from the agent's own code, as
- * soon as it appears; the 24 claims run there; once they are gone Karpenter removes the empty nodes,
- * and the garbage collector their slices (owned by the node, as the agent's are).
+ * Karpenter learns a future node's devices only from its cloud provider's instance types
+ * (`InstanceType.DynamicResources`). The stock KWOK provider declares none, and no NodeOverlay or
+ * object of ours can: it adds no node, and the first suite pins that with Karpenter's own words. The
+ * second runs the same provider with its instance types declaring the slice our agent publishes
+ * (`karpenter-dra`, test/envtest/karpenter/main.go), as a cloud provider that knew our driver would:
+ * Karpenter adds the 2 nodes, packing the claims by capacity; each node gets our agent's slice, from
+ * the agent's own code, as soon as it appears; every claim runs; once they are gone Karpenter removes
+ * the empty nodes, and the garbage collector their slices (owned by the node, as the agent's are).
  */
 import type { GPUPool } from '../../lib/api';
 import { poolMembershipLabel } from '../../lib/model/metadata-keys';
 import { DRA_NAMES, renderController } from '../../lib/render/controller';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
-import { describeControlPlane } from '../support/control-plane';
-import { publishSlicesOnNewNodes } from '../support/dra-slices';
+import { ControlPlane, describeControlPlane } from '../support/control-plane';
+import { agentSlice, publishSlicesOnNewNodes } from '../support/dra-slices';
 import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, type Obj, RunningController } from '../support/e2e';
-import { gpuNodePool, kwokInstanceType, NODE_CLASS_REF, NODEPOOL_LABEL, startKarpenterWith } from '../support/karpenter';
+import { GROWTH_BATCH, gpuInstanceType, gpuNodePool, NODEPOOL_LABEL, QUARTER_A100, readyNodeClass } from '../support/karpenter';
 import { eventually } from '../runtime/fixtures';
 
 const { synth, namespace, user } = controllerSuite(600_000);
 
 const POOL = 'dra-grows';
 const NS = 'dra-burst';
-const NODE_POOL = 'dra-gpus';
+const INSTANCE_TYPE = 'a100x4';
 /** Karpenter's words for a pod whose claims no device of a node it could add takes (scheduling/nodeclaim.go, dynamicresources/allocator.go). */
 const NO_DEVICES = 'allocating dynamic resources, no instance type can satisfy the allocation';
+const pool = renderGpuPool(POOL, { shareDelivery: 'DRA', tflopsOversellRatio: 100 }) as unknown as GPUPool;
 
-/** A node as Karpenter makes one for its NodePool: a NodeClaim that its KWOK provider launches. */
-function nodeClaim(name: string): Obj {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodeClaim',
-    metadata: { name, labels: { [NODEPOOL_LABEL]: NODE_POOL, ...a100Labels(POOL, 4) } },
-    spec: {
-      nodeClassRef: NODE_CLASS_REF,
-      requirements: [
-        { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['a100x4'] },
-        { key: NODEPOOL_LABEL, operator: 'In', values: [NODE_POOL] },
-      ],
-      expireAfter: 'Never',
-    },
+/**
+ * Per suite: the pool with its one node gpu-0, its slice and those of every node joining it published
+ * as the agent publishes them, Karpenter with `draSlices` or without; and helpers to read the cluster.
+ */
+function draPoolWithKarpenter(cp: () => ControlPlane, draSlices?: Record<string, object[]>) {
+  let ctl: RunningController;
+  let publisher: ReturnType<typeof publishSlicesOnNewNodes>;
+  const items = async (args: string[]): Promise<Obj[]> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json'])).items;
+  const pods = () => items(['pods', '-n', NS]);
+  const perNode = (all: Obj[]) => {
+    const out: Record<string, number> = {};
+    for (const p of all) out[p.spec.nodeName ?? ''] = (out[p.spec.nodeName ?? ''] ?? 0) + 1;
+    return out;
   };
+  const burst = () => {
+    const shares = Array.from({ length: 40 }, (_, i) => localGpuPod({ name: `s-${i}`, namespace: NS, pool: POOL, ...QUARTER_A100 }));
+    return cp().kubectlOk(['create', '-f', '-'], { input: shares.map((p) => JSON.stringify(p)).join('\n') });
+  };
+
+  beforeAll(async () => {
+    const draInstall = renderController({ dra: true, namespace, image: 'example.io/tf:1' }).filter(
+      (o) => o.kind === 'DeviceClass' || Object.values(DRA_NAMES).includes(o.metadata.name as never),
+    );
+    const docs = [
+      ...draInstall,
+      pool as unknown as Obj,
+      kwokNode({ name: 'gpu-0', cpu: '32', labels: a100Labels(POOL, 4) }),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+    ];
+    ctl = await installWithPool(cp(), synth, 'dra-grows.yaml', docs as Obj[], POOL, { totalNodes: 1, totalGPUs: 4 });
+    publisher = publishSlicesOnNewNodes(cp(), `${poolMembershipLabel(POOL)}=true`, pool);
+    await eventually(async () => expect([...publisher.published]).toEqual(['gpu-0']), 30_000);
+    await cp().startKarpenter([gpuInstanceType(INSTANCE_TYPE, 0)], { IGNORE_DRA_REQUESTS: 'false', ...GROWTH_BATCH }, draSlices);
+    await readyNodeClass(cp());
+    const nodePool = gpuNodePool({ name: 'dra-gpus', instanceType: INSTANCE_TYPE, labels: a100Labels(POOL, 4), gpuLimit: 40 });
+    await cp().kubectlOk(['apply', '--server-side', '-f', '-'], { input: JSON.stringify(nodePool) });
+  }, 300_000);
+
+  afterAll(async () => {
+    await publisher?.stop();
+    await ctl?.stop();
+  });
+
+  return { items, pods, perNode, burst, published: () => publisher.published };
 }
 
 describeControlPlane(
-  'a DRA pool with Karpenter simulating DRA',
+  'a DRA pool with Karpenter simulating DRA: the stock KWOK provider',
   { controllerManager: true, scheduler: true, karpenter: true, users: [user] },
   (cp) => {
-    let ctl: RunningController;
-    let publisher: ReturnType<typeof publishSlicesOnNewNodes>;
-    const pool = renderGpuPool(POOL, { shareDelivery: 'DRA', tflopsOversellRatio: 100 }) as unknown as GPUPool;
-    const items = async (args: string[]): Promise<Obj[]> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json'])).items;
-    const pods = () => items(['pods', '-n', NS]);
-    const perNode = (all: Obj[]) => {
-      const out: Record<string, number> = {};
-      for (const p of all) out[p.spec.nodeName ?? ''] = (out[p.spec.nodeName ?? ''] ?? 0) + 1;
-      return out;
-    };
-
-    beforeAll(async () => {
-      const draInstall = renderController({ dra: true, namespace, image: 'example.io/tf:1' }).filter(
-        (o) => o.kind === 'DeviceClass' || Object.values(DRA_NAMES).includes(o.metadata.name as never),
-      );
-      const docs = [
-        ...draInstall,
-        pool as unknown as Obj,
-        kwokNode({ name: 'gpu-0', cpu: '32', labels: a100Labels(POOL, 4) }),
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-      ];
-      ctl = await installWithPool(cp(), synth, 'dra-grows.yaml', docs as Obj[], POOL, { totalNodes: 1, totalGPUs: 4 });
-      // Every node of the pool, gpu-0 and those added later, as its agent would.
-      publisher = publishSlicesOnNewNodes(cp(), `${poolMembershipLabel(POOL)}=true`, pool);
-      await eventually(async () => expect([...publisher.published]).toEqual(['gpu-0']), 30_000);
-      await startKarpenterWith(
-        cp(),
-        [kwokInstanceType('a100x4', { cpu: '32', memory: '256Gi', pods: '110' })],
-        { IGNORE_DRA_REQUESTS: 'false', BATCH_IDLE_DURATION: '5s', BATCH_MAX_DURATION: '20s' },
-        gpuNodePool(NODE_POOL, 'a100x4', a100Labels(POOL, 4), { cpu: '320' }),
-      );
-    }, 300_000);
-
-    afterAll(async () => {
-      await publisher?.stop();
-      await ctl?.stop();
-    });
+    const { items, pods, perNode, burst } = draPoolWithKarpenter(cp);
 
     test("40 shares overflow the pool's node by 24 claims: Karpenter, knowing no device of a node it could add, adds none and says why", async () => {
-      const burst = Array.from({ length: 40 }, (_, i) =>
-        localGpuPod({ name: `s-${i}`, namespace: NS, pool: POOL, tflops: '10', vram: '20Gi' }),
-      );
-      await cp().kubectlOk(['create', '-f', '-'], { input: burst.map((p) => JSON.stringify(p)).join('\n') });
+      await burst();
       await eventually(
         async () => {
           const all = await pods();
@@ -101,11 +93,9 @@ describeControlPlane(
           for (const p of all.filter((x) => !x.spec.nodeName))
             expect(p.status.conditions.find((c: Obj) => c.type === 'PodScheduled').message).toContain('cannot allocate all claims');
           // Karpenter simulated every waiting claim against the NodePool's instance type, more than once.
-          const log = cp().logTail('karpenter', 2_000);
+          const log = cp().logTail('karpenter', 2_000).split('\n');
           for (const p of all.filter((x) => !x.spec.nodeName)) {
-            const refusals = log
-              .split('\n')
-              .filter((l) => l.includes(`"name":"${p.metadata.name}","namespace":"${NS}"`) && l.includes(NO_DEVICES));
+            const refusals = log.filter((l) => l.includes(`"name":"${p.metadata.name}","namespace":"${NS}"`) && l.includes(NO_DEVICES));
             expect(refusals.length).toBeGreaterThanOrEqual(2);
           }
         },
@@ -115,20 +105,32 @@ describeControlPlane(
       expect(await items(['nodeclaims'])).toEqual([]);
       expect((await items(['nodes'])).map((n) => n.metadata.name)).toEqual(['gpu-0']);
     });
+  },
+);
 
-    test('two nodes added to the NodePool get the slices our agent publishes, the 24 claims run there, and once they are gone Karpenter removes the empty nodes and the garbage collector their slices', async () => {
-      await cp().kubectlOk(['create', '-f', '-'], {
-        input: ['by-hand-0', 'by-hand-1'].map((n) => JSON.stringify(nodeClaim(n))).join('\n'),
-      });
+describeControlPlane(
+  "a DRA pool with Karpenter simulating DRA: instance types that declare our agent's slice",
+  { controllerManager: true, scheduler: true, karpenterDra: true, users: [user] },
+  (cp) => {
+    // The slice a node of the instance type publishes, from its NodePool's labels (its name is no node's).
+    const template = agentSlice({ metadata: { name: INSTANCE_TYPE, uid: '', labels: a100Labels(POOL, 4) } }, pool).spec;
+    const { items, pods, perNode, burst, published } = draPoolWithKarpenter(cp, { [INSTANCE_TYPE]: [template] });
+
+    test('40 shares overflow one node: Karpenter adds the 2 nodes the 24 claims need, they run there, and the empty nodes go with their slices', async () => {
+      await burst();
       await eventually(
         async () => {
           const all = await pods();
           expect(all.filter((p) => p.status.phase === 'Running')).toHaveLength(40);
           const grown = (await items(['nodes', '-l', NODEPOOL_LABEL])).map((n) => n.metadata.name).sort();
+          // 24 claims of a quarter GPU: 6 GPUs, 2 nodes of 4, not one node per pod (24) nor per GPU (6).
           expect(grown).toHaveLength(2);
-          // kube-scheduler's first fit: one new node's 4 GPUs take 16 claims, the other node the last 8.
-          expect(Object.values(perNode(all)).sort((a, b) => a - b)).toEqual([8, 16, 16]);
-          expect([...publisher.published].sort()).toEqual(['gpu-0', ...grown]);
+          expect(await items(['nodeclaims'])).toHaveLength(2);
+          // gpu-0 keeps its 16; the 24 are spread over the new nodes as kube-scheduler scores them.
+          const placed = perNode(all);
+          expect(placed['gpu-0']).toBe(16);
+          expect(grown.map((n) => placed[n] ?? 0).reduce((a, b) => a + b)).toBe(24);
+          expect([...published()].sort()).toEqual(['gpu-0', ...grown]);
         },
         300_000,
         2_000,

@@ -77,8 +77,14 @@ export const GO_BUILDS: readonly GoBuild[] = [
   },
   // A real autoscaler for the growth suites (test/e2e/karpenter-growth.test.ts): Karpenter's KWOK cloud
   // provider, which creates KWOK nodes for pending pods from an instance types file. Its module needs
-  // Go >= 1.26.9.
-  { name: 'karpenter', module: 'sigs.k8s.io/karpenter', binaries: { karpenter: 'sigs.k8s.io/karpenter/kwok' }, toolchain: 'go1.27.3' },
+  // Go >= 1.26.9. karpenter-dra (the wrapper's main.go) is the same provider whose instance types also
+  // declare DRA devices, which the stock one cannot (test/e2e/karpenter-dra-growth.test.ts).
+  {
+    name: 'karpenter',
+    module: 'sigs.k8s.io/karpenter',
+    binaries: { karpenter: 'sigs.k8s.io/karpenter/kwok', 'karpenter-dra': '.' },
+    toolchain: 'go1.27.3',
+  },
 ];
 
 /** Every binary the harness can run. */
@@ -97,7 +103,8 @@ export type Binary =
   | 'containerd-shim-runc-v2'
   | 'ctr'
   | 'runc'
-  | 'karpenter';
+  | 'karpenter'
+  | 'karpenter-dra';
 
 /** What setup-envtest puts in KUBEBUILDER_ASSETS; the rest come from our own cache. */
 export const KUBEBUILDER_BINARIES: readonly Binary[] = ['kube-apiserver', 'etcd', 'kubectl'];

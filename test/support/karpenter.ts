@@ -11,13 +11,16 @@ export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
 
 const NODE_CLASS = { apiVersion: 'karpenter.kwok.sh/v1alpha1', kind: 'KWOKNodeClass', metadata: { name: 'default' } };
 
-/** An instance type of the provider's file: `gpus` nvidia.com/gpu, 32 CPUs, on demand in one zone at `price`. */
+/**
+ * An instance type of the provider's file: `gpus` nvidia.com/gpu (none for 0: a DRA pool's nodes
+ * publish their GPUs as devices instead), 32 CPUs, on demand in one zone at `price`.
+ */
 export function gpuInstanceType(name: string, gpus: number, price = 10): Obj {
   return {
     name,
     architecture: 'amd64',
     operatingSystems: ['linux'],
-    resources: { cpu: '32', memory: '256Gi', pods: '110', 'nvidia.com/gpu': String(gpus) },
+    resources: { cpu: '32', memory: '256Gi', pods: '110', ...(gpus > 0 ? { 'nvidia.com/gpu': String(gpus) } : {}) },
     offerings: [
       {
         Price: price,

@@ -6,6 +6,12 @@ go 1.26.9
 tool sigs.k8s.io/karpenter/kwok
 
 require (
+	k8s.io/api v0.36.1
+	sigs.k8s.io/controller-runtime v0.24.1
+	sigs.k8s.io/karpenter v1.15.0
+)
+
+require (
 	cel.dev/expr v0.25.1 // indirect
 	github.com/Pallinder/go-randomdata v1.2.0 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
@@ -75,7 +81,6 @@ require (
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
-	k8s.io/api v0.36.1 // indirect
 	k8s.io/apiextensions-apiserver v0.36.0 // indirect
 	k8s.io/apimachinery v0.36.1 // indirect
 	k8s.io/apiserver v0.36.0 // indirect
@@ -89,9 +94,7 @@ require (
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260414162039-ec9c827d403f // indirect
 	k8s.io/utils v0.0.0-20260319190234-28399d86e0b5 // indirect
-	sigs.k8s.io/controller-runtime v0.24.1 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
-	sigs.k8s.io/karpenter v1.15.0 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.0 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect

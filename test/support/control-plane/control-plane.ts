@@ -39,6 +39,11 @@ export interface ControlPlaneOptions {
    * once it knows its instance types (implies `kwok`, which runs the nodes Karpenter makes).
    */
   karpenter?: boolean;
+  /**
+   * Needs the KWOK provider whose instance types also declare DRA devices (`karpenter-dra`), started
+   * with {@link ControlPlane.startKarpenter}'s `draSlices` (implies `kwok`).
+   */
+  karpenterDra?: boolean;
   /** Users besides the admin, e.g. `system:serviceaccount:ns:name` to run a process with its RBAC. */
   users?: User[];
   /** Write an audit log (Metadata level, every request) that {@link ControlPlane.auditEvents} reads. */
@@ -80,8 +85,9 @@ export function binariesFor(opts: ControlPlaneOptions): Binary[] {
   const out: Binary[] = ['etcd', 'kube-apiserver', 'kubectl'];
   if (opts.controllerManager) out.push('kube-controller-manager');
   if (opts.scheduler) out.push('kube-scheduler');
-  if (opts.kwok || opts.karpenter) out.push('kwok');
+  if (opts.kwok || opts.karpenter || opts.karpenterDra) out.push('kwok');
   if (opts.karpenter) out.push('karpenter');
+  if (opts.karpenterDra) out.push('karpenter-dra');
   return out;
 }
 
@@ -190,7 +196,7 @@ export class ControlPlane {
       await cp.startApiServer();
       if (opts.controllerManager) await cp.startControllerManager();
       if (opts.scheduler) await cp.startScheduler(opts.scheduler === true ? {} : opts.scheduler);
-      if (opts.kwok || opts.karpenter) await cp.startKwok();
+      if (opts.kwok || opts.karpenter || opts.karpenterDra) await cp.startKwok();
     } catch (err) {
       await cp.stop();
       throw err;
@@ -489,14 +495,22 @@ export class ControlPlane {
    * Starts Karpenter's KWOK provider: applies its CRDs (copied from its module by envtest:setup) and
    * waits until they serve, then runs it with `instanceTypes` (its instance types file's entries) and
    * `env` (e.g. BATCH_IDLE_DURATION) until the control plane stops. Its NodePools need a
-   * KWOKNodeClass whose Ready condition someone sets: no controller of its provider does.
+   * KWOKNodeClass whose Ready condition someone sets: no controller of its provider does. With
+   * `draSlices` (instance type name -> ResourceSlice specs its nodes will publish), runs
+   * `karpenter-dra`, whose instance types declare those devices (option `karpenterDra`).
    */
-  async startKarpenter(instanceTypes: readonly object[], env: Record<string, string> = {}): Promise<void> {
+  async startKarpenter(
+    instanceTypes: readonly object[],
+    env: Record<string, string> = {},
+    draSlices?: Record<string, readonly object[]>,
+  ): Promise<void> {
     await this.kubectlOk(['apply', '--server-side', '-f', karpenterCrdsDir()]);
     await this.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', karpenterCrdsDir()]);
     const [metrics, health] = [await freePort(), await freePort()];
-    const p = startProcess('karpenter', binaryPath('karpenter'), [], this.log('karpenter'), {
+    const binary = draSlices ? 'karpenter-dra' : 'karpenter';
+    const p = startProcess(binary, binaryPath(binary), [], this.log(binary), {
       ...process.env,
+      ...(draSlices ? { DRA_SLICES_FILE_PATH: this.file('dra-slices.json', JSON.stringify(draSlices)) } : {}),
       HOME: this.dir,
       KUBECONFIG: this.kubeconfig,
       INSTANCE_TYPES_FILE_PATH: this.file('instance-types.json', JSON.stringify(instanceTypes)),
