@@ -39,6 +39,8 @@ export function ourResults(claim: ResourceClaim): ClaimResult[] {
 /** What one result holds: the GPU object it names and the TFLOPS and VRAM bytes it consumed. */
 export interface HeldGpu {
   readonly node: string;
+  /** The GPU's device index on its node. */
+  readonly index: number;
   /** The GPU object's name (lib/model/gpu-object.ts). */
   readonly gpu: string;
   readonly tflops: number;
@@ -50,7 +52,7 @@ export function heldGpu(r: ClaimResult): HeldGpu | undefined {
   const index = deviceIndex(r.device);
   if (index === undefined) return undefined;
   const amount = (key: string) => parseQuantity(r.consumedCapacity?.[key] ?? 0) ?? 0;
-  return { node: r.pool, gpu: gpuName(r.pool, index), tflops: amount(DRA_CAPACITY.tflops), vram: amount(DRA_CAPACITY.vram) };
+  return { node: r.pool, index, gpu: gpuName(r.pool, index), tflops: amount(DRA_CAPACITY.tflops), vram: amount(DRA_CAPACITY.vram) };
 }
 
 /** The GPUs a claim holds, one per result of ours. */
