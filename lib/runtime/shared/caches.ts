@@ -62,7 +62,17 @@ export type CachedObject<C extends CacheName> = Caches[C] extends Informer<infer
 export type Cache<T extends K8sObject> = Pick<Informer<T>, 'get' | 'list' | 'byIndex'>;
 export type ReadCaches = { readonly [C in CacheName]: Cache<CachedObject<C>> };
 
-export const CACHE_NAMES: readonly CacheName[] = ['nodes', 'pods', 'pools', 'gpuNodes', 'gpus', 'workloads', 'profiles', 'quotas', 'claims'];
+export const CACHE_NAMES: readonly CacheName[] = [
+  'nodes',
+  'pods',
+  'pools',
+  'gpuNodes',
+  'gpus',
+  'workloads',
+  'profiles',
+  'quotas',
+  'claims',
+];
 
 export interface CacheOptions {
   clock: Clock;
