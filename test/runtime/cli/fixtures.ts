@@ -84,38 +84,22 @@ export function heldPod(name: string, node: string, gpus: string[], tflops: numb
 }
 
 /**
- * A bound pod of a DRA pool (its share record, our claim, no allocation record) and its claim as
- * kube-scheduler allocates it: `consumed` of device `gpu-<index>` of `node`.
+ * A bound pod of a DRA pool (its share record of `tflops` and `vram` bytes, our claim, no allocation
+ * record) and its claim as kube-scheduler allocates it: `consumed` of device `gpu-<index>` of `node`.
  */
 export function draPod(
   name: string,
   node: string,
   index: number,
-  share: { tflops: number; vram: number; tflopsLimit?: number; vramLimit?: number },
+  share: { tflops: number; vram: number },
   consumed: { tflops: string; memory: string },
 ): { pod: K8sObject; claim: K8sObject } {
-  const uid = `uid-${name}`;
-  const record = {
-    pool: POOL,
-    qos: 'medium',
-    gpuCount: 1,
-    tflopsRequest: share.tflops,
-    tflopsLimit: share.tflopsLimit ?? share.tflops,
-    vramRequest: share.vram,
-    vramLimit: share.vramLimit ?? share.vram,
-  };
+  const held = heldPod(name, node, [`${node}-gpu-${index}`], share.tflops, share.vram);
+  const uid = held.metadata.uid!;
   const pod: K8sObject = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'ml',
-      uid,
-      labels: { [ENABLED_LABEL]: 'true' },
-      annotations: { [SHARE_ANNOTATION]: JSON.stringify(record) },
-    },
+    ...held,
+    metadata: { ...held.metadata, annotations: { [SHARE_ANNOTATION]: held.metadata.annotations![SHARE_ANNOTATION] } },
     spec: { nodeName: node, resourceClaims: [{ name: 'tensor-fusion-gpu', resourceClaimTemplateName: 'tf-0123456789ab' }], containers: [] },
-    status: { phase: 'Running' },
   };
   const claim: K8sObject = {
     apiVersion: 'resource.k8s.io/v1',
