@@ -42,6 +42,8 @@ export const CONTROLLER_ENV = {
   nodeAgent: 'NODE_AGENT',
   /** `true` or `false`: whether the ops port serves the read-only web view (prop `webView`). */
   webView: 'WEB_VIEW',
+  /** `true` or `false`: whether the install has the DRA objects and role (prop `dra`), so the controller watches ResourceClaims. */
+  dra: 'DRA',
 } as const;
 
 /** How the webhook's serving certificate is obtained. */

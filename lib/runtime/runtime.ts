@@ -71,7 +71,7 @@ export async function startRuntime(opts: StartOptions): Promise<Runtime> {
   const metrics = new RuntimeMetrics();
   if (opts.processMetrics) metrics.withDefaultMetrics();
   const cluster = new HttpCluster({ userAgent: `tensor-fusion-controller/${env.podName}`, ...opts.connection });
-  const controller = new Controller({ cluster, clock, logger, metrics, ...opts.controller });
+  const controller = new Controller({ cluster, clock, logger, metrics, dra: env.dra, ...opts.controller });
   const abort = new AbortController();
   let stopping = false;
   const elector: LeaderElector = new LeaderElector({

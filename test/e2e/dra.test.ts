@@ -10,6 +10,7 @@ import { mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CLI_BUNDLE_PATH } from '../../lib/contract/bundle';
+import { CONTROLLER_ENV } from '../../lib/contract/env';
 import { ALLOCATION_ANNOTATION } from '../../lib/model/metadata-keys';
 import { binaryPath } from '../envtest/assets';
 import { claimTemplateValidations, claimValidations, draPodValidations, DRA_NAMES, renderController } from '../../lib/render/controller';
@@ -49,6 +50,19 @@ describeControlPlane('DRA delivery (issue 53)', { controllerManager: true, kwok:
   let ctl: RunningController;
   const get = async (args: string[]): Promise<Obj> => JSON.parse(await cp().kubectlOk(['get', ...args, '-o', 'json']));
   const create = (o: Obj) => cp().kubectl(['create', '-f', '-'], { input: JSON.stringify(o) });
+  /** `kubectl tf ARGS` through kubectl's plugin lookup, as users run it. */
+  const kubectlTf = async (args: string[]): Promise<{ code: number; stdout: string }> => {
+    const bin = mkdtempSync(path.join(tmpdir(), 'kubectl-tf-'));
+    symlinkSync(path.resolve(__dirname, '../..', CLI_BUNDLE_PATH), path.join(bin, 'kubectl-tf'));
+    return new Promise((resolve) =>
+      execFile(
+        binaryPath('kubectl'),
+        ['tf', ...args],
+        { env: { ...process.env, KUBECONFIG: cp().kubeconfig, PATH: `${bin}:${process.env.PATH}` }, timeout: 60_000 },
+        (err, stdout) => resolve({ code: err ? 1 : 0, stdout }),
+      ),
+    );
+  };
   const claimOf = async (pod: string): Promise<Obj> => {
     const claims = (await get(['resourceclaims', '-n', NS])).items as Obj[];
     const mine = claims.filter((c) => c.metadata.ownerReferences?.some((o: Obj) => o.kind === 'Pod' && o.name === pod));
@@ -67,7 +81,16 @@ describeControlPlane('DRA delivery (issue 53)', { controllerManager: true, kwok:
       resourceSlice(NODE),
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
     ];
-    ctl = await installWithPool(cp(), synth, 'dra.yaml', docs as Obj[], POOL, { totalNodes: 1, totalGPUs: 2 });
+    // The controller as the install with `dra` runs it: watching claims (CONTROLLER_ENV.dra).
+    ctl = await installWithPool(
+      cp(),
+      synth,
+      'dra.yaml',
+      docs as Obj[],
+      POOL,
+      { totalNodes: 1, totalGPUs: 2 },
+      { env: { [CONTROLLER_ENV.dra]: 'true' } },
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -103,6 +126,25 @@ describeControlPlane('DRA delivery (issue 53)', { controllerManager: true, kwok:
     }, 60_000);
   });
 
+  test("the claim's consumed capacity leaves its GPU's and its pool's status, and kubectl tf top shows the share on its GPU", async () => {
+    // 'one' consumed 10 TFLOPS and 5Gi of gpu-0 (the test above).
+    await eventually(async () => {
+      expect((await get(['gpu', `${NODE}-gpu-0`])).status.available).toEqual({ tflops: '302', vram: '75Gi' });
+      expect((await get(['gpu', `${NODE}-gpu-1`])).status.available).toEqual({ tflops: '312', vram: '80Gi' });
+      expect((await get(['gpupool', POOL])).status).toMatchObject({ totalTFlops: '624', availableTFlops: '614', availableVRAM: '155Gi' });
+    }, 60_000);
+    const top = await kubectlTf(['top', 'gpus']);
+    expect(top.code).toBe(0);
+    expect(top.stdout.split('\n')).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          new RegExp(`^${NODE}-gpu-0\\s+${NODE}\\s+${POOL}\\s+A100\\s+1\\s+312\\s+10 \\(3%\\)\\s+10\\s+-\\s+80Gi\\s+5Gi \\(6%\\)\\s+-$`),
+        ),
+        expect.stringMatching(new RegExp(`^${NODE}-gpu-1\\s+${NODE}\\s+${POOL}\\s+A100\\s+0\\s+312\\s+0 \\(0%\\)`)),
+      ]),
+    );
+  });
+
   test('gpu-count and gpu-model reach the claim as a count of distinct devices and a CEL selector the API server compiles', async () => {
     const annotations = { 'tensor-fusion.ai/gpu-count': '2', 'tensor-fusion.ai/gpu-model': 'A100' };
     expect((await create(localGpuPod({ name: 'two', namespace: NS, pool: POOL, tflops: '5', vram: '1Gi', annotations }))).code).toBe(0);
@@ -121,16 +163,7 @@ describeControlPlane('DRA delivery (issue 53)', { controllerManager: true, kwok:
       expect(scheduled!.message).toContain('cannot allocate all claims');
     }, 60_000);
     // `kubectl tf why`, through kubectl's plugin lookup: which capacity was short, from the slice and the claims.
-    const bin = mkdtempSync(path.join(tmpdir(), 'kubectl-tf-'));
-    symlinkSync(path.resolve(__dirname, '../..', CLI_BUNDLE_PATH), path.join(bin, 'kubectl-tf'));
-    const why = await new Promise<{ code: number; stdout: string }>((resolve) =>
-      execFile(
-        binaryPath('kubectl'),
-        ['tf', 'why', 'big', '-n', NS],
-        { env: { ...process.env, KUBECONFIG: cp().kubeconfig, PATH: `${bin}:${process.env.PATH}` }, timeout: 60_000 },
-        (err, stdout) => resolve({ code: err ? 1 : 0, stdout }),
-      ),
-    );
+    const why = await kubectlTf(['why', 'big', '-n', NS]);
     expect(why.code).toBe(0);
     expect(why.stdout).toContain(
       "No node of pool dra can allocate its claim (1 node), counting the GPUs' ResourceSlices less the allocated claims:\n  1 node: not enough free VRAM on any GPU\n",

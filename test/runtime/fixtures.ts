@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { GFD, GPU_IDS_ANNOTATION, WORKLOAD_LABEL } from '../../lib/model/metadata-keys';
 import { T9K } from '../../lib/t9k/keys';
-import { Controller } from '../../lib/runtime/reconcile/controller';
+import { Controller, ControllerOptions } from '../../lib/runtime/reconcile/controller';
 import { ApiServerDouble, Obj, clusterFor } from '../support/api-server';
 
 export const silent = pino({ level: 'silent' });
@@ -74,8 +74,9 @@ export function workloadObj(name: string, replicas: number): Obj {
 }
 
 /** A controller with short timings, reading and writing through its own client. */
-export function testController(api: ApiServerDouble, name = 'ctl'): Controller {
+export function testController(api: ApiServerDouble, name = 'ctl', extra: Partial<ControllerOptions> = {}): Controller {
   return new Controller({
+    ...extra,
     cluster: clusterFor(api, name),
     logger: silent,
     informer: { minWatchTimeoutSeconds: 5, idleTimeoutMs: 1500, backoffInitialMs: 20, backoffMaxMs: 200, unhealthyAfterMs: 2000 },

@@ -19,8 +19,10 @@ describe('readEnv', () => {
       tlsDir: '/tls',
       nodeAgent: true,
       webView: false,
+      dra: false,
     });
     expect(readEnv({ NODE_AGENT: 'false' }).nodeAgent).toBe(false);
+    expect(readEnv({ DRA: 'true' }).dra).toBe(true);
     expect(readEnv({ WEB_VIEW: 'true' }).webView).toBe(true);
   });
 
@@ -30,14 +32,23 @@ describe('readEnv', () => {
 
   test('names every bad variable', () => {
     expect(() =>
-      readEnv({ METRICS_PORT: 'abc', WEBHOOK_PORT: '70000', LOG_LEVEL: 'loud', CERT_MODE: 'vault', NODE_AGENT: 'yes', WEB_VIEW: 'on' }),
+      readEnv({
+        METRICS_PORT: 'abc',
+        WEBHOOK_PORT: '70000',
+        LOG_LEVEL: 'loud',
+        CERT_MODE: 'vault',
+        NODE_AGENT: 'yes',
+        WEB_VIEW: 'on',
+        DRA: '1',
+      }),
     ).toThrow(
       'controller environment: LOG_LEVEL: got "loud", expected one of trace, debug, info, warn, error, fatal, silent\n' +
         'CERT_MODE: got "vault", expected one of self-managed, cert-manager\n' +
         'NODE_AGENT: got "yes", expected "true" or "false"\n' +
         'METRICS_PORT: got "abc", expected a port number from 0 to 65535\n' +
         'WEBHOOK_PORT: got "70000", expected a port number from 0 to 65535\n' +
-        'WEB_VIEW: got "on", expected "true" or "false"',
+        'WEB_VIEW: got "on", expected "true" or "false"\n' +
+        'DRA: got "1", expected "true" or "false"',
     );
   });
 });

@@ -28,7 +28,7 @@ export function controllerSuite(timeoutMs: number): {
 /**
  * Installs one controller replica with its kube-scheduler, applies `docs` (a pool, its nodes,
  * namespaces) as `file`, and waits until the replica is ready and `pool`'s status counts `expected`
- * nodes and GPUs. A failure stops what it started.
+ * nodes and GPUs (polled every `opts.intervalMs`). A failure stops what it started.
  */
 export async function installWithPool(
   cp: ControlPlane,
@@ -37,9 +37,9 @@ export async function installWithPool(
   docs: Obj[],
   pool: string,
   expected: { totalNodes: number; totalGPUs: number },
-  intervalMs?: number,
+  opts: { intervalMs?: number; env?: Record<string, string> } = {},
 ): Promise<RunningController> {
-  const ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
+  const ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true, env: opts.env });
   try {
     await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, file, docs)]);
     await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
@@ -55,7 +55,7 @@ export async function installWithPool(
           throw new Error(`GPUPool ${pool}: status counts ${JSON.stringify(got)}, waiting for ${JSON.stringify(expected)}`);
       },
       60_000,
-      intervalMs,
+      opts.intervalMs,
     );
     return ctl;
   } catch (err) {

@@ -42,6 +42,7 @@ function env(props: ResolvedControllerProps): object[] {
     value(E.certMode, props.certificateMode),
     value(E.nodeAgent, String(props.nodeAgent)),
     value(E.webView, String(props.webView)),
+    value(E.dra, String(props.dra)),
   ];
   const withPrometheus = props.prometheusUrl ? [...common, value(E.prometheusUrl, props.prometheusUrl)] : common;
   return props.certificateMode === 'cert-manager' ? [...withPrometheus, value(E.tlsDir, CONTROLLER_ENV_DEFAULTS.tlsDir)] : withPrometheus;

@@ -51,8 +51,9 @@ export const AGENT_DRA_RULES: readonly PolicyRule[] = [
 ];
 
 /**
- * The controller's rules: the webhook ensures a pod's template before it admits the pod; the
- * extender and the pool view read claims (what kube-scheduler allocated) and slices (what a node offers).
+ * The controller's rules: the webhook ensures a pod's template before it admits the pod; the GPU
+ * status (its claims cache), the extender and the pool view read claims (what kube-scheduler
+ * allocated) and slices (what a node offers).
  */
 export const CONTROLLER_DRA_RULES: readonly PolicyRule[] = [
   { apiGroups: [RESOURCE_GROUP], resources: ['resourceclaimtemplates'], verbs: ['get', 'create'] },

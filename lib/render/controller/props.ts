@@ -133,7 +133,8 @@ export interface TensorFusionControllerProps {
    * Install what GpuPools with `shareDelivery: 'DRA'` need (Kubernetes 1.34+, resource.k8s.io/v1):
    * the DeviceClass `gpu.tensor-fusion.ai`, RBAC for the node agent's ResourceSlices and the webhook's
    * ResourceClaimTemplates, and the policies that refuse claims and templates of the class made by
-   * hand. Leave it off on older clusters, which serve no DeviceClass. See docs/dra.md.
+   * hand; the controller then watches ResourceClaims, so that GPU status counts DRA shares. Leave it
+   * off on older clusters, which serve no DeviceClass. See docs/dra.md.
    * @default false
    */
   readonly dra?: boolean;

@@ -11,6 +11,8 @@
  * gives changed limits only to clients that connect after the change, so a shrink would hand a
  * neighbour memory the pod's running processes can still take. They keep their share, with a Warning
  * Event and the condition saying so; recreating the pods (a rollout) applies the recommendation.
+ * Pods of DRA pools neither: kube-scheduler allocated their claim's capacity, and an allocation cannot
+ * change once made (resource.k8s.io/v1), so they too keep their share with a Warning and the condition.
  *
  * Order of the writes: the allocator first holds the larger of the old and new amounts per field, the
  * pod is patched, then the allocator holds the new amounts (or the old ones if the patch failed). So
@@ -21,11 +23,12 @@ import type { Logger } from 'pino';
 import { escapePathComponent } from 'fast-json-patch';
 import type { Condition } from '../../api';
 import { applyRecommendation, appliesToShares, changedAmounts, recommendationOf, Resources, sameResources } from '../../autoscale';
-import { decodeAutoScalingConfig } from '../../api/autoscaling-settings';
+import { AutoscaleSettings, decodeAutoScalingConfig } from '../../api/autoscaling-settings';
 import type { Allocation, AllocateResult, ShareAmounts } from '../../allocator';
 import { Cluster, JsonPatchOp, K8sObject, updateWithRetry } from '../kube/cluster';
 import { bindingAnnotations, DeviceInfo } from '../shared/pod-share/record';
-import { isTerminal } from '../shared/pod-lifecycle';
+import { boundNode, isTerminal } from '../shared/pod-lifecycle';
+import { draShareOf } from '../shared/dra/pod-claim';
 import { setCondition } from '../shared/capacity';
 import { keyOf, RESOURCES } from '../kube/resources';
 import { deliveredByAgent, mpsParts, shareOf } from '../shared/share';
@@ -101,12 +104,16 @@ export class ShareResizer {
     if (!appliesToShares(settings) || !recommended) return;
     const blocked: string[] = [];
     const hard: string[] = [];
+    const claimed: string[] = [];
     let resized = 0;
     for (const pod of this.opts.pods(keyOf(wl.metadata))) {
       const uid = pod.metadata.uid;
       if (!uid || isTerminal(pod) || this.opts.state.isReserved(uid)) continue;
       const held = this.opts.state.holding(uid);
-      if (!held || held.gpuIds.length === 0) continue;
+      if (!held || held.gpuIds.length === 0) {
+        if (await this.refuseClaim(pod, settings, recommended)) claimed.push(pod.metadata.name!);
+        continue;
+      }
       const next = applyRecommendation(settings, recommended, held);
       if (sameResources(next, held)) continue;
       if (deliveredByAgent(pod)) {
@@ -123,12 +130,20 @@ export class ShareResizer {
       else blocked.push(`pod ${pod.metadata.name} on ${held.node}: ${why}`);
     }
     const cur = wl.status?.conditions?.find((c) => c.type === RESIZE_CONDITION);
-    if (hard.length > 0) {
+    if (hard.length > 0 || claimed.length > 0) {
+      const stays = [
+        ...(hard.length
+          ? [`${hard.length} pod(s) of a hard pool, whose MPS limits change only when the pod is recreated: ${hard.join(', ')}`]
+          : []),
+        ...(claimed.length
+          ? [`${claimed.length} pod(s) of a DRA pool, whose claim's allocation cannot change once made: ${claimed.join(', ')}`]
+          : []),
+      ];
       await this.setCondition(wl, {
         type: RESIZE_CONDITION,
         status: 'False',
-        reason: 'HardIsolation',
-        message: `the recommendation stays in status for ${hard.length} pod(s) of a hard pool, whose MPS limits change only when the pod is recreated: ${hard.join(', ')}${blocked.length ? `; and ${blocked.length} whose GPUs have no room: ${blocked.join('; ')}` : ''}`,
+        reason: hard.length ? 'HardIsolation' : 'DraClaim',
+        message: `the recommendation stays in status for ${stays.join('; and ')}${blocked.length ? `; and ${blocked.length} whose GPUs have no room: ${blocked.join('; ')}` : ''}`,
       });
     } else if (blocked.length > 0) {
       await this.setCondition(wl, {
@@ -145,6 +160,23 @@ export class ShareResizer {
         message: 'every bound pod holds the recommended share',
       });
     }
+  }
+
+  /**
+   * A bound DRA pod whose share the recommendation would change: a Warning Event, and true. Its share
+   * record holds its amounts (its claim, what kube-scheduler allocated); the extender holds none.
+   */
+  private async refuseClaim(pod: K8sObject, settings: AutoscaleSettings, recommended: Resources): Promise<boolean> {
+    const share = draShareOf(pod);
+    if (!share || !boundNode(pod)) return false;
+    const next = applyRecommendation(settings, recommended, share);
+    if (sameResources(next, share)) return false;
+    await this.opts.cluster.recordEvent(pod, {
+      type: 'Warning',
+      reason: 'ShareNotResized',
+      message: `GPU share not resized in place (${describeChange(share, next)}): its pool delivers shares by DRA, and kube-scheduler allocated its ResourceClaim, whose allocation cannot change once made; recreate the pod to take the recommendation`,
+    });
+    return true;
   }
 
   /** Resizes one pod's share; undefined when done, else why not (its GPUs have no room). */

@@ -10,6 +10,7 @@ import { keyOf, RESOURCES } from '../kube/resources';
 import { PlacementState } from '../extender/placement-state';
 import { INDEX_BY_NAMESPACE, INDEX_BY_NODE, INDEX_BY_OWNER, managedBy, ReadCaches } from '../shared/caches';
 import type { NodeLike, PodLike } from '../shared/capacity';
+import { claimNodes } from '../shared/dra/claim-results';
 
 /** Every kind the plugin reads, as lists. */
 export interface ClusterObjects {
@@ -97,6 +98,7 @@ export function fixedCaches(o: ClusterObjects): FixedCaches {
     workloads: fixedCache(o.workloads),
     profiles: fixedCache(o.profiles),
     quotas: fixedCache(o.quotas),
+    claims: fixedCache(o.claims ?? [], { [INDEX_BY_NODE]: claimNodes }),
   };
 }
 

@@ -12,6 +12,7 @@ import type { Allocation, AllocationRequest, Allocator, AllocatorSnapshot, Place
 import type { K8sObject } from '../kube/cluster';
 import type { GpuBar, ShareSegment } from '../shared/gpu-bars';
 import { podRequests } from '../shared/pod-requests';
+import { claimAllocationOf, heldByPod } from '../shared/dra/claim-allocation';
 import { resolvePodSettings, shareRequest } from '../shared/resolve-pod';
 import { cachedSettingsView } from '../shared/settings-view';
 import { allocationRequest } from '../shared/share';
@@ -90,6 +91,9 @@ export async function planPlacement(objects: ClusterObjects, pods: readonly Work
   const caches = fixedCaches(objects);
   const state = placementStateOf(caches);
   const allocator = state.current();
+  // DRA pools' shares are in their claims, which the extender never holds: they take their GPUs' room here.
+  const claimed = heldByPod(objects.claims ?? []);
+  allocator.restore(objects.pods.flatMap((p) => claimAllocationOf(p, claimed.get(p.metadata.uid ?? '')) ?? []));
   const view = cachedSettingsView(caches);
   // No quotas: the plan says a per-pod bound in its own words below, and counts totals as it places.
   const admissionView: AdmissionView = { ...view, workload: async (ns, name) => caches.workloads.get(`${ns}/${name}`) };

@@ -10,8 +10,11 @@ import { formatBytes, parseQuantity } from '../../k8s/quantity';
 import { formatTflops } from '../../model/share-quantity';
 import type { K8sObject } from '../kube/cluster';
 import type { ShareRequest } from '../shared/share';
+import { usageFromClaims } from '../shared/dra/claim-results';
+import { deviceIndex } from '../shared/dra/resource-slice';
+import { gpuName } from '../../model/gpu-object';
 
-/** The parts of a ResourceSlice's and a ResourceClaim's resource.k8s.io/v1 fields read here. */
+/** The parts of a ResourceSlice's resource.k8s.io/v1 fields read here (a claim's: shared/dra/claim-results.ts). */
 interface Capacity {
   value?: string;
   requestPolicy?: { default?: string; validRange?: { min?: string; step?: string } };
@@ -26,15 +29,6 @@ interface SliceSpec {
   nodeName?: string;
   pool?: { name?: string };
   devices?: SliceDevice[];
-}
-interface ClaimResult {
-  driver?: string;
-  pool?: string;
-  device?: string;
-  consumedCapacity?: Record<string, string | undefined>;
-}
-interface ClaimStatus {
-  allocation?: { devices?: { results?: ClaimResult[] } };
 }
 
 /** One GPU as published, with what is left of it. */
@@ -62,19 +56,9 @@ function consumed(asked: number, capacity: Capacity | undefined): number {
   return step > 0 ? min + Math.ceil((asked - min) / step) * step : asked;
 }
 
-/** Our GPUs on `nodes` or published with the pool attribute `pool`, less what allocated claims consume on each. */
+/** Our GPUs on `nodes` or published with the pool attribute `pool`, less what allocated claims consume on each (shared/dra/claim-results.ts). */
 export function draGpus(slices: readonly K8sObject[], claims: readonly K8sObject[], nodes: ReadonlySet<string>, pool: string): DraGpu[] {
-  const used = new Map<string, { tflops: number; vram: number }>();
-  for (const c of claims) {
-    for (const r of (c.status as ClaimStatus | undefined)?.allocation?.devices?.results ?? []) {
-      if (r.driver !== DRA_DRIVER) continue;
-      const key = `${r.pool}/${r.device}`;
-      const u = used.get(key) ?? { tflops: 0, vram: 0 };
-      u.tflops += parseQuantity(r.consumedCapacity?.[DRA_CAPACITY.tflops] ?? 0) ?? 0;
-      u.vram += parseQuantity(r.consumedCapacity?.[DRA_CAPACITY.vram] ?? 0) ?? 0;
-      used.set(key, u);
-    }
-  }
+  const used = usageFromClaims(claims);
   const gpus: DraGpu[] = [];
   for (const s of slices) {
     const spec = s.spec as SliceSpec | undefined;
@@ -83,7 +67,8 @@ export function draGpus(slices: readonly K8sObject[], claims: readonly K8sObject
       if (!nodes.has(spec.nodeName) && d.attributes?.[DRA_ATTRIBUTES.pool]?.string !== pool) continue;
       const tflops = parseQuantity(d.capacity?.[DRA_CAPACITY.tflops]?.value ?? 0) ?? 0;
       const vram = parseQuantity(d.capacity?.[DRA_CAPACITY.vram]?.value ?? 0) ?? 0;
-      const u = used.get(`${spec.pool?.name}/${d.name}`) ?? { tflops: 0, vram: 0 };
+      const index = deviceIndex(d.name);
+      const u = (spec.pool?.name && index !== undefined && used.get(gpuName(spec.pool.name, index))) || { tflops: 0, vram: 0 };
       gpus.push({
         node: spec.nodeName,
         device: d.name,

@@ -45,6 +45,13 @@ export interface ControllerOptions {
    * @default 1000
    */
   podStatusDelayMs?: number;
+  /**
+   * Whether to watch DRA ResourceClaims (the install's `dra`): the GPU status then counts DRA pools'
+   * shares. Off, the claims cache is never started, so a cluster that serves no resource.k8s.io/v1,
+   * or a controller without the DRA role, keeps its caches synced and its replicas ready.
+   * @default false
+   */
+  dra?: boolean;
 }
 
 /** The reconcilers, by the kind of key each takes; their watches are wired in this order. */
@@ -68,6 +75,8 @@ export class Controller {
   readonly profiles: Caches['profiles'];
   /** Read by the extender (quota enforcement) and the quota reconciler. */
   readonly quotas: Caches['quotas'];
+  /** DRA claims; empty unless {@link ControllerOptions.dra}. */
+  readonly claims: Caches['claims'];
   readonly queue: WorkQueue;
   private readonly caches: Caches;
   private readonly ctx: ReconcileContext;
@@ -86,6 +95,7 @@ export class Controller {
       workloads: this.workloads,
       profiles: this.profiles,
       quotas: this.quotas,
+      claims: this.claims,
     } = this.caches);
     this.queue = new WorkQueue({ clock, ...opts.queue });
     this.ctx = this.context(clock);
@@ -111,7 +121,7 @@ export class Controller {
   }
 
   private get informers(): Informer<K8sObject>[] {
-    return CACHE_NAMES.map((c) => this.caches[c] as Informer<K8sObject>);
+    return CACHE_NAMES.filter((c) => c !== 'claims' || this.opts.dra).map((c) => this.caches[c] as Informer<K8sObject>);
   }
 
   /** Starts every informer (all replicas keep warm caches). */

@@ -9,6 +9,7 @@ import type { K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 import { INDEX_BY_NODE, INDEX_BY_OWNER, managedBy } from '../shared/caches';
 import { gpuName, gpuNodeStatus, gpuStatus, nodeInventory } from '../shared/capacity';
+import { addUsage, claimNodes, usageFromClaims } from '../shared/dra/claim-results';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
 import { NodeKey, nodeKey } from './queue-keys';
 import { matchingPools } from './node-selector';
@@ -35,6 +36,8 @@ export const nodeWatches: Watches<NodeKey> = {
       delayed: true,
       keys: (p) => (p.spec?.nodeName && p.metadata.annotations?.[GPU_IDS_ANNOTATION] ? [nodeKey(p.spec.nodeName)] : []),
     },
+    // So are the DRA claims allocated on its GPUs (a deallocated claim maps its old nodes).
+    { cache: 'claims', old: true, delayed: true, keys: (c) => claimNodes(c).map(nodeKey) },
   ],
 };
 
@@ -65,7 +68,11 @@ export async function reconcileNode(ctx: ReconcileContext, { name }: NodeKey): P
     });
   }
   const gpuNode = await ensureGpuNode(ctx, name, pool);
-  const usage = ctx.usage(ctx.caches.pods.byIndex(INDEX_BY_NODE, name));
+  // Shares placed by the extender are in their pods' records; a DRA pool's, in their claims.
+  const usage = addUsage(
+    ctx.usage(ctx.caches.pods.byIndex(INDEX_BY_NODE, name)),
+    usageFromClaims(ctx.caches.claims.byIndex(INDEX_BY_NODE, name)),
+  );
   const names = Array.from({ length: inv.count }, (_, i) => gpuName(name, i));
   const statuses = [];
   for (let i = 0; i < inv.count; i++) {

@@ -15,13 +15,14 @@ import { slimOomStatuses } from './oom';
 import type { NodeLike, PodLike } from './capacity';
 import { placeholderPool } from './growth-placeholder';
 import { shareOf } from './share';
+import { claimNodes, ResourceClaim, slimClaim } from './dra/claim-results';
 
 /** The cache key of a workload, `namespace/name` (also the value of the pods' workload index). */
 export function workloadCacheKey(key: { readonly namespace: string; readonly name: string }): string {
   return `${key.namespace}/${key.name}`;
 }
 
-/** Index of the pods cache: the name of the node a pod is bound to. */
+/** Index of the pods cache: the name of the node a pod is bound to (of the claims cache: the nodes of its GPUs). */
 export const INDEX_BY_NODE = 'nodeName';
 /** Index of the pods cache: `namespace/workload` of the pods labelled with a workload. */
 export const INDEX_BY_WORKLOAD = 'workload';
@@ -46,6 +47,12 @@ export interface Caches {
   readonly profiles: Informer<WorkloadProfile & K8sObject>;
   /** Namespace GPU quotas: the extender enforces them, the quota reconciler reports their usage. */
   readonly quotas: Informer<GPUResourceQuota & K8sObject>;
+  /**
+   * DRA ResourceClaims, slimmed to our driver's results ({@link slimClaim}): what DRA pools' shares
+   * hold. Started only where the install has `dra` (the cluster serves resource.k8s.io/v1 and the
+   * controller may read claims); elsewhere it stays empty and out of readiness.
+   */
+  readonly claims: Informer<ResourceClaim>;
 }
 
 export type CacheName = keyof Caches;
@@ -55,7 +62,17 @@ export type CachedObject<C extends CacheName> = Caches[C] extends Informer<infer
 export type Cache<T extends K8sObject> = Pick<Informer<T>, 'get' | 'list' | 'byIndex'>;
 export type ReadCaches = { readonly [C in CacheName]: Cache<CachedObject<C>> };
 
-export const CACHE_NAMES: readonly CacheName[] = ['nodes', 'pods', 'pools', 'gpuNodes', 'gpus', 'workloads', 'profiles', 'quotas'];
+export const CACHE_NAMES: readonly CacheName[] = [
+  'nodes',
+  'pods',
+  'pools',
+  'gpuNodes',
+  'gpus',
+  'workloads',
+  'profiles',
+  'quotas',
+  'claims',
+];
 
 export interface CacheOptions {
   clock: Clock;
@@ -99,6 +116,7 @@ export function createCaches(cluster: Cluster, opts: CacheOptions): Caches {
     workloads: inf(RESOURCES.tensorfusionworkloads),
     profiles: inf(RESOURCES.workloadprofiles),
     quotas: inf(RESOURCES.gpuresourcequotas),
+    claims: inf<ResourceClaim>(RESOURCES.resourceclaims, { transform: slimClaim }).addIndex(INDEX_BY_NODE, claimNodes),
   };
 }
 

@@ -12,9 +12,13 @@ import { QuotaAmounts, quotaBounds, recordedUsage, shareUsage } from './quota';
 import { boundNode, isActivePod, isTerminal } from './pod-lifecycle';
 import { shareOf } from './share';
 import type { PodLike } from './capacity';
+import { claimAllocationOf, heldByPod } from './dra/claim-allocation';
 
-/** The caches the view reads; only `list` is called, so plain lists wrapped in this shape do. */
-export type PoolViewSources = Pick<ReadCaches, 'pools' | 'gpuNodes' | 'gpus' | 'pods' | 'quotas'>;
+/**
+ * The caches the view reads; only `list` is called, so plain lists wrapped in this shape do. Without
+ * `claims` (a controller not watching them) DRA pools' shares are not shown.
+ */
+export type PoolViewSources = Pick<ReadCaches, 'pools' | 'gpuNodes' | 'gpus' | 'pods' | 'quotas'> & Partial<Pick<ReadCaches, 'claims'>>;
 
 /** What a pod uses in all, over its GPUs and containers (TFLOPS, bytes), when known. */
 export interface PodUsage {
@@ -102,11 +106,13 @@ export function poolView(caches: PoolViewSources, usage?: PodUsageMap): PoolView
     .map(gpuInfo)
     .filter((g): g is GpuInfo => g !== undefined);
   const allPods = caches.pods.list() as PodLike[];
+  const claimed = heldByPod(caches.claims?.list() ?? []);
 
   const pods: PodShareView[] = [];
   const segments = new Map<string, ShareSegment[]>();
   for (const p of allPods) {
-    const a = isTerminal(p) ? undefined : allocationOf(p);
+    // The extender's record, or a DRA pod's claim.
+    const a = isTerminal(p) ? undefined : (allocationOf(p) ?? claimAllocationOf(p, claimed.get(p.metadata.uid ?? '')));
     if (!a || a.gpuIds.length === 0) continue;
     const namespace = p.metadata.namespace ?? '';
     const name = p.metadata.name ?? '';

@@ -44,6 +44,8 @@ export interface RuntimeEnv {
   nodeAgent: boolean;
   /** WEB_VIEW: whether the ops server serves the read-only web view. @default false */
   webView: boolean;
+  /** DRA: whether the install serves DRA pools (the controller may read ResourceClaims). @default false */
+  dra: boolean;
   /** LOG_LEVEL. @default 'info' */
   logLevel: string;
   /** METRICS_PORT: /metrics, /healthz, /readyz. @default 8080 */
@@ -113,6 +115,8 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): RuntimeEnv {
     // Unset (a controller run by hand): assumed present, so no pod is warned about it.
     nodeAgent: nodeAgent !== 'false',
     webView: flag(E.webView) === 'true',
+    // Unset (a controller run by hand, or an install from before DRA): no claims are watched.
+    dra: flag(E.dra) === 'true',
   };
   throwIfInvalid(issues, 'controller environment');
   return out;

@@ -87,7 +87,7 @@ describeRealNode('faults on a real node', { controllerManager: true, users: [use
       renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: 'shared' }),
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
     ];
-    ctl = await installWithPool(cp(), synth, 'faults.yaml', docs, POOL, { totalNodes: 1, totalGPUs: 1 }, 500);
+    ctl = await installWithPool(cp(), synth, 'faults.yaml', docs, POOL, { totalNodes: 1, totalGPUs: 1 }, { intervalMs: 500 });
     await defaultServiceAccount(cp(), NS);
     await create(gpuPod('steady', '10Gi'));
     await runningPod('steady');

@@ -24,6 +24,15 @@ describe('DRA install', () => {
     );
   });
 
+  it('tells the controller process, which watches ResourceClaims only then (DRA), whether the install has DRA', () => {
+    const env = (objects: readonly KubeObject[]) =>
+      (find(objects, 'Deployment', 'tensor-fusion-controller') as Json).spec.template.spec.containers.find(
+        (c: Json) => c.name === 'controller',
+      ).env;
+    expect(env(renderController({}, FAKE_BUNDLE))).toContainEqual({ name: 'DRA', value: 'false' });
+    expect(env(renderController({ dra: true }, FAKE_BUNDLE))).toContainEqual({ name: 'DRA', value: 'true' });
+  });
+
   it('installs the DeviceClass of our driver, as the probe ran it', () => {
     const objects = renderController({ dra: true }, FAKE_BUNDLE);
     const cls = find(objects, 'DeviceClass', 'gpu.tensor-fusion.ai') as Json;

@@ -83,6 +83,53 @@ export function heldPod(name: string, node: string, gpus: string[], tflops: numb
   };
 }
 
+/**
+ * A bound pod of a DRA pool (its share record of `tflops` and `vram` bytes, our claim, no allocation
+ * record) and its claim as kube-scheduler allocates it: `consumed` of device `gpu-<index>` of `node`.
+ */
+export function draPod(
+  name: string,
+  node: string,
+  index: number,
+  share: { tflops: number; vram: number },
+  consumed: { tflops: string; memory: string },
+): { pod: K8sObject; claim: K8sObject } {
+  const held = heldPod(name, node, [`${node}-gpu-${index}`], share.tflops, share.vram);
+  const uid = held.metadata.uid!;
+  const pod: K8sObject = {
+    ...held,
+    metadata: { ...held.metadata, annotations: { [SHARE_ANNOTATION]: held.metadata.annotations![SHARE_ANNOTATION] } },
+    spec: { nodeName: node, resourceClaims: [{ name: 'tensor-fusion-gpu', resourceClaimTemplateName: 'tf-0123456789ab' }], containers: [] },
+  };
+  const claim: K8sObject = {
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceClaim',
+    metadata: {
+      name: `${name}-tensor-fusion-gpu-x1`,
+      namespace: 'ml',
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid, controller: true }],
+    },
+    status: {
+      allocation: {
+        devices: {
+          results: [
+            {
+              request: 'gpu',
+              driver: 'gpu.tensor-fusion.ai',
+              pool: node,
+              device: `gpu-${index}`,
+              shareID: 's',
+              consumedCapacity: consumed,
+            },
+          ],
+        },
+      },
+      reservedFor: [{ resource: 'pods', name, uid }],
+    },
+  };
+  return { pod, claim };
+}
+
 /** The platform as the cluster would hold it, with `pods` in it. */
 export function cluster(pods: K8sObject[] = [], extra: Obj[] = []): ClusterObjects {
   return { ...clusterFromManifests(platform(extra) as K8sObject[]), pods };
@@ -100,6 +147,8 @@ export async function tf(argv: string[], files: Record<string, string> = {}, obj
     tensorfusionworkloads: objects.workloads,
     workloadprofiles: objects.profiles,
     gpuresourcequotas: objects.quotas,
+    resourceclaims: objects.claims ?? [],
+    resourceslices: objects.slices ?? [],
   };
   const io: CliIo = {
     stdout: (t) => void (out.stdout += t),

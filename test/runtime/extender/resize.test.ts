@@ -180,6 +180,42 @@ describe('ShareResizer against the API double', () => {
     });
   });
 
+  test("a DRA pod keeps its share (its claim's allocation cannot change): a Warning Event and the condition say so", async () => {
+    // Bound by kube-scheduler with its claim: the extender holds no allocation for it.
+    const pod = sharePod('d', SHARE, { [WORKLOAD_LABEL]: 'web' }) as K8sObject & { spec: object };
+    api.put('pods', {
+      ...pod,
+      spec: { ...pod.spec, nodeName: NODE, resourceClaims: [{ name: 'tensor-fusion-gpu', resourceClaimTemplateName: 'tf-0123456789ab' }] },
+    });
+    await eventually(async () =>
+      expect(
+        podsInformer()
+          .list()
+          .map((p) => (p.spec as { nodeName?: string }).nodeName),
+      ).toEqual([NODE]),
+    );
+    workload('40Gi');
+    await resizer(clusterFor(api, 'controller')).tick();
+    expect(api.listObjects('events').map((e) => [e.involvedObject.name, e.type, e.reason, e.message])).toEqual([
+      [
+        'd',
+        'Warning',
+        'ShareNotResized',
+        'GPU share not resized in place (tensor-fusion.ai/tflops-request 10 -> 15, tensor-fusion.ai/tflops-limit 20 -> 25, tensor-fusion.ai/vram-request 30Gi -> 40Gi, tensor-fusion.ai/vram-limit 30Gi -> 40Gi): its pool delivers shares by DRA, and kube-scheduler allocated its ResourceClaim, whose allocation cannot change once made; recreate the pod to take the recommendation',
+      ],
+    ]);
+    expect(api.getObject('tensorfusionworkloads', 'web', 'default')!.status.conditions).toEqual([
+      {
+        type: RESIZE_CONDITION,
+        status: 'False',
+        reason: 'DraClaim',
+        lastTransitionTime: '2027-01-01T00:00:00.000Z',
+        message: "the recommendation stays in status for 1 pod(s) of a DRA pool, whose claim's allocation cannot change once made: d",
+      },
+    ]);
+    expect(api.getObject('pods', 'd', 'default')!.metadata.annotations[ALLOCATION_ANNOTATION]).toBeUndefined();
+  });
+
   test("does nothing while this replica's extender is not the active one", async () => {
     await place('a');
     await eventually(async () => expect(podsInformer().list()[0]?.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeTruthy());

@@ -5,31 +5,15 @@
  * pod has no record (made without our webhook) is held to what it consumed: its `consumedCapacity`.
  * Pure: the door reads the claim and the pod.
  */
-import { DRA_CAPACITY, DRA_DRIVER, DRA_POD_CLAIM } from '../../../model/dra';
+import { DRA_CAPACITY, DRA_POD_CLAIM } from '../../../model/dra';
+import { ClaimResult, ourResults, ResourceClaim } from '../../shared/dra/claim-results';
+import { deviceIndex as publishedIndex } from '../../shared/dra/resource-slice';
 import { parseQuantity } from '../../../k8s/quantity';
 import type { K8sObject } from '../../kube/cluster';
 import { mpsParts, shareOf } from '../../shared/share';
 import { mpsThreadPercentage } from '../../shared/pod-share/container-env';
 import type { MpsShare } from '../mps/supervisor';
 import type { SmiGpu } from '../nvidia-smi';
-
-/** One device result of an allocated claim (resource.k8s.io/v1). */
-export interface ClaimResult {
-  request: string;
-  driver: string;
-  pool: string;
-  device: string;
-  shareID?: string;
-  consumedCapacity?: Record<string, string>;
-}
-
-/** The parts of a ResourceClaim the door reads. */
-export type ResourceClaim = K8sObject & {
-  status?: {
-    allocation?: { devices?: { results?: ClaimResult[] } };
-    reservedFor?: Array<{ resource?: string; name: string; uid: string }>;
-  };
-};
 
 /** A pod as the door reads it: its record, and which containers name the claim. */
 export type ClaimPod = K8sObject & {
@@ -50,8 +34,7 @@ export const named = (o: K8sObject): string => `${o.metadata.namespace}/${o.meta
 
 /** Our driver's results of `claim` on this node's pool (`node`): the devices to prepare. */
 export function nodeResults(claim: ResourceClaim, node: string): ClaimResult[] {
-  const results = claim.status?.allocation?.devices?.results ?? [];
-  return results.filter((r) => r.driver === DRA_DRIVER && r.pool === node);
+  return ourResults(claim).filter((r) => r.pool === node);
 }
 
 /** The one pod a claim is reserved for. @throws Error when it is reserved for none or several */
@@ -66,9 +49,9 @@ export function reservedPod(claim: ResourceClaim): { name: string; uid: string }
 
 /** The GPU index of a device we published (`gpu-<index>`). */
 function deviceIndex(claim: ResourceClaim, device: string): number {
-  const m = /^gpu-(\d+)$/.exec(device);
-  if (!m) throw new Error(`claim ${named(claim)}: device ${device} is not one this driver publishes (gpu-<index>)`);
-  return Number(m[1]);
+  const index = publishedIndex(device);
+  if (index === undefined) throw new Error(`claim ${named(claim)}: device ${device} is not one this driver publishes (gpu-<index>)`);
+  return index;
 }
 
 /** The least of a capacity over the results (each GPU of a share holds the same amount). */

@@ -27,7 +27,8 @@ import {
   NodeUnprepareResourcesRequest,
   NodeUnprepareResourcesResponse,
 } from './api';
-import { ClaimPod, claimShare, named, nodeResults, ResourceClaim, reservedPod } from './claim-share';
+import { ClaimPod, claimShare, named, nodeResults, reservedPod } from './claim-share';
+import type { ResourceClaim } from '../../shared/dra/claim-results';
 
 /** The CDI device of a claim: one per claim, given to every container that names the claim. */
 export function claimDevice(uid: string): string {

@@ -97,6 +97,12 @@ export function deviceName(index: number): string {
   return `gpu-${index}`;
 }
 
+/** The GPU index of a device {@link deviceName} named, or undefined for any other name. */
+export function deviceIndex(device: string): number | undefined {
+  const m = /^gpu-(\d+)$/.exec(device);
+  return m ? Number(m[1]) : undefined;
+}
+
 /** Orders the GPUs by `order` (indices), then the rest by index; an index that names no GPU is an error. */
 function ordered(nodeName: string, gpus: SliceGpu[], order: number[]): SliceGpu[] {
   const byIndex = new Map(gpus.map((g) => [g.index, g]));
