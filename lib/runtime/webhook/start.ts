@@ -18,7 +18,7 @@ import { admitPod } from './admit';
 import { createViewInformers, InformerView, ViewInformers } from './cluster-view';
 import { DecisionCache } from './decision-cache';
 import { AdmissionRequest, AdmissionReview, answerReview, responseOf } from './review';
-import { ensureClaimTemplate } from './claim-template';
+import { ClaimTemplates } from './claim-template';
 import { AdmissionServer, AdmissionServerOptions } from './admission-server';
 import { FileTlsSource, SelfManagedTlsSource, TlsSource } from '../serving/tls';
 import { planWorkers } from './workers';
@@ -218,8 +218,8 @@ export function startWebhook(opts: StartWebhookOptions): WebhookHandle {
   for (const i of Object.values(others)) i.on({ add: changed, update: changed, delete: changed });
   // Admission reads a quota's spec only, and its status is rewritten as pods are placed.
   quotas.on({ add: changed, delete: changed, update: (old, cur) => JSON.stringify(old.spec) !== JSON.stringify(cur.spec) && changed() });
-  const decide = async (req: AdmissionRequest) =>
-    responseOf(await ensureClaimTemplate(cluster, await admitPod(req, view), req.dryRun === true));
+  const templates = new ClaimTemplates(cluster);
+  const decide = async (req: AdmissionRequest) => responseOf(await templates.ensure(await admitPod(req, view), req.dryRun === true));
   const handle = async (review: AdmissionReview) =>
     answerReview(review, await decisions.answer(review.request!, () => decide(review.request!)));
   const tls = tlsSourceFor(opts);
