@@ -4,6 +4,7 @@
  * not-ready GPU keeps its device, tainted NoSchedule), left alone when nothing changed, deleted when
  * the node leaves DRA.
  */
+import { sortedKeys } from '../../support/sorted-keys';
 import type { GpuReadiness } from '../../../lib/runtime/agent/mps/supervisor';
 import { SlicePublisher } from '../../../lib/runtime/agent/dra/slice-publisher';
 import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
@@ -102,4 +103,17 @@ test('a slice deleted behind its back (the kubelet wipes them when it starts) is
   calls.length = 0;
   await publisher.refresh();
   expect(calls).toEqual([`apply ${NODE}-gpu.tensor-fusion.ai generation 1`]);
+});
+
+test("the API server's echo of the slice (keys sorted, taints stamped) is no change: the next passes publish nothing", async () => {
+  objects.set(`nodes/${NODE}`, node({ 'tensor-fusion.ai/pool-dra': 'true' }) as K8sObject);
+  readiness = new Map([['GPU-a', ready]]);
+  await publisher.refresh();
+  const echo = sortedKeys(structuredClone(slice())) as ReturnType<typeof slice>;
+  for (const d of echo.spec.devices) for (const t of (d.taints ?? []) as Record<string, string>[]) t.timeAdded = '2026-11-28T21:00:00Z';
+  objects.set(`resourceslices/${NODE}-gpu.tensor-fusion.ai`, echo as unknown as K8sObject);
+  calls.length = 0;
+  await publisher.refresh();
+  await publisher.refresh();
+  expect(calls).toEqual([]);
 });

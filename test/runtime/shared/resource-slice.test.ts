@@ -1,5 +1,6 @@
 /** The ResourceSlice a node agent publishes for a node of a DRA pool. */
-import { resourceSlice, SliceGpu } from '../../../lib/runtime/shared/dra/resource-slice';
+import { sortedKeys } from '../../support/sorted-keys';
+import { resourceSlice, sameDevices, SliceGpu } from '../../../lib/runtime/shared/dra/resource-slice';
 import { poolObj } from '../fixtures';
 
 const GI = 2 ** 30;
@@ -67,5 +68,22 @@ describe('resourceSlice', () => {
     const s = resourceSlice({ nodeName: 'n1', pool, gpus: [gpu(0, { notReady: 'MPSDaemonFailed' }), gpu(1)] });
     expect(s.spec.devices[0].taints).toEqual([{ key: 'gpu.tensor-fusion.ai/not-ready', value: 'MPSDaemonFailed', effect: 'NoSchedule' }]);
     expect(s.spec.devices[1]).not.toHaveProperty('taints');
+  });
+
+  test("sameDevices: the API server's echo (keys sorted, quantities canonical, taints stamped) is the same; another value, order or taint is not", () => {
+    const bare = { metadata: { name: 'q' }, spec: { nodeManagerConfig: {} } };
+    const ours = resourceSlice({ nodeName: 'n1', pool: bare, gpus: [gpu(0, { tflops: 0.5, notReady: 'NotChecked' }), gpu(1)] }).spec
+      .devices;
+    const echo = sortedKeys(structuredClone(ours)) as any[];
+    echo[0].capacity.tflops.value = '2500m';
+    echo[0].taints[0].timeAdded = '2026-11-28T21:00:00Z';
+    expect(JSON.stringify(echo)).not.toBe(JSON.stringify(ours));
+    expect(sameDevices(ours, echo)).toBe(true);
+    expect(sameDevices(ours, [echo[1], echo[0]])).toBe(false);
+    expect(sameDevices(ours, [echo[0]])).toBe(false);
+    expect(sameDevices(ours, [{ ...echo[0], taints: undefined }, echo[1]])).toBe(false);
+    const more = structuredClone(echo);
+    more[1].capacity.memory.value = '81Gi';
+    expect(sameDevices(ours, more)).toBe(false);
   });
 });

@@ -14,7 +14,7 @@ import { poolShareDelivery } from '../../../model/dra';
 import type { Cluster, K8sObject } from '../../kube/cluster';
 import { RESOURCES } from '../../kube/resources';
 import { nodeInventory } from '../../shared/capacity';
-import { ownedByNode, resourceSlice, ResourceSlice, resourceSliceName, SliceGpu } from '../../shared/dra/resource-slice';
+import { ownedByNode, resourceSlice, ResourceSlice, resourceSliceName, sameDevices, SliceGpu } from '../../shared/dra/resource-slice';
 import type { GpuReadiness } from '../mps/supervisor';
 import type { SmiGpu } from '../nvidia-smi';
 import { Serial } from '../../shared/serial';
@@ -86,7 +86,7 @@ export class SlicePublisher {
       // Read back every pass: the kubelet deletes a node's slices when it starts or loses the plugin.
       const old = await cluster.get<ResourceSlice & K8sObject>(RESOURCES.resourceslices, { name: slice.metadata.name });
       const spec = old?.spec as ResourceSlice['spec'] | undefined;
-      if (spec && JSON.stringify(spec.devices) === devices) {
+      if (spec && sameDevices(slice.spec.devices, spec.devices ?? [])) {
         this.published = devices;
         return;
       }

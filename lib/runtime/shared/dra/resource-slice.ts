@@ -5,7 +5,7 @@
  */
 import type { GPUPool } from '../../../api';
 import { DRA_API_VERSION, DRA_ATTRIBUTES, DRA_CAPACITY, DRA_DRIVER, DRA_NOT_READY_TAINT, DRA_STEP } from '../../../model/dra';
-import { formatBytes } from '../../../k8s/quantity';
+import { formatBytes, parseQuantity } from '../../../k8s/quantity';
 import { formatTflops } from '../../../model/share-quantity';
 import { oversellRatio } from '../capacity';
 
@@ -162,4 +162,32 @@ export function resourceSlice(input: ResourceSliceInput): ResourceSlice {
       devices: ordered(input.nodeName, input.gpus, input.order ?? []).map((g) => device(g, input.pool, ratio)),
     },
   };
+}
+
+/** What of a device the agent publishes, in a form the API server's echo does not change. */
+function deviceFacts(d: Partial<SliceDevice>): string {
+  const q = (v: string | undefined) => (v === undefined ? null : (parseQuantity(v) ?? v));
+  const sorted = <T>(o: Record<string, T> | undefined) => Object.entries(o ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([
+    d.name,
+    d.allowMultipleAllocations === true,
+    sorted(d.attributes).map(([k, v]) => [k, sorted(v as Record<string, unknown>)]),
+    sorted(d.capacity).map(([k, c]) => [
+      k,
+      q(c.value),
+      q(c.requestPolicy?.default),
+      q(c.requestPolicy?.validRange?.min),
+      q(c.requestPolicy?.validRange?.step),
+    ]),
+    (d.taints ?? []).map((t) => [t.key, t.value ?? '', t.effect]),
+  ]);
+}
+
+/**
+ * Whether a slice's devices as read back say what `published` says, in the same order. The API server
+ * echoes a slice in its own form (map keys sorted, quantities canonical, a taint's `timeAdded` set),
+ * so comparing the text would find a change at every read-back and publish again each time.
+ */
+export function sameDevices(published: readonly SliceDevice[], readBack: readonly Partial<SliceDevice>[]): boolean {
+  return published.length === readBack.length && published.every((d, i) => deviceFacts(d) === deviceFacts(readBack[i]));
 }
