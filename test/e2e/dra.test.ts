@@ -13,10 +13,11 @@ import { CLI_BUNDLE_PATH } from '../../lib/contract/bundle';
 import { CONTROLLER_ENV } from '../../lib/contract/env';
 import { ALLOCATION_ANNOTATION } from '../../lib/model/metadata-keys';
 import { binaryPath } from '../envtest/assets';
-import { claimTemplateValidations, claimValidations, draPodValidations, DRA_NAMES, renderController } from '../../lib/render/controller';
+import { claimTemplateValidations, claimValidations, draPodValidations, DRA_NAMES } from '../../lib/render/controller';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane, policyDenial } from '../support/control-plane';
 import { a100Labels, controllerSuite, installWithPool, kwokNode, localGpuPod, type Obj, RunningController } from '../support/e2e';
+import { draInstall } from '../support/dra';
 import { eventually } from '../runtime/fixtures';
 
 const { synth, namespace, user } = controllerSuite(120_000);
@@ -71,11 +72,8 @@ describeControlPlane('DRA delivery (issue 53)', { controllerManager: true, kwok:
   };
 
   beforeAll(async () => {
-    const draInstall = renderController({ dra: true, namespace, image: 'example.io/tf:1' }).filter(
-      (o) => o.kind === 'DeviceClass' || Object.values(DRA_NAMES).includes(o.metadata.name as never),
-    );
     const docs = [
-      ...draInstall,
+      ...draInstall(namespace),
       renderGpuPool(POOL, { shareDelivery: 'DRA', tflopsOversellRatio: 100 }),
       kwokNode({ name: NODE, cpu: '8', labels: a100Labels(POOL, 2) }),
       resourceSlice(NODE),

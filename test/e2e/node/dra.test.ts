@@ -3,14 +3,15 @@
  * DRA v1 NodePrepareResources / NodeUnprepareResources) and containerd 2 (CDI). Seed 002's Deployment
  * in a pool that delivers by DRA gets, through its claim alone, its GPU device node, its own MPS
  * daemon holding its limits and its variables; two pods on one GPU each get their own daemon; a
- * kubelet restart leaves them running on their daemons; deleting them unprepares their claims, which
- * ends their shares and removes their CDI specs.
+ * kubelet restart, and an agent restart (the new agent adopts their daemons), leave them running on
+ * their daemons; after a reboot the same pods run again on daemons the new agent starts when the
+ * kubelet prepares their claims again; deleting them unprepares their claims, which ends their
+ * shares and removes their CDI specs.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { DRA_DEVICE_CLASS, DRA_POD_CLAIM } from '../../../lib/model/dra';
 import { ENABLED_LABEL, SHARE_RESOURCE } from '../../../lib/model/metadata-keys';
-import { DRA_NAMES, renderController } from '../../../lib/render/controller';
 import { renderGpuNode } from '../../../lib/render/gpu-node';
 import { mpsCommand } from '../../../lib/runtime/agent/mps/control';
 import { claimDevice } from '../../../lib/runtime/agent/dra/door';
@@ -19,6 +20,7 @@ import { waitFor } from '../../support/control-plane';
 import { busyboxContainer, defaultServiceAccount, describeRealNode, NODE_NAME } from '../../support/node';
 import { FAKE_MPS_CONTROL, FakeGpuAgent, fakeMinor, installFakeGpuAgent } from '../../support/node/gpu-agent';
 import { SEED_002_ANNOTATIONS } from '../../support/seed';
+import { draInstall } from '../../support/dra';
 import { eventually } from '../../runtime/fixtures';
 
 const { synth, namespace, user } = controllerSuite(240_000);
@@ -117,9 +119,7 @@ describeRealNode(
     beforeAll(async () => {
       ctl = await installController(cp(), synth.controller, synth.dir, { replicas: 1, schedulers: true });
       // The install's DRA side (`dra: true`): the DeviceClass, the agent's and the controller's rules, the policies.
-      const dra = renderController({ dra: true, namespace, image: 'example.io/tf:1' }).filter(
-        (o) => o.kind === 'DeviceClass' || Object.values(DRA_NAMES).includes(o.metadata.name as never),
-      );
+      const dra = draInstall(namespace);
       // Seed 002's namespace, profile and pool, the pool delivering by DRA.
       const platform = synth.platform
         .filter((o) => ['Namespace', 'GPUPool', 'WorkloadProfile'].includes(o.kind))
@@ -198,6 +198,71 @@ describeRealNode(
       }
       expect((await shareSeen('after-restart')).limits).toBe('13.0\n2048M');
     });
+
+    /** Every share pod of the suite, running, with what each sees of its share and its claim's UID. */
+    const sharePods = async (): Promise<{ pods: Obj[]; seen: Awaited<ReturnType<typeof shareSeen>>[]; claims: string[] }> => {
+      // pair-a, pair-b and after-restart are labelled app=pair.
+      const pods = [...(await running('app=pytorch-example')), ...(await running('app=pair', 3))];
+      const seen = await Promise.all(pods.map((p) => shareSeen(p.metadata.name)));
+      const claims = await Promise.all(pods.map(async (p) => (await claimOf(p)).metadata.uid as string));
+      return { pods, seen, claims };
+    };
+
+    test('an agent restart (its pod deleted) leaves the pods running; the new agent takes their shares over with their limits and prepares new claims', async () => {
+      const before = await sharePods();
+      const old = await agent.runningPod();
+      await cp().kubectlOk(['delete', 'pod', '-n', agent.namespace, old.metadata.name, '--wait=true']);
+      const fresh = await agent.runningPod();
+      expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
+      // The new agent took each running pod's share over from its record on the host: it adopts a daemon
+      // that lives, and starts one that died again with the record's limits. Here the daemons die with
+      // the old agent's container (runc finds them through their v1 cgroups: test/support/node/gpu-agent.ts),
+      // so they are started again; the kubelet prepares nothing again (its cache says prepared).
+      const takenOver = async () =>
+        (await cp().kubectlOk(['logs', '-n', agent.namespace, fresh.metadata.name]))
+          .split('\n')
+          .filter((l) => l.includes('"MPS daemon adopted"') || l.includes('"MPS daemon ready"'))
+          .map((l) => (JSON.parse(l) as Obj).share as string)
+          .sort();
+      await eventually(async () => expect(await takenOver()).toEqual(before.pods.map((p) => p.metadata.uid).sort()), 60_000, 1_000).catch(
+        async (err: Error) => {
+          const log = await cp().kubectl(['logs', '-n', agent.namespace, fresh.metadata.name, '--tail=30']);
+          throw new Error(`${err.message}\n${log.stdout}${log.stderr}`);
+        },
+      );
+      for (const [i, p] of before.pods.entries()) {
+        const now = await get(['pod', '-n', NS, p.metadata.name]);
+        expect([now.metadata.uid, now.status.phase, now.status.containerStatuses[0].restartCount]).toEqual([p.metadata.uid, 'Running', 0]);
+        expect(await shareSeen(p.metadata.name)).toEqual(before.seen[i]);
+      }
+      // The new agent registered with the kubelet: a new claim is prepared, on its own daemon.
+      await create(sharePod('after-agent', 80));
+      await running('after-agent');
+      expect((await shareSeen('after-agent')).limits).toBe('26.0\n2048M');
+      await cp().kubectlOk(['delete', 'pod', '-n', NS, 'after-agent', '--wait=true']);
+    });
+
+    test("a reboot (the node's tmpfs wiped, the kubelet's checkpoint kept): the same pods run again, each on its own daemon with its limits", async () => {
+      const before = await sharePods();
+      await h().node.reboot([agent.mpsDir]);
+      await agent.runningPod();
+      // Unlike a device-plugin pod (refused at the kubelet's admission while no plugin is registered),
+      // a DRA pod is admitted and waits: the kubelet prepares its claim once the new agent registers,
+      // which starts its daemon and writes its CDI spec again, and then starts its containers.
+      for (const [i, p] of before.pods.entries()) {
+        await eventually(
+          async () => {
+            const now = await get(['pod', '-n', NS, p.metadata.name]);
+            expect([now.metadata.uid, now.status.phase]).toEqual([p.metadata.uid, 'Running']);
+            expect(await shareSeen(p.metadata.name)).toEqual(before.seen[i]);
+          },
+          240_000,
+          1_000,
+        );
+        expect((await claimOf(p)).metadata.uid).toBe(before.claims[i]);
+        expect(existsSync(path.join(CDI_DIR, cdiFile(before.claims[i])))).toBe(true);
+      }
+    }, 480_000);
 
     test("deleting the pods unprepares their claims: each share's daemon ends and its CDI spec is removed", async () => {
       const pods = ((await get(['pods', '-n', NS])).items as Obj[]).filter(

@@ -55,19 +55,6 @@ describeRealNode(
     let agent: FakeGpuAgent;
     let ctl: RunningController;
 
-    const agentPod = async (): Promise<Obj> => {
-      let pod: Obj = {};
-      await eventually(
-        async () => {
-          const pods = ((await get(['pods', '-n', agent.namespace])).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
-          expect(pods.map((p) => [p.status.phase, p.status.containerStatuses?.[0]?.ready])).toEqual([['Running', true]]);
-          pod = pods[0];
-        },
-        120_000,
-        500,
-      );
-      return pod;
-    };
     const create = (pod: Obj) => cp().kubectlOk(['create', '-f', '-'], { input: JSON.stringify(pod) });
     /** A share pod whose compute limit (so its daemon's thread percentage) tells it from the others. */
     const sharePod = (name: string, tflopsLimit: number, extra: Obj = {}): Obj => {
@@ -160,7 +147,7 @@ describeRealNode(
       await defaultServiceAccount(cp(), NS);
       await waitFor('controller ready', () => ctl.replicas[0].ready(), 60_000, 200);
       agent = await installFakeGpuAgent(cp(), GPUS, (what, check) => waitFor(what, check, 120_000, 500));
-      await agentPod();
+      await agent.runningPod();
     }, 240_000);
 
     afterAll(async () => {
@@ -278,9 +265,9 @@ describeRealNode(
 
     test('the agent restarted under a running pod takes its share over: the pod keeps running and its daemon answers with the same limits', async () => {
       const pod = await running('trainer');
-      const old = await agentPod();
+      const old = await agent.runningPod();
       await cp().kubectlOk(['delete', 'pod', '-n', agent.namespace, old.metadata.name, '--wait=true']);
-      const fresh = await agentPod();
+      const fresh = await agent.runningPod();
       expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
       await eventually(
         async () => {
@@ -325,10 +312,10 @@ describeRealNode(
         60_000,
         500,
       );
-      const old = await agentPod();
+      const old = await agent.runningPod();
       const deleted = Date.now();
       await cp().kubectlOk(['delete', 'pod', '-n', agent.namespace, old.metadata.name, '--wait=false']);
-      await agentPod();
+      await agent.runningPod();
       // A pod admitted while no plugin is registered fails at admission (the kubelet's rule, for any
       // device plugin): the next pod comes once the new agent's socket is served and registered.
       await eventually(async () => expect(statSync(PLUGIN_SOCKET).ctimeMs).toBeGreaterThan(deleted), 60_000, 250);
@@ -389,7 +376,7 @@ describeRealNode(
       // The shares' folders stand for /run/tensor-fusion here: wiped with the rest.
       const rebootAt = Math.floor(Date.now() / 1000) * 1000;
       await h().node.reboot([agent.mpsDir]);
-      await agentPod();
+      await agent.runningPod();
       // The kubelet admits its pods again before the agent (a pod itself) registers: a bare pod that
       // holds devices fails admission then, as with any device plugin, and never runs without its
       // daemon. The Deployment replaces its pods, which run on their own daemons.

@@ -34,6 +34,7 @@ import { writeYaml } from '../control-plane/install';
 import { builtFake } from '../built-fake';
 import { fakeMpsControl } from '../fake-mps-control';
 import { cgroupV1Hierarchies, parseMountinfo } from '../../../lib/runtime/agent/mps/cgroup-mounts';
+import { eventually } from '../poll';
 
 type Obj = Record<string, any>;
 
@@ -51,6 +52,8 @@ export interface FakeGpuAgent {
   readonly daemonCgroup?: string;
   /** Replaces the fake nvidia-smi's trace (what it reports from now on). */
   trace(apps: readonly { pid: number; gpu: number; mib: number; sm: number | null; mps?: 'server' | 'client' }[]): void;
+  /** The agent's one pod, once it runs and is ready (a deleted one gone). */
+  runningPod(): Promise<Obj>;
   /** Removes the fakes' folder (after the control plane stopped). */
   cleanUp(): void;
 }
@@ -233,6 +236,21 @@ export async function installFakeGpuAgent(
     mpsDir,
     daemonCgroup,
     trace,
+    runningPod: async () => {
+      let pod: Obj = {};
+      await eventually(
+        async () => {
+          const pods = (JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', namespace, '-o', 'json'])).items as Obj[]).filter(
+            (p) => !p.metadata.deletionTimestamp,
+          );
+          expect(pods.map((p) => [p.status.phase, p.status.containerStatuses?.[0]?.ready])).toEqual([['Running', true]]);
+          pod = pods[0];
+        },
+        120_000,
+        500,
+      );
+      return pod;
+    },
     cleanUp: () => {
       removeDaemonCgroup(daemonCgroup);
       rmSync(dir, { recursive: true, force: true });
