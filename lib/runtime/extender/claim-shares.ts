@@ -45,10 +45,10 @@ export class ClaimShares {
     this.shares.set(uid, { namespace, usage: usageOf(request), at: this.now(), bound: false });
   }
 
-  /** Its Binding landed: the share counts until the pod goes. */
+  /** Its Binding landed: the share counts until the pod goes (learned now: newer than a list sent before). */
   bound(uid: string): void {
     const s = this.shares.get(uid);
-    if (s) this.shares.set(uid, { ...s, bound: true });
+    if (s) this.shares.set(uid, { ...s, bound: true, at: this.now() });
   }
 
   has(uid: string): boolean {
@@ -76,11 +76,13 @@ export class ClaimShares {
   }
 
   /**
-   * Replaces the bound shares with a list's; reservations made since `listedAt` stay (their pods were
-   * not bound when listed), as do released pods' absence (`released`).
+   * Replaces the bound shares learned before `listedAt` with a list's. Shares learned bound since stay
+   * (the list may predate their bind), as do reservations, whenever made: a list cannot show a pod
+   * between its filter and its bind, and dropping its reservation would let another pod take its
+   * quota room (the expiry ends the ones whose bind never comes). Released pods stay released (`released`).
    */
   reset(pods: readonly K8sObject[], listedAt: number, released: (uid: string) => boolean): void {
-    for (const [uid, s] of this.shares) if (s.bound || s.at < listedAt) this.shares.delete(uid);
+    for (const [uid, s] of this.shares) if (s.bound && s.at < listedAt) this.shares.delete(uid);
     for (const p of pods) if (p.metadata.uid && !released(p.metadata.uid)) this.observe(p);
   }
 }

@@ -106,3 +106,25 @@ test('a reservation counts before its bind, and a list after a failover keeps th
   state.resetFromPods(pods, Date.now());
   expect(state.quotaUsed('ml')).toMatchObject({ 'requests.tflops': 10_000, workers: 1 });
 });
+
+test('a list sent while DRA pods are between their filter and their bind keeps their reservations, and a bind that lands after it', async () => {
+  api.put('gpuresourcequotas', {
+    apiVersion: API_VERSION,
+    kind: 'GPUResourceQuota',
+    metadata: { name: 'team-a', namespace: 'ml' },
+    spec: { total: { requests: { tflops: '20' } } },
+  });
+  const [first, second, third] = [putPod('first'), putPod('second'), putPod('third')];
+  await eventually(() =>
+    expect(state.quotaRefusal('ml', { id: 'x', pool: 'p', qos: 'medium', gpuCount: 3, tflopsRequest: 10, vramRequest: 1 })).toBeDefined(),
+  );
+  for (const p of [first, second]) expect((await extender.filter({ Pod: p, NodeNames: NODES, Nodes: null })).NodeNames).toEqual(NODES);
+  // The list is sent now, with both pods unbound; the first one's bind lands before it is read.
+  await new Promise((r) => setTimeout(r, 5));
+  const listedAt = Date.now();
+  const stale = structuredClone(api.listObjects('pods')) as K8sObject[];
+  await extender.bind({ PodName: 'first', PodNamespace: 'ml', PodUID: first.metadata.uid!, Node: 'dra-only' });
+  state.resetFromPods(stale, listedAt);
+  expect(state.quotaUsed('ml')).toMatchObject({ 'requests.tflops': 20_000, workers: 2 });
+  expect((await extender.filter({ Pod: third, NodeNames: NODES, Nodes: null })).NodeNames).toEqual([]);
+});
