@@ -6,13 +6,11 @@
  * lets the waiting pods in; the status, printer columns, alert Event and metric show the usage.
  */
 import { ALLOCATION_ANNOTATION } from '../../lib/model/metadata-keys';
-import { API_VERSION } from '../../lib/model/group';
-import type { K8sObject } from '../../lib/runtime/kube/cluster';
-import { RESOURCES } from '../../lib/runtime/kube/resources';
 import { renderGpuPool } from '../../lib/render/gpu-pool';
 import { describeControlPlane } from '../support/control-plane';
 import type { Obj, RunningController } from '../support/e2e';
 import { a100Labels, controllerSuite, deleteAllPods, installWithPool, kwokNode, localGpuPod, writeYaml } from '../support/e2e';
+import { gpuPodCounts, gpuQuota, quotaRace } from '../support/quota-race';
 import { eventually } from '../runtime/fixtures';
 
 const { synth, user } = controllerSuite(120_000);
@@ -34,9 +32,7 @@ function gpuPod(name: string, tflops = '1', annotations: Record<string, string> 
   return localGpuPod({ name, namespace: NS, pool: POOL, tflops, vram: '1Gi', annotations, cpu: '10m' });
 }
 
-function quota(spec: Obj, name = 'team-a-gpus'): Obj {
-  return { apiVersion: API_VERSION, kind: 'GPUResourceQuota', metadata: { name, namespace: NS }, spec };
-}
+const quota = (spec: Obj) => gpuQuota(NS, spec);
 
 describeControlPlane('namespace GPU quotas', { controllerManager: true, kwok: true, users: [user] }, (cp) => {
   let ctl: RunningController;
@@ -45,10 +41,7 @@ describeControlPlane('namespace GPU quotas', { controllerManager: true, kwok: tr
   const apply = (name: string, docs: Obj[]) => cp().kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, name, docs)]);
   const scheduledCondition = async (name: string) =>
     ((await pod(name)).status.conditions as Obj[] | undefined)?.find((c) => c.type === 'PodScheduled');
-  const counts = async () => {
-    const pods = (await get(['pods', '-n', NS, '-l', 'app=gpu'])).items as Obj[];
-    return { bound: pods.filter((p) => p.spec.nodeName).length, pending: pods.filter((p) => !p.spec.nodeName).length, pods };
-  };
+  const counts = () => gpuPodCounts(cp(), NS);
   const clean = async () => {
     await cp().kubectl(['delete', 'gpuresourcequotas', '--all', '-n', NS]);
     await deleteAllPods(cp(), NS);
@@ -152,41 +145,22 @@ describeControlPlane('namespace GPU quotas', { controllerManager: true, kwok: tr
   });
 
   test('1,000 pods created at once against room for 500 by quota: exactly 500 bound, the rest Pending with the reason; deleting 100 lets exactly 100 more bind', async () => {
-    await apply('quota.yaml', [quota({ total: { requests: { tflops: '500' } } })]);
-    await new Promise((r) => setTimeout(r, 1_000));
-    const cluster = cp().cluster('admin', 'quota-race');
-    const created = await Promise.all(
-      Array.from({ length: 1000 }, (_, i) =>
-        cluster.create(RESOURCES.pods, gpuPod(`race-${i}`) as K8sObject).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    );
-    expect(created.filter(Boolean)).toHaveLength(1000);
-    await eventually(async () => expect(await counts()).toMatchObject({ bound: 500, pending: 500 }), 240_000);
-    await new Promise((r) => setTimeout(r, 5_000));
-    const { pods } = await counts();
-    expect(pods.filter((p) => p.spec.nodeName)).toHaveLength(500);
-    // Capacity was never the bound: no GPU holds more than a part of what it could.
-    const perGpu = new Map<string, number>();
-    for (const p of pods.filter((x) => x.spec.nodeName)) {
-      for (const g of JSON.parse(p.metadata.annotations[ALLOCATION_ANNOTATION]).gpuIds as string[]) perGpu.set(g, (perGpu.get(g) ?? 0) + 1);
-    }
-    expect(Math.max(...perGpu.values())).toBeLessThan(80);
-    const waiting = pods.find((p) => !p.spec.nodeName)!;
-    await eventually(async () => {
-      expect((await scheduledCondition(waiting.metadata.name))?.message).toContain(
-        'namespace "team-a" would use 501 of 500 TFLOPS requested (GPUResourceQuota "team-a-gpus")',
-      );
-    }, 60_000);
-    const victims = pods
-      .filter((p) => p.spec.nodeName)
-      .slice(0, 100)
-      .map((p) => p.metadata.name);
-    await cp().kubectlOk(['delete', 'pod', '-n', NS, '--grace-period=0', '--force', ...victims]);
-    await eventually(async () => expect(await counts()).toMatchObject({ bound: 500, pending: 400 }), 150_000);
-    await new Promise((r) => setTimeout(r, 5_000));
-    expect(await counts()).toMatchObject({ bound: 500, pending: 400 });
+    await quotaRace({
+      cp: cp(),
+      namespace: NS,
+      pods: 1000,
+      deleted: 100,
+      pod: (name) => gpuPod(name),
+      apply: (docs) => apply('quota.yaml', docs),
+      timeoutMs: 240_000,
+      // Capacity was never the bound: no GPU holds more than a part of what it could.
+      checkBound: async (bound) => {
+        const perGpu = new Map<string, number>();
+        for (const p of bound)
+          for (const g of JSON.parse(p.metadata.annotations[ALLOCATION_ANNOTATION]).gpuIds as string[])
+            perGpu.set(g, (perGpu.get(g) ?? 0) + 1);
+        expect(Math.max(...perGpu.values())).toBeLessThan(80);
+      },
+    });
   }, 540_000);
 });
