@@ -208,23 +208,22 @@ describeRealNode(
       return { pods, seen, claims };
     };
 
-    test('an agent restart (its pod deleted) leaves the pods running; the new agent takes their shares over with their limits and prepares new claims', async () => {
+    test('an agent restart (its pod deleted) leaves the pods running on their daemons, which the new agent adopts; it prepares new claims', async () => {
       const before = await sharePods();
       const old = await agent.runningPod();
       await cp().kubectlOk(['delete', 'pod', '-n', agent.namespace, old.metadata.name, '--wait=true']);
       const fresh = await agent.runningPod();
       expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
-      // The new agent took each running pod's share over from its record on the host: it adopts a daemon
-      // that lives, and starts one that died again with the record's limits. Here the daemons die with
-      // the old agent's container (runc finds them through their v1 cgroups: test/support/node/gpu-agent.ts),
-      // so they are started again; the kubelet prepares nothing again (its cache says prepared).
-      const takenOver = async () =>
+      // The new agent adopts each running pod's daemon from its record on the host: the daemons outlive
+      // the old agent's container, moved out of its cgroups (test/support/node/gpu-agent.ts). The kubelet
+      // prepares nothing again (its cache says prepared).
+      const adopted = async () =>
         (await cp().kubectlOk(['logs', '-n', agent.namespace, fresh.metadata.name]))
           .split('\n')
-          .filter((l) => l.includes('"MPS daemon adopted"') || l.includes('"MPS daemon ready"'))
+          .filter((l) => l.includes('"MPS daemon adopted"'))
           .map((l) => (JSON.parse(l) as Obj).share as string)
           .sort();
-      await eventually(async () => expect(await takenOver()).toEqual(before.pods.map((p) => p.metadata.uid).sort()), 60_000, 1_000).catch(
+      await eventually(async () => expect(await adopted()).toEqual(before.pods.map((p) => p.metadata.uid).sort()), 60_000, 1_000).catch(
         async (err: Error) => {
           const log = await cp().kubectl(['logs', '-n', agent.namespace, fresh.metadata.name, '--tail=30']);
           throw new Error(`${err.message}\n${log.stdout}${log.stderr}`);
