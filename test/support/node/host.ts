@@ -117,7 +117,15 @@ export function killMarked(markers: readonly string[]): number[] {
 export function nodeCgroupDirs(root = CGROUP_ROOT): string[] {
   const out: string[] = [];
   const walk = (dir: string): void => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(dir, e.name));
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      // Removed while walked (a container's cgroup as its runtime stops it): nothing left to remove.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name));
     out.push(dir);
   };
   if (!existsSync(root)) return out;
