@@ -83,7 +83,9 @@ describeControlPlane('namespace GPU quotas', { controllerManager: true, kwok: tr
     const table = await cp().kubectlOk(['get', 'gpuresourcequota', '-n', NS]);
     expect(table.split('\n')[1]).toMatch(/^team-a-gpus\s+30\s+30\s+3Gi\s+100Gi\s+3\s+60\s+/);
     const events = (await get(['events', '-n', NS, '--field-selector', 'reason=AlertThresholdReached'])).items as Obj[];
-    expect(events.map((e) => e.message)).toEqual(['at or above 60%: requests.tflops 30 of 30']);
+    // One Event, when the threshold is first crossed: after the second or the third bind, as the
+    // quota's status pass happens to fall between them.
+    expect(events.map((e) => e.message)).toEqual([expect.stringMatching(/^at or above 60%: requests\.tflops (20|30) of 30$/)]);
     expect(await ctl.replicas[0].metrics()).toContain(
       'tf_gpu_quota{namespace="team-a",quota="team-a-gpus",resource="requests.tflops",type="used"} 30',
     );
