@@ -8,8 +8,8 @@ import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
 import { INDEX_BY_NODE, INDEX_BY_OWNER, managedBy } from '../shared/caches';
-import { gpuName, gpuNodeStatus, gpuStatus, nodeInventory } from '../shared/capacity';
-import { addUsage, claimNodes, usageFromClaims } from '../shared/dra/claim-results';
+import { gpuName, gpuNodeStatus, gpuStatus, nodeInventory, sumGpuUsage } from '../shared/capacity';
+import { claimNodes, usageFromClaims } from '../shared/dra/claim-results';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
 import { NodeKey, nodeKey } from './queue-keys';
 import { matchingPools } from './node-selector';
@@ -69,7 +69,7 @@ export async function reconcileNode(ctx: ReconcileContext, { name }: NodeKey): P
   }
   const gpuNode = await ensureGpuNode(ctx, name, pool);
   // Shares placed by the extender are in their pods' records; a DRA pool's, in their claims.
-  const usage = addUsage(
+  const usage = sumGpuUsage(
     ctx.usage(ctx.caches.pods.byIndex(INDEX_BY_NODE, name)),
     usageFromClaims(ctx.caches.claims.byIndex(INDEX_BY_NODE, name)),
   );

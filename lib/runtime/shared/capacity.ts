@@ -94,15 +94,23 @@ export function usageFromPods(pods: Iterable<PodLike>): GpuUsage {
     for (const id of ids
       .split(',')
       .map((s) => s.trim())
-      .filter(Boolean)) {
-      const u = usage.get(id) ?? { tflops: 0, vram: 0, pods: 0 };
-      u.tflops += tflops;
-      u.vram += vram;
-      u.pods += 1;
-      usage.set(id, u);
-    }
+      .filter(Boolean))
+      addGpuUsage(usage, id, tflops, vram);
   }
   return usage;
+}
+
+/** Adds to GPU `gpu` of `usage` what `pods` holders take of it in all (one pod's share by default). */
+export function addGpuUsage(usage: GpuUsage, gpu: string, tflops: number, vram: number, pods = 1): void {
+  const u = usage.get(gpu) ?? { tflops: 0, vram: 0, pods: 0 };
+  usage.set(gpu, { tflops: u.tflops + tflops, vram: u.vram + vram, pods: u.pods + pods });
+}
+
+/** `usages` added up per GPU (a new map): shares from several sources, such as pod records and DRA claims. */
+export function sumGpuUsage(...usages: GpuUsage[]): GpuUsage {
+  const out: GpuUsage = new Map();
+  for (const usage of usages) for (const [gpu, u] of usage) addGpuUsage(out, gpu, u.tflops, u.vram, u.pods);
+  return out;
 }
 
 const q = {

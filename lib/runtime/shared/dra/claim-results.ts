@@ -9,7 +9,7 @@ import { DRA_CAPACITY, DRA_DRIVER } from '../../../model/dra';
 import { gpuName } from '../../../model/gpu-object';
 import { parseQuantity } from '../../../k8s/quantity';
 import type { K8sObject } from '../../kube/cluster';
-import type { GpuUsage } from '../capacity';
+import { addGpuUsage, GpuUsage } from '../capacity';
 import { deviceIndex } from './resource-slice';
 
 /** One device result of an allocated claim (the API requires all but the last two). */
@@ -84,25 +84,8 @@ export function claimPodUid(claim: ResourceClaim): string | undefined {
  */
 export function usageFromClaims(claims: Iterable<ResourceClaim>): GpuUsage {
   const usage: GpuUsage = new Map();
-  for (const c of claims)
-    for (const g of claimGpus(c)) {
-      const u = usage.get(g.gpu) ?? { tflops: 0, vram: 0, pods: 0 };
-      u.tflops += g.tflops;
-      u.vram += g.vram;
-      u.pods++;
-      usage.set(g.gpu, u);
-    }
+  for (const c of claims) for (const g of claimGpus(c)) addGpuUsage(usage, g.gpu, g.tflops, g.vram);
   return usage;
-}
-
-/** `a` and `b` added up per GPU (a new map). */
-export function addUsage(a: GpuUsage, b: GpuUsage): GpuUsage {
-  const out: GpuUsage = new Map([...a].map(([k, v]) => [k, { ...v }]));
-  for (const [k, v] of b) {
-    const u = out.get(k) ?? { tflops: 0, vram: 0, pods: 0 };
-    out.set(k, { tflops: u.tflops + v.tflops, vram: u.vram + v.vram, pods: u.pods + v.pods });
-  }
-  return out;
 }
 
 /**
