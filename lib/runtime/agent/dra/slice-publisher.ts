@@ -45,8 +45,8 @@ export async function draPoolOf(cluster: Cluster, node: K8sObject): Promise<GPUP
 
 export class SlicePublisher {
   private pool: GPUPool | undefined;
-  /** The devices last published (JSON), to publish only changes. */
-  private published: string | undefined;
+  /** The slice was deleted and nothing published since: a withdrawal needs no second delete. */
+  private withdrawn = false;
   private readonly passes = new Serial(() => this.pass());
   private timer: NodeJS.Timeout | undefined;
 
@@ -82,17 +82,16 @@ export class SlicePublisher {
       this.pool = node && (await draPoolOf(cluster, node));
       const slice = node && this.pool ? this.slice(node, this.pool) : undefined;
       if (!slice) return await this.withdraw();
-      const devices = JSON.stringify(slice.spec.devices);
       // Read back every pass: the kubelet deletes a node's slices when it starts or loses the plugin.
       const old = await cluster.get<ResourceSlice & K8sObject>(RESOURCES.resourceslices, { name: slice.metadata.name });
       const spec = old?.spec as ResourceSlice['spec'] | undefined;
       if (spec && sameDevices(slice.spec.devices, spec.devices ?? [])) {
-        this.published = devices;
+        this.withdrawn = false;
         return;
       }
       slice.spec.pool.generation = (spec?.pool.generation ?? 0) + 1;
       await cluster.apply(RESOURCES.resourceslices, ownedByNode(slice, node!.metadata.uid!) as never);
-      this.published = devices;
+      this.withdrawn = false;
       this.opts.log?.('ResourceSlice published', {
         slice: slice.metadata.name,
         pool: this.pool?.metadata.name,
@@ -128,9 +127,9 @@ export class SlicePublisher {
 
   /** Deletes the node's slice (it stopped serving DRA). */
   async withdraw(): Promise<void> {
-    if (this.published === '') return;
+    if (this.withdrawn) return;
     if (await this.opts.cluster.delete(RESOURCES.resourceslices, { name: resourceSliceName(this.opts.nodeName) }))
       this.opts.log?.('ResourceSlice deleted: the node is in no DRA pool, or has no GPU to publish');
-    this.published = '';
+    this.withdrawn = true;
   }
 }
