@@ -17,6 +17,8 @@ interface ClaimShare {
   /** When it was reserved (filter) or learned bound. */
   readonly at: number;
   readonly bound: boolean;
+  /** The node its Binding was sent for (landed when `bound`, else on the wire or of unknown outcome). */
+  readonly node?: string;
 }
 
 const usageOf = (request: Pick<AllocationRequest, 'gpuCount' | 'tflopsRequest' | 'vramRequest' | 'tflopsLimit' | 'vramLimit'>) =>
@@ -45,10 +47,25 @@ export class ClaimShares {
     this.shares.set(uid, { namespace, usage: usageOf(request), at: this.now(), bound: false });
   }
 
-  /** Its Binding landed: the share counts until the pod goes (learned now: newer than a list sent before). */
-  bound(uid: string): void {
+  /**
+   * Its Binding to `node` was sent: the share counts, its time starting again, until the outcome is
+   * known (or for a reservation's time when it never is).
+   */
+  binding(uid: string, node: string): void {
     const s = this.shares.get(uid);
-    if (s) this.shares.set(uid, { ...s, bound: true, at: this.now() });
+    if (s) this.shares.set(uid, { ...s, node, at: this.now() });
+  }
+
+  /** Its Binding landed: the share counts until the pod goes (learned now: newer than a list sent before). */
+  bound(uid: string, node?: string): void {
+    const s = this.shares.get(uid);
+    if (s) this.shares.set(uid, { ...s, bound: true, at: this.now(), node: node ?? s.node });
+  }
+
+  /** The node a Binding of the pod was sent for, if one was: landed, on the wire, or of unknown outcome. */
+  sentTo(uid: string): { node: string; landed: boolean } | undefined {
+    const s = this.shares.get(uid);
+    return s?.node === undefined ? undefined : { node: s.node, landed: s.bound };
   }
 
   has(uid: string): boolean {
@@ -71,8 +88,9 @@ export class ClaimShares {
     if (!uid) return;
     if (isTerminal(pod)) return void this.shares.delete(uid);
     const share = draShareOf(pod);
-    if (share && boundNode(pod) && !this.shares.get(uid)?.bound)
-      this.shares.set(uid, { namespace: pod.metadata.namespace ?? '', usage: usageOf(share), at: this.now(), bound: true });
+    const node = boundNode(pod);
+    if (share && node && !this.shares.get(uid)?.bound)
+      this.shares.set(uid, { namespace: pod.metadata.namespace ?? '', usage: usageOf(share), at: this.now(), bound: true, node });
   }
 
   /**

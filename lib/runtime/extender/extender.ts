@@ -90,6 +90,8 @@ export class Extender {
   /** The scheduler's tenure read at the last call after a pause, if this replica held the Lease then. */
   private tenure?: string;
   private readonly now: () => number;
+  /** DRA pods' Bindings on the wire, by pod UID (see bindClaim). */
+  private readonly claimBinds = new Map<string, { node: string; answer: Promise<ExtenderBindingResult> }>();
 
   constructor(private readonly opts: ExtenderOptions) {
     this.now = opts.now ?? Date.now;
@@ -234,6 +236,9 @@ export class Extender {
    * chooses its GPU, so every node passes; only its namespace's quota is ours to keep.
    */
   private filterClaim(pod: K8sObject, request: AllocationRequest, nodes: string[]): ExtenderFilterResult {
+    // Filtered again after its Binding was sent: see bindClaim. Its share is still counted.
+    const sent = this.opts.state.claimSentTo(request.id);
+    if (sent) return result(nodes.includes(sent.node) ? [sent.node] : nodes);
     const overQuota = this.opts.state.reserveClaim(pod.metadata.namespace ?? '', request);
     if (overQuota) return this.refuse(pod, request, nodes, everyNode(nodes, overQuota), WAIT_KINDS.overQuota);
     this.turnedAway.forget(request.id);
@@ -284,9 +289,13 @@ export class Extender {
   }
 
   async bind(args: ExtenderBindingArgs): Promise<ExtenderBindingResult> {
+    const ref = { namespace: args.PodNamespace, name: args.PodName, uid: args.PodUID };
+    const known = this.opts.pods.get(`${ref.namespace}/${ref.name}`);
+    // A DRA pod's bind reads no placement state, so it does not wait for the list after an idle spell:
+    // every second counts against kube-scheduler's wait (see bindClaim).
+    if (known?.metadata.uid === ref.uid && shareOf(known) && hasDraClaim(known)) return this.bindClaim(ref, args.Node);
     await this.fresh();
     const { state, cluster } = this.opts;
-    const ref = { namespace: args.PodNamespace, name: args.PodName, uid: args.PodUID };
     let reserved = state.startBinding(args.PodUID);
     if (reserved && reserved.node !== args.Node) {
       state.cancel(args.PodUID);
@@ -303,12 +312,7 @@ export class Extender {
       const cached = this.opts.pods.get(`${ref.namespace}/${ref.name}`);
       const pod = cached?.metadata.uid === ref.uid ? cached : await cluster.get(RESOURCES.pods, ref);
       const share = pod && pod.metadata.uid === ref.uid ? shareOf(pod) : undefined;
-      if (share && hasDraClaim(pod!)) {
-        // Its GPU is in its claim, allocated by kube-scheduler before this bind: nothing to record.
-        await send();
-        state.claimBound(ref.uid, true);
-        return { Error: '' };
-      }
+      if (share && hasDraClaim(pod!)) return await this.bindClaim(ref, args.Node);
       if (!reserved) {
         // No reservation for this node (the extender restarted since filter): place on the scheduler's node now.
         if (!share) {
@@ -344,6 +348,53 @@ export class Extender {
         { pod: `${ref.namespace}/${ref.name}`, node: args.Node, err: String(err), unknownOutcome: unknown },
         'bind failed',
       );
+      return { Error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /**
+   * Binds a DRA pod; its GPU is in its claim, allocated by kube-scheduler (PreBind) before this call,
+   * so there is nothing to record. When kube-scheduler stops waiting for our answer (httpTimeout), it
+   * unreserves the claim and schedules the pod again, while our Binding may still land. Were that
+   * cycle to fail (our quota turning the pod away, say), kube-scheduler's DRA plugin would deallocate
+   * the claim, now reserved for nobody (its PostFilter), and a pod bound meanwhile would have no
+   * device. So a pod whose Binding was sent passes filter on that node (filterClaim), and a bind asked
+   * again answers with the first Binding's outcome: a pod is bound only once.
+   */
+  private bindClaim(ref: ObjectRef & { uid: string }, node: string): Promise<ExtenderBindingResult> {
+    const inFlight = this.claimBinds.get(ref.uid);
+    if (inFlight)
+      return inFlight.node === node
+        ? inFlight.answer
+        : Promise.resolve({ Error: `the Binding of pod ${ref.namespace}/${ref.name} to node ${inFlight.node} is not answered yet` });
+    const sent = this.opts.state.claimSentTo(ref.uid);
+    if (sent?.landed)
+      return Promise.resolve(
+        sent.node === node ? { Error: '' } : { Error: `pod ${ref.namespace}/${ref.name} is bound to node ${sent.node}` },
+      );
+    const answer = this.sendClaimBinding(ref, node).finally(() => this.claimBinds.delete(ref.uid));
+    this.claimBinds.set(ref.uid, { node, answer });
+    return answer;
+  }
+
+  private async sendClaimBinding(ref: ObjectRef & { uid: string }, node: string): Promise<ExtenderBindingResult> {
+    const { state, cluster } = this.opts;
+    state.claimBinding(ref.uid, node);
+    try {
+      try {
+        await this.createBinding(ref, node, this.now());
+      } catch (err) {
+        // Refused as already assigned: our earlier Binding (sent before a restart of this extender) landed there.
+        const pod = isConflict(err) ? await cluster.get(RESOURCES.pods, ref) : undefined;
+        if (pod?.metadata.uid !== ref.uid || boundNode(pod) !== node) throw err;
+      }
+      state.claimBound(ref.uid, true, node);
+      return { Error: '' };
+    } catch (err) {
+      // One that may have landed keeps the share counted, and the pod passing filter on that node.
+      const unknown = isOutcomeUnknown(err);
+      if (!unknown) state.claimBound(ref.uid, false);
+      this.opts.logger?.warn({ pod: `${ref.namespace}/${ref.name}`, node, err: String(err), unknownOutcome: unknown }, 'bind failed');
       return { Error: err instanceof Error ? err.message : String(err) };
     }
   }

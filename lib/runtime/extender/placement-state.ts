@@ -574,10 +574,20 @@ export class PlacementState {
     return overQuota;
   }
 
+  /** A DRA pod's Binding to `node` was sent: its share stays counted while the outcome is unknown. */
+  claimBinding(uid: string, node: string): void {
+    this.claims.binding(uid, node);
+  }
+
   /** A DRA pod's Binding landed (true) or was refused (false). */
-  claimBound(uid: string, ok: boolean): void {
-    if (ok) this.claims.bound(uid);
+  claimBound(uid: string, ok: boolean, node?: string): void {
+    if (ok) this.claims.bound(uid, node);
     else this.claims.release(uid);
+  }
+
+  /** Where a DRA pod's Binding was sent, if one was: landed, on the wire, or of unknown outcome. */
+  claimSentTo(uid: string): { node: string; landed: boolean } | undefined {
+    return this.claims.sentTo(uid);
   }
 
   /** Why `request` of a pod in `namespace` may not be placed now, if a quota of the namespace has no room for it. */

@@ -5,12 +5,12 @@
  */
 import { API_VERSION } from '../../../lib/model/group';
 import { ALLOCATION_ANNOTATION, ENABLED_LABEL, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
-import type { K8sObject } from '../../../lib/runtime/kube/cluster';
+import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
-import type { Extender } from '../../../lib/runtime/extender/extender';
+import { Extender } from '../../../lib/runtime/extender/extender';
 import type { PlacementState } from '../../../lib/runtime/extender/placement-state';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
-import { ApiServerDouble, startApiServer } from '../../support/api-server';
+import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
@@ -44,6 +44,21 @@ async function place(name: string, namespace = 'ml'): Promise<{ pod: K8sObject; 
     expect(b.Error).toBe('');
   }
   return { pod, nodes: f.NodeNames, failed: f.FailedAndUnresolvableNodes };
+}
+
+/** Sets the quota of `ml` to `tflops` TFLOPS requested, and waits until the extender's state enforces it. */
+async function setQuota(tflops: number): Promise<void> {
+  api.put('gpuresourcequotas', {
+    apiVersion: API_VERSION,
+    kind: 'GPUResourceQuota',
+    metadata: { name: 'team-a', namespace: 'ml' },
+    spec: { total: { requests: { tflops: String(tflops) } } },
+  });
+  await eventually(() =>
+    expect(
+      state.quotaRefusal('ml', { id: 'x', pool: 'p', qos: 'medium', gpuCount: tflops / 10 + 1, tflopsRequest: 10, vramRequest: 1 }),
+    ).toBeDefined(),
+  );
 }
 
 beforeEach(async () => {
@@ -88,15 +103,7 @@ test('counts DRA shares in the namespace quota with the same message, frees them
 
 test('a reservation counts before its bind, and a list after a failover keeps the bound ones', async () => {
   const [first, second] = [putPod('first'), putPod('second'), putPod('third')].slice(0, 2);
-  api.put('gpuresourcequotas', {
-    apiVersion: API_VERSION,
-    kind: 'GPUResourceQuota',
-    metadata: { name: 'team-a', namespace: 'ml' },
-    spec: { total: { requests: { tflops: '10' } } },
-  });
-  await eventually(() =>
-    expect(state.quotaRefusal('ml', { id: 'x', pool: 'p', qos: 'medium', gpuCount: 2, tflopsRequest: 10, vramRequest: 1 })).toBeDefined(),
-  );
+  await setQuota(10);
   const answers = await Promise.all([first, second].map((p) => extender.filter({ Pod: p, NodeNames: NODES, Nodes: null })));
   expect(answers.map((a) => a.NodeNames.length).sort()).toEqual([0, 3]);
   const winner = [first, second][answers.findIndex((a) => a.NodeNames.length === 3)];
@@ -108,16 +115,8 @@ test('a reservation counts before its bind, and a list after a failover keeps th
 });
 
 test('a list sent while DRA pods are between their filter and their bind keeps their reservations, and a bind that lands after it', async () => {
-  api.put('gpuresourcequotas', {
-    apiVersion: API_VERSION,
-    kind: 'GPUResourceQuota',
-    metadata: { name: 'team-a', namespace: 'ml' },
-    spec: { total: { requests: { tflops: '20' } } },
-  });
+  await setQuota(20);
   const [first, second, third] = [putPod('first'), putPod('second'), putPod('third')];
-  await eventually(() =>
-    expect(state.quotaRefusal('ml', { id: 'x', pool: 'p', qos: 'medium', gpuCount: 3, tflopsRequest: 10, vramRequest: 1 })).toBeDefined(),
-  );
   for (const p of [first, second]) expect((await extender.filter({ Pod: p, NodeNames: NODES, Nodes: null })).NodeNames).toEqual(NODES);
   // The list is sent now, with both pods unbound; the first one's bind lands before it is read.
   await new Promise((r) => setTimeout(r, 5));
@@ -127,4 +126,91 @@ test('a list sent while DRA pods are between their filter and their bind keeps t
   state.resetFromPods(stale, listedAt);
   expect(state.quotaUsed('ml')).toMatchObject({ 'requests.tflops': 20_000, workers: 2 });
   expect((await extender.filter({ Pod: third, NodeNames: NODES, Nodes: null })).NodeNames).toEqual([]);
+});
+
+describe('after kube-scheduler stops waiting for a bind (its httpTimeout) and schedules the pod again', () => {
+  /** An extender on the same state whose Bindings wait for `release()`; `sent()` counts them. */
+  function gatedExtender(opts: { now?: () => number } = {}) {
+    const real = clusterFor(api, 'extender');
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let sent = 0;
+    let lists = 0;
+    const cluster = {
+      get: real.get.bind(real),
+      list: (...args: Parameters<Cluster['list']>) => (lists++, real.list(...args)),
+      bind: async (...args: Parameters<Cluster['bind']>) => {
+        sent++;
+        await gate;
+        return real.bind(...args);
+      },
+    } as unknown as Cluster;
+    const ext = new Extender({ state, cluster, pods: informers[3], ...opts });
+    return { ext, release: () => open(), sent: () => sent, lists: () => lists };
+  }
+  const bindArgs = (pod: K8sObject, node: string) => ({
+    PodName: pod.metadata.name!,
+    PodNamespace: 'ml',
+    PodUID: pod.metadata.uid!,
+    Node: node,
+  });
+
+  beforeEach(async () => {
+    await setQuota(10);
+  });
+
+  test('a pod whose Binding is on the wire passes on that node, still counted, and the bind asked again gets the first one’s answer', async () => {
+    const g = gatedExtender();
+    const [a, b] = [putPod('a'), putPod('b')];
+    await eventually(() => expect(informers[3].get('ml/b')).toBeDefined());
+    expect((await g.ext.filter({ Pod: a, NodeNames: NODES, Nodes: null })).NodeNames).toEqual(NODES);
+    const first = g.ext.bind(bindArgs(a, 'dra-only'));
+    // Filtered again: only the node its Binding names; a refusal here would have kube-scheduler's DRA
+    // plugin deallocate the claim while the Binding lands.
+    expect((await g.ext.filter({ Pod: a, NodeNames: NODES, Nodes: null })).NodeNames).toEqual(['dra-only']);
+    expect((await g.ext.filter({ Pod: b, NodeNames: NODES, Nodes: null })).NodeNames).toEqual([]);
+    const again = g.ext.bind(bindArgs(a, 'dra-only'));
+    const elsewhere = await g.ext.bind(bindArgs(a, 'p-node-0'));
+    expect(elsewhere.Error).toBe('the Binding of pod ml/a to node dra-only is not answered yet');
+    g.release();
+    expect(await Promise.all([first, again])).toEqual([{ Error: '' }, { Error: '' }]);
+    expect(g.sent()).toBe(1);
+    expect(api.getObject('pods', 'a', 'ml')!.spec.nodeName).toBe('dra-only');
+    expect(state.quotaUsed('ml')).toMatchObject({ 'requests.tflops': 10_000, workers: 1 });
+  });
+
+  test('a pod whose Binding landed passes on its node, and its bind is answered without another Binding', async () => {
+    const g = gatedExtender();
+    g.release();
+    const a = putPod('a');
+    expect((await g.ext.filter({ Pod: a, NodeNames: NODES, Nodes: null })).NodeNames).toEqual(NODES);
+    expect(await g.ext.bind(bindArgs(a, 'p-node-0'))).toEqual({ Error: '' });
+    expect((await g.ext.filter({ Pod: a, NodeNames: NODES, Nodes: null })).NodeNames).toEqual(['p-node-0']);
+    expect(await g.ext.bind(bindArgs(a, 'p-node-0'))).toEqual({ Error: '' });
+    expect(await g.ext.bind(bindArgs(a, 'dra-only'))).toEqual({ Error: 'pod ml/a is bound to node p-node-0' });
+    expect(g.sent()).toBe(1);
+  });
+
+  test('a Binding refused as already assigned to the node asked counts as landed (one sent before a restart)', async () => {
+    const a = putPod('a');
+    const g = gatedExtender();
+    g.release();
+    expect((await g.ext.filter({ Pod: a, NodeNames: NODES, Nodes: null })).NodeNames).toEqual(NODES);
+    await clusterFor(api, 'earlier').bind({ namespace: 'ml', name: 'a', uid: a.metadata.uid! }, 'dra-only');
+    expect(await g.ext.bind(bindArgs(a, 'dra-only'))).toEqual({ Error: '' });
+    expect((await g.ext.bind(bindArgs(a, 'p-node-0'))).Error).toBe('pod ml/a is bound to node dra-only');
+  });
+
+  test('a DRA pod’s bind after an idle spell does not wait for the list of pods', async () => {
+    let t = Date.now();
+    const g = gatedExtender({ now: () => t });
+    g.release();
+    const a = putPod('a');
+    await eventually(() => expect(informers[3].get('ml/a')).toBeDefined());
+    expect((await g.ext.filter({ Pod: a, NodeNames: NODES, Nodes: null })).NodeNames).toEqual(NODES);
+    const listed = g.lists();
+    t += 60_000;
+    expect(await g.ext.bind(bindArgs(a, 'dra-only'))).toEqual({ Error: '' });
+    expect(g.lists()).toBe(listed);
+  });
 });
