@@ -8,6 +8,8 @@ import { profile } from '../../../examples/platform';
 import { SHARE_ANNOTATION, SHARE_RESOURCE } from '../../../lib/model/metadata-keys';
 import { claimTemplate } from '../../../lib/runtime/shared/dra/claim-template';
 import { shareOf } from '../../../lib/runtime/shared/share';
+import { API_VERSION } from '../../../lib/model/group';
+import { workerPod } from '../../../lib/runtime/webhook/workers';
 import { SEED_002_ANNOTATIONS } from '../../support/seed';
 import { patched, patchOps, pod, post, review, useWebhookSuite, writes } from './fixtures';
 
@@ -17,7 +19,21 @@ const suite = useWebhookSuite(
     { name: 'default-pool', nodes: 1, gpusPerNode: 2, isDefault: true, spec: DRA },
     { name: 'dra-shared', nodes: 1, gpusPerNode: 1, spec: { nodeManagerConfig: { shareDelivery: 'DRA', defaultIsolationMode: 'shared' } } },
   ],
-  (double) => double.put('workloadprofiles', renderWorkloadProfile(profile.name!, profile) as never),
+  (double) => {
+    double.put('workloadprofiles', renderWorkloadProfile(profile.name!, profile) as never);
+    double.put('tensorfusionworkloads', {
+      apiVersion: API_VERSION,
+      kind: 'TensorFusionWorkload',
+      metadata: { name: 'remote', namespace: 'ml' },
+      spec: {
+        poolName: 'default-pool',
+        isLocalGPU: false,
+        replicas: 1,
+        qos: 'medium',
+        resources: { requests: { tflops: '20', vram: '2Gi' }, limits: { tflops: '20', vram: '2Gi' } },
+      },
+    });
+  },
 );
 
 const ask = { 'tensor-fusion.ai/is-local-gpu': 'true', 'tensor-fusion.ai/tflops-request': '10', 'tensor-fusion.ai/vram-request': '4Gi' };
@@ -139,5 +155,37 @@ describe('a DRA pool pod', () => {
       'GPUPool "dra-shared" spec.nodeManagerConfig.defaultIsolationMode: got "shared", expected "hard" while spec.nodeManagerConfig.shareDelivery is "DRA" (DRA delivers a share with its MPS daemon): fix the pool',
     );
     expect(creates()).toEqual([]);
+  });
+
+  it("remote mode: the client pod gets no claim; the workload's worker pod, the local half, gets its claim from the template of its share", async () => {
+    const client = await admit(
+      pod({
+        name: 'client',
+        namespace: 'ml',
+        annotations: {
+          'tensor-fusion.ai/is-local-gpu': 'false',
+          'tensor-fusion.ai/tflops-request': '20',
+          'tensor-fusion.ai/vram-request': '2Gi',
+          'tensor-fusion.ai/workload': 'remote',
+        },
+      }),
+    );
+    expect(client.answer.response.status?.message).toBeUndefined();
+    expect(client.answer.response.allowed).toBe(true);
+    expect(client.pod.spec.resourceClaims).toBeUndefined();
+    const workload = suite.double.getObject('tensorfusionworkloads', 'remote', 'ml') as never;
+    const pool = {
+      ...(suite.double.getObject('gpupools', 'default-pool') as object),
+      spec: { ...DRA, componentConfig: { worker: { image: 'w:1' } } },
+    };
+    const { answer, pod: worker } = await admit(workerPod(workload, pool as never, 0) as never);
+    expect(answer.response.status?.message).toBeUndefined();
+    expect(answer.response.allowed).toBe(true);
+    const share = shareOf(worker)!;
+    expect(share).toMatchObject({ pool: 'default-pool', tflopsRequest: 20, vramRequest: 2 * 2 ** 30 });
+    expect(worker.spec.resourceClaims).toEqual([
+      { name: 'tensor-fusion-gpu', resourceClaimTemplateName: claimTemplate('ml', share).metadata.name },
+    ]);
+    expect(worker.spec.containers[0].resources).toEqual({ claims: [{ name: 'tensor-fusion-gpu' }] });
   });
 });
