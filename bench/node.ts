@@ -11,19 +11,24 @@
  *  - shared GPU pods (`shared`): the same pods in the pool switched to `shared` isolation, started with
  *    the downward-API variables and the limits volume: the delivery path before hard isolation;
  *  - plain pods: the same pods without the opt-in label and annotations, placed by the default
- *    kube-scheduler.
+ *    kube-scheduler;
+ *  - with `--dra`, DRA pods (`dra`): the same pods in the pool switched to `shareDelivery: DRA` (the
+ *    install's DRA side applied first), each given its claim by the webhook's template, allocated by
+ *    kube-scheduler's DRA allocator just before its bind and prepared by the agent's kubelet plugin.
  *
  * Each round creates N pods with one `kubectl create -f` and times until every pod is bound and until
  * every container runs, then deletes them and waits until they are gone. Rounds run plain, shared,
  * gpu, then gpu, shared, plain, so drift falls on all sides alike; the figures are the means. Also the
  * node's start time (containerd, images loaded, kubelet Ready, kube-proxy).
  *
- * `npm run bench:node [-- --pods=50 --rounds=2]`: runs inside the namespaces (scripts/in-netns.ts).
+ * `npm run bench:node [-- --pods=50 --rounds=2 --dra]`: runs inside the namespaces (scripts/in-netns.ts).
  * Prints figures and ends with one JSON line
  * `{"gpuPodsRunningS":...,"plainPodsRunningS":...,"nodeStartS":...}` (goal: GPU within 1.2x of plain),
  * with `bindToRunningRatio`: bind-to-running of hard GPU pods over shared ones, and the agent's p99
  * answer times to the kubelet's `Allocate` and `PreStartContainer` (`allocateP99Ms`, `preStartP99Ms`:
  * the upper bound of the histogram bucket that holds the 99th percentile, from the agent's /metrics).
+ * With `--dra`: `draPodsRunningS` and `draOverHardBindToRunning` (bind to running of DRA pods over the
+ * device plugin's hard ones: a DRA claim is allocated in the bind's PreBind, so bind is allocation).
  */
 import { ENABLED_LABEL, SHARE_RESOURCE } from '../lib/model/metadata-keys';
 import { renderGpuPool } from '../lib/render/gpu-pool';
@@ -31,6 +36,8 @@ import { httpGet, waitFor } from '../test/support/control-plane/process';
 import { AGENT_DEFAULTS, AGENT_METRICS } from '../lib/contract/agent';
 import { writeYaml } from '../test/support/control-plane/install';
 import { busyboxContainer } from '../test/support/node';
+import { draInstall } from '../test/support/dra';
+import { NODE_NAME } from '../test/support/node';
 import { intFlag } from './flags';
 import { startRealNodeBench } from './real-node';
 
@@ -38,10 +45,17 @@ const PODS = intFlag('pods', 50);
 const ROUNDS = intFlag('rounds', 2);
 const NS = 'bench';
 const POOL = 'bench';
+const WITH_DRA = process.argv.includes('--dra');
 
 type Obj = Record<string, any>;
 
-type Kind = 'gpu' | 'shared' | 'plain';
+type Kind = 'gpu' | 'shared' | 'plain' | 'dra';
+/** How each GPU kind's pool is set: isolation and share delivery. */
+const POOL_SETTINGS = {
+  gpu: { isolation: 'hard', shareDelivery: 'DevicePlugin' },
+  shared: { isolation: 'shared', shareDelivery: 'DevicePlugin' },
+  dra: { isolation: 'hard', shareDelivery: 'DRA' },
+} as const;
 
 function pods(kind: Kind, round: number): Obj[] {
   const opted = kind !== 'plain';
@@ -87,32 +101,42 @@ async function main(): Promise<void> {
   const { synth, cp, node, agent } = bench;
   console.log(`control plane started in ${(cp.startMs / 1000).toFixed(1)} s, node in ${(node.startMs / 1000).toFixed(1)} s`);
   try {
-    /** Switches the pool's isolation, and waits until the webhook admits a pod the new way (a server dry run). */
-    const isolation = async (mode: 'hard' | 'shared') => {
+    if (WITH_DRA) await cp.kubectlOk(['apply', '--server-side', '-f', writeYaml(synth.dir, 'dra.yaml', draInstall(bench.ctl.namespace))]);
+    /** Sets the pool for `kind`, and waits until the webhook admits a pod that way (a server dry run) and, for DRA, the node's slice. */
+    const delivery = async (kind: Exclude<Kind, 'plain'>) => {
       await cp.kubectlOk([
         'apply',
         '--server-side',
         '-f',
-        writeYaml(synth.dir, `pool-${mode}.yaml`, [renderGpuPool(POOL, { tflopsOversellRatio: 100, isolation: mode })]),
+        writeYaml(synth.dir, `pool-${kind}.yaml`, [renderGpuPool(POOL, { tflopsOversellRatio: 100, ...POOL_SETTINGS[kind] })]),
       ]);
       await waitFor(
-        `webhook admits ${mode}`,
+        `webhook admits ${kind} pods`,
         async () => {
           const probe = JSON.parse(
-            await cp.kubectlOk(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify(pods('gpu', 99)[0]) }),
+            await cp.kubectlOk(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify(pods(kind, 99)[0]) }),
           );
-          return (probe.spec.containers[0].resources?.limits?.[SHARE_RESOURCE] !== undefined) === (mode === 'hard');
+          const resource = probe.spec.containers[0].resources?.limits?.[SHARE_RESOURCE] !== undefined;
+          return resource === (kind === 'gpu') && (probe.spec.resourceClaims !== undefined) === (kind === 'dra');
         },
         60_000,
         500,
       );
+      // The agent looks at its pool's delivery every 30 s.
+      if (kind === 'dra')
+        await waitFor(
+          `${NODE_NAME}'s ResourceSlice`,
+          async () => (await cp.kubectl(['get', 'resourceslices', '-o', 'name'])).stdout.includes(NODE_NAME),
+          120_000,
+          500,
+        );
     };
 
     const list = async (kind: string): Promise<Obj[]> =>
       JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', NS, '-l', `bench=${kind}`, '-o', 'json'])).items;
     /** Seconds from the start of `kubectl create` until it returns, until every pod is bound, and until every container runs. */
     const round = async (kind: Kind, r: number): Promise<{ created: number; bound: number; running: number }> => {
-      if (kind !== 'plain') await isolation(kind === 'gpu' ? 'hard' : 'shared');
+      if (kind !== 'plain') await delivery(kind);
       const file = writeYaml(synth.dir, `${kind}-${r}.yaml`, pods(kind, r));
       const started = Date.now();
       let bound = 0;
@@ -136,10 +160,10 @@ async function main(): Promise<void> {
       );
       return { created, bound, running };
     };
-    const times: Record<Kind, { created: number; bound: number; running: number }[]> = { gpu: [], shared: [], plain: [] };
+    const times: Record<Kind, { created: number; bound: number; running: number }[]> = { gpu: [], shared: [], plain: [], dra: [] };
+    const kinds: Kind[] = ['plain', 'shared', 'gpu', ...(WITH_DRA ? (['dra'] as const) : [])];
     for (let r = 0; r < ROUNDS; r++) {
-      for (const kind of r % 2 === 0 ? (['plain', 'shared', 'gpu'] as const) : (['gpu', 'shared', 'plain'] as const))
-        times[kind].push(await round(kind, r));
+      for (const kind of r % 2 === 0 ? kinds : [...kinds].reverse()) times[kind].push(await round(kind, r));
     }
     const agentPod = JSON.parse(await cp.kubectlOk(['get', 'pods', '-n', agent.namespace, '-o', 'json'])).items[0] as Obj;
     const exposition = (await httpGet(`http://${agentPod.status.podIP}:${AGENT_DEFAULTS.port}/metrics`)).body;
@@ -156,13 +180,25 @@ async function main(): Promise<void> {
     console.log(
       `bind to running: hard ${bindToRunning('gpu').toFixed(1)} s, shared (before) ${bindToRunning('shared').toFixed(1)} s: ratio ${(bindToRunning('gpu') / bindToRunning('shared')).toFixed(2)}`,
     );
+    const dra = WITH_DRA
+      ? {
+          draPodsRunningS: Number(mean(times.dra.map((t) => t.running)).toFixed(2)),
+          draOverHardBindToRunning: Number((bindToRunning('dra') / bindToRunning('gpu')).toFixed(3)),
+        }
+      : {};
+    if (WITH_DRA)
+      console.log(
+        `bind to running: DRA ${bindToRunning('dra').toFixed(1)} s, device plugin (hard) ${bindToRunning('gpu').toFixed(1)} s: ratio ${dra.draOverHardBindToRunning}`,
+      );
     console.log(
       JSON.stringify({
+        ...dra,
         sharedPodsRunningS: Number(mean(times.shared.map((t) => t.running)).toFixed(2)),
         bindToRunningS: {
           hard: Number(bindToRunning('gpu').toFixed(2)),
           shared: Number(bindToRunning('shared').toFixed(2)),
           plain: Number(bindToRunning('plain').toFixed(2)),
+          ...(WITH_DRA ? { dra: Number(bindToRunning('dra').toFixed(2)) } : {}),
         },
         bindToRunningRatio: Number((bindToRunning('gpu') / bindToRunning('shared')).toFixed(3)),
         allocateP99Ms,
