@@ -33,6 +33,8 @@ import {
 } from '../shared/quota';
 import { CountedMap, QuotaLedger } from './quota-ledger';
 import { ClaimShares } from './claim-shares';
+import { claimAllocation } from './claimed-gpus';
+import type { ResourceClaim } from '../shared/dra/claim-results';
 
 /** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
 const RELEASED_MEMORY_MS = 5 * 60_000;
@@ -52,6 +54,11 @@ export interface PlacementSources {
   pods: PlacementSource<K8sObject>;
   /** GPUResourceQuotas: no share is reserved or grown past its namespace's. @default no quotas */
   quotas?: Pick<Informer<QuotaObject & K8sObject>, 'list'>;
+  /**
+   * DRA ResourceClaims (the controller's claims cache, slim): the GPUs kube-scheduler's allocator gave
+   * each count as used, so that prioritize ranks DRA pods' nodes on what is really free. @default no claims
+   */
+  claims?: PlacementSource<ResourceClaim>;
 }
 
 /** What per-GPU `amounts` on `gpuCount` GPUs count for in a quota (limits default to requests, as the allocator's). */
@@ -133,6 +140,8 @@ export class PlacementState {
   private expiryTimer?: NodeJS.Timeout;
   /** DRA pods' shares: counted in the quotas, placed by kube-scheduler (claim-shares.ts). */
   private readonly claims: ClaimShares;
+  /** What allocated DRA claims hold of our GPUs, by claim UID (claimed-gpus.ts). */
+  private readonly claimed = new Map<string, Allocation>();
 
   constructor(private readonly opts: PlacementStateOptions) {
     this.now = opts.now ?? Date.now;
@@ -183,6 +192,28 @@ export class PlacementState {
       (p) => [...this.nodePool()].find(([, pool]) => pool === p.metadata.name)?.[0],
     );
     s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
+    // A claim allocated since the cache last showed it is missed until its event arrives: a DRA pod
+    // scored meanwhile may be ranked on a GPU that looks freer than it is. That costs a worse score
+    // only, never an over-allocation: kube-scheduler's allocator keeps the devices' capacity itself.
+    // No room is announced when a claim goes: this state turns no DRA pod away for GPU room.
+    s.claims?.on({
+      add: (c) => this.observeClaim(c),
+      update: (_o, c) => this.observeClaim(c),
+      delete: (c) => this.observeClaim(c, true),
+    });
+  }
+
+  /** Counts what a claim holds now on our GPUs (nothing once it is deallocated or `gone`). */
+  private observeClaim(claim: ResourceClaim, gone = false): void {
+    const uid = claim.metadata.uid;
+    if (!uid) return;
+    const next = gone ? undefined : claimAllocation(claim, (node) => this.nodePool().get(node));
+    const prev = this.claimed.get(uid);
+    if (JSON.stringify(prev) === JSON.stringify(next)) return;
+    if (prev) this.allocator?.release(prev.id);
+    if (next) this.claimed.set(uid, next);
+    else this.claimed.delete(uid);
+    if (next) this.allocator?.restore([next]);
   }
 
   /**
@@ -357,7 +388,18 @@ export class PlacementState {
       const b = this.backgroundOf(p);
       if (b) this.background.set(uid, b);
     }
-    allocator.restore([...this.held.values(), ...[...this.reserved.values()].map((r) => r.allocation), ...this.background.values()]);
+    // So are the claims' allocations: a node may have joined or left a pool.
+    this.claimed.clear();
+    for (const c of s.claims?.list() ?? []) {
+      const a = claimAllocation(c, (node) => owners.get(node));
+      if (a) this.claimed.set(c.metadata.uid!, a);
+    }
+    allocator.restore([
+      ...this.held.values(),
+      ...[...this.reserved.values()].map((r) => r.allocation),
+      ...this.background.values(),
+      ...this.claimed.values(),
+    ]);
     return allocator;
   }
 

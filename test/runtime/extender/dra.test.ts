@@ -9,11 +9,42 @@ import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
 import { Extender } from '../../../lib/runtime/extender/extender';
 import type { PlacementState } from '../../../lib/runtime/extender/placement-state';
+import { MAX_EXTENDER_PRIORITY } from '../../../lib/runtime/extender/protocol';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
+
+/** The claim kube-scheduler's allocator gave pod `pod`: `tflops` of `node`'s GPU 0 (unallocated: none). */
+function claim(pod: string, node: string | undefined, tflops = '60'): K8sObject {
+  return api.put('resourceclaims', {
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceClaim',
+    metadata: {
+      name: `${pod}-gpu`,
+      namespace: 'ml',
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod, uid: `uid-${pod}`, controller: true }],
+    },
+    status: node
+      ? {
+          allocation: {
+            devices: {
+              results: [
+                {
+                  request: 'gpu',
+                  driver: 'gpu.tensor-fusion.ai',
+                  pool: node,
+                  device: 'gpu-0',
+                  consumedCapacity: { tflops, memory: '8Gi' },
+                },
+              ],
+            },
+          },
+        }
+      : {},
+  }) as K8sObject;
+}
 
 const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: GiB, vramLimit: GiB };
 // Three nodes, though the pool's GPU objects are on two: DRA nodes need none of ours.
@@ -78,11 +109,9 @@ afterEach(async () => {
   await api.stop();
 });
 
-test('passes every node it is given, neutral in its scores, and binds with no GPU record', async () => {
-  const { pod, nodes } = await place('a');
+test('passes every node it is given, and binds with no GPU record', async () => {
+  const { nodes } = await place('a');
   expect(nodes).toEqual(NODES);
-  const scores = await extender.prioritize({ Pod: pod, NodeNames: NODES, Nodes: null });
-  expect(scores.map((s) => s.Score)).toEqual([0, 0, 0]);
   const bound = api.getObject('pods', 'a', 'ml')!;
   expect(bound.spec.nodeName).toBe('p-node-1');
   expect(bound.metadata.annotations[ALLOCATION_ANNOTATION]).toBeUndefined();
@@ -212,5 +241,39 @@ describe('after kube-scheduler stops waiting for a bind (its httpTimeout) and sc
     t += 60_000;
     expect(await g.ext.bind(bindArgs(a, 'dra-only'))).toEqual({ Error: '' });
     expect(g.lists()).toBe(listed);
+  });
+});
+
+describe("prioritize ranks a DRA pod's nodes with the pool's mode, counting the GPUs claims hold", () => {
+  /** The node scored best for a new DRA pod among the pool's two nodes and one outside it. */
+  const best = async () => {
+    const scores = await extender.prioritize({ Pod: putPod(`probe-${Math.random()}`, 'other'), NodeNames: NODES, Nodes: null });
+    expect(scores.filter((s) => s.Score > 0)).toHaveLength(1);
+    expect(scores.find((s) => s.Host === 'dra-only')!.Score).toBe(0);
+    return scores.find((s) => s.Score === MAX_EXTENDER_PRIORITY)!.Host;
+  };
+
+  test('the node whose GPU a claim holds part of wins; deallocated or deleted, the claim holds nothing', async () => {
+    const empty = await best();
+    const other = empty === 'p-node-0' ? 'p-node-1' : 'p-node-0';
+    // MinFragmentation packs: a GPU partly held leaves less stranded than an empty one.
+    claim('held', other);
+    await eventually(async () => expect(await best()).toBe(other));
+    // Nothing reserved: scoring again changes nothing.
+    expect(await best()).toBe(other);
+    expect(state.stats()).toEqual({ held: 0, reserved: 0 });
+    claim('held', undefined);
+    await eventually(async () => expect(await best()).toBe(empty));
+    claim('held', other);
+    await eventually(async () => expect(await best()).toBe(other));
+    api.remove('resourceclaims', 'held-gpu', 'ml');
+    await eventually(async () => expect(await best()).toBe(empty));
+  });
+
+  test('a GPU a claim fills is not chosen', async () => {
+    const empty = await best();
+    claim('full', empty, '100');
+    const other = empty === 'p-node-0' ? 'p-node-1' : 'p-node-0';
+    await eventually(async () => expect(await best()).toBe(other));
   });
 });
