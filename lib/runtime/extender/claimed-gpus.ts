@@ -2,8 +2,9 @@
  * What DRA claims hold of our GPUs, as allocations the extender's allocator counts: kube-scheduler's
  * allocator picks a DRA pod's GPUs and writes them in its claim's status (claim-results.ts reads
  * them), so the extender learns them from the claims cache, not from its own placements. One
- * allocation per allocated claim, of GPUs only (the pod's CPU and memory count as any bound pod's),
- * held from allocation to deallocation or deletion, as kube-scheduler counts it.
+ * allocation per allocated claim, held from allocation to deallocation or deletion, as kube-scheduler
+ * counts it, with its pod's CPU and memory: one shape per pod, as the pool's learned workload mix
+ * (MinFragmentation) must see it, not a GPU share of no CPU beside CPU of no GPU.
  */
 import type { Allocation } from '../../allocator';
 import { claimGpus, ResourceClaim } from '../shared/dra/claim-results';
@@ -12,11 +13,16 @@ import { claimGpus, ResourceClaim } from '../shared/dra/claim-results';
 export const claimAllocationId = (claimUid: string) => `claim/${claimUid}`;
 
 /**
- * The allocation a claim holds on a node of `pool` (the pool of each node, by name), or undefined
- * before it is allocated, for a claim of no GPU of ours, or on a node of no pool. Per-GPU amounts are
- * what the claim consumed of its first GPU: the one request of a claim consumes the same of each.
+ * The allocation a claim holds on a node of a pool (`poolOf`: the pool of a node), with `requests`,
+ * its pod's CPU and memory (none while the pod is not known, or finished); undefined before it is
+ * allocated, for a claim of no GPU of ours, or on a node of no pool. Per-GPU amounts are what the
+ * claim consumed of its first GPU: the one request of a claim consumes the same of each.
  */
-export function claimAllocation(claim: ResourceClaim, poolOf: (node: string) => string | undefined): Allocation | undefined {
+export function claimAllocation(
+  claim: ResourceClaim,
+  poolOf: (node: string) => string | undefined,
+  requests: { cpu: number; memory: number } = { cpu: 0, memory: 0 },
+): Allocation | undefined {
   const uid = claim.metadata.uid;
   const gpus = claimGpus(claim).sort((a, b) => a.index - b.index);
   const node = gpus[0]?.node;
@@ -33,8 +39,9 @@ export function claimAllocation(claim: ResourceClaim, poolOf: (node: string) => 
     tflopsLimit: tflops,
     vramRequest: vram,
     vramLimit: vram,
-    cpu: 0,
-    memory: 0,
+    cpu: requests.cpu,
+    memory: requests.memory,
+    // Not read by placement.
     qos: 'medium',
   };
 }
