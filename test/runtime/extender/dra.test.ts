@@ -17,14 +17,14 @@ import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
 
 /** The claim kube-scheduler's allocator gave pod `pod`: `tflops` of `node`'s GPU 0 (unallocated: none). */
-function claim(pod: string, node: string | undefined, tflops = '60'): K8sObject {
+function claim(pod: string, node: string | undefined, tflops = '60', podUid = `uid-${pod}`): K8sObject {
   return api.put('resourceclaims', {
     apiVersion: 'resource.k8s.io/v1',
     kind: 'ResourceClaim',
     metadata: {
       name: `${pod}-gpu`,
       namespace: 'ml',
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod, uid: `uid-${pod}`, controller: true }],
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod, uid: podUid, controller: true }],
     },
     status: node
       ? {
@@ -276,4 +276,24 @@ describe("prioritize ranks a DRA pod's nodes with the pool's mode, counting the 
     const other = empty === 'p-node-0' ? 'p-node-1' : 'p-node-0';
     await eventually(async () => expect(await best()).toBe(other));
   });
+});
+
+test("a claim's allocation carries its pod's CPU and memory (no background allocation beside it), until the pod goes", async () => {
+  const unbound = putPod('cpu');
+  unbound.spec.nodeName = 'p-node-0';
+  unbound.spec.containers[0].resources.requests = { cpu: '2', memory: '1Gi' };
+  const pod = api.put('pods', unbound) as K8sObject;
+  const c = claim('cpu', 'p-node-0', '60', pod.metadata.uid);
+  const ofPod = () =>
+    state
+      .current()
+      .allocations()
+      .filter((a) => a.id === pod.metadata.uid || a.id === `claim/${c.metadata.uid}`)
+      .map((a) => ({ id: a.id, gpus: a.gpuIds, cpu: a.cpu, memory: a.memory }));
+  await eventually(() =>
+    expect(ofPod()).toEqual([{ id: `claim/${c.metadata.uid}`, gpus: ['p-node-0-gpu-0'], cpu: 2000, memory: 2 ** 30 }]),
+  );
+  api.remove('pods', 'cpu', 'ml');
+  // kube-scheduler keeps the claim's GPU until it deallocates the claim.
+  await eventually(() => expect(ofPod()).toEqual([{ id: `claim/${c.metadata.uid}`, gpus: ['p-node-0-gpu-0'], cpu: 0, memory: 0 }]));
 });
