@@ -280,8 +280,9 @@ describe("prioritize ranks a DRA pod's nodes with the pool's mode, counting the 
 
 test("a claim's allocation carries its pod's CPU and memory (no background allocation beside it), until the pod goes", async () => {
   const unbound = putPod('cpu');
-  unbound.spec.nodeName = 'p-node-0';
-  unbound.spec.containers[0].resources.requests = { cpu: '2', memory: '1Gi' };
+  const spec = unbound.spec as { nodeName?: string; containers: { resources: Record<string, unknown> }[] };
+  spec.nodeName = 'p-node-0';
+  spec.containers[0].resources.requests = { cpu: '2', memory: '1Gi' };
   const pod = api.put('pods', unbound) as K8sObject;
   const c = claim('cpu', 'p-node-0', '60', pod.metadata.uid);
   const ofPod = () =>
