@@ -15,35 +15,15 @@ import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-s
 import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
+import { allocatedClaim } from '../../support/dra-claim';
 
 /** The claim kube-scheduler's allocator gave pod `pod`: `tflops` of `node`'s GPU 0 (unallocated: none). */
 function claim(pod: string, node: string | undefined, tflops = '60', podUid = `uid-${pod}`): K8sObject {
-  return api.put('resourceclaims', {
-    apiVersion: 'resource.k8s.io/v1',
-    kind: 'ResourceClaim',
-    metadata: {
-      name: `${pod}-gpu`,
-      namespace: 'ml',
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod, uid: podUid, controller: true }],
-    },
-    status: node
-      ? {
-          allocation: {
-            devices: {
-              results: [
-                {
-                  request: 'gpu',
-                  driver: 'gpu.tensor-fusion.ai',
-                  pool: node,
-                  device: 'gpu-0',
-                  consumedCapacity: { tflops, memory: '8Gi' },
-                },
-              ],
-            },
-          },
-        }
-      : {},
-  }) as K8sObject;
+  const at = node === undefined ? undefined : { node, index: 0, consumed: { tflops, memory: '8Gi' } };
+  return api.put(
+    'resourceclaims',
+    allocatedClaim({ name: `${pod}-gpu`, namespace: 'ml', pod: { name: pod, uid: podUid }, at }),
+  ) as K8sObject;
 }
 
 const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: GiB, vramLimit: GiB };
