@@ -1,140 +1,121 @@
 /**
- * The node-scoring lever of bench:schedule's DRA side: a loopback scheduler extender that answers only
- * prioritize, ranking the nodes kube-scheduler found feasible (DRA filter included) as our allocator
- * would (lib/allocator, the pool's placement mode and learned workload mix), the best one 10 and the
- * rest 0, as our extender's prioritize does. kube-scheduler's DRA allocator still picks the devices on
- * that node; the allocator is told what it picked (record) before the next pod comes.
+ * The node-scoring lever of bench:schedule's DRA side (fgd): the product's scheduler extender
+ * (lib/runtime/extender: its placement state, filter, prioritize, bind and HTTP server) on loopback,
+ * called by the lever's kube-scheduler as the install configures it. Its state reads the lever's
+ * nodes as the controller would make GPU objects of them (their GPU Feature Discovery labels, the
+ * pool), and the lever's pods and ResourceClaims from informers, as the controller's caches: the GPUs
+ * a claim holds count as used once its allocation reaches the claims informer. No webhook runs on
+ * this side, so the pods (the informer's and those kube-scheduler sends) get the share label and
+ * annotation the webhook would have given them here.
  */
-import { createServer, IncomingMessage, Server } from 'http';
-import type { AddressInfo } from 'net';
-import { Allocator, AllocationRequest } from '../lib/allocator';
-import { DEFAULT_PLACEMENT_MODE } from '../lib/model/rules';
-import { DRA_POD_CLAIM } from '../lib/model/dra';
+import type { GPUPool } from '../lib/api';
+import { CONTROLLER_PATHS } from '../lib/contract/env';
+import { ENABLED_LABEL, SHARE_ANNOTATION } from '../lib/model/metadata-keys';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
-import { podRequests } from '../lib/runtime/shared/pod-requests';
-import type { ClaimTemplate } from '../lib/runtime/shared/dra/claim-template';
-import { claimShape, ClaimResult } from '../lib/runtime/extender/dra-score';
-import { ExtenderArgs, HostPriority, MAX_EXTENDER_PRIORITY, nodeNamesOf } from '../lib/runtime/extender/protocol';
+import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
+import { Informer, stripManagedFields } from '../lib/runtime/kube/informer';
+import { RESOURCES } from '../lib/runtime/kube/resources';
+import { fixedCaches } from '../lib/runtime/cli/cluster-objects';
+import { clusterFromManifests } from '../lib/runtime/cli/manifests';
+import { ResourceClaim, slimClaim } from '../lib/runtime/shared/dra/claim-results';
+import { encodeShare, ShareRequest } from '../lib/runtime/shared/share';
+import { PlacementSources, PlacementState } from '../lib/runtime/extender/placement-state';
+import { Extender } from '../lib/runtime/extender/extender';
+import { ExtenderServer } from '../lib/runtime/extender/extender-server';
+import type { ExtenderArgs, ExtenderFilterResult, HostPriority } from '../lib/runtime/extender/protocol';
 
-const POOL = 'dra';
-
-/** A node as the scorer knows it: name, CPU (millicores), memory (bytes) and GPUs. */
-export interface ScoredNode {
-  name: string;
-  cpu: number;
-  memory: number;
-  model: string;
-  gpus: number;
-  /** Per GPU: TFLOPS and VRAM bytes, as published. */
-  tflops: number;
-  vram: number;
+/** The pod as the webhook admits it: opted in, with its share (none for a pod of no GPU). */
+function admitted(pod: K8sObject, share: ShareRequest | undefined): K8sObject {
+  if (!share) return pod;
+  const metadata = {
+    ...pod.metadata,
+    labels: { ...pod.metadata.labels, [ENABLED_LABEL]: 'true' },
+    annotations: { ...pod.metadata.annotations, [SHARE_ANNOTATION]: encodeShare(share) },
+  };
+  return { ...pod, metadata };
 }
 
-async function body(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+/** The extender, called with the pods as the webhook would have admitted them. */
+class AdmittedPodExtender extends Extender {
+  constructor(
+    opts: ConstructorParameters<typeof Extender>[0],
+    private readonly admit: (pod: K8sObject) => K8sObject,
+  ) {
+    super(opts);
+  }
+
+  override filter(args: ExtenderArgs): Promise<ExtenderFilterResult> {
+    return super.filter(args.Pod ? { ...args, Pod: this.admit(args.Pod) } : args);
+  }
+
+  override prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
+    return super.prioritize(args.Pod ? { ...args, Pod: this.admit(args.Pod) } : args);
+  }
 }
 
 export class DraScorer {
-  private readonly allocator: Allocator;
-  private server?: Server;
+  private readonly pods: Informer<K8sObject>;
+  private readonly claims: Informer<ResourceClaim>;
+  private readonly server: ExtenderServer;
   /** prioritize answers, for the figures. */
   calls = 0;
 
+  /**
+   * `nodes`: the lever's Node objects with {@link gpuNodeLabels}' labels for `pool`; `shareOf`: the
+   * share the webhook would record on a pod of the lever (undefined for one without a GPU).
+   */
   constructor(
-    nodes: readonly ScoredNode[],
-    private readonly templates: ReadonlyMap<string, ClaimTemplate>,
-    seed: number,
+    admin: HttpCluster,
+    namespace: string,
+    nodes: readonly K8sObject[],
+    pool: GPUPool & K8sObject,
+    shareOf: (pod: K8sObject) => ShareRequest | undefined,
   ) {
-    this.allocator = new Allocator({ seed, pools: { [POOL]: { placementMode: DEFAULT_PLACEMENT_MODE, tflopsOversellRatio: 100 } } });
-    for (const n of nodes) {
-      this.allocator.addNode({
-        name: n.name,
-        pool: POOL,
-        cpu: n.cpu,
-        memory: n.memory,
-        gpus: Array.from({ length: n.gpus }, (_, i) => ({
-          id: gpuId(n.name, `gpu-${i}`),
-          index: i,
-          model: n.model,
-          tflops: n.tflops,
-          vram: n.vram,
-        })),
-      });
+    const admit = (pod: K8sObject) => admitted(pod, shareOf(pod));
+    this.pods = new Informer<K8sObject>(admin, RESOURCES.pods, { namespace, transform: (p) => admit(stripManagedFields(p)) });
+    this.claims = new Informer<ResourceClaim>(admin, RESOURCES.resourceclaims, { namespace, transform: slimClaim });
+    const fixed = fixedCaches(clusterFromManifests([pool, ...nodes]));
+    if (fixed.gpus.list().length === 0)
+      throw new Error(`scorer: no GPU object made of ${nodes.length} nodes for pool ${pool.metadata.name}`);
+    const sources: PlacementSources = { ...fixed, pods: this.pods, claims: this.claims };
+    const state = new PlacementState({ sources });
+    const pods = this.pods;
+    // A list after an idle spell reads the same informer: the pods in the cluster carry no opt-in label.
+    const list = async () => ({ items: pods.list(), resourceVersion: '' }) as never;
+    const cluster = { list, bind: admin.bind.bind(admin), get: admin.get.bind(admin) };
+    this.server = new ExtenderServer({
+      extender: new AdmittedPodExtender({ state, cluster, pods }, admit),
+      prefix: CONTROLLER_PATHS.extender,
+      port: 0,
+      observe: () => this.calls++,
+    });
+  }
+
+  /** Starts the informers and serves the extender on loopback; returns the urlPrefix. */
+  async start(): Promise<string> {
+    for (const i of [this.pods, this.claims]) i.start();
+    await Promise.all([this.pods.waitForSync(), this.claims.waitForSync()]);
+    const port = await this.server.listen();
+    return `http://127.0.0.1:${port}${CONTROLLER_PATHS.extender}`;
+  }
+
+  /**
+   * Waits until the informers show `pod` bound and its claim (if any) allocated, so that the next pod
+   * is scored knowing where this one went (in a cluster, pods come faster than that; here each one
+   * is placed alone, to compare placement, not cache lag).
+   */
+  async seen(pod: K8sObject, claim: string | undefined): Promise<void> {
+    const ns = pod.metadata.namespace;
+    for (;;) {
+      const p = this.pods.get(`${ns}/${pod.metadata.name}`);
+      const c = claim === undefined ? undefined : this.claims.get(`${ns}/${claim}`);
+      if ((p?.spec as { nodeName?: string } | undefined)?.nodeName && (claim === undefined || c?.status?.allocation)) return;
+      await new Promise((r) => setTimeout(r, 5));
     }
   }
 
-  /** The allocator's request for a pod: its claim template's shape, or its CPU and memory only. */
-  private request(pod: K8sObject): AllocationRequest {
-    const claims = (pod.spec as { resourceClaims?: { name: string; resourceClaimTemplateName?: string }[] }).resourceClaims ?? [];
-    const name = claims.find((c) => c.name === DRA_POD_CLAIM)?.resourceClaimTemplateName;
-    const template = name === undefined ? undefined : this.templates.get(name);
-    if (name !== undefined && !template) throw new Error(`pod ${pod.metadata.name}: unknown ResourceClaimTemplate ${name}`);
-    const shape = template ? claimShape(template.spec.spec.devices) : undefined;
-    const { cpu, memory } = podRequests(pod);
-    return {
-      id: pod.metadata.uid ?? `${pod.metadata.namespace}/${pod.metadata.name}`,
-      pool: POOL,
-      qos: 'medium',
-      gpuCount: shape?.gpuCount ?? 0,
-      tflopsRequest: shape?.tflops ?? 0,
-      vramRequest: shape?.vram ?? 0,
-      cpu,
-      memory,
-    };
-  }
-
-  prioritize(args: ExtenderArgs): HostPriority[] {
-    this.calls++;
-    const nodes = nodeNamesOf(args);
-    const best = this.allocator.best(this.request(args.Pod), nodes);
-    return nodes.map((n) => ({ Host: n, Score: n === best ? MAX_EXTENDER_PRIORITY : 0 }));
-  }
-
-  /** Counts a bound pod where kube-scheduler put it, on the devices its claim was given. */
-  record(pod: K8sObject, node: string, results: readonly ClaimResult[]): void {
-    const r = this.request(pod);
-    const restored = this.allocator.restore([
-      {
-        id: r.id,
-        pool: POOL,
-        node,
-        gpuIds: results.map((d) => gpuId(d.pool, d.device)).sort(),
-        tflopsRequest: r.tflopsRequest,
-        tflopsLimit: r.tflopsRequest,
-        vramRequest: r.vramRequest,
-        vramLimit: r.vramRequest,
-        cpu: r.cpu ?? 0,
-        memory: r.memory ?? 0,
-        qos: r.qos,
-      },
-    ]);
-    if (restored.skipped.length > 0) throw new Error(`scorer: ${JSON.stringify(restored.skipped)}`);
-  }
-
-  /** Serves prioritize on loopback; returns the urlPrefix. */
-  async start(): Promise<string> {
-    this.server = createServer((req, res) => {
-      void body(req).then((text) => {
-        try {
-          const out = this.prioritize(JSON.parse(text) as ExtenderArgs);
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
-        } catch (err) {
-          res.writeHead(500).end(String(err));
-        }
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
   async stop(): Promise<void> {
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.server.close();
+    await Promise.all([this.pods.stop(), this.claims.stop()]);
   }
-}
-
-/** The allocator's GPU id of a device: `<node>/<device>` (our slices' pool is the node). */
-function gpuId(node: string, device: string): string {
-  return `${node}/${device}`;
 }

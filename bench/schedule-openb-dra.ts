@@ -9,8 +9,8 @@
  * - plain: kube-scheduler's default profile, slices in device index order;
  * - ordered: the slice republished after each allocation with the most-used GPU first (what the agent
  *   can do from the claims it prepared), so first fit becomes best fit within a node;
- * - fgd: ordered, and nodes scored by the allocator's placement mode through an extender's prioritize
- *   (dra-scorer.ts);
+ * - fgd: ordered, and our extender as the install configures it (the product's, served by
+ *   dra-scorer.ts): it scores a DRA pod's nodes in prioritize and places CPU-only pods in filter;
  * - binpack: ordered, and kube-scheduler's NodeResourcesFit scoring MostAllocated (CPU and memory).
  *
  * Unallocated GPU % at 100% arrived is computed from the claims' allocations: what each bound pod's
@@ -25,12 +25,14 @@ import type { GPUPool } from '../lib/api';
 import { DRA_API_VERSION, DRA_DEVICE_CLASS, DRA_DRIVER, DRA_POD_CLAIM } from '../lib/model/dra';
 import { claimTemplate, ClaimTemplate } from '../lib/runtime/shared/dra/claim-template';
 import { resourceSlice, ResourceSlice, SliceGpu } from '../lib/runtime/shared/dra/resource-slice';
-import { claimResults, ClaimResult, ClaimStatus } from '../lib/runtime/extender/dra-score';
+import { claimGpus, HeldGpu, ResourceClaim } from '../lib/runtime/shared/dra/claim-results';
+import type { ShareRequest } from '../lib/runtime/shared/share';
+import { renderSchedulerConfiguration } from '../lib/render/controller/kube-scheduler';
 import type { ControlPlane } from '../test/support/control-plane';
 import { kwokNode, writeYaml } from '../test/support/control-plane/install';
 import { replayTaken, TraceNode, TracePod } from './trace-replay';
 import { Decisions, NotScheduled } from './scheduler-decisions';
-import { GPU_TFLOPS, GPU_VRAM_MIB } from './openb-gpu';
+import { GPU_TFLOPS, GPU_VRAM_MIB, gpuNodeLabels, openbPool } from './openb-gpu';
 import { DraScorer } from './dra-scorer';
 import { percentile } from './stats';
 
@@ -41,7 +43,7 @@ export type DraLever = (typeof DRA_LEVERS)[number];
 const LEVER_LABELS: Record<DraLever, string> = {
   plain: 'plain DRA (default profile, slices in index order)',
   ordered: 'slices republished most-used GPU first',
-  fgd: 'ordered + nodes scored by the allocator (extender prioritize)',
+  fgd: 'ordered + our extender (nodes scored in prioritize)',
   binpack: 'ordered + NodeResourcesFit MostAllocated',
 };
 
@@ -66,19 +68,14 @@ const nodeOf = (lever: DraLever, sn: string) => `${lever}-${sn}`;
 const claimPending = (c: NotScheduled) => /waiting for|not found|does not exist|to be created/i.test(c.message ?? '');
 
 /** The share a trace pod asks for, as the webhook resolves it (1000-TFLOPS, 16000-MiB GPUs). */
-function templateFor(namespace: string, p: TracePod): ClaimTemplate {
+function shareFor(p: TracePod): ShareRequest {
   const tflops = (p.g / 1000) * GPU_TFLOPS;
   const vram = (p.g / 1000) * VRAM_BYTES;
-  return claimTemplate(namespace, {
-    pool: POOL,
-    qos: 'medium',
-    gpuCount: p.n,
-    tflopsRequest: tflops,
-    tflopsLimit: tflops,
-    vramRequest: vram,
-    vramLimit: vram,
-  });
+  return { pool: POOL, qos: 'medium', gpuCount: p.n, tflopsRequest: tflops, tflopsLimit: tflops, vramRequest: vram, vramLimit: vram };
 }
+
+/** The claim template the webhook gives a trace pod's share. */
+const templateFor = (namespace: string, p: TracePod): ClaimTemplate => claimTemplate(namespace, shareFor(p));
 
 function sliceGpus(node: string, n: TraceNode): SliceGpu[] {
   return Array.from({ length: n.gpus }, (_, i) => ({
@@ -121,6 +118,9 @@ export interface DraFigures {
   p99Ms: number;
 }
 
+/** Our extender's entry in the install's scheduler configuration (verbs, weight, timeout). */
+const ourExtender = renderSchedulerConfiguration('bench').extenders[0];
+
 /** The DRA schedulers: one with the levers' profiles, one with the scoring extender. */
 async function startSchedulers(cp: ControlPlane, levers: readonly DraLever[], scorerUrl: string | undefined): Promise<void> {
   const profile = (lever: DraLever) =>
@@ -152,8 +152,9 @@ async function startSchedulers(cp: ControlPlane, levers: readonly DraLever[], sc
       {
         profiles: [profile('fgd')],
         percentageOfNodesToScore: 100,
-        // Weight 100: 10 x 100 x 10 outweighs the in-tree scores (each 0..100 times a small weight).
-        extenders: [{ urlPrefix: scorerUrl, prioritizeVerb: 'prioritize', weight: 100, nodeCacheCapable: true, httpTimeout: '10s' }],
+        // Our extender as the install configures it: a DRA pod's nodes are scored by prioritize, a
+        // CPU-only pod is placed by filter as the pool's mode would.
+        extenders: [{ ...ourExtender, urlPrefix: scorerUrl }],
       },
       'kube-scheduler-dra-fgd',
     );
@@ -168,7 +169,6 @@ export async function setUpDra(
   nodes: readonly TraceNode[],
   pods: readonly TracePod[],
   levers: readonly DraLever[],
-  seed: number,
   log: (l: string) => void,
 ): Promise<Side[]> {
   const t0 = performance.now();
@@ -211,17 +211,7 @@ export async function setUpDra(
     Array.from({ length: 32 }, async () => {
       while (next < work.length) {
         const { s, name, n } = work[next++];
-        await admin.create(
-          RESOURCES.nodes,
-          kwokNode({
-            name,
-            cpu: `${n.cpu}m`,
-            memory: `${n.mem}Mi`,
-            extended: { pods: '1000' },
-            labels: { [SIDE_KEY]: s.lever },
-            taints: [{ key: SIDE_KEY, value: s.lever, effect: 'NoSchedule' }],
-          }) as K8sObject,
-        );
+        await admin.create(RESOURCES.nodes, nodeObject(s.lever, name, n));
         const slice = await admin.create(SLICES, resourceSlice({ nodeName: name, pool: draPool, gpus: sliceGpus(name, n) }) as never);
         s.slices.set(name, slice as never);
       }
@@ -230,19 +220,20 @@ export async function setUpDra(
   const fgd = sides.find((s) => s.lever === 'fgd');
   let url: string | undefined;
   if (fgd) {
-    fgd.scorer = new DraScorer(
-      [...fgd.nodes].map(([name, n]) => ({
-        name,
-        cpu: n.cpu,
-        memory: n.mem * 2 ** 20,
-        model: n.model,
-        gpus: n.gpus,
-        tflops: GPU_TFLOPS,
-        vram: VRAM_BYTES,
-      })),
-      fgd.templates,
-      seed,
-    );
+    // The scorer's state makes its GPU objects of the nodes' GPU Feature Discovery labels, kept out of
+    // the cluster: there the extender side's controller would take the nodes for GPU nodes.
+    const labelled = [...fgd.nodes].map(([name, n]) => {
+      const o = nodeObject('fgd', name, n);
+      return { ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, ...gpuNodeLabels(n, POOL) } } };
+    });
+    const pool = openbPool(
+      POOL,
+      nodes.map((n) => n.model),
+    ) as unknown as GPUPool & K8sObject;
+    fgd.scorer = new DraScorer(admin, namespaceOf('fgd'), labelled, pool, (pod) => {
+      const p = pods[Number(pod.metadata.name?.slice('pod-'.length))];
+      return p && p.n > 0 ? shareFor(p) : undefined;
+    });
     url = await fgd.scorer.start();
   }
   await startSchedulers(cp, levers, url);
@@ -250,6 +241,18 @@ export async function setUpDra(
     `DRA: ${levers.length} sides of ${nodes.length} KWOK nodes with a ResourceSlice each, ${sides[0]?.templates.size ?? 0} claim templates per side, ready in ${Math.round(performance.now() - t0)} ms`,
   );
   return sides;
+}
+
+/** A side's KWOK node for trace node `n`: the side's label and taint keep other sides' pods off it. */
+function nodeObject(lever: DraLever, name: string, n: TraceNode): K8sObject {
+  return kwokNode({
+    name,
+    cpu: `${n.cpu}m`,
+    memory: `${n.mem}Mi`,
+    extended: { pods: '1000' },
+    labels: { [SIDE_KEY]: lever },
+    taints: [{ key: SIDE_KEY, value: lever, effect: 'NoSchedule' }],
+  }) as K8sObject;
 }
 
 /** The pod of trace pod `i` on a side: its claim from the template, kept on the side's nodes. */
@@ -330,28 +333,26 @@ export async function placeDra(admin: HttpCluster, side: Side, pods: readonly Tr
         continue;
       }
       bound++;
-      let results: ClaimResult[] = [];
+      let results: HeldGpu[] = [];
+      let claimName: string | undefined;
       if (p.n > 0) {
         const statuses = (d.pod.status as { resourceClaimStatuses?: { name: string; resourceClaimName?: string }[] }).resourceClaimStatuses;
-        const claimName = statuses?.find((c) => c.name === DRA_POD_CLAIM)?.resourceClaimName;
-        const claim = claimName ? await admin.get<K8sObject & { status?: ClaimStatus }>(CLAIMS, { namespace, name: claimName }) : undefined;
-        results = claimResults(claim?.status);
+        claimName = statuses?.find((c) => c.name === DRA_POD_CLAIM)?.resourceClaimName;
+        const claim = claimName ? await admin.get<ResourceClaim>(CLAIMS, { namespace, name: claimName }) : undefined;
+        results = claim ? claimGpus(claim) : [];
         const tflops = (p.g / 1000) * GPU_TFLOPS;
         const vram = (p.g / 1000) * VRAM_BYTES;
         if (
           results.length !== p.n ||
-          new Set(results.map((r) => r.device)).size !== p.n ||
-          results.some((r) => r.pool !== d.node || r.tflops !== tflops || r.vram !== vram)
+          new Set(results.map((r) => r.index)).size !== p.n ||
+          results.some((r) => r.node !== d.node || r.tflops !== tflops || r.vram !== vram)
         )
           mismatches++;
         const used = side.used.get(d.node);
-        for (const r of results) {
-          const index = Number(r.device.slice(r.device.lastIndexOf('-') + 1));
-          if (used && r.pool === d.node) used[index] += r.tflops;
-        }
+        for (const r of results) if (used && r.node === d.node) used[r.index] += r.tflops;
         if (side.lever !== 'plain' && (await republish(admin, side, d.node))) republished++;
       }
-      side.scorer?.record(d.pod, d.node, results);
+      await side.scorer?.seen(d.pod, claimName);
       // Milli-GPU: TFLOPS consumed over each device's capacity (both ways of counting agree when no record mismatches).
       taken.push(results.reduce((s, r) => s + (1000 * r.tflops) / GPU_TFLOPS, 0));
       if ((i + 1) % 500 === 0) {

@@ -20,21 +20,20 @@
  * The full replay (~8,400 pods, sequential) takes about half an hour on 2 cores; use --limit for checks.
  */
 import { startBenchControlPlane } from './control-plane';
-import { ENABLED_LABEL, GFD, poolMembershipLabel, ALLOCATION_ANNOTATION } from '../lib/model/metadata-keys';
+import { ENABLED_LABEL, ALLOCATION_ANNOTATION } from '../lib/model/metadata-keys';
 import { SCHEDULER_NAME } from '../lib/contract/object-names';
 import { DEFAULT_PLACEMENT_MODE } from '../lib/model/rules';
 import type { K8sObject } from '../lib/runtime/kube/cluster';
 import type { HttpCluster } from '../lib/runtime/kube/http-cluster';
 import { Informer } from '../lib/runtime/kube/informer';
 import { RESOURCES } from '../lib/runtime/kube/resources';
-import { renderGpuPool } from '../lib/render/gpu-pool';
 import { parseQuantity } from '../lib/k8s/quantity';
 import type { Allocation } from '../lib/allocator';
 import { ControlPlane } from '../test/support/control-plane';
 import { installController, kwokNode, synthToTemp, writeYaml } from '../test/support/control-plane/install';
 import { allocatorRun, arrivalStream, capacity, readNodes, readPods, replay, TraceNode, TracePod, traceMix } from './trace-replay';
 import { percentile } from './stats';
-import { GPU_TFLOPS, GPU_VRAM_MIB } from './openb-gpu';
+import { GPU_TFLOPS, GPU_VRAM_MIB, gpuNodeLabels, openbPool } from './openb-gpu';
 import { Decisions } from './scheduler-decisions';
 import { DRA_LEVERS, DraFigures, DraLever, draThroughput, placeDra, setUpDra, stopDra } from './schedule-openb-dra';
 
@@ -117,13 +116,7 @@ function nodeObject(n: TraceNode): K8sObject {
     memory: `${n.mem}Mi`,
     // kwokNode's 110 pods per node could bind before CPU does; the trace has no pod-count limit.
     extended: { pods: '1000' },
-    labels: {
-      [GFD.present]: 'true',
-      [GFD.product]: n.model,
-      [GFD.count]: String(n.gpus),
-      [GFD.memory]: String(GPU_VRAM_MIB),
-      [poolMembershipLabel(POOL)]: 'true',
-    },
+    labels: gpuNodeLabels(n, POOL),
   }) as K8sObject;
 }
 
@@ -167,13 +160,10 @@ async function setUp(cp: ControlPlane, synth: ReturnType<typeof synthToTemp>, no
   // One replica and its kube-scheduler (no leader election), as bench:schedule runs them.
   const ctl = await installController(cp, synth.controller, synth.dir, { replicas: 1, schedulers: true });
   const admin = cp.cluster('admin', 'bench-schedule-openb');
-  const models = [...new Set(nodes.map((n) => n.model))].sort();
-  const pool = renderGpuPool(POOL, {
-    placement: DEFAULT_PLACEMENT_MODE,
-    // As allocatorRun: TFLOPS requests may not add up past a GPU's capacity.
-    tflopsOversellRatio: 100,
-    gpuTflops: Object.fromEntries(models.map((m) => [m, String(GPU_TFLOPS)])),
-  });
+  const pool = openbPool(
+    POOL,
+    nodes.map((n) => n.model),
+  );
   await cp.kubectlOk([
     'apply',
     '--server-side',
@@ -322,10 +312,13 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
     const ext = opts.draOnly ? [] : pods;
     const up = opts.draOnly ? { ctl: undefined, admin: cp.cluster('admin', 'bench-schedule-openb') } : await setUp(cp, synth, nodes, log);
     ctl = up.ctl;
-    if (opts.dra) sides = await setUpDra(cp, up.admin, synth.dir, nodes, pods, opts.draLevers ?? DRA_LEVERS, opts.seed, log);
+    const levers = opts.draLevers ?? DRA_LEVERS;
+    if (opts.dra) sides = await setUpDra(cp, up.admin, synth.dir, nodes, pods, levers, log);
     // The sides place on nodes of their own, each one pod at a time, all at once.
     const [run, ...dra] = await Promise.all([placeAll(up.admin, ext, cap, log), ...sides.map((s) => placeDra(up.admin, s, pods, log))]);
-    const throughput = opts.dra ? await draThroughput(cp, up.admin, synth.dir, opts.draThroughputPods ?? 1000) : undefined;
+    // Through the plain lever's kube-scheduler: only when that lever runs.
+    const throughput =
+      opts.dra && levers.includes('plain') ? await draThroughput(cp, up.admin, synth.dir, opts.draThroughputPods ?? 1000) : undefined;
     const { mismatches, overcommitted } = checkRecords(ext, run.outcome, run.records);
     // trace-replay's formula over the recorded outcomes (records checked to hold exactly the requests).
     const ours = replay(ext, cap, (i) => run.outcome[i]);
@@ -385,7 +378,7 @@ export async function printOpenb(opts: OpenbOptions): Promise<void> {
   }
   // The best lever is the DRA path's figure (by allocated % when stopped early).
   const best = [...dra].sort((a, b) => b.allocatedEnd - a.allocatedEnd)[0];
-  if (best) {
+  if (best && f.draBoundPerSec !== undefined) {
     console.log(
       `DRA throughput (plain lever's kube-scheduler, ${opts.draThroughputPods ?? 1000} pods each, 32 in flight): DRA claims ${f.draBoundPerSec} pods bound/s, nvidia.com/gpu ${f.plainBoundPerSec}`,
     );

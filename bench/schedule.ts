@@ -18,8 +18,8 @@
  *        not a refusal) against the same spread without quotas;
  *        --state: instead, the extender state at scale without an API server (50,000 GPUs, 200,000 shares);
  *        --openb=DIR [--seed=N] [--limit=N] [--nodes-every=K] [--dra|--dra-only [--dra-pods=N] [--dra-levers=a,b]]: instead, the openb trace replay placed through the
- *        scheduler (schedule-openb.ts); --dra adds the DRA side, one replay per lever, and a throughput
- *        comparison of N DRA pods against N nvidia.com/gpu pods (schedule-openb-dra.ts); --dra-only: without
+ *        scheduler (schedule-openb.ts); --dra adds the DRA side, one replay per lever, and (with the plain
+ *        lever) a throughput comparison of N DRA pods against N nvidia.com/gpu pods (schedule-openb-dra.ts); --dra-only: without
  *        the extender side, for quick checks; --nodes-every=K keeps every K-th trace node (pods to 100% of
  *        that capacity).
  * Ends with one JSON line.

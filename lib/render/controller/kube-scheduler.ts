@@ -111,7 +111,10 @@ export function renderSchedulerConfiguration(
         urlPrefix: `http://127.0.0.1:${extenderPort}${CONTROLLER_PATHS.extender}`,
         filterVerb: EXTENDER_VERBS.filter,
         prioritizeVerb: EXTENDER_VERBS.prioritize,
-        weight: 1,
+        // Only a DRA pod's nodes are scored (filter leaves one node for any other pod): 10 x 100 x 10
+        // for the node the pool's mode chooses outweighs the in-tree scores (each 0..100 times a small
+        // weight), so that kube-scheduler's CPU and memory spreading cannot trade placement quality away.
+        weight: 100,
         bindVerb: EXTENDER_VERBS.bind,
         // Loopback inside the pod: nothing crosses the network.
         enableHTTPS: false,

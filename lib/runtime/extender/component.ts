@@ -69,6 +69,8 @@ export function extenderComponent(ctx: RuntimeContext, opts: ExtenderComponentOp
       gpus: c.gpus,
       pods,
       quotas: c.quotas,
+      // Started only where the install has `dra` (empty, and never synced, elsewhere).
+      ...(ctx.env.dra ? { claims: c.claims } : {}),
     },
     onRoom: (node) => signal.roomAt(node),
   });
@@ -127,8 +129,9 @@ export function extenderComponent(ctx: RuntimeContext, opts: ExtenderComponentOp
       await stopAlongside?.();
       await server.close();
     },
-    // Answers need the GPU topology and the pods: only once the caches are synced.
-    ready: () => listening && [c.nodes, c.pools, c.gpuNodes, c.gpus, c.pods, c.quotas].every((i) => i.hasSynced()),
+    // Answers need the GPU topology and the pods (and DRA claims, to score DRA pods): only once the caches are synced.
+    ready: () =>
+      listening && [c.nodes, c.pools, c.gpuNodes, c.gpus, c.pods, c.quotas, ...(ctx.env.dra ? [c.claims] : [])].every((i) => i.hasSynced()),
     port: () => server.port,
   };
 }

@@ -8,7 +8,8 @@
  *   there for the bind to come; when none can take the share, each node gets a reason. A pod of our
  *   scheduler without a share whose feasible nodes are all of one pool is placed the same way, as a
  *   share of no GPU: the CPU and memory it takes decide which GPUs stay usable;
- * - prioritize (only called when several nodes pass, which filter avoids) scores the chosen node 10;
+ * - prioritize (only called when several nodes pass, which filter avoids but for DRA pods) scores the
+ *   node the pool's mode chooses 10, a DRA pod's too (its claim's GPUs are kube-scheduler's choice);
  * - bind chooses the GPUs and binds with the allocation in the Binding's annotations, so the record
  *   reaches the pod in the same atomic update as `spec.nodeName`.
  *
@@ -276,15 +277,22 @@ export class Extender {
     return result([best]);
   }
 
+  /**
+   * The node the pool's mode prefers scores {@link MAX_EXTENDER_PRIORITY}, the others 0. A DRA pod's
+   * nodes are all those where kube-scheduler's allocator found room for its claim (filter passed
+   * them all): ranked here on the GPUs the claims hold, with nothing reserved, since kube-scheduler
+   * then picks the GPU within the node (first fit) and writes it in the claim.
+   */
   async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
     await this.fresh();
     const nodes = nodeNamesOf(args);
-    const uid = args.Pod?.metadata?.uid;
-    const share = args.Pod && !hasDraClaim(args.Pod) ? shareOf(args.Pod) : undefined;
-    const best =
-      share && uid
-        ? (this.opts.state.holding(uid)?.node ?? this.opts.state.best(allocationRequest(uid, share, podRequests(args.Pod)), nodes))
-        : undefined;
+    const pod = args.Pod;
+    const uid = pod?.metadata?.uid;
+    const share = pod && shareOf(pod);
+    const { state } = this.opts;
+    const request = share && uid ? allocationRequest(uid, share, podRequests(pod)) : undefined;
+    // A DRA pod holds nothing here (filterClaim reserves no GPU): its best node is judged each time.
+    const best = request && (state.holding(request.id)?.node ?? state.best(request, nodes));
     return nodes.map((n) => ({ Host: n, Score: n === best ? MAX_EXTENDER_PRIORITY : 0 }));
   }
 

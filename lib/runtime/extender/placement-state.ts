@@ -33,6 +33,15 @@ import {
 } from '../shared/quota';
 import { CountedMap, QuotaLedger } from './quota-ledger';
 import { ClaimShares } from './claim-shares';
+import { claimAllocation } from './claimed-gpus';
+import { claimPod, ResourceClaim } from '../shared/dra/claim-results';
+
+/** An allocated claim's allocation (claimed-gpus.ts) and the pod it belongs to (UID and cache key). */
+interface Claimed {
+  readonly claim: ResourceClaim;
+  readonly allocation: Allocation;
+  readonly pod?: { readonly uid: string; readonly key: string };
+}
 
 /** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
 const RELEASED_MEMORY_MS = 5 * 60_000;
@@ -52,6 +61,11 @@ export interface PlacementSources {
   pods: PlacementSource<K8sObject>;
   /** GPUResourceQuotas: no share is reserved or grown past its namespace's. @default no quotas */
   quotas?: Pick<Informer<QuotaObject & K8sObject>, 'list'>;
+  /**
+   * DRA ResourceClaims (the controller's claims cache, slim): the GPUs kube-scheduler's allocator gave
+   * each count as used, so that prioritize ranks DRA pods' nodes on what is really free. @default no claims
+   */
+  claims?: PlacementSource<ResourceClaim>;
 }
 
 /** What per-GPU `amounts` on `gpuCount` GPUs count for in a quota (limits default to requests, as the allocator's). */
@@ -133,6 +147,10 @@ export class PlacementState {
   private expiryTimer?: NodeJS.Timeout;
   /** DRA pods' shares: counted in the quotas, placed by kube-scheduler (claim-shares.ts). */
   private readonly claims: ClaimShares;
+  /** What allocated DRA claims hold of our GPUs, with their pods' CPU and memory, by claim UID (claimed-gpus.ts). */
+  private readonly claimed = new Map<string, Claimed>();
+  /** The UID of each claim counted above by the UID of its pod, whose CPU and memory it counts (not as background). */
+  private readonly claimOf = new Map<string, string>();
 
   constructor(private readonly opts: PlacementStateOptions) {
     this.now = opts.now ?? Date.now;
@@ -183,6 +201,58 @@ export class PlacementState {
       (p) => [...this.nodePool()].find(([, pool]) => pool === p.metadata.name)?.[0],
     );
     s.pods.on({ add: (p) => this.observe(p), update: (_o, p) => this.observe(p), delete: (p) => this.release(p.metadata.uid) });
+    // A claim allocated since the cache last showed it is missed until its event arrives: a DRA pod
+    // scored meanwhile may be ranked on a GPU that looks freer than it is. That costs a worse score
+    // only, never an over-allocation: kube-scheduler's allocator keeps the devices' capacity itself.
+    // No room is announced when a claim goes: this state turns no DRA pod away for GPU room.
+    s.claims?.on({
+      add: (c) => this.observeClaim(c),
+      update: (_o, c) => this.observeClaim(c),
+      delete: (c) => this.observeClaim(c, true),
+    });
+  }
+
+  /** What a claim holds now (claimed-gpus.ts), with its pod's CPU and memory while the pod is live here. */
+  private claimedOf(claim: ResourceClaim): Claimed | undefined {
+    const owner = claimPod(claim);
+    const podKey = owner && `${claim.metadata.namespace ?? ''}/${owner.name}`;
+    const pod = podKey === undefined ? undefined : this.opts.sources.pods.get(podKey);
+    const live = pod && owner && pod.metadata.uid === owner.uid && !isTerminal(pod) && !this.releasedAt.has(owner.uid);
+    const allocation = claimAllocation(claim, (node) => this.nodePool().get(node), live ? podRequests(pod) : undefined);
+    return allocation && { claim, allocation, pod: owner && { uid: owner.uid, key: podKey! } };
+  }
+
+  /** Counts what a claim holds now on our GPUs (nothing once it is deallocated or `gone`). */
+  private observeClaim(claim: ResourceClaim, gone = false): void {
+    const uid = claim.metadata.uid;
+    if (!uid) return;
+    const next = gone ? undefined : this.claimedOf(claim);
+    const prev = this.claimed.get(uid);
+    if (JSON.stringify(prev?.allocation) === JSON.stringify(next?.allocation)) {
+      if (prev && next) this.claimed.set(uid, next);
+      return;
+    }
+    if (prev) {
+      this.allocator?.release(prev.allocation.id);
+      this.claimed.delete(uid);
+      if (prev.pod) this.claimOf.delete(prev.pod.uid);
+    }
+    if (next) {
+      this.claimed.set(uid, next);
+      if (next.pod) this.claimOf.set(next.pod.uid, uid);
+      this.allocator?.restore([next.allocation]);
+    }
+    // The pod's CPU and memory move between the claim's allocation and its background one.
+    const pod = (next ?? prev)?.pod;
+    const p = pod && this.opts.sources.pods.get(pod.key);
+    if (p?.metadata.uid === pod?.uid && p && !this.held.has(pod!.uid) && !this.reserved.has(pod!.uid)) this.observeBackground(p);
+  }
+
+  /** A pod changed or went: its claim's allocation counts its CPU and memory as it is now. */
+  private observePodClaim(podUid: string): void {
+    const claim = this.claimOf.get(podUid);
+    const c = claim === undefined ? undefined : this.claimed.get(claim);
+    if (c) this.observeClaim(c.claim);
   }
 
   /**
@@ -243,7 +313,7 @@ export class PlacementState {
 
   private observeBackground(pod: K8sObject): void {
     const uid = pod.metadata.uid as string;
-    const next = allocationOf(pod) ? undefined : this.backgroundOf(pod);
+    const next = allocationOf(pod) || this.claimOf.has(uid) ? undefined : this.backgroundOf(pod);
     const prev = this.background.get(uid);
     if (JSON.stringify(prev) === JSON.stringify(next)) return;
     if (prev) this.allocator?.release(uid);
@@ -262,6 +332,7 @@ export class PlacementState {
     if (!uid) return;
     if (isTerminal(pod)) return void this.release(uid);
     this.claims.observe(pod);
+    this.observePodClaim(uid);
     if (!this.held.has(uid) && !this.reserved.has(uid)) this.observeBackground(pod);
     const a = allocationOf(pod);
     if (!a || this.held.has(uid)) return;
@@ -292,6 +363,8 @@ export class PlacementState {
     this.heldSince.delete(uid);
     this.namespaces.delete(uid);
     this.rememberRelease(uid);
+    // Its claim holds its GPUs until kube-scheduler deallocates it; its CPU and memory go now.
+    this.observePodClaim(uid);
     if (held || reserved || background) this.allocator?.release(uid);
     if (freed) this.opts.onRoom?.(freed.node);
   }
@@ -349,15 +422,29 @@ export class PlacementState {
               : 'without a Running GPU',
       );
     }
-    // Background usage is recomputed from the pods: node membership may have changed with the topology.
+    // Claims' allocations and background usage are recomputed: node membership may have changed with
+    // the topology. A pod whose claim counts its CPU and memory has no background allocation.
+    this.claimed.clear();
+    this.claimOf.clear();
+    for (const c of s.claims?.list() ?? []) {
+      const e = this.claimedOf(c);
+      if (!e) continue;
+      this.claimed.set(c.metadata.uid!, e);
+      if (e.pod) this.claimOf.set(e.pod.uid, c.metadata.uid!);
+    }
     this.background.clear();
     for (const p of s.pods.list()) {
       const uid = p.metadata.uid;
-      if (!uid || this.held.has(uid) || this.reserved.has(uid)) continue;
+      if (!uid || this.held.has(uid) || this.reserved.has(uid) || this.claimOf.has(uid)) continue;
       const b = this.backgroundOf(p);
       if (b) this.background.set(uid, b);
     }
-    allocator.restore([...this.held.values(), ...[...this.reserved.values()].map((r) => r.allocation), ...this.background.values()]);
+    allocator.restore([
+      ...this.held.values(),
+      ...[...this.reserved.values()].map((r) => r.allocation),
+      ...this.background.values(),
+      ...[...this.claimed.values()].map((c) => c.allocation),
+    ]);
     return allocator;
   }
 

@@ -40,7 +40,7 @@ describe('scheduler configuration', () => {
           urlPrefix: 'http://127.0.0.1:18888/scheduler',
           filterVerb: 'filter',
           prioritizeVerb: 'prioritize',
-          weight: 1,
+          weight: 100,
           bindVerb: 'bind',
           enableHTTPS: false,
           nodeCacheCapable: true,

@@ -7,6 +7,7 @@ import { clusterFromManifests } from '../../../lib/runtime/cli/manifests';
 import type { ClusterObjects } from '../../../lib/runtime/cli/cluster-objects';
 import { CliIo, run } from '../../../lib/runtime/cli/main';
 import { a100Labels } from '../../support/control-plane/install';
+import { allocatedClaim } from '../../support/dra-claim';
 
 export const POOL = 'pool-a';
 export const GI = 2 ** 30;
@@ -101,32 +102,13 @@ export function draPod(
     metadata: { ...held.metadata, annotations: { [SHARE_ANNOTATION]: held.metadata.annotations![SHARE_ANNOTATION] } },
     spec: { nodeName: node, resourceClaims: [{ name: 'tensor-fusion-gpu', resourceClaimTemplateName: 'tf-0123456789ab' }], containers: [] },
   };
-  const claim: K8sObject = {
-    apiVersion: 'resource.k8s.io/v1',
-    kind: 'ResourceClaim',
-    metadata: {
-      name: `${name}-tensor-fusion-gpu-x1`,
-      namespace: 'ml',
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid, controller: true }],
-    },
-    status: {
-      allocation: {
-        devices: {
-          results: [
-            {
-              request: 'gpu',
-              driver: 'gpu.tensor-fusion.ai',
-              pool: node,
-              device: `gpu-${index}`,
-              shareID: 's',
-              consumedCapacity: consumed,
-            },
-          ],
-        },
-      },
-      reservedFor: [{ resource: 'pods', name, uid }],
-    },
-  };
+  const claim = allocatedClaim({
+    name: `${name}-tensor-fusion-gpu-x1`,
+    namespace: 'ml',
+    pod: { name, uid },
+    at: { node, index, consumed, shareID: 's' },
+    reserved: true,
+  });
   return { pod, claim };
 }
 

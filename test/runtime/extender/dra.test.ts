@@ -9,11 +9,22 @@ import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
 import type { Informer } from '../../../lib/runtime/kube/informer';
 import { Extender } from '../../../lib/runtime/extender/extender';
 import type { PlacementState } from '../../../lib/runtime/extender/placement-state';
+import { MAX_EXTENDER_PRIORITY } from '../../../lib/runtime/extender/protocol';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually } from '../fixtures';
 import { GiB, seedPool } from '../webhook/fixtures';
 import { startExtender } from './fixtures';
+import { allocatedClaim } from '../../support/dra-claim';
+
+/** The claim kube-scheduler's allocator gave pod `pod`: `tflops` of `node`'s GPU 0 (unallocated: none). */
+function claim(pod: string, node: string | undefined, tflops = '60', podUid = `uid-${pod}`): K8sObject {
+  const at = node === undefined ? undefined : { node, index: 0, consumed: { tflops, memory: '8Gi' } };
+  return api.put(
+    'resourceclaims',
+    allocatedClaim({ name: `${pod}-gpu`, namespace: 'ml', pod: { name: pod, uid: podUid }, at }),
+  ) as K8sObject;
+}
 
 const SHARE: ShareRequest = { pool: 'p', qos: 'medium', gpuCount: 1, tflopsRequest: 10, tflopsLimit: 20, vramRequest: GiB, vramLimit: GiB };
 // Three nodes, though the pool's GPU objects are on two: DRA nodes need none of ours.
@@ -78,11 +89,9 @@ afterEach(async () => {
   await api.stop();
 });
 
-test('passes every node it is given, neutral in its scores, and binds with no GPU record', async () => {
-  const { pod, nodes } = await place('a');
+test('passes every node it is given, and binds with no GPU record', async () => {
+  const { nodes } = await place('a');
   expect(nodes).toEqual(NODES);
-  const scores = await extender.prioritize({ Pod: pod, NodeNames: NODES, Nodes: null });
-  expect(scores.map((s) => s.Score)).toEqual([0, 0, 0]);
   const bound = api.getObject('pods', 'a', 'ml')!;
   expect(bound.spec.nodeName).toBe('p-node-1');
   expect(bound.metadata.annotations[ALLOCATION_ANNOTATION]).toBeUndefined();
@@ -213,4 +222,59 @@ describe('after kube-scheduler stops waiting for a bind (its httpTimeout) and sc
     expect(await g.ext.bind(bindArgs(a, 'dra-only'))).toEqual({ Error: '' });
     expect(g.lists()).toBe(listed);
   });
+});
+
+describe("prioritize ranks a DRA pod's nodes with the pool's mode, counting the GPUs claims hold", () => {
+  /** The node scored best for a new DRA pod among the pool's two nodes and one outside it. */
+  const best = async () => {
+    const scores = await extender.prioritize({ Pod: putPod(`probe-${Math.random()}`, 'other'), NodeNames: NODES, Nodes: null });
+    expect(scores.filter((s) => s.Score > 0)).toHaveLength(1);
+    expect(scores.find((s) => s.Host === 'dra-only')!.Score).toBe(0);
+    return scores.find((s) => s.Score === MAX_EXTENDER_PRIORITY)!.Host;
+  };
+
+  test('the node whose GPU a claim holds part of wins; deallocated or deleted, the claim holds nothing', async () => {
+    const empty = await best();
+    const other = empty === 'p-node-0' ? 'p-node-1' : 'p-node-0';
+    // MinFragmentation packs: a GPU partly held leaves less stranded than an empty one.
+    claim('held', other);
+    await eventually(async () => expect(await best()).toBe(other));
+    // Nothing reserved: scoring again changes nothing.
+    expect(await best()).toBe(other);
+    expect(state.stats()).toEqual({ held: 0, reserved: 0 });
+    claim('held', undefined);
+    await eventually(async () => expect(await best()).toBe(empty));
+    claim('held', other);
+    await eventually(async () => expect(await best()).toBe(other));
+    api.remove('resourceclaims', 'held-gpu', 'ml');
+    await eventually(async () => expect(await best()).toBe(empty));
+  });
+
+  test('a GPU a claim fills is not chosen', async () => {
+    const empty = await best();
+    claim('full', empty, '100');
+    const other = empty === 'p-node-0' ? 'p-node-1' : 'p-node-0';
+    await eventually(async () => expect(await best()).toBe(other));
+  });
+});
+
+test("a claim's allocation carries its pod's CPU and memory (no background allocation beside it), until the pod goes", async () => {
+  const unbound = putPod('cpu');
+  const spec = unbound.spec as { nodeName?: string; containers: { resources: Record<string, unknown> }[] };
+  spec.nodeName = 'p-node-0';
+  spec.containers[0].resources.requests = { cpu: '2', memory: '1Gi' };
+  const pod = api.put('pods', unbound) as K8sObject;
+  const c = claim('cpu', 'p-node-0', '60', pod.metadata.uid);
+  const ofPod = () =>
+    state
+      .current()
+      .allocations()
+      .filter((a) => a.id === pod.metadata.uid || a.id === `claim/${c.metadata.uid}`)
+      .map((a) => ({ id: a.id, gpus: a.gpuIds, cpu: a.cpu, memory: a.memory }));
+  await eventually(() =>
+    expect(ofPod()).toEqual([{ id: `claim/${c.metadata.uid}`, gpus: ['p-node-0-gpu-0'], cpu: 2000, memory: 2 ** 30 }]),
+  );
+  api.remove('pods', 'cpu', 'ml');
+  // kube-scheduler keeps the claim's GPU until it deallocates the claim.
+  await eventually(() => expect(ofPod()).toEqual([{ id: `claim/${c.metadata.uid}`, gpus: ['p-node-0-gpu-0'], cpu: 0, memory: 0 }]));
 });

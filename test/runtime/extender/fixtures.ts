@@ -6,6 +6,7 @@ import { RESOURCES } from '../../../lib/runtime/kube/resources';
 import { Extender } from '../../../lib/runtime/extender/extender';
 import { PlacementState } from '../../../lib/runtime/extender/placement-state';
 import { encodeShare, ShareRequest } from '../../../lib/runtime/shared/share';
+import { ResourceClaim, slimClaim } from '../../../lib/runtime/shared/dra/claim-results';
 import { ApiServerDouble, clusterFor } from '../../support/api-server';
 
 export interface ExtenderUnderTest {
@@ -27,10 +28,16 @@ export async function startExtender(api: ApiServerDouble): Promise<ExtenderUnder
     inf(RESOURCES.nodes),
     inf(RESOURCES.gpuresourcequotas),
   ];
-  const informers = [pools, gpuNodes, gpus, pods, nodes, quotas];
+  // As the controller caches them (caches.ts).
+  const claims = new Informer<ResourceClaim>(cluster, RESOURCES.resourceclaims, {
+    minWatchTimeoutSeconds: 5,
+    idleTimeoutMs: 1500,
+    transform: slimClaim,
+  });
+  const informers = [pools, gpuNodes, gpus, pods, nodes, quotas, claims as Informer<K8sObject>];
   for (const i of informers) i.start();
   await Promise.all(informers.map((i) => i.waitForSync()));
-  const state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods, quotas } as never });
+  const state = new PlacementState({ sources: { nodes, pools, gpuNodes, gpus, pods, quotas, claims } as never });
   return { informers, state, extender: new Extender({ state, cluster, pods }) };
 }
 

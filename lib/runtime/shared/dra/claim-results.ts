@@ -68,14 +68,20 @@ export function claimNodes(claim: ResourceClaim): string[] {
 }
 
 /**
- * The UID of the pod a claim belongs to: the Pod owning it (the resourceclaim controller makes a
- * pod's claim from its template with the pod as controller), else the one pod it is reserved for.
+ * The pod a claim belongs to (in the claim's namespace): the Pod owning it (the resourceclaim
+ * controller makes a pod's claim from its template with the pod as controller), else the one pod it
+ * is reserved for.
  */
-export function claimPodUid(claim: ResourceClaim): string | undefined {
+export function claimPod(claim: ResourceClaim): { name: string; uid: string } | undefined {
   const owner = claim.metadata.ownerReferences?.find((o) => o.kind === 'Pod' && o.controller);
-  if (typeof owner?.uid === 'string') return owner.uid;
+  if (typeof owner?.uid === 'string' && typeof owner.name === 'string') return { name: owner.name, uid: owner.uid };
   const pods = (claim.status?.reservedFor ?? []).filter((r) => (r.resource ?? 'pods') === 'pods');
-  return pods.length === 1 ? pods[0].uid : undefined;
+  return pods.length === 1 ? { name: pods[0].name, uid: pods[0].uid } : undefined;
+}
+
+/** The UID of the pod a claim belongs to ({@link claimPod}). */
+export function claimPodUid(claim: ResourceClaim): string | undefined {
+  return claimPod(claim)?.uid;
 }
 
 /**
