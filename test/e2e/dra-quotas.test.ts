@@ -63,7 +63,9 @@ describeControlPlane('namespace GPU quotas on the DRA path', { controllerManager
       timeoutMs: 480_000,
       checkBound: async (bound) => {
         // Each bound pod's claim is allocated on its node (kube-scheduler giving up on a bind must not
-        // leave a bound pod without its device: docs/dra.md), and no GPU was near full.
+        // leave a bound pod without its device: docs/dra.md), and no GPU holds more than its 80 GiB
+        // allow. The extender packs DRA pods (its pool's mode), so a GPU may fill; 500 pods of the 1,320
+        // the nodes hold never make capacity the bound.
         const claims = ((await get(['resourceclaims', '-n', NS])).items as Obj[]).filter((c) => c.status?.allocation);
         const allocatedOn = new Map(claims.map((c) => [c.metadata.ownerReferences[0].name, c.status.allocation.devices.results[0].pool]));
         expect(bound.filter((p) => allocatedOn.get(p.metadata.name) !== p.spec.nodeName).map((p) => p.metadata.name)).toEqual([]);
@@ -72,7 +74,7 @@ describeControlPlane('namespace GPU quotas on the DRA path', { controllerManager
           const r = c.status.allocation.devices.results[0];
           perGpu.set(`${r.pool}/${r.device}`, (perGpu.get(`${r.pool}/${r.device}`) ?? 0) + 1);
         }
-        expect(Math.max(...perGpu.values())).toBeLessThan(80);
+        expect(Math.max(...perGpu.values())).toBeLessThanOrEqual(80);
       },
     });
   }, 1_200_000);
