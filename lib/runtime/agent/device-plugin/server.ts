@@ -23,6 +23,9 @@ import {
 /** The kubelet calls PreStartContainer; no preferred allocation (the ids name no GPU). */
 const OPTIONS: ApiOptions = { pre_start_required: true, get_preferred_allocation_available: false };
 
+/** The first retry after a failed registration, doubled after each failure up to the watch interval. */
+const FIRST_RETRY_MS = 100;
+
 export interface DevicePluginOptions {
   /** The kubelet's device-plugin folder (`/var/lib/kubelet/device-plugins`). */
   readonly pluginDir: string;
@@ -52,6 +55,8 @@ export class DevicePluginServer {
   private readonly checks = new Serial(() => this.watchOnce());
   private kubeletIno: number | undefined;
   private registered = false;
+  private retryMs = FIRST_RETRY_MS;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: DevicePluginOptions) {}
 
@@ -59,9 +64,9 @@ export class DevicePluginServer {
     return join(this.opts.pluginDir, this.opts.socketName);
   }
 
-  /** Serves and registers (retried on the watch interval until the kubelet accepts). */
+  /** Serves and registers (retried soon, then on the watch interval, until the kubelet accepts). */
   async start(): Promise<void> {
-    await this.serveAndRegister().catch((err) => this.opts.log?.('device plugin registration failed; retrying', { err: String(err) }));
+    await this.register();
     this.timer = setInterval(() => this.check(), this.opts.watchMs ?? 2_000);
     this.timer.unref();
     // A restarted kubelet admits its pods as soon as its pod sources sync: a plugin not registered by
@@ -85,6 +90,7 @@ export class DevicePluginServer {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.retryTimer);
     this.watcher?.close();
     await this.checks.settled();
     await this.close();
@@ -98,7 +104,25 @@ export class DevicePluginServer {
     const kubelet = inode(join(this.opts.pluginDir, KUBELET_SOCKET));
     if (this.registered && existsSync(this.socket) && kubelet === this.kubeletIno) return;
     if (this.registered) this.opts.log?.('kubelet restarted or removed the plugin socket; registering again');
-    await this.serveAndRegister().catch((err) => this.opts.log?.('device plugin registration failed; retrying', { err: String(err) }));
+    await this.register();
+  }
+
+  /**
+   * Serves and registers; after a failure, tries again soon rather than on the next interval. A
+   * restarting kubelet makes its socket before it answers on it (ECONNREFUSED in between), no event
+   * follows, and the pods it admits first fail their admission while this plugin is not registered.
+   */
+  private async register(): Promise<void> {
+    try {
+      await this.serveAndRegister();
+      this.retryMs = FIRST_RETRY_MS;
+    } catch (err) {
+      this.opts.log?.('device plugin registration failed; retrying', { err: String(err), inMs: this.retryMs });
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => this.check(), this.retryMs);
+      this.retryTimer.unref();
+      this.retryMs = Math.min(2 * this.retryMs, this.opts.watchMs ?? 2_000);
+    }
   }
 
   private async serveAndRegister(): Promise<void> {
