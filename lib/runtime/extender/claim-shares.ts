@@ -57,9 +57,9 @@ export class ClaimShares {
   }
 
   /** Its Binding landed: the share counts until the pod goes (learned now: newer than a list sent before). */
-  bound(uid: string, node?: string): void {
+  bound(uid: string): void {
     const s = this.shares.get(uid);
-    if (s) this.shares.set(uid, { ...s, bound: true, at: this.now(), node: node ?? s.node });
+    if (s) this.shares.set(uid, { ...s, bound: true, at: this.now() });
   }
 
   /** The node a Binding of the pod was sent for, if one was: landed, on the wire, or of unknown outcome. */

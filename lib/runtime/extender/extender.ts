@@ -396,7 +396,7 @@ export class Extender {
         const pod = isConflict(err) ? await cluster.get(RESOURCES.pods, ref) : undefined;
         if (pod?.metadata.uid !== ref.uid || boundNode(pod) !== node) throw err;
       }
-      state.claimBound(ref.uid, true, node);
+      state.claimBound(ref.uid, true);
       return { Error: '' };
     } catch (err) {
       // One that may have landed keeps the share counted, and the pod passing filter on that node.

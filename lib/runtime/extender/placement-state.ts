@@ -667,8 +667,8 @@ export class PlacementState {
   }
 
   /** A DRA pod's Binding landed (true) or was refused (false). */
-  claimBound(uid: string, ok: boolean, node?: string): void {
-    if (ok) this.claims.bound(uid, node);
+  claimBound(uid: string, ok: boolean): void {
+    if (ok) this.claims.bound(uid);
     else this.claims.release(uid);
   }
 
