@@ -392,12 +392,20 @@ export class PlacementState {
     // Claims' allocations and background usage are recomputed: node membership may have changed with
     // the topology. A pod whose claim counts its CPU and memory has no background allocation.
     const claimed = this.claimed.reset(s.claims?.list() ?? []);
+    // Pods bound here (commitBackground) that the cache does not show bound yet keep their CPU and
+    // memory until their event comes: a rebuild meanwhile (a list before a refusal) must not free it.
+    const unseen = new Map(this.background);
     this.background.clear();
     for (const p of s.pods.list()) {
       const uid = p.metadata.uid;
+      if (uid && (boundNode(p) || isTerminal(p))) unseen.delete(uid);
       if (!uid || this.held.has(uid) || this.reserved.has(uid) || this.claimed.countsPod(uid)) continue;
       const b = this.backgroundOf(p);
       if (b) this.background.set(uid, b);
+    }
+    for (const [uid, b] of unseen) {
+      const pool = owners.get(b.node);
+      if (pool !== undefined && !this.background.has(uid)) this.background.set(uid, { ...b, pool });
     }
     allocator.restore([
       ...this.held.values(),
