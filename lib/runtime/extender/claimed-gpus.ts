@@ -7,7 +7,10 @@
  * (MinFragmentation) must see it, not a GPU share of no CPU beside CPU of no GPU.
  */
 import type { Allocation } from '../../allocator';
-import { claimGpus, ResourceClaim } from '../shared/dra/claim-results';
+import type { K8sObject } from '../kube/cluster';
+import { claimGpus, claimPod, ResourceClaim } from '../shared/dra/claim-results';
+import { isTerminal } from '../shared/pod-lifecycle';
+import { podRequests } from '../shared/pod-requests';
 
 /** The allocator id of a claim's allocation: apart from pod UIDs, which key every other allocation. */
 export const claimAllocationId = (claimUid: string) => `claim/${claimUid}`;
@@ -44,4 +47,94 @@ export function claimAllocation(
     // Not read by placement.
     qos: 'medium',
   };
+}
+
+/** An allocated claim's allocation and the pod it belongs to (UID and cache key). */
+interface Claimed {
+  readonly claim: ResourceClaim;
+  readonly allocation: Allocation;
+  readonly pod?: { readonly uid: string; readonly key: string };
+}
+
+/** How what one claim holds changed: the allocation to release, the one to count, and its pod. */
+export interface ClaimChange {
+  readonly released?: Allocation;
+  readonly restored?: Allocation;
+  readonly pod?: { readonly uid: string; readonly key: string };
+}
+
+export interface ClaimedGpusOptions {
+  /** The pods cache, by `namespace/name`. */
+  readonly pod: (key: string) => K8sObject | undefined;
+  /** The pool of a GPU node. */
+  readonly poolOf: (node: string) => string | undefined;
+  /** Whether a pod's share was released (deleted or finished) though the cache may still show it. */
+  readonly released: (podUid: string) => boolean;
+}
+
+/**
+ * The allocations that allocated claims hold, by claim UID, each with its pod's CPU and memory while
+ * the pod is live (it then counts no background usage of its own: {@link countsPod}).
+ */
+export class ClaimedGpus {
+  private readonly claimed = new Map<string, Claimed>();
+  /** The claim UID counting each pod's CPU and memory, by pod UID. */
+  private readonly claimOf = new Map<string, string>();
+
+  constructor(private readonly opts: ClaimedGpusOptions) {}
+
+  /** Whether a claim counts the pod's CPU and memory. */
+  countsPod(podUid: string): boolean {
+    return this.claimOf.has(podUid);
+  }
+
+  /** The claim that counts the pod's CPU and memory, as last seen. */
+  claimOfPod(podUid: string): ResourceClaim | undefined {
+    const uid = this.claimOf.get(podUid);
+    return uid === undefined ? undefined : this.claimed.get(uid)?.claim;
+  }
+
+  /** Counts what a claim holds now (nothing once it is deallocated or `gone`); undefined when that did not change. */
+  observe(claim: ResourceClaim, gone = false): ClaimChange | undefined {
+    const uid = claim.metadata.uid;
+    if (!uid) return undefined;
+    const next = gone ? undefined : this.claimedOf(claim);
+    const prev = this.claimed.get(uid);
+    if (JSON.stringify(prev?.allocation) === JSON.stringify(next?.allocation)) {
+      if (prev && next) this.claimed.set(uid, next);
+      return undefined;
+    }
+    if (prev) {
+      this.claimed.delete(uid);
+      if (prev.pod) this.claimOf.delete(prev.pod.uid);
+    }
+    if (next) this.add(uid, next);
+    return { released: prev?.allocation, restored: next?.allocation, pod: (next ?? prev)?.pod };
+  }
+
+  /** Counts `claims` afresh (node membership may have changed); returns their allocations. */
+  reset(claims: readonly ResourceClaim[]): Allocation[] {
+    this.claimed.clear();
+    this.claimOf.clear();
+    for (const c of claims) {
+      const e = this.claimedOf(c);
+      if (e) this.add(c.metadata.uid!, e);
+    }
+    return [...this.claimed.values()].map((c) => c.allocation);
+  }
+
+  private add(uid: string, c: Claimed): void {
+    this.claimed.set(uid, c);
+    if (c.pod) this.claimOf.set(c.pod.uid, uid);
+  }
+
+  /** What a claim holds now, with its pod's CPU and memory while the pod is live here. */
+  private claimedOf(claim: ResourceClaim): Claimed | undefined {
+    const owner = claimPod(claim);
+    const key = owner && `${claim.metadata.namespace ?? ''}/${owner.name}`;
+    const pod = key === undefined ? undefined : this.opts.pod(key);
+    const live = pod && owner && pod.metadata.uid === owner.uid && !isTerminal(pod) && !this.opts.released(owner.uid);
+    const allocation = claimAllocation(claim, this.opts.poolOf, live ? podRequests(pod) : undefined);
+    return allocation && { claim, allocation, pod: owner && { uid: owner.uid, key: key! } };
+  }
 }

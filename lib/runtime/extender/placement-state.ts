@@ -33,15 +33,8 @@ import {
 } from '../shared/quota';
 import { CountedMap, QuotaLedger } from './quota-ledger';
 import { ClaimShares } from './claim-shares';
-import { claimAllocation } from './claimed-gpus';
-import { claimPod, ResourceClaim } from '../shared/dra/claim-results';
-
-/** An allocated claim's allocation (claimed-gpus.ts) and the pod it belongs to (UID and cache key). */
-interface Claimed {
-  readonly claim: ResourceClaim;
-  readonly allocation: Allocation;
-  readonly pod?: { readonly uid: string; readonly key: string };
-}
+import { ClaimedGpus } from './claimed-gpus';
+import type { ResourceClaim } from '../shared/dra/claim-results';
 
 /** How long a release is remembered against lists sent before it (far longer than a LIST can take). */
 const RELEASED_MEMORY_MS = 5 * 60_000;
@@ -147,16 +140,15 @@ export class PlacementState {
   private expiryTimer?: NodeJS.Timeout;
   /** DRA pods' shares: counted in the quotas, placed by kube-scheduler (claim-shares.ts). */
   private readonly claims: ClaimShares;
-  /** What allocated DRA claims hold of our GPUs, with their pods' CPU and memory, by claim UID (claimed-gpus.ts). */
-  private readonly claimed = new Map<string, Claimed>();
-  /** The UID of each claim counted above by the UID of its pod, whose CPU and memory it counts (not as background). */
-  private readonly claimOf = new Map<string, string>();
+  /** What allocated DRA claims hold of our GPUs, with their pods' CPU and memory (claimed-gpus.ts). */
+  private readonly claimed: ClaimedGpus;
 
   constructor(private readonly opts: PlacementStateOptions) {
     this.now = opts.now ?? Date.now;
     this.ttl = opts.reservationTtlMs ?? 60_000;
     this.claims = new ClaimShares(this.ledger, this.now, this.ttl);
     const s = opts.sources;
+    this.claimed = new ClaimedGpus({ pod: (key) => s.pods.get(key), poolOf: (node) => this.nodePool().get(node), released: (uid) => this.releasedAt.has(uid) });
     const topologyChanged = () => {
       this.allocator = undefined;
       this.gpuInfos = undefined;
@@ -212,47 +204,22 @@ export class PlacementState {
     });
   }
 
-  /** What a claim holds now (claimed-gpus.ts), with its pod's CPU and memory while the pod is live here. */
-  private claimedOf(claim: ResourceClaim): Claimed | undefined {
-    const owner = claimPod(claim);
-    const podKey = owner && `${claim.metadata.namespace ?? ''}/${owner.name}`;
-    const pod = podKey === undefined ? undefined : this.opts.sources.pods.get(podKey);
-    const live = pod && owner && pod.metadata.uid === owner.uid && !isTerminal(pod) && !this.releasedAt.has(owner.uid);
-    const allocation = claimAllocation(claim, (node) => this.nodePool().get(node), live ? podRequests(pod) : undefined);
-    return allocation && { claim, allocation, pod: owner && { uid: owner.uid, key: podKey! } };
-  }
-
   /** Counts what a claim holds now on our GPUs (nothing once it is deallocated or `gone`). */
   private observeClaim(claim: ResourceClaim, gone = false): void {
-    const uid = claim.metadata.uid;
-    if (!uid) return;
-    const next = gone ? undefined : this.claimedOf(claim);
-    const prev = this.claimed.get(uid);
-    if (JSON.stringify(prev?.allocation) === JSON.stringify(next?.allocation)) {
-      if (prev && next) this.claimed.set(uid, next);
-      return;
-    }
-    if (prev) {
-      this.allocator?.release(prev.allocation.id);
-      this.claimed.delete(uid);
-      if (prev.pod) this.claimOf.delete(prev.pod.uid);
-    }
-    if (next) {
-      this.claimed.set(uid, next);
-      if (next.pod) this.claimOf.set(next.pod.uid, uid);
-      this.allocator?.restore([next.allocation]);
-    }
+    const change = this.claimed.observe(claim, gone);
+    if (!change) return;
+    if (change.released) this.allocator?.release(change.released.id);
+    if (change.restored) this.allocator?.restore([change.restored]);
     // The pod's CPU and memory move between the claim's allocation and its background one.
-    const pod = (next ?? prev)?.pod;
+    const pod = change.pod;
     const p = pod && this.opts.sources.pods.get(pod.key);
     if (p?.metadata.uid === pod?.uid && p && !this.held.has(pod!.uid) && !this.reserved.has(pod!.uid)) this.observeBackground(p);
   }
 
   /** A pod changed or went: its claim's allocation counts its CPU and memory as it is now. */
   private observePodClaim(podUid: string): void {
-    const claim = this.claimOf.get(podUid);
-    const c = claim === undefined ? undefined : this.claimed.get(claim);
-    if (c) this.observeClaim(c.claim);
+    const claim = this.claimed.claimOfPod(podUid);
+    if (claim) this.observeClaim(claim);
   }
 
   /**
@@ -313,7 +280,7 @@ export class PlacementState {
 
   private observeBackground(pod: K8sObject): void {
     const uid = pod.metadata.uid as string;
-    const next = allocationOf(pod) || this.claimOf.has(uid) ? undefined : this.backgroundOf(pod);
+    const next = allocationOf(pod) || this.claimed.countsPod(uid) ? undefined : this.backgroundOf(pod);
     const prev = this.background.get(uid);
     if (JSON.stringify(prev) === JSON.stringify(next)) return;
     if (prev) this.allocator?.release(uid);
@@ -424,26 +391,27 @@ export class PlacementState {
     }
     // Claims' allocations and background usage are recomputed: node membership may have changed with
     // the topology. A pod whose claim counts its CPU and memory has no background allocation.
-    this.claimed.clear();
-    this.claimOf.clear();
-    for (const c of s.claims?.list() ?? []) {
-      const e = this.claimedOf(c);
-      if (!e) continue;
-      this.claimed.set(c.metadata.uid!, e);
-      if (e.pod) this.claimOf.set(e.pod.uid, c.metadata.uid!);
-    }
+    const claimed = this.claimed.reset(s.claims?.list() ?? []);
+    // Pods bound here (commitBackground) that the cache does not show bound yet keep their CPU and
+    // memory until their event comes: a rebuild meanwhile (a list before a refusal) must not free it.
+    const unseen = new Map(this.background);
     this.background.clear();
     for (const p of s.pods.list()) {
       const uid = p.metadata.uid;
-      if (!uid || this.held.has(uid) || this.reserved.has(uid) || this.claimOf.has(uid)) continue;
+      if (uid && (boundNode(p) || isTerminal(p))) unseen.delete(uid);
+      if (!uid || this.held.has(uid) || this.reserved.has(uid) || this.claimed.countsPod(uid)) continue;
       const b = this.backgroundOf(p);
       if (b) this.background.set(uid, b);
+    }
+    for (const [uid, b] of unseen) {
+      const pool = owners.get(b.node);
+      if (pool !== undefined && !this.background.has(uid)) this.background.set(uid, { ...b, pool });
     }
     allocator.restore([
       ...this.held.values(),
       ...[...this.reserved.values()].map((r) => r.allocation),
       ...this.background.values(),
-      ...[...this.claimed.values()].map((c) => c.allocation),
+      ...claimed,
     ]);
     return allocator;
   }

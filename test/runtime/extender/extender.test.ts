@@ -104,6 +104,21 @@ describe('filter', () => {
     expect((await extender.filter(args(cpuPod('cpu-3'), [...NODES, 'other-node-0']))).NodeNames).toEqual([...NODES, 'other-node-0']);
   });
 
+  test('a pod without a share bound here keeps its CPU counted through a rebuild of the state before its event comes', async () => {
+    for (const n of NODES) api.put('nodes', { ...api.getObject('nodes', n)!, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
+    const probe = { id: 'probe', pool: 'p', qos: 'low' as const, gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 3000 };
+    await eventually(async () => expect(state.current().choose({ ...probe, cpu: 4000 }, NODES).best).toBeDefined());
+    // On the node the mode prefers, so that a lost count shows: the next pod would go there too.
+    const preferred = state.current().choose(probe, NODES).best!;
+    expect(api.stallWatches('pods')).toBeGreaterThan(0);
+    const pod = put({ ...podObj('cpu-1', null), spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] } });
+    expect(await extender.filter(args(pod, [preferred]))).toMatchObject({ NodeNames: [preferred] });
+    expect(await extender.bind({ PodName: 'cpu-1', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: preferred })).toEqual({ Error: '' });
+    // A list made meanwhile (before a refusal, or after a pause) rebuilds the allocator; the stalled cache has not seen the bind.
+    state.resetFromPods([], Date.now());
+    expect(state.current().choose(probe, NODES).best).toBe(NODES.find((n) => n !== preferred));
+  });
+
   test('narrows to the node the placement mode chooses and reserves the share there', async () => {
     const first = await extender.filter(args(put(podObj('a'))));
     expect(first.NodeNames).toHaveLength(1);
