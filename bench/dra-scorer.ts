@@ -48,8 +48,14 @@ class AdmittedPodExtender extends Extender {
     return super.filter(args.Pod ? { ...args, Pod: this.admit(args.Pod) } : args);
   }
 
-  override prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
-    return super.prioritize(args.Pod ? { ...args, Pod: this.admit(args.Pod) } : args);
+  /** The node prioritize scored highest, by pod name (the last answer). */
+  readonly chose = new Map<string, string>();
+
+  override async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
+    const scores = await super.prioritize(args.Pod ? { ...args, Pod: this.admit(args.Pod) } : args);
+    const top = scores.find((s) => s.Score > 0);
+    if (args.Pod?.metadata?.name && top) this.chose.set(args.Pod.metadata.name, top.Host);
+    return scores;
   }
 }
 
@@ -57,6 +63,7 @@ export class DraScorer {
   private readonly pods: Informer<K8sObject>;
   private readonly claims: Informer<ResourceClaim>;
   private readonly server: ExtenderServer;
+  private readonly extender: AdmittedPodExtender;
   /** prioritize answers, for the figures. */
   calls = 0;
 
@@ -83,12 +90,18 @@ export class DraScorer {
     // A list after an idle spell reads the same informer: the pods in the cluster carry no opt-in label.
     const list = async () => ({ items: pods.list(), resourceVersion: '' }) as never;
     const cluster = { list, bind: admin.bind.bind(admin), get: admin.get.bind(admin) };
+    this.extender = new AdmittedPodExtender({ state, cluster, pods }, admit);
     this.server = new ExtenderServer({
-      extender: new AdmittedPodExtender({ state, cluster, pods }, admit),
+      extender: this.extender,
       prefix: CONTROLLER_PATHS.extender,
       port: 0,
       observe: () => this.calls++,
     });
+  }
+
+  /** The node our extender scored highest for pod `name`, if it was asked. */
+  choice(name: string): string | undefined {
+    return this.extender.chose.get(name);
   }
 
   /** Starts the informers and serves the extender on loopback; returns the urlPrefix. */

@@ -9,8 +9,9 @@
  * - plain: kube-scheduler's default profile, slices in device index order;
  * - ordered: the slice republished after each allocation with the most-used GPU first (what the agent
  *   can do from the claims it prepared), so first fit becomes best fit within a node;
- * - fgd: ordered, and our extender as the install configures it (the product's, served by
- *   dra-scorer.ts): it scores a DRA pod's nodes in prioritize and places CPU-only pods in filter;
+ * - fgd: the product as it is: slices as the agent publishes them (index order), and our extender as
+ *   the install configures it (served by dra-scorer.ts): it scores a DRA pod's nodes in prioritize and
+ *   places CPU-only pods in filter;
  * - binpack: ordered, and kube-scheduler's NodeResourcesFit scoring MostAllocated (CPU and memory).
  *
  * Unallocated GPU % at 100% arrived is computed from the claims' allocations: what each bound pod's
@@ -30,7 +31,8 @@ import type { ShareRequest } from '../lib/runtime/shared/share';
 import { renderSchedulerConfiguration } from '../lib/render/controller/kube-scheduler';
 import type { ControlPlane } from '../test/support/control-plane';
 import { kwokNode, writeYaml } from '../test/support/control-plane/install';
-import { replayTaken, TraceNode, TracePod } from './trace-replay';
+import { allocatorRun, replayTaken, TraceNode, TracePod } from './trace-replay';
+import type { PlacementMode } from '../lib/model/rules';
 import { Decisions, NotScheduled } from './scheduler-decisions';
 import { GPU_TFLOPS, GPU_VRAM_MIB, gpuNodeLabels, openbPool } from './openb-gpu';
 import { DraScorer } from './dra-scorer';
@@ -40,10 +42,13 @@ import { percentile } from './stats';
 export const DRA_LEVERS = ['plain', 'ordered', 'fgd', 'binpack'] as const;
 export type DraLever = (typeof DRA_LEVERS)[number];
 
+/** The levers whose slices are republished most-used GPU first after each allocation. */
+const REORDERS: ReadonlySet<DraLever> = new Set(['ordered', 'binpack']);
+
 const LEVER_LABELS: Record<DraLever, string> = {
   plain: 'plain DRA (default profile, slices in index order)',
   ordered: 'slices republished most-used GPU first',
-  fgd: 'ordered + our extender (nodes scored in prioritize)',
+  fgd: 'our extender (nodes scored in prioritize), slices in index order',
   binpack: 'ordered + NodeResourcesFit MostAllocated',
 };
 
@@ -57,6 +62,8 @@ const VRAM_BYTES = GPU_VRAM_MIB * 2 ** 20;
 /** The pool the slices are published for: the extender side's settings (TFLOPS not oversold). */
 const draPool = renderGpuPool(POOL, { tflopsOversellRatio: 100 }) as unknown as GPUPool;
 
+/** kube-scheduler's default profile, for the throughput comparison (draThroughput). */
+const THROUGHPUT_SCHEDULER = 'dra-throughput';
 const namespaceOf = (lever: DraLever) => `openb-dra-${lever}`;
 const schedulerOf = (lever: DraLever) => `dra-${lever}`;
 const nodeOf = (lever: DraLever, sn: string) => `${lever}-${sn}`;
@@ -112,6 +119,10 @@ export interface DraFigures {
   overcommittedDevices: number;
   /** Slice updates made (ordered levers). */
   republished: number;
+  /** GPU pods whose devices are not the first that fit in the order last published (kube-scheduler's view lagged). */
+  notFirstFit: number;
+  /** GPU pods bound elsewhere than the node our extender scored highest (fgd). */
+  notExtenderNode: number;
   otherFailures: Record<string, number>;
   placeSeconds: number;
   p50Ms: number;
@@ -143,10 +154,10 @@ async function startSchedulers(cp: ControlPlane, levers: readonly DraLever[], sc
           ],
         }
       : { schedulerName: schedulerOf(lever) };
-  // Every feasible node scored, as our extender sees every feasible node.
-  const plainOnes = levers.filter((l) => l !== 'fgd');
-  if (plainOnes.length > 0)
-    await cp.startScheduler({ profiles: plainOnes.map(profile), percentageOfNodesToScore: 100 }, 'kube-scheduler-dra');
+  // Every feasible node scored, as our extender sees every feasible node; the throughput comparison's
+  // default profile beside the levers' own.
+  const profiles = [...levers.filter((l) => l !== 'fgd').map(profile), { schedulerName: THROUGHPUT_SCHEDULER }];
+  await cp.startScheduler({ profiles, percentageOfNodesToScore: 100 }, 'kube-scheduler-dra');
   if (scorerUrl) {
     await cp.startScheduler(
       {
@@ -317,6 +328,8 @@ export async function placeDra(admin: HttpCluster, side: Side, pods: readonly Tr
   const otherFailures: Record<string, number> = {};
   let mismatches = 0;
   let republished = 0;
+  let notFirstFit = 0;
+  let notExtenderNode = 0;
   let bound = 0;
   const started = performance.now();
   try {
@@ -349,8 +362,16 @@ export async function placeDra(admin: HttpCluster, side: Side, pods: readonly Tr
         )
           mismatches++;
         const used = side.used.get(d.node);
+        if (used) {
+          const order = side.slices.get(d.node)!.spec.devices.map((dev) => Number(dev.name.slice(dev.name.lastIndexOf('-') + 1)));
+          const expect = order.filter((x) => used[x] + tflops <= GPU_TFLOPS + 1e-9).slice(0, p.n).sort((a, b) => a - b);
+          const got = results.map((r) => r.index).sort((a, b) => a - b);
+          if (expect.join() !== got.join()) notFirstFit++;
+        }
+        const chose = side.scorer?.choice(name);
+        if (side.scorer && chose !== undefined && chose !== d.node) notExtenderNode++;
         for (const r of results) if (used && r.node === d.node) used[r.index] += r.tflops;
-        if (side.lever !== 'plain' && (await republish(admin, side, d.node))) republished++;
+        if (REORDERS.has(side.lever) && (await republish(admin, side, d.node))) republished++;
       }
       await side.scorer?.seen(d.pod, claimName);
       // Milli-GPU: TFLOPS consumed over each device's capacity (both ways of counting agree when no record mismatches).
@@ -376,11 +397,24 @@ export async function placeDra(admin: HttpCluster, side: Side, pods: readonly Tr
     recordMismatches: mismatches,
     overcommittedDevices: over,
     republished,
+    notFirstFit,
+    notExtenderNode,
     otherFailures,
     placeSeconds: (performance.now() - started) / 1000,
     p50Ms: percentile(lat, 50),
     p99Ms: percentile(lat, 99),
   };
+}
+
+/**
+ * Unallocated GPU % at 100% arrived of the allocator in process as the fgd side's extender ranks: the
+ * side's node names and the seed of the extender's allocator (PlacementState gives none: 0), learning
+ * the mix. Equal scores fall to a node rank hashed from name and seed, so the same trace on other
+ * names places otherwise: on the thinned trace the figure moves by half a point with the names.
+ */
+export function inProcessAsFgd(nodes: readonly TraceNode[], stream: readonly TracePod[], mode: PlacementMode): number {
+  const named = nodes.map((n) => ({ ...n, sn: nodeOf('fgd', n.sn) }));
+  return allocatorRun(named, stream, undefined, mode, 0).unallocated100;
 }
 
 /** Stops what setUpDra started in this process (the schedulers stop with the control plane). */
@@ -421,7 +455,7 @@ async function boundPerSec(admin: HttpCluster, namespace: string, count: number,
 }
 
 /**
- * Throughput of the plain lever's kube-scheduler: `count` one-GPU DRA pods (a tenth of a GPU each)
+ * Throughput of kube-scheduler's default profile: `count` one-GPU DRA pods (a tenth of a GPU each)
  * against `count` pods asking `nvidia.com/gpu: 1`, on 200 fresh 8-GPU nodes that carry both.
  */
 export async function draThroughput(cp: ControlPlane, admin: HttpCluster, dir: string, count: number) {
@@ -456,7 +490,7 @@ export async function draThroughput(cp: ControlPlane, admin: HttpCluster, dir: s
     kind: 'Pod',
     metadata: { name: `p-${i}`, namespace },
     spec: {
-      schedulerName: schedulerOf('plain'),
+      schedulerName: THROUGHPUT_SCHEDULER,
       nodeSelector: { [SIDE_KEY]: lever },
       tolerations: [{ key: SIDE_KEY, operator: 'Equal', value: lever, effect: 'NoSchedule' }],
       ...(claims ? { resourceClaims: claims } : {}),
