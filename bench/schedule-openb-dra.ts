@@ -119,7 +119,7 @@ export interface DraFigures {
   overcommittedDevices: number;
   /** Slice updates made (ordered levers). */
   republished: number;
-  /** GPU pods whose devices are not the first that fit in the order last published (kube-scheduler's view lagged). */
+  /** GPU pods whose devices are not the first that fit in the order last published (as when kube-scheduler's view of the slice lags). */
   notFirstFit: number;
   /** GPU pods bound elsewhere than the node our extender scored highest (fgd). */
   notExtenderNode: number;
@@ -364,7 +364,10 @@ export async function placeDra(admin: HttpCluster, side: Side, pods: readonly Tr
         const used = side.used.get(d.node);
         if (used) {
           const order = side.slices.get(d.node)!.spec.devices.map((dev) => Number(dev.name.slice(dev.name.lastIndexOf('-') + 1)));
-          const expect = order.filter((x) => used[x] + tflops <= GPU_TFLOPS + 1e-9).slice(0, p.n).sort((a, b) => a - b);
+          const expect = order
+            .filter((x) => used[x] + tflops <= GPU_TFLOPS + 1e-9)
+            .slice(0, p.n)
+            .sort((a, b) => a - b);
           const got = results.map((r) => r.index).sort((a, b) => a - b);
           if (expect.join() !== got.join()) notFirstFit++;
         }

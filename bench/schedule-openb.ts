@@ -318,7 +318,7 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
     if (opts.dra) sides = await setUpDra(cp, up.admin, synth.dir, nodes, pods, levers, log);
     // The sides place on nodes of their own, each one pod at a time, one side after another: on 2
     // cores, run at once, they slowed each other (the fgd side placed 5 pods a second beside the
-    // extender side, 17 alone) and their timing, not the placement rules, moved the figures.
+    // extender side, 17 alone).
     const run = await placeAll(up.admin, ext, cap, log);
     const dra: DraFigures[] = [];
     for (const s of sides) dra.push(await placeDra(up.admin, s, pods, log));
@@ -387,7 +387,9 @@ export async function printOpenb(opts: OpenbOptions): Promise<void> {
     );
   }
   if (f.draInProcessUnallocated100 !== undefined)
-    console.log(`DRA fgd side's extender in process (its node names, its seed 0, learning the mix): unallocated ${r(f.draInProcessUnallocated100)}% at 100% arrived`);
+    console.log(
+      `DRA fgd side's extender in process (its node names, its seed 0, learning the mix): unallocated ${r(f.draInProcessUnallocated100)}% at 100% arrived`,
+    );
   // The DRA path's figure: the product's lever (fgd) when it ran, else the best (by allocated % when stopped early).
   const best = dra.find((d) => d.lever === 'fgd') ?? [...dra].sort((a, b) => b.allocatedEnd - a.allocatedEnd)[0];
   if (best && f.draBoundPerSec !== undefined) {
