@@ -148,7 +148,11 @@ export class PlacementState {
     this.ttl = opts.reservationTtlMs ?? 60_000;
     this.claims = new ClaimShares(this.ledger, this.now, this.ttl);
     const s = opts.sources;
-    this.claimed = new ClaimedGpus({ pod: (key) => s.pods.get(key), poolOf: (node) => this.nodePool().get(node), released: (uid) => this.releasedAt.has(uid) });
+    this.claimed = new ClaimedGpus({
+      pod: (key) => s.pods.get(key),
+      poolOf: (node) => this.nodePool().get(node),
+      released: (uid) => this.releasedAt.has(uid),
+    });
     const topologyChanged = () => {
       this.allocator = undefined;
       this.gpuInfos = undefined;

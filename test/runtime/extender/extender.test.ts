@@ -111,9 +111,14 @@ describe('filter', () => {
     // On the node the mode prefers, so that a lost count shows: the next pod would go there too.
     const preferred = state.current().choose(probe, NODES).best!;
     expect(api.stallWatches('pods')).toBeGreaterThan(0);
-    const pod = put({ ...podObj('cpu-1', null), spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] } });
+    const pod = put({
+      ...podObj('cpu-1', null),
+      spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] },
+    });
     expect(await extender.filter(args(pod, [preferred]))).toMatchObject({ NodeNames: [preferred] });
-    expect(await extender.bind({ PodName: 'cpu-1', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: preferred })).toEqual({ Error: '' });
+    expect(await extender.bind({ PodName: 'cpu-1', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: preferred })).toEqual({
+      Error: '',
+    });
     // A list made meanwhile (before a refusal, or after a pause) rebuilds the allocator; the stalled cache has not seen the bind.
     state.resetFromPods([], Date.now());
     expect(state.current().choose(probe, NODES).best).toBe(NODES.find((n) => n !== preferred));
