@@ -409,7 +409,8 @@ export class PlacementState {
     }
     for (const [uid, b] of unseen) {
       const pool = owners.get(b.node);
-      if (pool !== undefined && !this.background.has(uid)) this.background.set(uid, { ...b, pool });
+      const counted = this.background.has(uid) || this.held.has(uid) || this.reserved.has(uid) || this.claimed.countsPod(uid);
+      if (pool !== undefined && !counted) this.background.set(uid, { ...b, pool });
     }
     allocator.restore([
       ...this.held.values(),
