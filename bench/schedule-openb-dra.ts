@@ -25,7 +25,7 @@ import { renderGpuPool } from '../lib/render/gpu-pool';
 import type { GPUPool } from '../lib/api';
 import { DRA_API_VERSION, DRA_DEVICE_CLASS, DRA_DRIVER, DRA_POD_CLAIM } from '../lib/model/dra';
 import { claimTemplate, ClaimTemplate } from '../lib/runtime/shared/dra/claim-template';
-import { resourceSlice, ResourceSlice, SliceGpu } from '../lib/runtime/shared/dra/resource-slice';
+import { deviceIndex, resourceSlice, ResourceSlice, SliceGpu } from '../lib/runtime/shared/dra/resource-slice';
 import { claimGpus, HeldGpu, ResourceClaim } from '../lib/runtime/shared/dra/claim-results';
 import type { ShareRequest } from '../lib/runtime/shared/share';
 import { renderSchedulerConfiguration } from '../lib/render/controller/kube-scheduler';
@@ -295,11 +295,14 @@ function mostUsedFirst(used: readonly number[]): number[] {
   return used.map((_u, i) => i).sort((a, b) => used[b] - used[a] || a - b);
 }
 
+/** The GPU indices of a slice's devices, in the order it lists them. */
+const sliceOrder = (slice: ResourceSlice): number[] => slice.spec.devices.map((d) => deviceIndex(d.name)!);
+
 /** Republishes a node's slice in most-used-first order when that order changed; true when it wrote. */
 async function republish(admin: HttpCluster, side: Side, node: string): Promise<boolean> {
   const order = mostUsedFirst(side.used.get(node)!);
   const last = side.slices.get(node)!;
-  const current = last.spec.devices.map((d) => Number(d.name.slice(d.name.lastIndexOf('-') + 1)));
+  const current = sliceOrder(last);
   if (order.every((x, i) => x === current[i])) return false;
   const next = resourceSlice({
     nodeName: node,
@@ -363,8 +366,7 @@ export async function placeDra(admin: HttpCluster, side: Side, pods: readonly Tr
           mismatches++;
         const used = side.used.get(d.node);
         if (used) {
-          const order = side.slices.get(d.node)!.spec.devices.map((dev) => Number(dev.name.slice(dev.name.lastIndexOf('-') + 1)));
-          const expect = order
+          const expect = sliceOrder(side.slices.get(d.node)!)
             .filter((x) => used[x] + tflops <= GPU_TFLOPS + 1e-9)
             .slice(0, p.n)
             .sort((a, b) => a - b);

@@ -49,18 +49,24 @@ export function claimAllocation(
   };
 }
 
-/** An allocated claim's allocation and the pod it belongs to (UID and cache key). */
+/** The pod a claim belongs to: its UID and its key in the pods cache. */
+interface ClaimOwner {
+  readonly uid: string;
+  readonly key: string;
+}
+
+/** An allocated claim's allocation and the pod it belongs to. */
 interface Claimed {
   readonly claim: ResourceClaim;
   readonly allocation: Allocation;
-  readonly pod?: { readonly uid: string; readonly key: string };
+  readonly pod?: ClaimOwner;
 }
 
 /** How what one claim holds changed: the allocation to release, the one to count, and its pod. */
 export interface ClaimChange {
   readonly released?: Allocation;
   readonly restored?: Allocation;
-  readonly pod?: { readonly uid: string; readonly key: string };
+  readonly pod?: ClaimOwner;
 }
 
 export interface ClaimedGpusOptions {

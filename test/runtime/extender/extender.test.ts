@@ -80,10 +80,16 @@ describe('filter', () => {
     expect(f).toEqual({ Nodes: null, NodeNames: NODES, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
   });
 
-  test("a pod without a share but with CPU, on nodes of one pool, is placed by the pool's mode and counted until its event comes", async () => {
+  /** Gives the pool's nodes 4 CPUs each. */
+  const fourCpuNodes = () => {
     for (const n of NODES) api.put('nodes', { ...api.getObject('nodes', n)!, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
-    const cpuPod = (name: string) =>
-      put({ ...podObj(name, null), spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] } });
+  };
+  /** Creates a pod without a share that asks for 3 CPUs. */
+  const cpuPod = (name: string) =>
+    put({ ...podObj(name, null), spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] } });
+
+  test("a pod without a share but with CPU, on nodes of one pool, is placed by the pool's mode and counted until its event comes", async () => {
+    fourCpuNodes();
     await eventually(async () =>
       expect(
         state.current().choose({ id: 'probe', pool: 'p', qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 4000 }, NODES)
@@ -105,16 +111,13 @@ describe('filter', () => {
   });
 
   test('a pod without a share bound here keeps its CPU counted through a rebuild of the state before its event comes', async () => {
-    for (const n of NODES) api.put('nodes', { ...api.getObject('nodes', n)!, status: { allocatable: { cpu: '4', memory: '16Gi' } } });
+    fourCpuNodes();
     const probe = { id: 'probe', pool: 'p', qos: 'low' as const, gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: 3000 };
     await eventually(async () => expect(state.current().choose({ ...probe, cpu: 4000 }, NODES).best).toBeDefined());
     // On the node the mode prefers, so that a lost count shows: the next pod would go there too.
     const preferred = state.current().choose(probe, NODES).best!;
     expect(api.stallWatches('pods')).toBeGreaterThan(0);
-    const pod = put({
-      ...podObj('cpu-1', null),
-      spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '3' } } }] },
-    });
+    const pod = cpuPod('cpu-1');
     expect(await extender.filter(args(pod, [preferred]))).toMatchObject({ NodeNames: [preferred] });
     expect(await extender.bind({ PodName: 'cpu-1', PodNamespace: 'default', PodUID: pod.metadata.uid!, Node: preferred })).toEqual({
       Error: '',
