@@ -4,10 +4,10 @@
  * since that shape was last placed, so its cost grows with the churn, not with the cluster.
  */
 import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../model/rules';
-import { MixLearner, normaliseMix } from './fragmentation';
+import { expectedLeftover, MixLearner, normaliseMix } from './fragmentation';
 import { explain, Why } from './reasons';
 import { ScoreTree } from './score-tree';
-import { Need, NodeState, Typical } from './state';
+import { GpuState, Need, NodeState, Typical } from './state';
 import { evaluate, PoolView, Score } from './strategies';
 import { PlacementReason, PoolConfig } from './types';
 import { DEFAULT_OVERSELL_RATIO } from '../model/limits';
@@ -43,6 +43,8 @@ export class PoolState implements PoolView {
 
   private readonly trees = new Map<string, TreeEntry>();
   private pressureCache: Map<string, number> | undefined;
+  /** expectedLeftover tables by GPU model and capacity, for the current mix (a pool has few kinds). */
+  private readonly leftoverCache: { model: string; capT: number; capV: number; table: Float64Array }[] = [];
   /** Bumped when every tree must be rebuilt (nodes added or removed, settings changed). */
   private epoch = 0;
   private log: number[] = [];
@@ -92,6 +94,13 @@ export class PoolState implements PoolView {
       this.pressureCache = cache;
     }
     return this.pressureCache.get(model) ?? 0;
+  }
+
+  leftover(g: GpuState): Float64Array {
+    for (const e of this.leftoverCache) if (e.model === g.model && e.capT === g.capT && e.capV === g.capV) return e.table;
+    const table = expectedLeftover(this.mix, g.model, g.capT, g.capV);
+    this.leftoverCache.push({ model: g.model, capT: g.capT, capV: g.capV, table });
+    return table;
   }
 
   /** Records a request for the learned mix. */
@@ -149,6 +158,7 @@ export class PoolState implements PoolView {
   /** Drops every tree, e.g. after the node set or the settings changed. */
   invalidate(): void {
     this.pressureCache = undefined;
+    this.leftoverCache.length = 0;
     this.epoch++;
     this.trees.clear();
   }

@@ -2,8 +2,8 @@ import { Allocation, Allocator, PlacementReason } from '../../lib/allocator';
 import { PlacementMode } from '../../lib/model/rules';
 import { GiB, node, req } from './fixtures';
 
-function placed(a: Allocator, r: Parameters<Allocator['allocate']>[0]): Allocation {
-  const result = a.allocate(r);
+function placed(a: Allocator, r: Parameters<Allocator['allocate']>[0], on?: string): Allocation {
+  const result = a.allocate(r, on === undefined ? undefined : { node: on });
   if (!result.ok) throw new Error(`not placed: ${JSON.stringify(result.reasons)}`);
   return result.allocation;
 }
@@ -86,6 +86,26 @@ describe('placement modes', () => {
     // Binpack takes b (0.4 -> 0.3, now too small for a typical request); a keeps 0.4 after the request.
     expect(build('CompactFirst')).toBe('b');
     expect(build('MinFragmentation')).toBe('a');
+  });
+
+  it('MinFragmentation leaves a remainder that the mix can still fill', () => {
+    // Single-GPU nodes: a holds 0.23 (0.77 free), b holds 0.32 (0.68 free). A 0.47 share on b leaves
+    // 0.21, which no share of the mix fits; on a it leaves 0.3, which a 0.23 share takes to 0.07. FGD's
+    // measure alone picks b: 0.3 is too small for more of the mix than 0.21 is.
+    const mix = [
+      [0.47, 5],
+      [0.23, 2],
+      [0.32, 3],
+      [0.65, 2],
+      [0.81, 3],
+      [1, 3],
+    ].map(([s, weight]) => ({ gpuCount: 1, tflops: 100 * s, vram: Math.round(40 * GiB * s), weight }));
+    const a = new Allocator({ seed: 1, pools: { p: { placementMode: 'MinFragmentation', workloadMix: mix } } });
+    a.addNode(node('a', 1));
+    a.addNode(node('b', 1));
+    placed(a, req('x', 0.23), 'a');
+    placed(a, req('y', 0.32), 'b');
+    expect(placed(a, req('z', 0.47)).node).toBe('a');
   });
 
   it('MinFragmentation keeps scarce models for the requests that can only run there', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { fragAfter, MixLearner, normaliseMix, profileOf } from '../../lib/allocator/fragmentation';
+import { expectedLeftover, fragAfter, LEFTOVER_STEPS, MixLearner, normaliseMix, profileOf } from '../../lib/allocator/fragmentation';
 import { GpuState, NodeState } from '../../lib/allocator/state';
 
 function gpu(i: number, usedT: number, usedV: number): GpuState {
@@ -197,5 +197,30 @@ describe('fragmentation', () => {
       { ...shape(100, 0), p: 0.8 },
       { ...shape(200, 0), p: 0.2 },
     ]);
+  });
+});
+
+describe('expectedLeftover', () => {
+  const shares = normaliseMix([
+    { gpuCount: 1, tflops: 0.5, vram: 500, weight: 1 },
+    { gpuCount: 1, tflops: 0.3, vram: 300, weight: 1 },
+    { gpuCount: 1, tflops: 0.2, vram: 200, models: ['B'], weight: 5 },
+    { gpuCount: 2, tflops: 0.1, vram: 100, weight: 5 },
+    { gpuCount: 1, tflops: 1, vram: 1000, weight: 5 },
+  ]);
+  const table = expectedLeftover(shares, 'A', 1000, 1000);
+
+  it('keeps what no single-GPU share of the mix fits, and fills the rest in proportion to weights', () => {
+    // On model A only the 0.5 and 0.3 shares count (0.2 is for B, 0.1 spans two GPUs, 1 takes a whole GPU).
+    expect(table[LEFTOVER_STEPS]).toBe(0);
+    expect(table[250]).toBeCloseTo(0.25);
+    expect(table[350]).toBeCloseTo(0.05); // 0.3 fits: 0.05 left
+    expect(table[500]).toBeCloseTo((0 + 0.2) / 2); // 0.5 leaves 0, 0.3 leaves 0.2
+    expect(table[800]).toBeCloseTo((table[300] + table[500]) / 2);
+  });
+
+  it('counts the shares of the GPU model it is for', () => {
+    // On B the 0.2 share fits 0.25 and leaves 0.05.
+    expect(expectedLeftover(shares, 'B', 1000, 1000)[250]).toBeCloseTo(0.05);
   });
 });
