@@ -8,7 +8,7 @@
  * from 4.64% to 4.24% (random seeds 42-44).
  */
 import { GpuModelFilter } from '../model/gpu-catalog';
-import { freeShare, GpuState, NodeProfile, NodeState, Typical, toMilli } from './state';
+import { freeShare, freeShareAfter, GpuState, NodeProfile, NodeState, shareOn, Typical, toMilli } from './state';
 import { TypicalRequest } from './types';
 
 /** Fraction of the observed requests the learned mix must cover (FGD uses 95%). */
@@ -69,7 +69,7 @@ export function fragAfter(
   let tot = profile.tot;
   for (let c = 0; c < count; c++) {
     const g = node.gpus[chosen[c]];
-    tot += 0.5 * (-t / g.capT - v / g.capV);
+    tot -= shareOn(g, t, v);
   }
   totAfter[0] = tot;
   const cpuFree = node.cpuCap - node.cpuUsed - cpu;
@@ -90,7 +90,7 @@ export function fragAfter(
       if (before) cnt--;
       else nonfit -= freeShare(g);
       if (after) cnt++;
-      else nonfit += 0.5 * ((g.capT - g.usedT - t) / g.capT + (g.capV - g.usedV - v) / g.capV);
+      else nonfit += freeShareAfter(g, t, v);
     }
     frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree, node);
   }
@@ -138,7 +138,7 @@ export function expectedLeftover(mix: readonly Typical[], model: string, capT: n
   const weights: number[] = [];
   for (const m of mix) {
     if (m.k !== 1 || (m.models !== null && !m.models.has(model))) continue;
-    const step = Math.round(LEFTOVER_STEPS * 0.5 * (m.t / capT + m.v / capV));
+    const step = Math.round(LEFTOVER_STEPS * shareOn({ capT, capV }, m.t, m.v));
     if (step > 0 && step < LEFTOVER_STEPS) {
       steps.push(step);
       weights.push(m.p);

@@ -86,6 +86,16 @@ export function toMilli(tflops: number): number {
   return Math.round(tflops * 1000);
 }
 
+/** Share of GPU `g` that `t` milli-TFLOPS and `v` bytes take: the mean of the two fractions. */
+export function shareOn(g: Pick<GpuState, 'capT' | 'capV'>, t: number, v: number): number {
+  return 0.5 * (t / g.capT + v / g.capV);
+}
+
+/** Free share of `g` once it takes `t` milli-TFLOPS and `v` bytes more. */
+export function freeShareAfter(g: GpuState, t: number, v: number): number {
+  return 0.5 * ((g.capT - g.usedT - t) / g.capT + (g.capV - g.usedV - v) / g.capV);
+}
+
 /** Free share of a GPU in [0, 1]: the mean of its free compute and free memory fractions. */
 export function freeShare(g: GpuState): number {
   return 0.5 * ((g.capT - g.usedT) / g.capT + (g.capV - g.usedV) / g.capV);

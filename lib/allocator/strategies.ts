@@ -11,7 +11,7 @@
  * - `NodeCompactGPULowLoad`: nodes as `CompactFirst`, GPUs within the node as `LowLoadFirst`.
  */
 import { fragAfter, LEFTOVER_STEPS, profileOf } from './fragmentation';
-import { freeShare, gpuFits, GpuState, Need, nodeHasRoom, NodeState, Typical } from './state';
+import { freeShare, freeShareAfter, gpuFits, GpuState, Need, nodeHasRoom, NodeState, shareOn, Typical } from './state';
 
 /** What a score needs from the pool. */
 export interface PoolView {
@@ -121,18 +121,31 @@ const SCARCITY_WEIGHT = 1;
 
 /**
  * Weight of the expected leftover in `MinFragmentation` for a single-GPU share: the gain also counts
- * how much less free share its GPU is expected to keep for good (expectedLeftover). On openb (mix
- * given, seeds 42-51) unallocated GPU at 100% arrived goes from 4.25% to 4.15%, and down on the
- * gpushare and multigpu variants too; weights from 0.15 to 0.5 do about as well.
+ * how much less free share its GPU is expected to keep for good (expectedLeftover), all of it where
+ * the node has no CPU or memory left for a typical share that fits. On openb (mix given, seeds 42-51)
+ * unallocated GPU at 100% arrived goes from 4.25% to 4.11%, and down on every gpushare and multigpu
+ * variant too; weights from 0.15 to 0.5 do about as well.
  */
 const LEFTOVER_WEIGHT = 0.25;
 
-/** Expected leftover of `g` before, less after, it takes `t`/`v` more. */
-function leftoverDrop(g: GpuState, t: number, v: number, pool: PoolView): number {
+/** What `g` is expected to keep free for good before, less after, it takes `need`. */
+function leftoverDrop(node: NodeState, g: GpuState, need: Need, pool: PoolView): number {
   const table = pool.leftover(g);
+  const cpuFree = node.cpuCap - node.cpuUsed;
+  const memFree = node.memCap - node.memUsed;
   const before = Math.round(LEFTOVER_STEPS * freeShare(g));
-  const after = Math.round(LEFTOVER_STEPS * 0.5 * ((g.capT - g.usedT - t) / g.capT + (g.capV - g.usedV - v) / g.capV));
-  return (before >= LEFTOVER_STEPS ? 0 : table[before]) - table[Math.max(0, after)];
+  const after = Math.max(0, Math.round(LEFTOVER_STEPS * freeShareAfter(g, need.t, need.v)));
+  const kept = (r: number, cpu: number, mem: number) => (fillable(g, r, cpu, mem, pool) ? table[r] : r / LEFTOVER_STEPS);
+  return (before >= LEFTOVER_STEPS ? 0 : kept(before, cpuFree, memFree)) - kept(after, cpuFree - need.cpu, memFree - need.mem);
+}
+
+/** Whether a typical single-GPU share fits free share `r` (in LEFTOVER_STEPS) of `g` with `cpu` and `mem` left on its node. */
+function fillable(g: GpuState, r: number, cpu: number, mem: number, pool: PoolView): boolean {
+  for (const m of pool.mix) {
+    if (m.k !== 1 || m.cpu > cpu || m.mem > mem || (m.models !== null && !m.models.has(g.model))) continue;
+    if (Math.round(LEFTOVER_STEPS * shareOn(g, m.t, m.v)) <= r) return true;
+  }
+  return false;
 }
 
 /** Model pressure summed over the GPUs the request would take (`only`: just that GPU). */
@@ -140,7 +153,7 @@ function pickedPressure(node: NodeState, need: Need, pool: PoolView, count: numb
   let s = 0;
   for (let c = 0; c < count; c++) {
     const g = node.gpus[only >= 0 ? only : fits[c]];
-    s += pool.pressure(g.model) * 0.5 * (need.t / g.capT + need.v / g.capV);
+    s += pool.pressure(g.model) * shareOn(g, need.t, need.v);
   }
   return s;
 }
@@ -150,7 +163,7 @@ function pickedShare(node: NodeState, need: Need): number {
   let s = 0;
   for (let c = 0; c < need.k; c++) {
     const g = node.gpus[fits[c]];
-    s += 0.5 * (need.t / g.capT + need.v / g.capV);
+    s += shareOn(g, need.t, need.v);
   }
   return s;
 }
@@ -178,7 +191,7 @@ function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Scor
       profile.frag -
       fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter) -
       SCARCITY_WEIGHT * pickedPressure(node, need, pool, 1, fits[c]) +
-      LEFTOVER_WEIGHT * leftoverDrop(g, need.t, need.v, pool);
+      LEFTOVER_WEIGHT * leftoverDrop(node, g, need, pool);
     if (gain > bestGain) {
       best = c;
       bestGain = gain;

@@ -108,6 +108,24 @@ describe('placement modes', () => {
     expect(placed(a, req('z', 0.47)).node).toBe('a');
   });
 
+  it('MinFragmentation counts a remainder whose node has no CPU left for the mix as kept for good', () => {
+    // 16-core single-GPU nodes: a holds 0.65 with 12 cores, b 0.47 with 12 cores. A 0.23 share with 4
+    // cores takes the last cores either way, so what its GPU has left stays free: 0.12 on a, 0.3 on b.
+    const mix = [
+      [0.47, 5, 8],
+      [0.23, 2, 8],
+      [0.32, 3, 4],
+      [0.65, 2, 4],
+      [1, 3, 8],
+    ].map(([s, weight, cores]) => ({ gpuCount: 1, tflops: 100 * s, vram: Math.round(40 * GiB * s), cpu: cores * 1000, weight }));
+    const a = new Allocator({ seed: 1, pools: { p: { placementMode: 'MinFragmentation', workloadMix: mix } } });
+    a.addNode(node('a', 1, { cpu: 16000 }));
+    a.addNode(node('b', 1, { cpu: 16000 }));
+    placed(a, req('x', 0.65, { cpu: 12000 }), 'a');
+    placed(a, req('y', 0.47, { cpu: 12000 }), 'b');
+    expect(placed(a, req('z', 0.23, { cpu: 4000 })).node).toBe('a');
+  });
+
   it('MinFragmentation keeps scarce models for the requests that can only run there', () => {
     // Typical work: whole GPUs with 40 CPU (weight 0.6), and whole T4s (0.4). The request takes a
     // whole GPU and 70 CPU: on the CPU-poor A100 node it strands the other GPU for the first kind,
