@@ -7,7 +7,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { AllocationRequest, Allocator, TypicalRequest } from '../lib/allocator';
-import { packingBound } from '../lib/allocator/packing-bound';
+import { binsBound, packingBound } from '../lib/allocator/packing-bound';
 import { PlacementMode } from '../lib/model/rules';
 import { prng } from './stats';
 
@@ -185,6 +185,41 @@ export function limitRun(nodes: readonly TraceNode[], stream: readonly TracePod[
     cap;
   const allocated = Float64Array.from(arrived, (a) => Math.min(a, bound));
   return 100 - allocatedAt(arrived, allocated, x);
+}
+
+/**
+ * What a placement must leave free if it has placed every single-GPU share arrived by the last event
+ * of the `x`% bucket, as % of capacity: the GPUs they need (`floor`: binsBound, no packing can need
+ * fewer; `bestFit`: an offline best-fit decreasing packing of all of them, one found) less their volume.
+ */
+export function shareFloorRun(nodes: readonly TraceNode[], stream: readonly TracePod[], x = 100): { floor: number; bestFit: number } {
+  const cap = capacity(nodes);
+  const events = eventsAt(arrivedPercent(stream, cap), x);
+  const sizes = new Map<number, number>();
+  let volume = 0;
+  for (const p of stream.slice(0, events[events.length - 1] + 1)) {
+    if (p.n !== 1 || p.g <= 0 || p.g >= 1000) continue;
+    sizes.set(p.g, (sizes.get(p.g) ?? 0) + 1);
+    volume += p.g;
+  }
+  const pct = (bins: number) => (100 * (bins * 1000 - volume)) / cap;
+  return { floor: pct(binsBound(sizes)), bestFit: pct(bestFitDecreasing(sizes)) };
+}
+
+/** Bins of 1000 that best-fit decreasing fills with the items (size to count); bins kept as counts per free room. */
+function bestFitDecreasing(sizes: ReadonlyMap<number, number>): number {
+  const byRoom = new Int32Array(1001);
+  let bins = 0;
+  for (const size of [...sizes.keys()].sort((a, b) => b - a)) {
+    for (let n = sizes.get(size)!; n > 0; n--) {
+      let room = size;
+      while (room < 1000 && byRoom[room] === 0) room++;
+      if (room === 1000) bins++;
+      else byRoom[room]--;
+      byRoom[room - size]++;
+    }
+  }
+  return bins;
 }
 
 /** Runs `place` over the stream; times only the placement calls. */

@@ -5,8 +5,9 @@
  * Replays Alibaba's openb GPU-sharing trace with the FGD paper's protocol (trace-replay.ts) for our
  * default policy and our own best-fit (CompactFirst) and random-fit baselines, prints unallocated GPU
  * % at 100% and 130% arrivals beside the paper's published results and a lower bound no placement
- * can beat (the limit, trace-replay.ts limitRun), placements per second, the
- * speed of the index against scoring every node (same process), and a 10x synthetic cluster.
+ * can beat (the limit, trace-replay.ts limitRun), what any placement that places every shared pod
+ * must leave (shareFloorRun), placements per second, the speed of the index against scoring every
+ * node (same process), and a 10x synthetic cluster.
  * Ends with one JSON line of the headline figures.
  */
 import { existsSync, readFileSync } from 'fs';
@@ -21,6 +22,7 @@ import {
   readNodes,
   readPods,
   RunResult,
+  shareFloorRun,
   scaleUp,
   traceMix,
 } from './trace-replay';
@@ -139,9 +141,12 @@ function main(): void {
   );
   console.log(`published results: ${args.published ?? 'not found (pass --published <fgd-results dir>)'}\n`);
 
-  const widths = [12, 13, 13, 13, 13, 13, 13, 7, 7, 7, 7, 12, 10, 9];
+  const widths = [12, 13, 13, 13, 13, 13, 13, 7, 7, 7, 7, 12, 10, 12, 12, 9];
   console.log('unallocated GPU % at 100% / 130% arrived (mean±sd over seeds); paper = published FGD artifact means');
   console.log('limit = the least any placement of the same pods could leave, online or offline (a bound, packing-bound.ts)');
+  console.log(
+    'shares = the least a placement that places every single-GPU share arrived must leave (a bound; bfd: an offline best-fit decreasing packing of them)',
+  );
   console.log(
     pad(
       [
@@ -158,12 +163,14 @@ function main(): void {
         'Rnd@100',
         'limit@100',
         'ours/limit',
+        'shares@100',
+        'bfd@100',
         'ours/s',
       ],
       widths,
     ),
   );
-  const rows: { variant: string; ours: RunResult[]; limit: number[]; fgd?: number }[] = [];
+  const rows: { variant: string; ours: RunResult[]; limit: number[]; shares: { floor: number; bestFit: number }[]; fgd?: number }[] = [];
   for (const variant of args.variants) {
     const pods = readPods(args.dir, variant);
     const mix = traceMix(pods);
@@ -171,12 +178,14 @@ function main(): void {
     const bestfit: RunResult[] = [];
     const random: RunResult[] = [];
     const limit: number[] = [];
+    const shares: { floor: number; bestFit: number }[] = [];
     for (const seed of args.seeds) {
       const stream = arrivalStream(pods, seed, cap);
       ours.push(allocatorRun(nodes, stream, mix, policy, seed));
       bestfit.push(allocatorRun(nodes, stream, mix, 'CompactFirst', seed));
       random.push(randomRun(nodes, stream, seed));
       limit.push(limitRun(nodes, stream));
+      shares.push(shareFloorRun(nodes, stream));
       // A policy below the limit would mean the bound is wrong: stop rather than print it.
       for (const r of [ours, bestfit, random]) {
         const u = r[r.length - 1].unallocated100;
@@ -202,12 +211,14 @@ function main(): void {
           show(pub('Random', 0)),
           fmt(limit),
           (meanSd(ours.map((r) => r.unallocated100))[0] / meanSd(limit)[0]).toFixed(2),
+          fmt(shares.map((x) => x.floor)),
+          fmt(shares.map((x) => x.bestFit)),
           rate(ours).toFixed(0),
         ],
         widths,
       ),
     );
-    rows.push({ variant, ours, limit, fgd: pub('FGD', 0) });
+    rows.push({ variant, ours, limit, shares, fgd: pub('FGD', 0) });
   }
 
   const def = rows.find((r) => r.variant === 'default');
@@ -264,6 +275,8 @@ function main(): void {
       limit100: round(limit100),
       limit100Sd: round(limitSd),
       oursOverLimit100: round(u100 / limit100),
+      shareFloor100: def ? round(meanSd(def.shares.map((x) => x.floor))[0]) : null,
+      shareBestFit100: def ? round(meanSd(def.shares.map((x) => x.bestFit))[0]) : null,
       placementsPerSec: def ? Math.round(rate(def.ours)) : null,
       scale10xPlacementsPerSec: scale10x === undefined ? null : Math.round(scale10x),
       unallocated100Sd: round(sd100),

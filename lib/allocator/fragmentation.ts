@@ -3,9 +3,9 @@
  * "Beware of Fragmentation", USENIX ATC'23): free GPU share on a node is fragmented for a typical
  * request when the node cannot host it, or when it sits on GPUs too small for it. A node's
  * fragmentation is the popularity-weighted sum over the workload mix; a placement is scored by how
- * much it changes that sum. One change to FGD: GPUs stranded by a lack of CPU or memory count as
- * fragmented before the node runs out entirely (see fragFor); it lowers unallocated GPU on openb
- * from 4.64% to 4.24% (random seeds 42-44).
+ * much it changes that sum. Changed from FGD: GPUs stranded by a lack of CPU or memory count as
+ * fragmented before the node runs out entirely (see fragFor), which lowers unallocated GPU on openb
+ * from 4.64% to 4.24% (random seeds 42-44); the policy also scores a shared GPU's expectedLeftover.
  */
 import { GpuModelFilter } from '../model/gpu-catalog';
 import { freeShare, freeShareAfter, GpuState, NodeProfile, NodeState, shareOn, Typical, toMilli } from './state';

@@ -54,6 +54,38 @@ const MEM_DFFS: Dff[] = [identity];
 const SPAN_DFFS: Dff[] = [...[1, 2].map(fs)];
 const PER_GROUP = GPU_DFFS.length + CPU_DFFS.length + MEM_DFFS.length + SPAN_DFFS.length;
 
+/** The functions {@link binsBound} tries: u^k for k up to 30, cut-offs every 0.001, and u^k (k up to 30) after each. */
+let binDffs: Dff[] | undefined;
+
+/**
+ * The fewest bins of size 1000 that can hold items of the given sizes (milli, size to count), by
+ * the best of many dual feasible functions: a bound, not a packing. For the shares of one GPU each.
+ */
+export function binsBound(sizes: ReadonlyMap<number, number>): number {
+  if (!binDffs) {
+    const base: Dff[] = [identity];
+    for (let k = 1; k <= 30; k++) base.push(fs(k));
+    for (let e = 1; e <= 500; e++) base.push(cut(e / 1000));
+    binDffs = [
+      ...base,
+      ...base.flatMap((f) =>
+        base.slice(0, 31).map(
+          (g): Dff =>
+            (x) =>
+              g(f(x)),
+        ),
+      ),
+    ];
+  }
+  let best = 0;
+  for (const f of binDffs) {
+    let sum = 0;
+    for (const [size, count] of sizes) sum += f(size / 1000) * count;
+    best = Math.max(best, sum);
+  }
+  return Math.ceil(best - 1e-9);
+}
+
 interface Group {
   readonly node: BoundNode;
   count: number;

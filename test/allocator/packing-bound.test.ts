@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BoundNode, BoundRequest, packingBound } from '../../lib/allocator/packing-bound';
+import { binsBound, BoundNode, BoundRequest, packingBound } from '../../lib/allocator/packing-bound';
 
 /** The most share any placement gives: every request tried unplaced or on every node and choice of GPUs. */
 function optimum(nodes: readonly BoundNode[], requests: readonly BoundRequest[]): number {
@@ -99,4 +99,47 @@ describe('packingBound', () => {
   test('requests for a model no node has, and requests of no GPU, add nothing', () => {
     expect(packingBound([node(2, 100, 100, 'B')], [req(1, 500, 0, 0, ['A']), req(0, 0, 5)])).toBe(0);
   });
+});
+
+describe('binsBound', () => {
+  it('counts the bins that items too big to pair need', () => {
+    expect(binsBound(new Map([[600, 3]]))).toBe(3);
+    expect(binsBound(new Map([[340, 3]]))).toBe(2);
+    expect(binsBound(new Map([[500, 4]]))).toBe(2);
+    // 810-milli shares with 190-milli ones: each 810 needs its own GPU.
+    expect(
+      binsBound(
+        new Map([
+          [810, 5],
+          [190, 5],
+        ]),
+      ),
+    ).toBe(5);
+    expect(
+      binsBound(
+        new Map([
+          [810, 5],
+          [200, 5],
+        ]),
+      ),
+    ).toBe(6);
+  });
+
+  it('never exceeds the bins a first-fit decreasing packing uses', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 999 }), { minLength: 1, maxLength: 12 }), (items) => {
+        const sizes = new Map<number, number>();
+        for (const x of items) sizes.set(x, (sizes.get(x) ?? 0) + 1);
+        const rooms: number[] = [];
+        for (const x of [...items].sort((a, b) => b - a)) {
+          const i = rooms.findIndex((r) => r >= x);
+          if (i < 0) rooms.push(1000 - x);
+          else rooms[i] -= x;
+        }
+        const bound = binsBound(sizes);
+        return bound <= rooms.length && bound >= Math.ceil(items.reduce((a, b) => a + b, 0) / 1000);
+      }),
+      { numRuns: 15 },
+    );
+  }, 30_000);
 });
