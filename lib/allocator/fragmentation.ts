@@ -124,6 +124,15 @@ function instances(m: Typical, gpus: number, cpu: number, mem: number): number {
 /** Steps of free share in a {@link expectedLeftover} table: one per milli-GPU. */
 export const LEFTOVER_STEPS = 1000;
 
+/** A GPU kind's {@link expectedLeftover}: the table and the shares that fill it, smallest first. */
+export interface Leftover {
+  /** Index r: free share expected to stay free for good, in GPUs, from free share r / LEFTOVER_STEPS. */
+  readonly table: Float64Array;
+  readonly steps: Int32Array;
+  readonly cpu: Float64Array;
+  readonly mem: Float64Array;
+}
+
 /**
  * What a GPU with free share r (index r of LEFTOVER_STEPS) is expected to keep free for good if the
  * mix's single-GPU shared requests fill it in proportion to their weights until none fits, in GPUs;
@@ -133,29 +142,40 @@ export const LEFTOVER_STEPS = 1000;
  * 0.23 (0.3 left, which another 0.23 takes to 0.07). Requests are reduced to one share per GPU (the
  * mean of their compute and memory fractions), as elsewhere here.
  */
-export function expectedLeftover(mix: readonly Typical[], model: string, capT: number, capV: number): Float64Array {
-  const steps: number[] = [];
-  const weights: number[] = [];
+export function expectedLeftover(mix: readonly Typical[], model: string, capT: number, capV: number): Leftover {
+  const fills: { step: number; p: number; cpu: number; mem: number }[] = [];
   for (const m of mix) {
     if (m.k !== 1 || (m.models !== null && !m.models.has(model))) continue;
     const step = Math.round(LEFTOVER_STEPS * shareOn({ capT, capV }, m.t, m.v));
-    if (step > 0 && step < LEFTOVER_STEPS) {
-      steps.push(step);
-      weights.push(m.p);
-    }
+    if (step > 0 && step < LEFTOVER_STEPS) fills.push({ step, p: m.p, cpu: m.cpu, mem: m.mem });
   }
-  const out = new Float64Array(LEFTOVER_STEPS + 1);
+  fills.sort((x, y) => x.step - y.step);
+  const table = new Float64Array(LEFTOVER_STEPS + 1);
   for (let r = 1; r < LEFTOVER_STEPS; r++) {
     let w = 0;
     let sum = 0;
-    for (let j = 0; j < steps.length; j++) {
-      if (steps[j] > r) continue;
-      w += weights[j];
-      sum += weights[j] * out[r - steps[j]];
+    for (const f of fills) {
+      if (f.step > r) break;
+      w += f.p;
+      sum += f.p * table[r - f.step];
     }
-    out[r] = w === 0 ? r / LEFTOVER_STEPS : sum / w;
+    table[r] = w === 0 ? r / LEFTOVER_STEPS : sum / w;
   }
-  return out;
+  return {
+    table,
+    steps: Int32Array.from(fills, (f) => f.step),
+    cpu: Float64Array.from(fills, (f) => f.cpu),
+    mem: Float64Array.from(fills, (f) => f.mem),
+  };
+}
+
+/**
+ * What free share `r` (in LEFTOVER_STEPS) of a GPU keeps for good when its node has `cpu` and `mem`
+ * left: the table's figure, or all of it where no typical share that fits `r` fits the node.
+ */
+export function keptFree(l: Leftover, r: number, cpu: number, mem: number): number {
+  for (let i = 0; i < l.steps.length && l.steps[i] <= r; i++) if (l.cpu[i] <= cpu && l.mem[i] <= mem) return l.table[r];
+  return r / LEFTOVER_STEPS;
 }
 
 /** Converts a configured workload mix to internal units with weights summing to 1. */

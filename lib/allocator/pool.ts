@@ -4,7 +4,7 @@
  * since that shape was last placed, so its cost grows with the churn, not with the cluster.
  */
 import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../model/rules';
-import { expectedLeftover, MixLearner, normaliseMix } from './fragmentation';
+import { expectedLeftover, Leftover, MixLearner, normaliseMix } from './fragmentation';
 import { explain, Why } from './reasons';
 import { ScoreTree } from './score-tree';
 import { GpuState, Need, NodeState, Typical } from './state';
@@ -44,7 +44,7 @@ export class PoolState implements PoolView {
   private readonly trees = new Map<string, TreeEntry>();
   private pressureCache: Map<string, number> | undefined;
   /** expectedLeftover tables by GPU model and capacity, for the current mix (a pool has few kinds). */
-  private readonly leftoverCache: { model: string; capT: number; capV: number; table: Float64Array }[] = [];
+  private readonly leftoverCache: { model: string; capT: number; capV: number; leftover: Leftover }[] = [];
   /** Bumped when every tree must be rebuilt (nodes added or removed, settings changed). */
   private epoch = 0;
   private log: number[] = [];
@@ -96,11 +96,11 @@ export class PoolState implements PoolView {
     return this.pressureCache.get(model) ?? 0;
   }
 
-  leftover(g: GpuState): Float64Array {
-    for (const e of this.leftoverCache) if (e.model === g.model && e.capT === g.capT && e.capV === g.capV) return e.table;
-    const table = expectedLeftover(this.mix, g.model, g.capT, g.capV);
-    this.leftoverCache.push({ model: g.model, capT: g.capT, capV: g.capV, table });
-    return table;
+  leftover(g: GpuState): Leftover {
+    for (const e of this.leftoverCache) if (e.model === g.model && e.capT === g.capT && e.capV === g.capV) return e.leftover;
+    const leftover = expectedLeftover(this.mix, g.model, g.capT, g.capV);
+    this.leftoverCache.push({ model: g.model, capT: g.capT, capV: g.capV, leftover });
+    return leftover;
   }
 
   /** Records a request for the learned mix. */

@@ -10,7 +10,7 @@
  * - `LowLoadFirst` (spread): the node with the largest free fraction after placement, emptiest GPUs.
  * - `NodeCompactGPULowLoad`: nodes as `CompactFirst`, GPUs within the node as `LowLoadFirst`.
  */
-import { fragAfter, LEFTOVER_STEPS, profileOf } from './fragmentation';
+import { fragAfter, keptFree, Leftover, LEFTOVER_STEPS, profileOf } from './fragmentation';
 import { freeShare, freeShareAfter, gpuFits, GpuState, Need, nodeHasRoom, NodeState, shareOn, Typical } from './state';
 
 /** What a score needs from the pool. */
@@ -19,8 +19,8 @@ export interface PoolView {
   readonly mix: readonly Typical[];
   readonly mixEpoch: number;
   pressure(model: string): number;
-  /** The mix's expectedLeftover table for GPUs like `g`. */
-  leftover(g: GpuState): Float64Array;
+  /** The mix's expectedLeftover for GPUs like `g`. */
+  leftover(g: GpuState): Leftover;
 }
 
 /** Scores of the last {@link evaluate} call. */
@@ -130,22 +130,15 @@ const LEFTOVER_WEIGHT = 0.25;
 
 /** What `g` is expected to keep free for good before, less after, it takes `need`. */
 function leftoverDrop(node: NodeState, g: GpuState, need: Need, pool: PoolView): number {
-  const table = pool.leftover(g);
+  const leftover = pool.leftover(g);
   const cpuFree = node.cpuCap - node.cpuUsed;
   const memFree = node.memCap - node.memUsed;
   const before = Math.round(LEFTOVER_STEPS * freeShare(g));
   const after = Math.max(0, Math.round(LEFTOVER_STEPS * freeShareAfter(g, need.t, need.v)));
-  const kept = (r: number, cpu: number, mem: number) => (fillable(g, r, cpu, mem, pool) ? table[r] : r / LEFTOVER_STEPS);
-  return (before >= LEFTOVER_STEPS ? 0 : kept(before, cpuFree, memFree)) - kept(after, cpuFree - need.cpu, memFree - need.mem);
-}
-
-/** Whether a typical single-GPU share fits free share `r` (in LEFTOVER_STEPS) of `g` with `cpu` and `mem` left on its node. */
-function fillable(g: GpuState, r: number, cpu: number, mem: number, pool: PoolView): boolean {
-  for (const m of pool.mix) {
-    if (m.k !== 1 || m.cpu > cpu || m.mem > mem || (m.models !== null && !m.models.has(g.model))) continue;
-    if (Math.round(LEFTOVER_STEPS * shareOn(g, m.t, m.v)) <= r) return true;
-  }
-  return false;
+  return (
+    (before >= LEFTOVER_STEPS ? 0 : keptFree(leftover, before, cpuFree, memFree)) -
+    keptFree(leftover, after, cpuFree - need.cpu, memFree - need.mem)
+  );
 }
 
 /** Model pressure summed over the GPUs the request would take (`only`: just that GPU). */

@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { expectedLeftover, fragAfter, LEFTOVER_STEPS, MixLearner, normaliseMix, profileOf } from '../../lib/allocator/fragmentation';
+import {
+  expectedLeftover,
+  fragAfter,
+  keptFree,
+  LEFTOVER_STEPS,
+  MixLearner,
+  normaliseMix,
+  profileOf,
+} from '../../lib/allocator/fragmentation';
 import { GpuState, NodeState } from '../../lib/allocator/state';
 
 function gpu(i: number, usedT: number, usedV: number): GpuState {
@@ -208,7 +216,7 @@ describe('expectedLeftover', () => {
     { gpuCount: 2, tflops: 0.1, vram: 100, weight: 5 },
     { gpuCount: 1, tflops: 1, vram: 1000, weight: 5 },
   ]);
-  const table = expectedLeftover(shares, 'A', 1000, 1000);
+  const { table } = expectedLeftover(shares, 'A', 1000, 1000);
 
   it('keeps what no single-GPU share of the mix fits, and fills the rest in proportion to weights', () => {
     // On model A only the 0.5 and 0.3 shares count (0.2 is for B, 0.1 spans two GPUs, 1 takes a whole GPU).
@@ -221,6 +229,18 @@ describe('expectedLeftover', () => {
 
   it('counts the shares of the GPU model it is for', () => {
     // On B the 0.2 share fits 0.25 and leaves 0.05.
-    expect(expectedLeftover(shares, 'B', 1000, 1000)[250]).toBeCloseTo(0.05);
+    expect(expectedLeftover(shares, 'B', 1000, 1000).table[250]).toBeCloseTo(0.05);
+  });
+
+  it('keeps all of a remainder whose node has no CPU or memory for a share that fits it', () => {
+    const cpuMix = normaliseMix([
+      { gpuCount: 1, tflops: 0.5, vram: 500, cpu: 8, weight: 1 },
+      { gpuCount: 1, tflops: 0.3, vram: 300, cpu: 2, memory: 100, weight: 1 },
+    ]);
+    const l = expectedLeftover(cpuMix, 'A', 1000, 1000);
+    expect(keptFree(l, 600, 8, 100)).toBe(l.table[600]);
+    expect(keptFree(l, 600, 2, 100)).toBe(l.table[600]); // the 0.3 share still fits
+    expect(keptFree(l, 600, 2, 50)).toBeCloseTo(0.6); // neither: 2 cores, 50 bytes
+    expect(keptFree(l, 400, 8, 0)).toBeCloseTo(0.4); // only the 0.3 fits 0.4, and it needs memory
   });
 });
