@@ -54,7 +54,7 @@ const MEM_DFFS: Dff[] = [identity];
 const SPAN_DFFS: Dff[] = [...[1, 2].map(fs)];
 const PER_GROUP = GPU_DFFS.length + CPU_DFFS.length + MEM_DFFS.length + SPAN_DFFS.length;
 
-/** The functions {@link binsBound} tries: u^k for k up to 30, cut-offs every 0.001, and u^k (k up to 30) after each. */
+/** The functions {@link binsBound} tries: u^k for k up to 30 and cut-offs every 0.001, each alone and followed by u^k. */
 let binDffs: Dff[] | undefined;
 
 /**
@@ -66,16 +66,13 @@ export function binsBound(sizes: ReadonlyMap<number, number>): number {
     const base: Dff[] = [identity];
     for (let k = 1; k <= 30; k++) base.push(fs(k));
     for (let e = 1; e <= 500; e++) base.push(cut(e / 1000));
-    binDffs = [
-      ...base,
-      ...base.flatMap((f) =>
-        base.slice(0, 31).map(
-          (g): Dff =>
-            (x) =>
-              g(f(x)),
-        ),
-      ),
-    ];
+    // A composition of dual feasible functions is one; identity first keeps each function alone.
+    const then = base.slice(0, 31);
+    const compose =
+      (f: Dff, g: Dff): Dff =>
+      (x) =>
+        g(f(x));
+    binDffs = base.flatMap((f) => then.map((g) => compose(f, g)));
   }
   let best = 0;
   for (const f of binDffs) {

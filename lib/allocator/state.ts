@@ -98,7 +98,7 @@ export function freeShareAfter(g: GpuState, t: number, v: number): number {
 
 /** Free share of a GPU in [0, 1]: the mean of its free compute and free memory fractions. */
 export function freeShare(g: GpuState): number {
-  return 0.5 * ((g.capT - g.usedT) / g.capT + (g.capV - g.usedV) / g.capV);
+  return freeShareAfter(g, 0, 0);
 }
 
 /** Whether GPU `g` can take one GPU's worth of `n` within pool limits. */
