@@ -12,7 +12,7 @@ import { isConflict } from '../kube/cluster';
 import type { ReconcileResult } from '../kube/workqueue';
 import { RESOURCES } from '../kube/resources';
 import { INDEX_BY_OWNER, INDEX_PLACEHOLDER_BY_POOL, INDEX_UNBOUND_BY_POOL, managedBy, ReadCaches } from '../shared/caches';
-import { num, PodLike } from '../shared/capacity';
+import { nodeInventory, num, PodLike } from '../shared/capacity';
 import { ExistingPlaceholder, NewGpu, planGrowth, WaitingShare } from '../shared/growth-plan';
 import { placeholderGpus, placeholderPod, placeholderPool, placeholderShares } from '../shared/growth-placeholder';
 import { podRequests } from '../shared/pod-requests';
@@ -107,6 +107,16 @@ function poolGpus(caches: ReadCaches, pool: string): { size: NewGpu; free: NewGp
   );
 }
 
+/**
+ * The node's GPUs have all joined the pool: as many counted as its labels say it has. The node
+ * reconciler makes and gives a status to them one at a time; a placeholder dropped once the first
+ * one counts would leave its other shares with one GPU's room, and they would ask for another node.
+ */
+function nodeJoined(caches: ReadCaches, node: string): boolean {
+  const count = nodeInventory(caches.nodes.get(node)?.metadata.labels)?.count;
+  return count !== undefined && countedGpus(caches, node).length >= count;
+}
+
 function existing(caches: ReadCaches, p: K8sObject): ExistingPlaceholder {
   const node = (p.spec as { nodeName?: string } | undefined)?.nodeName;
   return {
@@ -115,7 +125,7 @@ function existing(caches: ReadCaches, p: K8sObject): ExistingPlaceholder {
     askedAtMs: Date.parse(p.metadata.creationTimestamp ?? '') || 0,
     bound: node !== undefined,
     gpus: placeholderGpus(p),
-    nodeJoined: node !== undefined && countedGpus(caches, node).length > 0,
+    nodeJoined: node !== undefined && nodeJoined(caches, node),
   };
 }
 

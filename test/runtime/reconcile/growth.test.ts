@@ -3,7 +3,7 @@
  * placeholder some time after the create returns): a pass that runs in between asks for no node again,
  * and a GPU that is made but has no status yet is not room, nor a node that joined.
  */
-import { ENABLED_LABEL, GROWTH_POOL_LABEL, MANAGED_BY_LABEL, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
+import { ENABLED_LABEL, GFD, GROWTH_POOL_LABEL, MANAGED_BY_LABEL, SHARE_ANNOTATION } from '../../../lib/model/metadata-keys';
 import type { K8sObject } from '../../../lib/runtime/kube/cluster';
 import { AssumedWrites } from '../../../lib/runtime/kube/assumed-writes';
 import { INDEX_BY_OWNER, INDEX_PLACEHOLDER_BY_POOL, INDEX_UNBOUND_BY_POOL, ReadCaches } from '../../../lib/runtime/shared/caches';
@@ -61,6 +61,8 @@ class Cluster {
   gpuNodes: K8sObject[] = [
     { apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUNode', metadata: { name: 'n0', labels: { [MANAGED_BY_LABEL]: POOL } } },
   ];
+  /** Nodes with the GFD labels of 4 A100s, as the pool's new nodes come. */
+  nodes: K8sObject[] = [];
   created: K8sObject[] = [];
   deleted: string[] = [];
   warnings: string[] = [];
@@ -90,6 +92,7 @@ class Cluster {
       pools: { get: (n: string) => (n === POOL ? pool : undefined), list: () => [pool], byIndex: () => [] },
       gpuNodes: ofNode(() => this.gpuNodes),
       gpus: ofNode(() => this.gpus),
+      nodes: ofNode(() => this.nodes),
     } as unknown as ReadCaches;
     const writer = {
       create: async (_rt: unknown, obj: K8sObject) => {
@@ -107,6 +110,16 @@ class Cluster {
     return { caches, writer, logger, now: () => NOW } as unknown as ReconcileContext;
   }
 }
+
+/** Node `name` of the pool, with 4 A100s by its labels, and its GPUNode. */
+function addNode(c: Cluster, name: string): void {
+  const labels = { [GFD.product]: 'NVIDIA-A100-SXM4-80GB', [GFD.count]: '4', [GFD.memory]: '81920' };
+  c.nodes.push({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
+  c.gpuNodes.push({ apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUNode', metadata: { name, labels: { [MANAGED_BY_LABEL]: POOL } } });
+}
+
+/** The placeholder `p`, bound to `node`. */
+const bound = (p: K8sObject, node: string): K8sObject => ({ ...p, spec: { ...(p.spec as object), nodeName: node } });
 
 const asked = (c: Cluster) => c.created.map((p) => ({ shares: placeholderShares(p).length, gpus: placeholderGpus(p) }));
 
@@ -138,8 +151,8 @@ test("a placeholder's node whose GPUs have no status yet has not joined: the pla
   c.pods = ['u1', 'u2'].map(waiting);
   await reconcileGrowth(ctx, { kind: 'growth', name: POOL });
   const [placeholder] = c.created;
-  c.pods = [...c.pods, { ...placeholder, spec: { ...(placeholder.spec as object), nodeName: 'n1' } }];
-  c.gpuNodes.push({ apiVersion: 'tensor-fusion.ai/v1', kind: 'GPUNode', metadata: { name: 'n1', labels: { [MANAGED_BY_LABEL]: POOL } } });
+  c.pods = [...c.pods, bound(placeholder, 'n1')];
+  addNode(c, 'n1');
   // The node reconciler made n1's GPUs; their status comes in its next write.
   c.gpus.push(...[0, 1, 2, 3].map((i) => gpu('n1', i, 'none')));
   await reconcileGrowth(ctx, { kind: 'growth', name: POOL });
@@ -147,6 +160,29 @@ test("a placeholder's node whose GPUs have no status yet has not joined: the pla
   expect(c.created).toHaveLength(1);
   // With their status, the room is there: the placeholder goes, and the shares wait for it alone.
   c.gpus = c.gpus.map((g) => (g.metadata.name!.startsWith('n1-') ? gpu('n1', Number(g.metadata.name!.slice(-1)), 'free') : g));
+  await reconcileGrowth(ctx, { kind: 'growth', name: POOL });
+  expect(c.deleted).toEqual([placeholder.metadata.name]);
+  expect(c.created).toHaveLength(1);
+});
+
+test("a placeholder's node joins when all its GPUs count: one GPU with a status is not room for the other shares", async () => {
+  const c = new Cluster();
+  const ctx = c.context();
+  c.pods = Array.from({ length: 16 }, (_, i) => waiting(`u${i}`));
+  await reconcileGrowth(ctx, { kind: 'growth', name: POOL });
+  expect(asked(c)).toEqual([{ shares: 16, gpus: 4 }]);
+  const [placeholder] = c.created;
+  c.pods = [...c.pods, bound(placeholder, 'n1')];
+  addNode(c, 'n1');
+  // The node reconciler makes n1's GPUs and gives each its status, one after the other.
+  for (const made of [1, 2, 3]) {
+    c.gpus = [gpu('n0', 0, 'full'), ...Array.from({ length: made }, (_, i) => gpu('n1', i, 'free'))];
+    await reconcileGrowth(ctx, { kind: 'growth', name: POOL });
+    // Dropping the placeholder here would pack 16 shares into this many GPUs and ask for another node.
+    expect(c.deleted).toEqual([]);
+    expect(c.created).toHaveLength(1);
+  }
+  c.gpus.push(gpu('n1', 3, 'free'));
   await reconcileGrowth(ctx, { kind: 'growth', name: POOL });
   expect(c.deleted).toEqual([placeholder.metadata.name]);
   expect(c.created).toHaveLength(1);
