@@ -5,7 +5,8 @@
  * fragmentation is the popularity-weighted sum over the workload mix; a placement is scored by how
  * much it changes that sum. Changed from FGD: GPUs stranded by a lack of CPU or memory count as
  * fragmented before the node runs out entirely (see fragFor), which lowers unallocated GPU on openb
- * from 4.64% to 4.24% (random seeds 42-44); the policy also scores a shared GPU's expectedLeftover.
+ * from 4.64% to 4.24% (random seeds 42-44), less so the more of the mix is multi-GPU work
+ * (strandedWeight); the policy also scores a shared GPU's expectedLeftover.
  */
 import { GpuModelFilter } from '../model/gpu-catalog';
 import { freeShare, freeShareAfter, GpuState, NodeProfile, NodeState, shareOn, Typical, toMilli } from './state';
