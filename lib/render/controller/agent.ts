@@ -80,6 +80,8 @@ export function renderAgent(props: ResolvedControllerProps, labels: Record<strin
     ],
     ports: [{ name: AGENT_NAMES.port, containerPort: AGENT_DEFAULTS.port, protocol: 'TCP' }],
     livenessProbe: { httpGet: { path: '/healthz', port: AGENT_NAMES.port }, periodSeconds: 20, timeoutSeconds: 2, failureThreshold: 3 },
+    // Ready once the kubelet has the share's device plugin: until then it refuses pods asking for a share.
+    readinessProbe: { httpGet: { path: '/readyz', port: AGENT_NAMES.port }, periodSeconds: 2, timeoutSeconds: 2 },
     resources: AGENT_RESOURCES,
     securityContext: { privileged: true, readOnlyRootFilesystem: true },
     volumeMounts: [

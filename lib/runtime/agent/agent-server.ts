@@ -1,4 +1,4 @@
-/** The node agent's environment and HTTP server (/metrics, /healthz), without cluster access. */
+/** The node agent's environment and HTTP server (/metrics, /healthz, /readyz), without cluster access. */
 import { FieldIssue, fieldIssue, throwIfInvalid } from '../../model/errors';
 import { OpsServer } from '../serving/ops-server';
 import { CollectorOptions, GpuCollector, PodResolver } from './collector';
@@ -90,17 +90,21 @@ export interface Agent {
   stop(): Promise<void>;
 }
 
-/** Starts the agent's HTTP server; `resolver` names pods (the API server's in production). */
+/**
+ * Starts the agent's HTTP server; `resolver` names pods (the API server's in production). `/readyz`
+ * answers `readiness`, which the caller may fill once its parts start.
+ */
 export async function startAgent(
   env: Pick<AgentEnv, 'port' | 'nvidiaSmi' | 'procRoot'> & Partial<AgentEnv>,
   resolver: PodResolver,
   host?: string,
   members?: CollectorOptions['members'],
+  readiness: Record<string, () => boolean> = {},
 ): Promise<Agent> {
   const collector = new GpuCollector({ nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, resolver, members });
   // The node on every series: the dashboard joins usage to pools through the controller's tf_gpu_shares.
   if (env.nodeName) collector.registry.setDefaultLabels({ [AGENT_NODE_LABEL]: env.nodeName });
-  const server = new OpsServer({ port: env.port, host, registry: collector.registry, readiness: {} });
+  const server = new OpsServer({ port: env.port, host, registry: collector.registry, readiness });
   await server.start();
   return { server, collector, stop: () => server.stop() };
 }

@@ -1,7 +1,7 @@
 /**
  * The node agent's process: `node agent.js` (its own bundle, from lib/runtime/agent-main.ts, in a
  * ConfigMap of its own). Reads AGENT_ENV, names pods through the
- * API server, serves /metrics and /healthz on AGENT_PORT, and (unless NODE_ISOLATION=off) runs the
+ * API server, serves /metrics, /healthz and /readyz on AGENT_PORT, and (unless NODE_ISOLATION=off) runs the
  * node side of hard isolation: MPS daemons per share, delivered through the device-plugin and DRA doors.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -57,8 +57,10 @@ export async function runAgent(): Promise<void> {
       })
     : undefined;
   // Each pod's compute is measured on its own MPS server, known from its daemon.
-  const agent = await startAgent(env, resolver, undefined, supervisor && ((id) => supervisor.members(id)));
-  if (supervisor) isolation = await startNodeSide(env, cluster, supervisor, agent.collector, log);
+  // Ready once the kubelet has the share's device plugin: a pod it admits before then is refused.
+  const readiness: Record<string, () => boolean> = {};
+  const agent = await startAgent(env, resolver, undefined, supervisor && ((id) => supervisor.members(id)), readiness);
+  if (supervisor) isolation = await startNodeSide(env, cluster, supervisor, agent.collector, readiness, log);
   logger.info({ port: agent.server.port, nvidiaSmi: env.nvidiaSmi, procRoot: env.procRoot, isolation: env.isolation }, 'agent started');
   // The share daemons are left running (their own sessions): a new agent takes them over.
   process.on('SIGTERM', () => void Promise.all([isolation?.stop(), agent.stop()]).then(() => process.exit(0)));
@@ -70,6 +72,7 @@ async function startNodeSide(
   cluster: Cluster,
   supervisor: MpsSupervisor,
   collector: GpuCollector,
+  readiness: Record<string, () => boolean>,
   log: (msg: string, fields?: Record<string, unknown>) => void,
 ): Promise<NodeIsolation> {
   const delivery = new ShareDelivery({
@@ -136,6 +139,7 @@ async function startNodeSide(
     slices,
     log,
   });
+  readiness['device-plugin'] = () => door.registered;
   await isolation.start([door, dra]);
   return isolation;
 }

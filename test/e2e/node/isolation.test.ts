@@ -286,6 +286,9 @@ describeRealNode(
 
     test('pods admitted in creation order rather than bind order, and a pod written to between its bind and its admission, each run on their own daemon', async () => {
       const node = h().node;
+      // Ready: the agent (restarted by the test before) has registered, so the kubelet started again
+      // below meets a plugin that registers again at once, not one still on its first try.
+      await agent.runningPod();
       await node.stopKubelet();
       try {
         // The oldest pod waits (a scheduling gate, as a pod waiting for room) and is bound last.

@@ -47,6 +47,8 @@ describe('node agent', () => {
     expect(c.command).toEqual(['node', '/app/agent.js']);
     expect(c.args).toBeUndefined();
     expect(c.ports).toEqual([{ name: 'metrics', containerPort: AGENT_DEFAULTS.port, protocol: 'TCP' }]);
+    // Ready once the kubelet has the share's device plugin (runtime/agent/agent.test.ts).
+    expect(c.readinessProbe).toEqual({ httpGet: { path: '/readyz', port: 'metrics' }, periodSeconds: 2, timeoutSeconds: 2 });
     expect(c.env[0]).toEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } });
     // The agent's own bundle, in its namespace (a volume cannot cross namespaces), unpacked and checked.
     const volume = pod.volumes.find((v: Json) => v.configMap);

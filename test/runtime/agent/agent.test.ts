@@ -307,3 +307,29 @@ describe('NodePodResolver', () => {
     expect(resolver.resolve(POD_A.uid)).toEqual({ namespace: 'ml', pod: 'train-0', container: undefined });
   });
 });
+
+describe('agent readiness', () => {
+  it("/readyz answers what the agent's parts report: 503 naming the one not ready, then 200", async () => {
+    const node = fakeNode();
+    let registered = false;
+    const agent = await startAgent(
+      { nodeName: 'gpu-1', port: 0, nvidiaSmi: node.nvidiaSmi, procRoot: node.procRoot, logLevel: 'silent' },
+      node.resolver,
+      '127.0.0.1',
+      undefined,
+      { 'device-plugin': () => registered },
+    );
+    try {
+      const probe = async () => {
+        const res = await fetch(`http://127.0.0.1:${agent.server.port}/readyz`);
+        return [res.status, await res.text()];
+      };
+      expect(await probe()).toEqual([503, 'not ready: device-plugin']);
+      registered = true;
+      expect(await probe()).toEqual([200, 'ok']);
+    } finally {
+      await agent.stop();
+      node.cleanup();
+    }
+  });
+});

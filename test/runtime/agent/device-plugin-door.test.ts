@@ -3,12 +3,14 @@
  * kubelet's own generated gRPC services on unix sockets) and the fake MPS control daemon: Allocate
  * answers from the ids alone; PreStartContainer names the pod through PodResources and writes the
  * CDI spec of that pod's share, whatever order the kubelet asks in; a pod without a share record, or
- * ids no pod holds, keep the container from starting with a message that says why.
+ * ids no pod holds, keep the container from starting with a message that says why. It reports itself
+ * registered (the agent's readiness) only with the kubelet that accepted it.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import type { CdiWriter } from '../../../lib/runtime/agent/cdi/writer';
+import { KUBELET_SOCKET } from '../../../lib/runtime/agent/device-plugin/api';
 import { DevicePluginDoor, deviceKey } from '../../../lib/runtime/agent/device-plugin/door';
 import { shareDevices } from '../../../lib/runtime/agent/device-plugin/devices';
 import type { MpsSupervisor } from '../../../lib/runtime/agent/mps/supervisor';
@@ -71,6 +73,18 @@ test('registers for the share resource with PreStartContainer required, advertis
   ]);
   expect(await kubelet.options()).toEqual({ pre_start_required: true, get_preferred_allocation_available: false });
   expect((await kubelet.devices()).map((d) => d.ID)).toEqual(['share-0', 'share-1', 'share-2', 'share-3']);
+});
+
+test('is registered while the kubelet that accepted it runs: a kubelet socket made again is a kubelet that forgot it', async () => {
+  expect(door.registered).toBe(true);
+  // A restarted kubelet makes its socket again (a new inode) before the plugin registers with it.
+  const socket = join(kubelet.pluginDir, KUBELET_SOCKET);
+  renameSync(socket, `${socket}.old`);
+  writeFileSync(socket, '');
+  expect(door.registered).toBe(false);
+  rmSync(socket);
+  renameSync(`${socket}.old`, socket);
+  expect(door.registered).toBe(true);
 });
 
 test('Allocate answers from the ids alone: the same CDI device for the same ids, in any order, and nothing else', async () => {

@@ -42,4 +42,5 @@ test('a kubelet socket that refuses is tried again within the second, backing of
   // Tries at 0, 100, 300 and 700 ms (each try's own time adds a little).
   expect(failures.length).toBeGreaterThanOrEqual(3);
   expect(failures.slice(0, 3)).toEqual([100, 200, 400]);
+  expect(server.isRegistered).toBe(false);
 });

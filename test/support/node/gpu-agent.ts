@@ -52,7 +52,7 @@ export interface FakeGpuAgent {
   readonly daemonCgroup?: string;
   /** Replaces the fake nvidia-smi's trace (what it reports from now on). */
   trace(apps: readonly { pid: number; gpu: number; mib: number; sm: number | null; mps?: 'server' | 'client' }[]): void;
-  /** The agent's one pod, once it runs and is ready (a deleted one gone). */
+  /** The agent's one pod, once it runs and is ready: its device plugin registered with the kubelet (a deleted one gone). */
   runningPod(): Promise<Obj>;
   /** Removes the fakes' folder (after the control plane stopped). */
   cleanUp(): void;

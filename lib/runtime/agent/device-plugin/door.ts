@@ -76,6 +76,11 @@ export class DevicePluginDoor {
     return this.server.start();
   }
 
+  /** Registered with the kubelet now running (the agent's readiness). */
+  get registered(): boolean {
+    return this.server.isRegistered;
+  }
+
   /** The advertised devices changed (health, GPUs). */
   update(): void {
     this.server.update();

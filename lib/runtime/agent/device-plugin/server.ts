@@ -82,6 +82,14 @@ export class DevicePluginServer {
     }
   }
 
+  /**
+   * The kubelet accepted the last registration and its socket is the one it answered on: a restarted
+   * kubelet has forgotten the plugin, and refuses pods that ask for the resource until it registers again.
+   */
+  get isRegistered(): boolean {
+    return this.registered && inode(join(this.opts.pluginDir, KUBELET_SOCKET)) === this.kubeletIno;
+  }
+
   /** Sends the current devices to every ListAndWatch stream (health changed). */
   update(): void {
     const devices = this.opts.devices();
