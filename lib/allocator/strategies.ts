@@ -18,8 +18,6 @@ export interface PoolView {
   readonly oversell: number;
   readonly mix: readonly Typical[];
   readonly mixEpoch: number;
-  /** The mix's strandedWeight. */
-  readonly strandedWeight: number;
   pressure(model: string): number;
   /** The mix's expectedLeftover for GPUs like `g`. */
   leftover(g: GpuState): Leftover;
@@ -165,9 +163,9 @@ function pickedShare(node: NodeState, need: Need): number {
 
 /** Puts the fragmentation removed in `out.primary`; for one GPU, moves the best candidate to `fits[0]`. */
 function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Score, n: number): void {
-  const profile = profileOf(node, pool.mix, pool.mixEpoch, pool.strandedWeight);
+  const profile = profileOf(node, pool.mix, pool.mixEpoch);
   if (need.k !== 1) {
-    const after = fragAfter(node, profile, pool.mix, fits, need.k, need.t, need.v, need.cpu, need.mem, totAfter, pool.strandedWeight);
+    const after = fragAfter(node, profile, pool.mix, fits, need.k, need.t, need.v, need.cpu, need.mem, totAfter);
     out.primary = profile.frag - after - SCARCITY_WEIGHT * pickedPressure(node, need, pool, need.k);
     return;
   }
@@ -184,7 +182,7 @@ function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Scor
     one[0] = fits[c];
     const gain =
       profile.frag -
-      fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter, pool.strandedWeight) -
+      fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter) -
       SCARCITY_WEIGHT * pickedPressure(node, need, pool, 1, fits[c]) +
       LEFTOVER_WEIGHT * leftoverDrop(node, g, need, pool);
     if (gain > bestGain) {
