@@ -109,8 +109,7 @@ export class DevicePluginServer {
   }
 
   private async watchOnce(): Promise<void> {
-    const kubelet = inode(join(this.opts.pluginDir, KUBELET_SOCKET));
-    if (this.registered && existsSync(this.socket) && kubelet === this.kubeletIno) return;
+    if (this.isRegistered && existsSync(this.socket)) return;
     if (this.registered) this.opts.log?.('kubelet restarted or removed the plugin socket; registering again');
     await this.register();
   }
