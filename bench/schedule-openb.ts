@@ -71,8 +71,8 @@ export interface OpenbFigures {
   openbUnallocated100: number;
   offlineUnallocated100: number;
   /**
-   * The allocator in process learning the workload mix as it goes, as the extender must (bench:trace
-   * gives it the whole trace's mix up front).
+   * The allocator in process as the extender places: learning the workload mix as it goes (bench:trace
+   * gives it the whole trace's mix up front), ties broken in the same order (seed 0).
    */
   offlineLearnedUnallocated100: number;
   /** Allocated GPU % of capacity after the last pod tried, both ways (comparable with --limit too). */
@@ -80,7 +80,7 @@ export interface OpenbFigures {
   offlineAllocatedEnd: number;
   /** Arrived GPU % after the last pod tried. */
   arrivedEnd: number;
-  /** Pods placed on the same node as the allocator in process placed them (it does not have to be). */
+  /** Pods placed on the same node as the allocator in process learning the mix placed them (offlineLearnedUnallocated100). */
   sameNode: number;
   /** Bound GPU pods whose allocation record does not match the request, and GPUs given past capacity. */
   recordMismatches: number;
@@ -288,12 +288,13 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
   const policy = DEFAULT_PLACEMENT_MODE;
   // The allocator in process on the whole stream: exactly bench:trace's run for this seed and policy.
   const offline = allocatorRun(nodes, stream, traceMix(all), policy, opts.seed);
-  const learned = allocatorRun(nodes, stream, undefined, policy, opts.seed);
+  // As the extender places: learning the mix as it goes, ties broken in its order (the allocator's seed 0).
+  const learned = allocatorRun(nodes, stream, undefined, policy, 0);
   log(
     `openb: ${nodes.length} nodes, ${cap / 1000} GPUs; seed ${opts.seed}; policy ${policy}; ${pods.length} of ${stream.length} pods (to 100% arrived${opts.limit ? `, limit ${opts.limit}` : ''})`,
   );
   log(
-    `allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived; learning the mix as it goes: ${learned.unallocated100.toFixed(2)}%`,
+    `allocator in process (bench:trace): unallocated ${offline.unallocated100.toFixed(2)}% at 100% arrived; learning the mix as it goes, as the extender (seed 0): ${learned.unallocated100.toFixed(2)}%`,
   );
 
   const { synth, cp } = await startBenchControlPlane({ controllerManager: opts.dra });
@@ -339,7 +340,7 @@ export async function scheduleOpenb(opts: OpenbOptions): Promise<OpenbFigures> {
       openbAllocatedEnd: (100 * usedBy(run.outcome)) / cap,
       offlineAllocatedEnd: (100 * usedBy(offline.outcome)) / cap,
       arrivedEnd: (100 * ext.reduce((s, p) => s + p.n * p.g, 0)) / cap,
-      sameNode: ext.filter((_p, i) => run.outcome[i] === offline.outcome[i]).length,
+      sameNode: ext.filter((_p, i) => run.outcome[i] === learned.outcome[i]).length,
       recordMismatches: mismatches,
       overcommittedGpus: overcommitted,
       otherFailures: run.otherFailures,
@@ -368,7 +369,7 @@ export async function printOpenb(opts: OpenbOptions): Promise<void> {
     `${f.pods} pods tried one at a time, ${f.bound} bound, in ${f.placeSeconds.toFixed(0)} s (${(f.pods / f.placeSeconds).toFixed(1)}/s; create-to-decision p50 ${f.p50Ms.toFixed(0)} ms, p99 ${f.p99Ms.toFixed(0)} ms)`,
   );
   console.log(
-    `arrived ${f.arrivedEnd.toFixed(2)}% of GPU capacity; allocated: scheduler + extender ${f.openbAllocatedEnd.toFixed(2)}%, allocator in process ${f.offlineAllocatedEnd.toFixed(2)}%; same node for ${f.sameNode}/${f.pods} pods`,
+    `arrived ${f.arrivedEnd.toFixed(2)}% of GPU capacity; allocated: scheduler + extender ${f.openbAllocatedEnd.toFixed(2)}%, allocator in process ${f.offlineAllocatedEnd.toFixed(2)}%; same node as the allocator in process learning the mix for ${f.sameNode}/${f.pods} pods`,
   );
   console.log(
     `unallocated GPU % at 100% arrived, seed ${f.seed}, ${f.policy}: scheduler + extender ${r(f.openbUnallocated100) ?? '- (stopped early)'}, allocator in process ${r(f.offlineUnallocated100) ?? '-'}` +

@@ -1,5 +1,6 @@
 import { fieldIssue, throwIfInvalid, ValidationError } from '../model/errors';
 import { GpuModelFilter } from '../model/gpu-catalog';
+import { LearnedMixes } from './fragmentation';
 import { PoolState } from './pool';
 import { explain } from './reasons';
 import { GpuState, gpuFits, hashRank, Need, nodeFits, NodeState, toMilli } from './state';
@@ -30,6 +31,13 @@ export interface AllocatorOptions {
    * Same placements, O(nodes) per request: a reference for tests and benchmarks. @default true
    */
   readonly indexed?: boolean;
+  /**
+   * Mixes learned by pools without a workloadMix, kept by the caller across the allocators it
+   * rebuilds: given, this allocator learns only from {@link Allocator.observe}, which the caller
+   * calls once per request (placed or not). @default each pool learns from the requests given to
+   * allocate and the allocations restored
+   */
+  readonly learned?: LearnedMixes;
 }
 
 interface Placed {
@@ -71,6 +79,7 @@ function byName<T extends { name: string }>(a: T, b: T): number {
 export class Allocator {
   private readonly seed: number;
   private readonly indexed: boolean;
+  private readonly learned: LearnedMixes | undefined;
   private readonly pools = new Map<string, PoolState>();
   private readonly nodes = new Map<string, NodeState>();
   private readonly gpuOwners = new Map<string, NodeState>();
@@ -82,6 +91,7 @@ export class Allocator {
   constructor(options: AllocatorOptions = {}) {
     this.seed = options.seed ?? 0;
     this.indexed = options.indexed ?? true;
+    this.learned = options.learned;
     for (const [name, config] of Object.entries(options.pools ?? {})) this.configurePool(name, config);
   }
 
@@ -222,7 +232,7 @@ export class Allocator {
       return { ok: false, reasons: down ? [down] : explain(request.pool, [], this.need(request, 'MinFragmentation'), 0) };
     }
     const need = this.need(request, pool.mode);
-    pool.observe(need);
+    if (!this.learned) pool.observe(need);
     let node: NodeState | undefined;
     if (on) {
       const pinned = this.nodes.get(on.node);
@@ -297,6 +307,18 @@ export class Allocator {
     }
     const best = pool && fitting.length > 0 ? pool.bestOf(need, fitting)?.name : undefined;
     return { best, fitting: fitting.map((n) => n.name) };
+  }
+
+  /**
+   * Counts a request toward its pool's learned mix (a pool without a workloadMix), without placing
+   * it: for a caller that keeps {@link AllocatorOptions.learned} and decides what counts (the
+   * extender: each pod once, at its first filter, before it is placed or refused). A pool this
+   * allocator does not know is left alone, as allocate leaves it. Throws a ValidationError on bad input.
+   */
+  observe(request: AllocationRequest): void {
+    throwIfInvalid(validateRequest(request), 'observe');
+    const pool = this.pools.get(request.pool);
+    pool?.observe(this.need(request, pool.mode));
   }
 
   /**
@@ -421,7 +443,7 @@ export class Allocator {
   private poolState(name: string): PoolState {
     let pool = this.pools.get(name);
     if (!pool) {
-      pool = new PoolState(name, this.indexed);
+      pool = new PoolState(name, this.indexed, this.learned?.learner(name));
       this.pools.set(name, pool);
     }
     return pool;
@@ -475,7 +497,7 @@ export class Allocator {
       const node = this.nodes.get(a.node) as NodeState;
       const gpus = a.gpuIds.map((id) => node.gpus.find((g) => g.id === id) as GpuState);
       this.apply(a, node, gpus, 1);
-      this.poolState(node.pool).observe(this.need({ ...a, gpuCount: gpus.length }, 'MinFragmentation'));
+      if (!this.learned) this.poolState(node.pool).observe(this.need({ ...a, gpuCount: gpus.length }, 'MinFragmentation'));
       restored++;
     }
     return { restored, skipped };

@@ -195,7 +195,14 @@ export function normaliseMix(mix: readonly TypicalRequest[]): Typical[] {
 /** Counts of request shapes seen by one pool, from which the mix is learned. */
 export class MixLearner {
   private readonly counts = new Map<string, { m: Omit<Typical, 'p'>; n: number }>();
-  private seen = 0;
+  private total = 0;
+  /** Requests recorded. */
+  get seen(): number {
+    return this.total;
+  }
+
+  /** The mix as last refreshed ({@link mix}): what an allocator that takes this learner over starts from. */
+  last: Typical[] = [];
 
   /**
    * Records one request; returns true when the learned mix should be refreshed. Shapes are told apart
@@ -210,9 +217,9 @@ export class MixLearner {
     const entry = this.counts.get(key);
     if (entry) entry.n++;
     else this.counts.set(key, { m: { ...m, mem: 0 }, n: 1 });
-    this.seen++;
+    const n = ++this.total;
     // Refresh at powers of two, then every 65536: amortised O(1) rebuilds per request.
-    return (this.seen & (this.seen - 1)) === 0 || this.seen % 65536 === 0;
+    return (n & (n - 1)) === 0 || n % 65536 === 0;
   }
 
   /** The most frequent shapes covering {@link MIX_COVERAGE} of requests, weights normalised. */
@@ -223,10 +230,34 @@ export class MixLearner {
     const chosen: typeof entries = [];
     let covered = 0;
     for (const e of entries) {
-      if (covered >= MIX_COVERAGE * this.seen) break;
+      if (covered >= MIX_COVERAGE * this.total) break;
       chosen.push(e);
       covered += e.n;
     }
-    return chosen.map((e) => ({ ...e.m, p: e.n / covered }));
+    this.last = chosen.map((e) => ({ ...e.m, p: e.n / covered }));
+    return this.last;
+  }
+}
+
+/**
+ * The mixes learned by pools without a configured workloadMix, kept by a caller across the allocators
+ * it builds (the extender makes a new one whenever the topology changes), so that each request counts
+ * once: an allocator given one learns only from {@link Allocator.observe}, not from what it places or
+ * restores. Without it, a rebuilt allocator learns again from the shares it restores: no refused
+ * request, no GPU model, and a mix refreshed at other counts than the allocator it replaces.
+ */
+export class LearnedMixes {
+  private readonly byPool = new Map<string, MixLearner>();
+
+  /** How many requests the pool's mix has counted. */
+  seen(pool: string): number {
+    return this.byPool.get(pool)?.seen ?? 0;
+  }
+
+  /** The pool's learner, made on first use. */
+  learner(pool: string): MixLearner {
+    let l = this.byPool.get(pool);
+    if (!l) this.byPool.set(pool, (l = new MixLearner()));
+    return l;
   }
 }

@@ -37,5 +37,6 @@
  */
 export { Allocator } from './allocator';
 export type { AllocatorOptions, Choice } from './allocator';
+export { LearnedMixes } from './fragmentation';
 export { DEFAULT_OVERSELL_RATIO, OVERSELL_MAX, OVERSELL_MIN } from '../model/limits';
 export * from './types';

@@ -32,7 +32,7 @@ export class PoolState implements PoolView {
   mix: Typical[] = [];
   mixEpoch = 0;
   /** Learns the mix when none is configured. */
-  learner: MixLearner | undefined = new MixLearner();
+  learner: MixLearner | undefined;
 
   /** Nodes by slot; holes are free slots. */
   readonly slots: (NodeState | undefined)[] = [];
@@ -52,11 +52,18 @@ export class PoolState implements PoolView {
   private mark = new Int32Array(0);
   private markStamp = 0;
 
-  /** `indexed: false` scores every node per request: the reference the index is checked against. */
+  /**
+   * `indexed: false` scores every node per request: the reference the index is checked against.
+   * `shared` is a caller's learner for this pool (LearnedMixes), kept across allocators.
+   */
   constructor(
     readonly name: string,
     private readonly indexed = true,
-  ) {}
+    private readonly shared?: MixLearner,
+  ) {
+    this.learner = shared ?? new MixLearner();
+    this.mix = this.learner.last;
+  }
 
   configure(config: PoolConfig): void {
     this.oversell = config.tflopsOversellRatio ?? DEFAULT_OVERSELL_RATIO;
@@ -65,8 +72,8 @@ export class PoolState implements PoolView {
       this.mix = normaliseMix(config.workloadMix);
       this.learner = undefined;
     } else if (!this.learner) {
-      this.mix = [];
-      this.learner = new MixLearner();
+      this.learner = this.shared ?? new MixLearner();
+      this.mix = this.learner.last;
     }
     this.mixEpoch++;
     this.invalidate();

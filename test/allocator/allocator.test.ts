@@ -1,4 +1,4 @@
-import { Allocation, Allocator, PlacementReason } from '../../lib/allocator';
+import { Allocation, Allocator, LearnedMixes, PlacementReason } from '../../lib/allocator';
 import { PlacementMode } from '../../lib/model/rules';
 import { GiB, node, req } from './fixtures';
 
@@ -124,6 +124,39 @@ describe('placement modes', () => {
     placed(a, req('x', 0.65, { cpu: 12000 }), 'a');
     placed(a, req('y', 0.47, { cpu: 12000 }), 'b');
     expect(placed(a, req('z', 0.23, { cpu: 4000 })).node).toBe('a');
+  });
+
+  describe('a learned mix kept by the caller (LearnedMixes)', () => {
+    // Single-GPU nodes: a holds 0.6, b 0.3; a 0.3 share then goes to a when typical work is 0.3 and
+    // 0.6 shares (a's 0.4 is lost to the 0.6 ones anyway), to b when it is 0.4 shares (both keep one).
+    // With no mix at all, seed 0 breaks the tie towards a.
+    function cluster(learned?: LearnedMixes): Allocator {
+      const a = new Allocator({ seed: 0, ...(learned ? { learned } : {}), pools: { p: { placementMode: 'MinFragmentation' } } });
+      a.addNode(node('a', 1));
+      a.addNode(node('b', 1));
+      return a;
+    }
+
+    it('counts only what the caller observes, and carries it to the next allocator', () => {
+      const learned = new LearnedMixes();
+      const first = cluster(learned);
+      first.observe(req('m', 0.4));
+      const x = placed(first, req('x', 0.6), 'a');
+      const y = placed(first, req('y', 0.3), 'b');
+      expect(first.best(req('z', 0.3), ['a', 'b'])).toBe('b');
+      // A rebuild: the restored shares do not count, the mix learned so far does.
+      const second = cluster(learned);
+      second.restore([x, y]);
+      expect(second.best(req('z', 0.3), ['a', 'b'])).toBe('b');
+    });
+
+    it('without one, each allocator learns from what it places', () => {
+      const a = cluster();
+      a.observe(req('m', 0.4));
+      placed(a, req('x', 0.6), 'a');
+      placed(a, req('y', 0.3), 'b');
+      expect(placed(a, req('z', 0.3)).node).toBe('a');
+    });
   });
 
   it('MinFragmentation keeps scarce models for the requests that can only run there', () => {

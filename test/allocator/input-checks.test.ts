@@ -44,6 +44,13 @@ describe('request validation', () => {
     expect(a.snapshot()).toEqual(before);
   });
 
+  it('observe checks the request as allocate does', () => {
+    const a = withNode();
+    expect(issueMessages(() => a.observe({ ...req('x', 0.1), gpuCount: 0.5 }))).toEqual([
+      'request.gpuCount: got 0.5, expected an integer from 0 to 128',
+    ]);
+  });
+
   it('an id already allocated', () => {
     const a = withNode();
     a.allocate(req('x', 0.1));

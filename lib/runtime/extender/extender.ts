@@ -196,6 +196,7 @@ export class Extender {
     if (!share) return this.filterWithoutShare(pod, uid, nodes);
     const { state } = this.opts;
     const request = allocationRequest(uid, share, podRequests(pod));
+    state.learn(request);
     if (hasDraClaim(pod)) return this.filterClaim(pod, request, nodes);
     // kube-scheduler gave up waiting for our bind (its timeout) or got an error of unknown outcome:
     // the Binding may still land, so the pod waits until that is known rather than reserve twice.
@@ -270,6 +271,7 @@ export class Extender {
     if (pool === undefined || (cpu === 0 && memory === 0)) return result(nodes);
     state.cancel(uid);
     const request: AllocationRequest = { id: uid, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu, memory };
+    state.learn(request);
     const best = state.best(request, nodes);
     // kube-scheduler counted the node's CPU and memory already; an allocator that disagrees (a pod
     // it has not seen yet) must not turn the pod away.

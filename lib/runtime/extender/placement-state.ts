@@ -9,7 +9,7 @@
  * bind never came.
  */
 import type { GPU, GPUNode, GPUPool } from '../../api';
-import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, PoolConfig, ShareAmounts } from '../../allocator';
+import { Allocation, AllocateResult, AllocationRequest, Allocator, Choice, LearnedMixes, PoolConfig, ShareAmounts } from '../../allocator';
 import type { K8sObject } from '../kube/cluster';
 import type { Informer, InformerHandlers } from '../kube/informer';
 import { MANAGED_BY_LABEL } from '../../model/metadata-keys';
@@ -91,6 +91,8 @@ export interface PlacementStateOptions {
    * reservation released, a share resized down, GPUs or a pool's settings added or changed.
    */
   onRoom?: (node: string) => void;
+  /** The pools' learned mixes, kept across rebuilds (Allocator's `learned`). @default a new one */
+  mixes?: LearnedMixes;
 }
 
 /** A Node's allocatable CPU (millicores) and memory (bytes), when it declares them. */
@@ -142,10 +144,15 @@ export class PlacementState {
   private readonly claims: ClaimShares;
   /** What allocated DRA claims hold of our GPUs, with their pods' CPU and memory (claimed-gpus.ts). */
   private readonly claimed: ClaimedGpus;
+  /** The mixes the pools learn, kept across the allocators build() makes (Allocator's `learned`). */
+  private readonly mixes: LearnedMixes;
+  /** Pods (UIDs) the learned mixes count: each once, at its first filter or as a share found held. */
+  private readonly learnedFrom = new Set<string>();
 
   constructor(private readonly opts: PlacementStateOptions) {
     this.now = opts.now ?? Date.now;
     this.ttl = opts.reservationTtlMs ?? 60_000;
+    this.mixes = opts.mixes ?? new LearnedMixes();
     this.claims = new ClaimShares(this.ledger, this.now, this.ttl);
     const s = opts.sources;
     this.claimed = new ClaimedGpus({
@@ -316,7 +323,26 @@ export class PlacementState {
     if (this.allocator) {
       if (r) this.allocator.release(uid);
       this.allocator.restore([a]);
+      this.learnHeld(this.allocator, a);
     }
+  }
+
+  /**
+   * Counts a pod's request toward its pool's learned mix, once per pod: filter calls it before it
+   * places or refuses the pod, as the allocator in process counts every request it is given.
+   */
+  learn(request: AllocationRequest): void {
+    if (this.learnedFrom.has(request.id)) return;
+    const allocator = this.current();
+    this.learnedFrom.add(request.id);
+    allocator.observe(request);
+  }
+
+  /** A share this state finds held (a restart, another replica's bind) counts once too, as its record says. */
+  private learnHeld(allocator: Allocator, a: Allocation): void {
+    if (this.learnedFrom.has(a.id)) return;
+    this.learnedFrom.add(a.id);
+    allocator.observe({ ...a, gpuCount: a.gpuIds.length });
   }
 
   /**
@@ -333,6 +359,7 @@ export class PlacementState {
     this.claims.release(uid);
     this.heldSince.delete(uid);
     this.namespaces.delete(uid);
+    this.learnedFrom.delete(uid);
     this.rememberRelease(uid);
     // Its claim holds its GPUs until kube-scheduler deallocates it; its CPU and memory go now.
     this.observePodClaim(uid);
@@ -361,7 +388,10 @@ export class PlacementState {
   private build(): Allocator {
     const s = this.opts.sources;
     const pools = s.pools.list();
-    const allocator = new Allocator({ pools: Object.fromEntries(pools.map((p) => [p.metadata.name as string, poolConfig(p)])) });
+    const allocator = new Allocator({
+      pools: Object.fromEntries(pools.map((p) => [p.metadata.name as string, poolConfig(p)])),
+      learned: this.mixes,
+    });
     const owners = this.nodePool();
     const infos = this.gpus();
     const placed = new Set<string>();
@@ -418,6 +448,7 @@ export class PlacementState {
       ...this.background.values(),
       ...claimed,
     ]);
+    for (const a of this.held.values()) this.learnHeld(allocator, a);
     return allocator;
   }
 

@@ -10,6 +10,7 @@ import type { Informer } from '../../../lib/runtime/kube/informer';
 import { Extender, refusalListSpacingMs } from '../../../lib/runtime/extender/extender';
 import type { ExtenderArgs } from '../../../lib/runtime/extender/protocol';
 import { PlacementState } from '../../../lib/runtime/extender/placement-state';
+import { LearnedMixes } from '../../../lib/allocator';
 import type { ShareRequest } from '../../../lib/runtime/shared/share';
 import { ApiServerDouble, clusterFor, startApiServer } from '../../support/api-server';
 import { eventually } from '../fixtures';
@@ -244,6 +245,32 @@ describe('state rebuilt from a list', () => {
     await eventually(() => expect(state.holding(pod.metadata.uid!)?.node).toBe(f.NodeNames[0]));
     state.resetFromPods(list, listedAt);
     expect(state.holding(pod.metadata.uid!)?.node).toBe(f.NodeNames[0]);
+  });
+});
+
+describe('the learned mix', () => {
+  test('counts each pod once: a refused one too, not its retries, its record or a rebuild; a share found held counts', async () => {
+    const earlier = await place('earlier');
+    await eventually(() => expect(informers[3].get('default/earlier')?.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeDefined());
+    // A second replica's state, learning into `mixes`: its first build finds `earlier` held.
+    const mixes = new LearnedMixes();
+    const sources = { nodes: informers[4], pools: informers[0], gpuNodes: informers[1], gpus: informers[2], pods: informers[3] };
+    const other = new PlacementState({ sources: sources as never, mixes });
+    const ext = new Extender({ state: other, cluster: clusterFor(api), pods: informers[3] });
+    const big = put(podObj('big', shareOf(100 * GiB)));
+    for (let i = 0; i < 3; i++) expect((await ext.filter(args(big))).NodeNames).toEqual([]);
+    expect(mixes.seen('p')).toBe(2);
+    const mine = put(podObj('mine'));
+    const free = NODES.filter((n) => n !== earlier.node);
+    const [node] = (await ext.filter(args(mine, free))).NodeNames;
+    expect(await ext.bind({ PodName: 'mine', PodNamespace: 'default', PodUID: mine.metadata.uid!, Node: node })).toEqual({ Error: '' });
+    await eventually(() => expect(informers[3].get('default/mine')?.metadata.annotations?.[ALLOCATION_ANNOTATION]).toBeDefined());
+    // A capacity change rebuilds the allocator, which restores both shares.
+    const before = other.current();
+    const gpu = api.getObject('gpus', 'p-node-0-gpu-0')!;
+    api.put('gpus', { ...gpu, status: { ...gpu.status, capacity: { tflops: '100', vram: String(90 * GiB) } } });
+    await eventually(() => expect(other.current()).not.toBe(before));
+    expect(mixes.seen('p')).toBe(3);
   });
 });
 
