@@ -5,7 +5,8 @@
  * fragmentation is the popularity-weighted sum over the workload mix; a placement is scored by how
  * much it changes that sum. Changed from FGD: GPUs stranded by a lack of CPU or memory count as
  * fragmented before the node runs out entirely (see fragFor), which lowers unallocated GPU on openb
- * from 4.64% to 4.24% (random seeds 42-44); the policy also scores a shared GPU's expectedLeftover.
+ * from 4.64% to 4.24% (random seeds 42-44), less so the more of the mix is multi-GPU work
+ * (strandedWeight); the policy also scores a shared GPU's expectedLeftover.
  */
 import { GpuModelFilter } from '../model/gpu-catalog';
 import { freeShare, freeShareAfter, GpuState, NodeProfile, NodeState, shareOn, Typical, toMilli } from './state';
@@ -18,8 +19,11 @@ function fitsTypical(g: GpuState, m: Typical, usedT: number, usedV: number): boo
   return (m.models === null || m.models.has(g.model)) && g.capT - usedT >= m.t && g.capV - usedV >= m.v;
 }
 
-/** The node's profile for the current mix, recomputed only when the node or the mix changed. */
-export function profileOf(node: NodeState, mix: readonly Typical[], mixEpoch: number): NodeProfile {
+/**
+ * The node's profile for the current mix, recomputed only when the node or the mix changed.
+ * `stranded` is the mix's {@link strandedWeight} (a function of the mix: `mixEpoch` keys it too).
+ */
+export function profileOf(node: NodeState, mix: readonly Typical[], mixEpoch: number, stranded = 1): NodeProfile {
   let p = node.profile;
   if (p !== undefined && p.version === node.version && p.mixEpoch === mixEpoch) return p;
   if (p === undefined || p.cnt.length !== mix.length) {
@@ -41,7 +45,7 @@ export function profileOf(node: NodeState, mix: readonly Typical[], mixEpoch: nu
     }
     p.cnt[j] = cnt;
     p.nonfit[j] = nonfit;
-    frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree, node);
+    frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree, node, stranded);
   }
   p.tot = tot;
   p.frag = frag;
@@ -65,6 +69,7 @@ export function fragAfter(
   cpu: number,
   mem: number,
   totAfter: Float64Array,
+  stranded = 1,
 ): number {
   let tot = profile.tot;
   for (let c = 0; c < count; c++) {
@@ -92,7 +97,7 @@ export function fragAfter(
       if (after) cnt++;
       else nonfit += freeShareAfter(g, t, v);
     }
-    frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree, node);
+    frag += m.p * fragFor(m, cnt, nonfit, tot, cpuFree, memFree, node, stranded);
   }
   return frag;
 }
@@ -101,16 +106,50 @@ export function fragAfter(
  * Free share of one node that typical request `m` cannot use. As in FGD: everything when the node
  * cannot host one `m`, else the GPUs too small for it. Added to FGD: fitting GPUs that the node's
  * remaining CPU or memory no longer lets `m` use, beyond those an empty node of this shape would
- * already leave idle for `m` alone. FGD's yes/no test only sees such stranded GPUs once the last
- * instance no longer fits.
+ * already leave idle for `m` alone, times `stranded` ({@link strandedWeight}). FGD's yes/no test only
+ * sees such stranded GPUs once the last instance no longer fits.
  */
-function fragFor(m: Typical, cnt: number, nonfit: number, tot: number, cpuFree: number, memFree: number, node: NodeState): number {
+function fragFor(
+  m: Typical,
+  cnt: number,
+  nonfit: number,
+  tot: number,
+  cpuFree: number,
+  memFree: number,
+  node: NodeState,
+  stranded: number,
+): number {
   if (m.k === 0 || cpuFree < m.cpu || memFree < m.mem || cnt < m.k) return tot;
-  const stranded = cnt - Math.min(cnt, instances(m, cnt, cpuFree, memFree) * m.k);
-  if (stranded === 0) return nonfit;
+  const idle = cnt - Math.min(cnt, instances(m, cnt, cpuFree, memFree) * m.k);
+  if (idle === 0 || stranded === 0) return nonfit;
   const gpus = node.gpus.length;
   const idleWhenEmpty = gpus - Math.min(gpus, instances(m, gpus, node.cpuCap, node.memCap) * m.k);
-  return nonfit + (Math.max(0, stranded - idleWhenEmpty) / cnt) * (tot - nonfit);
+  return nonfit + stranded * (Math.max(0, idle - idleWhenEmpty) / cnt) * (tot - nonfit);
+}
+
+/**
+ * Where the stranded-GPU term fades out, by the fraction of the mix's GPUs (weight x GPU count, a
+ * share counting as one) that multi-GPU typicals ask for: weight 1 up to `from`, 0 from `to`. Chosen
+ * on openb's variants and checked on held-out seeds (bench/README.md).
+ */
+export const STRANDED_FADE = { from: 0.1, to: 0.3 } as const;
+
+/**
+ * Weight of fragFor's stranded-GPU term for `mix`. The term keeps CPU-heavy single-GPU work off nodes
+ * whose other GPUs it would strand (openb default: 4.9% unallocated without it, 4.1% with it). But for
+ * a multi-GPU typical it counts part of a node's last slot as lost before the slot goes, so taking the
+ * slot looks cheap; where multi-GPU typicals ask for much of the GPUs, that costs more than the term
+ * saves (multigpu40: 3.20% with it, 3.05% without).
+ */
+export function strandedWeight(mix: readonly Typical[]): number {
+  let multi = 0;
+  let all = 0;
+  for (const m of mix) {
+    all += m.p * m.k;
+    if (m.k > 1) multi += m.p * m.k;
+  }
+  const f = all > 0 ? multi / all : 0;
+  return Math.min(1, Math.max(0, (STRANDED_FADE.to - f) / (STRANDED_FADE.to - STRANDED_FADE.from)));
 }
 
 /** How many `m` fit in `gpus` fitting GPUs, `cpu` and `mem`. */

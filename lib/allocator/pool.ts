@@ -4,7 +4,7 @@
  * since that shape was last placed, so its cost grows with the churn, not with the cluster.
  */
 import { DEFAULT_PLACEMENT_MODE, PlacementMode } from '../model/rules';
-import { expectedLeftover, Leftover, MixLearner, normaliseMix } from './fragmentation';
+import { expectedLeftover, Leftover, MixLearner, normaliseMix, strandedWeight } from './fragmentation';
 import { explain, Why } from './reasons';
 import { ScoreTree } from './score-tree';
 import { GpuState, Need, NodeState, Typical } from './state';
@@ -43,6 +43,7 @@ export class PoolState implements PoolView {
 
   private readonly trees = new Map<string, TreeEntry>();
   private pressureCache: Map<string, number> | undefined;
+  private stranded = { epoch: -1, weight: 1 };
   /** expectedLeftover tables by GPU model and capacity, for the current mix (a pool has few kinds). */
   private readonly leftoverCache: { model: string; capT: number; capV: number; leftover: Leftover }[] = [];
   /** Bumped when every tree must be rebuilt (nodes added or removed, settings changed). */
@@ -101,6 +102,12 @@ export class PoolState implements PoolView {
       this.pressureCache = cache;
     }
     return this.pressureCache.get(model) ?? 0;
+  }
+
+  /** strandedWeight of the mix, by mixEpoch. */
+  get strandedWeight(): number {
+    if (this.stranded.epoch !== this.mixEpoch) this.stranded = { epoch: this.mixEpoch, weight: strandedWeight(this.mix) };
+    return this.stranded.weight;
   }
 
   leftover(g: GpuState): Leftover {

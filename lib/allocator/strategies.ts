@@ -18,6 +18,8 @@ export interface PoolView {
   readonly oversell: number;
   readonly mix: readonly Typical[];
   readonly mixEpoch: number;
+  /** The mix's strandedWeight. */
+  readonly strandedWeight: number;
   pressure(model: string): number;
   /** The mix's expectedLeftover for GPUs like `g`. */
   leftover(g: GpuState): Leftover;
@@ -163,9 +165,9 @@ function pickedShare(node: NodeState, need: Need): number {
 
 /** Puts the fragmentation removed in `out.primary`; for one GPU, moves the best candidate to `fits[0]`. */
 function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Score, n: number): void {
-  const profile = profileOf(node, pool.mix, pool.mixEpoch);
+  const profile = profileOf(node, pool.mix, pool.mixEpoch, pool.strandedWeight);
   if (need.k !== 1) {
-    const after = fragAfter(node, profile, pool.mix, fits, need.k, need.t, need.v, need.cpu, need.mem, totAfter);
+    const after = fragAfter(node, profile, pool.mix, fits, need.k, need.t, need.v, need.cpu, need.mem, totAfter, pool.strandedWeight);
     out.primary = profile.frag - after - SCARCITY_WEIGHT * pickedPressure(node, need, pool, need.k);
     return;
   }
@@ -182,7 +184,7 @@ function minFragmentation(node: NodeState, need: Need, pool: PoolView, out: Scor
     one[0] = fits[c];
     const gain =
       profile.frag -
-      fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter) -
+      fragAfter(node, profile, pool.mix, one, 1, need.t, need.v, need.cpu, need.mem, totAfter, pool.strandedWeight) -
       SCARCITY_WEIGHT * pickedPressure(node, need, pool, 1, fits[c]) +
       LEFTOVER_WEIGHT * leftoverDrop(node, g, need, pool);
     if (gain > bestGain) {

@@ -126,6 +126,31 @@ describe('placement modes', () => {
     expect(placed(a, req('z', 0.23, { cpu: 4000 })).node).toBe('a');
   });
 
+  it("MinFragmentation keeps a node's last multi-GPU slot where multi-GPU work is much of the mix", () => {
+    // Typical work: 1 GPU with 30 CPU (weight 6) and 4 GPUs with 40 CPU (weight 1): 4 of every 10 GPUs
+    // asked for go to 4-GPU requests, so the stranded-GPU term is off (strandedWeight 0). Node a has 7
+    // free GPUs and 80 CPU: room for one 4-GPU request. With the term, 3 of those GPUs already counted
+    // as stranded and losing the slot looked cheap: a 1-GPU request with 50 CPU went to a, and the next
+    // 4-GPU request fit nowhere. Without it, the request takes the small node b.
+    const a = new Allocator({
+      seed: 1,
+      pools: {
+        p: {
+          placementMode: 'MinFragmentation',
+          workloadMix: [
+            { gpuCount: 1, tflops: 100, vram: 40 * GiB, cpu: 30, weight: 6 },
+            { gpuCount: 4, tflops: 100, vram: 40 * GiB, cpu: 40, weight: 1 },
+          ],
+        },
+      },
+    });
+    a.addNode(node('a', 8, { cpu: 120 }));
+    a.addNode(node('b', 2, { cpu: 60 }));
+    placed(a, req('x', 1, { cpu: 40 }), 'a');
+    expect(placed(a, req('y', 1, { cpu: 50 })).node).toBe('b');
+    expect(placed(a, req('z', 1, { gpuCount: 4, cpu: 40 })).node).toBe('a');
+  });
+
   describe('a learned mix kept by the caller (LearnedMixes)', () => {
     // Single-GPU nodes: a holds 0.6, b 0.3; a 0.3 share then goes to a when typical work is 0.3 and
     // 0.6 shares (a's 0.4 is lost to the 0.6 ones anyway), to b when it is 0.4 shares (both keep one).

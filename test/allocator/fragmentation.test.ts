@@ -7,6 +7,7 @@ import {
   MixLearner,
   normaliseMix,
   profileOf,
+  strandedWeight,
 } from '../../lib/allocator/fragmentation';
 import { GpuState, NodeState } from '../../lib/allocator/state';
 
@@ -130,6 +131,42 @@ describe('fragmentation', () => {
     ).toBeCloseTo(1.5);
   });
 
+  it("weighs the stranded GPUs by the mix's strandedWeight", () => {
+    const cpu30 = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 30, weight: 1 }]);
+    const node = nodeOf(
+      [
+        [500, 500],
+        [0, 0],
+        [0, 0],
+      ],
+      50,
+    );
+    // Half a GPU too small (0.5) plus, at weight 1, half the fitting GPUs' free share (one of two stranded).
+    expect(profileOf(node, cpu30, 2, 1).frag).toBeCloseTo(0.5 + 1);
+    expect(profileOf(node, cpu30, 3, 0.5).frag).toBeCloseTo(0.5 + 0.5 * 1);
+    expect(profileOf(node, cpu30, 4, 0).frag).toBeCloseTo(0.5);
+    // A node that cannot host one instance still counts everything, whatever the weight.
+    expect(profileOf(nodeOf([[0, 0]], 80), cpu30, 5, 0).frag).toBeCloseTo(1);
+  });
+
+  it('strandedWeight fades from 1 to 0 as multi-GPU typicals ask for 10% to 30% of the GPUs', () => {
+    const withMulti = (share1: number, multi: number) =>
+      strandedWeight(
+        normaliseMix([
+          // A half-GPU share counts as one GPU asked for.
+          { gpuCount: 1, tflops: 0.5, vram: 500, weight: share1 },
+          { gpuCount: 4, tflops: 1, vram: 1000, weight: multi / 4 },
+          { gpuCount: 0, tflops: 0, vram: 0, cpu: 8, weight: 5 },
+        ]),
+      );
+    expect(strandedWeight([])).toBe(1);
+    expect(withMulti(1, 0)).toBe(1);
+    expect(withMulti(9, 1)).toBeCloseTo(1);
+    expect(withMulti(8, 2)).toBeCloseTo(0.5);
+    expect(withMulti(7, 3)).toBeCloseTo(0);
+    expect(withMulti(1, 1)).toBe(0);
+  });
+
   it('does not count GPUs an empty node of that shape would leave idle anyway', () => {
     // 1 GPU and 60 CPU: an empty 2-GPU, 100-CPU node hosts one, which is not fragmentation.
     const cpu60 = normaliseMix([{ gpuCount: 1, tflops: 1, vram: 1000, cpu: 60, weight: 1 }]);
@@ -171,16 +208,17 @@ describe('fragmentation', () => {
         fc.integer({ min: 0, max: 500 }),
         fc.integer({ min: 0, max: 50 }),
         fc.integer({ min: 1, max: 4 }),
-        (gpus, cpuUsed, t, v, cpu, k) => {
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (gpus, cpuUsed, t, v, cpu, k, stranded) => {
           const node = nodeOf(gpus, cpuUsed);
           const chosen = node.gpus.map((_, i) => i).slice(0, k);
           const tot = new Float64Array(1);
-          const predicted = fragAfter(node, profileOf(node, mix, 1), mix, chosen, chosen.length, t, v, cpu, 0, tot);
+          const predicted = fragAfter(node, profileOf(node, mix, 1, stranded), mix, chosen, chosen.length, t, v, cpu, 0, tot, stranded);
           const after = nodeOf(
             gpus.map(([ut, uv], i) => (i < k ? [ut + t, uv + v] : [ut, uv])),
             cpuUsed + cpu,
           );
-          const actual = profileOf(after, mix, 1);
+          const actual = profileOf(after, mix, 1, stranded);
           expect(predicted).toBeCloseTo(actual.frag, 9);
           expect(tot[0]).toBeCloseTo(actual.tot, 9);
         },
