@@ -240,8 +240,12 @@ export class MixLearner {
     return this.total;
   }
 
+  private lastMix: Typical[] = [];
+
   /** The mix as last refreshed ({@link mix}): what an allocator that takes this learner over starts from. */
-  last: Typical[] = [];
+  get last(): Typical[] {
+    return this.lastMix;
+  }
 
   /**
    * Records one request; returns true when the learned mix should be refreshed. Shapes are told apart
@@ -273,8 +277,8 @@ export class MixLearner {
       chosen.push(e);
       covered += e.n;
     }
-    this.last = chosen.map((e) => ({ ...e.m, p: e.n / covered }));
-    return this.last;
+    this.lastMix = chosen.map((e) => ({ ...e.m, p: e.n / covered }));
+    return this.lastMix;
   }
 }
 
