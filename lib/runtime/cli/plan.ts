@@ -8,7 +8,7 @@
  * What the plan does not see: kube-scheduler's own filters (node selectors, affinity, taints), so a
  * pod planned on a node its selector excludes will go elsewhere or wait.
  */
-import type { Allocation, AllocationRequest, Allocator, AllocatorSnapshot, PlacementReason } from '../../allocator';
+import type { Allocation, AllocationRequest, AllocatorSnapshot, PlacementReason } from '../../allocator';
 import type { K8sObject } from '../kube/cluster';
 import type { GpuBar, ShareSegment } from '../shared/gpu-bars';
 import { podRequests } from '../shared/pod-requests';
@@ -31,6 +31,7 @@ import { ANNOTATION } from '../../annotations';
 import { admitPod, AdmissionView } from '../webhook/admit';
 import { ClusterObjects, fixedCaches, placementStateOf } from './cluster-objects';
 import type { WorkloadPod } from './workload-pods';
+import type { PlacementState } from '../extender/placement-state';
 
 /** What became of one pod. */
 export interface PlannedPod {
@@ -114,7 +115,7 @@ export async function planPlacement(objects: ClusterObjects, pods: readonly Work
     const base = { namespace: w.namespace, name: w.name, source: w.source };
     const id = `plan/${i}`;
     if (w.cpuOnly) {
-      out.push(placeCpuOnly(allocator, id, w, opts.pool ?? view.defaultPool()));
+      out.push(placeCpuOnly(state, id, w, opts.pool ?? view.defaultPool()));
       if (out[out.length - 1].node) names.set(id, { namespace: w.namespace, name: w.name });
       continue;
     }
@@ -150,6 +151,8 @@ export async function planPlacement(objects: ClusterObjects, pods: readonly Work
     }
     minTflops = Math.min(minTflops, share.tflopsRequest);
     const request: AllocationRequest = allocationRequest(id, share, podRequests(w.pod as K8sObject));
+    // Counted in the pool's learned mix where the extender counts it: at filter, before its quota and room.
+    state.learn(request);
     const usage = shareUsage(size);
     const nsUsed = used.get(w.namespace) ?? state.quotaUsed(w.namespace);
     const excess = totalExcess(nsUsed, usage, quotasOf(w.namespace));
@@ -191,11 +194,13 @@ function reviewOf(pod: K8sObject, namespace: string) {
 }
 
 /** A pod of our scheduler without a share: its CPU and memory on the node the pool's mode picks, as the extender does. */
-function placeCpuOnly(allocator: Allocator, id: string, w: WorkloadPod, pool: string | undefined): PlannedPod {
+function placeCpuOnly(state: PlacementState, id: string, w: WorkloadPod, pool: string | undefined): PlannedPod {
   const base = { namespace: w.namespace, name: w.name, source: w.source, gpuCount: 0 };
   if (pool === undefined) return { ...base, reason: 'no pool: give --pool, or annotate a GPUPool as the default' };
   const { cpu, memory } = podRequests(w.pod);
-  const r = allocator.allocate({ id, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu, memory });
+  const request: AllocationRequest = { id, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu, memory };
+  state.learn(request);
+  const r = state.current().allocate(request);
   return r.ok ? { ...base, pool, node: r.allocation.node, gpus: [] } : { ...base, pool, reason: reasonsText(r.reasons) };
 }
 
