@@ -15,7 +15,7 @@ import { podRequests } from '../shared/pod-requests';
 import { claimAllocationOf, heldByPod } from '../shared/dra/claim-allocation';
 import { resolvePodSettings, shareRequest } from '../shared/resolve-pod';
 import { cachedSettingsView } from '../shared/settings-view';
-import { allocationRequest } from '../shared/share';
+import { allocationRequest, cpuOnlyRequest } from '../shared/share';
 import {
   addUsage,
   excessMessage,
@@ -197,8 +197,7 @@ function reviewOf(pod: K8sObject, namespace: string) {
 function placeCpuOnly(state: PlacementState, id: string, w: WorkloadPod, pool: string | undefined): PlannedPod {
   const base = { namespace: w.namespace, name: w.name, source: w.source, gpuCount: 0 };
   if (pool === undefined) return { ...base, reason: 'no pool: give --pool, or annotate a GPUPool as the default' };
-  const { cpu, memory } = podRequests(w.pod);
-  const request: AllocationRequest = { id, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu, memory };
+  const request = cpuOnlyRequest(id, pool, podRequests(w.pod));
   state.learn(request);
   const r = state.current().allocate(request);
   return r.ok ? { ...base, pool, node: r.allocation.node, gpus: [] } : { ...base, pool, reason: reasonsText(r.reasons) };

@@ -26,7 +26,7 @@ import type { Informer } from '../kube/informer';
 import { RESOURCES } from '../kube/resources';
 import { boundNode, isActivePod } from '../shared/pod-lifecycle';
 import { podRequests } from '../shared/pod-requests';
-import { allocationRequest, mpsParts, shareOf } from '../shared/share';
+import { allocationRequest, cpuOnlyRequest, mpsParts, shareOf } from '../shared/share';
 import { hasDraClaim } from '../shared/dra/pod-claim';
 import {
   ExtenderArgs,
@@ -270,7 +270,7 @@ export class Extender {
     const { cpu, memory } = podRequests(pod);
     if (pool === undefined || (cpu === 0 && memory === 0)) return result(nodes);
     state.cancel(uid);
-    const request: AllocationRequest = { id: uid, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu, memory };
+    const request = cpuOnlyRequest(uid, pool, { cpu, memory });
     state.learn(request);
     const best = state.best(request, nodes);
     // kube-scheduler counted the node's CPU and memory already; an allocator that disagrees (a pod

@@ -332,17 +332,18 @@ export class PlacementState {
    * places or refuses the pod, as the allocator in process counts every request it is given.
    */
   learn(request: AllocationRequest): void {
-    if (this.learnedFrom.has(request.id)) return;
-    const allocator = this.current();
-    this.learnedFrom.add(request.id);
-    allocator.observe(request);
+    this.learnOnce(this.current(), request);
   }
 
   /** A share this state finds held (a restart, another replica's bind) counts once too, as its record says. */
   private learnHeld(allocator: Allocator, a: Allocation): void {
-    if (this.learnedFrom.has(a.id)) return;
-    this.learnedFrom.add(a.id);
-    allocator.observe({ ...a, gpuCount: a.gpuIds.length });
+    this.learnOnce(allocator, { ...a, gpuCount: a.gpuIds.length });
+  }
+
+  private learnOnce(allocator: Allocator, request: AllocationRequest): void {
+    if (this.learnedFrom.has(request.id)) return;
+    this.learnedFrom.add(request.id);
+    allocator.observe(request);
   }
 
   /**

@@ -114,6 +114,11 @@ export function allocationRequest(uid: string, s: ShareRequest, requests?: { cpu
   };
 }
 
+/** The allocator request for a pod of our scheduler without a share: its CPU and memory in `pool`, no GPU. */
+export function cpuOnlyRequest(uid: string, pool: string, requests: { cpu: number; memory: number }): AllocationRequest {
+  return { id: uid, pool, qos: 'low', gpuCount: 0, tflopsRequest: 0, vramRequest: 0, cpu: requests.cpu, memory: requests.memory };
+}
+
 /**
  * How many parts the MPS limits of a share are cut into: one per inject-container, since each
  * container's processes are MPS clients with their own limits and together they must stay within the
