@@ -31,6 +31,7 @@ import type { ShareRequest } from '../lib/runtime/shared/share';
 import { renderSchedulerConfiguration } from '../lib/render/controller/kube-scheduler';
 import type { ControlPlane } from '../test/support/control-plane';
 import { kwokNode, writeYaml } from '../test/support/control-plane/install';
+import { kwokGpuUuid } from '../test/support/dra-slices';
 import { allocatorRun, replayTaken, TraceNode, TracePod } from './trace-replay';
 import type { PlacementMode } from '../lib/model/rules';
 import { Decisions, NotScheduled } from './scheduler-decisions';
@@ -86,7 +87,7 @@ const templateFor = (namespace: string, p: TracePod): ClaimTemplate => claimTemp
 
 function sliceGpus(node: string, n: TraceNode): SliceGpu[] {
   return Array.from({ length: n.gpus }, (_, i) => ({
-    uuid: `GPU-${node}-${i}`,
+    uuid: kwokGpuUuid(node, i),
     model: n.model,
     index: i,
     tflops: GPU_TFLOPS,

@@ -7,6 +7,7 @@ import type { GPUPool } from '../../lib/api';
 import { DRA_NAMES, renderController } from '../../lib/render/controller';
 import { resourceSlice } from '../../lib/runtime/shared/dra/resource-slice';
 import type { Obj } from './control-plane/install';
+import { kwokGpuUuid } from './dra-slices';
 
 /** What `dra: true` adds to the install of the controller in `namespace`. */
 export function draInstall(namespace: string): Obj[] {
@@ -20,6 +21,12 @@ export function a100Slice(node: string, pool: Obj, gpus: number): Obj {
   return resourceSlice({
     nodeName: node,
     pool: pool as unknown as GPUPool,
-    gpus: Array.from({ length: gpus }, (_, i) => ({ uuid: `GPU-${node}-${i}`, model: 'A100', index: i, tflops: 312, vram: 80 * 2 ** 30 })),
+    gpus: Array.from({ length: gpus }, (_, i) => ({
+      uuid: kwokGpuUuid(node, i),
+      model: 'A100',
+      index: i,
+      tflops: 312,
+      vram: 80 * 2 ** 30,
+    })),
   }) as unknown as Obj;
 }
