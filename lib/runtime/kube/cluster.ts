@@ -86,6 +86,11 @@ export function isNotFound(err: unknown): boolean {
   return err instanceof ApiError && err.code === 404;
 }
 
+/** True for a 403: the caller's RBAC grants no such request. */
+export function isForbidden(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 403;
+}
+
 /** True for a 409 (stale resourceVersion or AlreadyExists). */
 export function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.code === 409;

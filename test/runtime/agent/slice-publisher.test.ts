@@ -7,7 +7,7 @@
 import { sortedKeys } from '../../support/sorted-keys';
 import type { GpuReadiness } from '../../../lib/runtime/agent/mps/supervisor';
 import { SlicePublisher } from '../../../lib/runtime/agent/dra/slice-publisher';
-import type { Cluster, K8sObject } from '../../../lib/runtime/kube/cluster';
+import { ApiError, type Cluster, type K8sObject } from '../../../lib/runtime/kube/cluster';
 import { TWO_A100 } from './fixtures';
 
 const NODE = 'gpu-node-1';
@@ -116,4 +116,56 @@ test("the API server's echo of the slice (keys sorted, taints stamped) is no cha
   await publisher.refresh();
   await publisher.refresh();
   expect(calls).toEqual([]);
+});
+
+test('an install without DRA forbids the agent slices (403): the node in no DRA pool tries the delete once, logs nothing and does not retry', async () => {
+  const logs: string[] = [];
+  const deletes: string[] = [];
+  const forbidden = {
+    get: cluster.get,
+    delete: async (_rt: unknown, r: { name: string }) => {
+      deletes.push(r.name);
+      throw new ApiError(403, 'Forbidden', `resourceslices.resource.k8s.io "${r.name}" is forbidden`);
+    },
+  } as unknown as Cluster;
+  const agent = new SlicePublisher({
+    cluster: forbidden,
+    nodeName: NODE,
+    gpus: () => TWO_A100,
+    readiness: () => readiness,
+    minors: () => new Map(),
+    log: (m) => logs.push(m),
+  });
+  objects.set(`nodes/${NODE}`, node({ 'tensor-fusion.ai/pool-dp': 'true' }) as K8sObject);
+  await agent.refresh();
+  await agent.refresh();
+  await agent.refresh();
+  expect([deletes, logs]).toEqual([[`${NODE}-gpu.tensor-fusion.ai`], []]);
+});
+
+test('any other failure to delete is logged and tried again at the next pass', async () => {
+  const logs: string[] = [];
+  let deletes = 0;
+  const failing = {
+    get: cluster.get,
+    delete: async () => {
+      deletes += 1;
+      throw new ApiError(500, 'InternalError', 'etcdserver: request timed out');
+    },
+  } as unknown as Cluster;
+  const agent = new SlicePublisher({
+    cluster: failing,
+    nodeName: NODE,
+    gpus: () => TWO_A100,
+    readiness: () => readiness,
+    minors: () => new Map(),
+    log: (m) => logs.push(m),
+  });
+  objects.set(`nodes/${NODE}`, node({}) as K8sObject);
+  await agent.refresh();
+  await agent.refresh();
+  expect([deletes, logs]).toEqual([
+    2,
+    ['publishing the ResourceSlice failed; trying again', 'publishing the ResourceSlice failed; trying again'],
+  ]);
 });

@@ -11,7 +11,7 @@ import type { GPUPool } from '../../../api';
 import { lookupGpuTflops } from '../../../model/gpu-catalog';
 import { poolMembershipLabel } from '../../../model/metadata-keys';
 import { poolShareDelivery } from '../../../model/dra';
-import type { Cluster, K8sObject } from '../../kube/cluster';
+import { isForbidden, type Cluster, type K8sObject } from '../../kube/cluster';
 import { RESOURCES } from '../../kube/resources';
 import { nodeInventory } from '../../shared/capacity';
 import { ownedByNode, resourceSlice, ResourceSlice, resourceSliceName, sameDevices, SliceGpu } from '../../shared/dra/resource-slice';
@@ -125,11 +125,18 @@ export class SlicePublisher {
     return resourceSlice({ nodeName: this.opts.nodeName, pool, gpus: slice });
   }
 
-  /** Deletes the node's slice (it stopped serving DRA). */
+  /**
+   * Deletes the node's slice (it stopped serving DRA). An install without DRA grants the agent no
+   * rights on slices (a 403), so it can have published none: nothing to withdraw, and no retry.
+   */
   async withdraw(): Promise<void> {
     if (this.withdrawn) return;
-    if (await this.opts.cluster.delete(RESOURCES.resourceslices, { name: resourceSliceName(this.opts.nodeName) }))
-      this.opts.log?.('ResourceSlice deleted: the node is in no DRA pool, or has no GPU to publish');
+    try {
+      if (await this.opts.cluster.delete(RESOURCES.resourceslices, { name: resourceSliceName(this.opts.nodeName) }))
+        this.opts.log?.('ResourceSlice deleted: the node is in no DRA pool, or has no GPU to publish');
+    } catch (err) {
+      if (!isForbidden(err)) throw err;
+    }
     this.withdrawn = true;
   }
 }
