@@ -118,39 +118,15 @@ test("the API server's echo of the slice (keys sorted, taints stamped) is no cha
   expect(calls).toEqual([]);
 });
 
-test('an install without DRA forbids the agent slices (403): the node in no DRA pool tries the delete once, logs nothing and does not retry', async () => {
-  const logs: string[] = [];
+/** A publisher whose deletes of the slice fail with `err`: what it tried to delete and what it logged. */
+function failingDeletes(err: ApiError) {
   const deletes: string[] = [];
-  const forbidden = {
+  const logs: string[] = [];
+  const failing = {
     get: cluster.get,
     delete: async (_rt: unknown, r: { name: string }) => {
       deletes.push(r.name);
-      throw new ApiError(403, 'Forbidden', `resourceslices.resource.k8s.io "${r.name}" is forbidden`);
-    },
-  } as unknown as Cluster;
-  const agent = new SlicePublisher({
-    cluster: forbidden,
-    nodeName: NODE,
-    gpus: () => TWO_A100,
-    readiness: () => readiness,
-    minors: () => new Map(),
-    log: (m) => logs.push(m),
-  });
-  objects.set(`nodes/${NODE}`, node({ 'tensor-fusion.ai/pool-dp': 'true' }) as K8sObject);
-  await agent.refresh();
-  await agent.refresh();
-  await agent.refresh();
-  expect([deletes, logs]).toEqual([[`${NODE}-gpu.tensor-fusion.ai`], []]);
-});
-
-test('any other failure to delete is logged and tried again at the next pass', async () => {
-  const logs: string[] = [];
-  let deletes = 0;
-  const failing = {
-    get: cluster.get,
-    delete: async () => {
-      deletes += 1;
-      throw new ApiError(500, 'InternalError', 'etcdserver: request timed out');
+      throw err;
     },
   } as unknown as Cluster;
   const agent = new SlicePublisher({
@@ -161,10 +137,24 @@ test('any other failure to delete is logged and tried again at the next pass', a
     minors: () => new Map(),
     log: (m) => logs.push(m),
   });
+  return { agent, deletes, logs };
+}
+
+test('an install without DRA forbids the agent slices (403): the node in no DRA pool tries the delete once, logs nothing and does not retry', async () => {
+  const { agent, deletes, logs } = failingDeletes(new ApiError(403, 'Forbidden', 'resourceslices.resource.k8s.io is forbidden'));
+  objects.set(`nodes/${NODE}`, node({ 'tensor-fusion.ai/pool-dp': 'true' }) as K8sObject);
+  await agent.refresh();
+  await agent.refresh();
+  await agent.refresh();
+  expect([deletes, logs]).toEqual([[`${NODE}-gpu.tensor-fusion.ai`], []]);
+});
+
+test('any other failure to delete is logged and tried again at the next pass', async () => {
+  const { agent, deletes, logs } = failingDeletes(new ApiError(500, 'InternalError', 'etcdserver: request timed out'));
   objects.set(`nodes/${NODE}`, node({}) as K8sObject);
   await agent.refresh();
   await agent.refresh();
-  expect([deletes, logs]).toEqual([
+  expect([deletes.length, logs]).toEqual([
     2,
     ['publishing the ResourceSlice failed; trying again', 'publishing the ResourceSlice failed; trying again'],
   ]);
