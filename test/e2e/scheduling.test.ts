@@ -7,6 +7,7 @@
 import * as https from 'node:https';
 import {
   ALLOCATION_ANNOTATION,
+  MANAGED_BY_LABEL,
   ENABLED_LABEL,
   PLACEMENT_ANNOTATIONS,
   SHARE_ANNOTATION,
@@ -167,6 +168,34 @@ describeControlPlane(
       expect(named.spec.nodeName).toBe('gpu-3');
       expect(allocation(named).node).toBe('gpu-3');
     });
+
+    test('a node named past what a label value holds (70 characters) gets its GPUs, unlabelled and owned by its GPUNode, and takes a share', async () => {
+      const long = `gpu-${'x'.repeat(66)}`;
+      const longGpus = async () =>
+        ((await get(['gpus'])).items as Obj[]).filter((g) => g.metadata.ownerReferences?.some((r: Obj) => r.name === long));
+      // A node name may run to 253 characters; its hostname label, like any label value, to 63.
+      await cp().kubectlOk(['create', '-f', '-'], {
+        input: JSON.stringify(kwokNode({ name: long, cpu: '8', labels: { ...a100Labels(POOL, 2), 'kubernetes.io/hostname': 'gpu-long' } })),
+      });
+      try {
+        await eventually(async () => {
+          const gpus = await longGpus();
+          expect(gpus.map((g) => [g.metadata.name, g.metadata.labels?.[MANAGED_BY_LABEL], g.status?.phase])).toEqual([
+            [`${long}-gpu-0`, undefined, 'Running'],
+            [`${long}-gpu-1`, undefined, 'Running'],
+          ]);
+          expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 5, totalGPUs: 10 });
+        }, 60_000);
+        await create(gpuPod('on-long', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-long' } }));
+        const p = await bound('on-long');
+        expect([p.spec.nodeName, allocation(p).node, allocation(p).gpuIds.length]).toEqual([long, long, 1]);
+        expect(allocation(p).gpuIds[0].startsWith(`${long}-gpu-`)).toBe(true);
+      } finally {
+        await clean();
+        await cp().kubectl(['delete', 'node', long]);
+        await eventually(async () => expect(await longGpus()).toEqual([]), 60_000);
+      }
+    }, 180_000);
 
     test('a DaemonSet of GPU pods gets one placed pod per node, each with a share on its own node', async () => {
       const tpl = gpuPod('ds', {}, '1Gi');

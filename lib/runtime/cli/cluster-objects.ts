@@ -8,7 +8,8 @@ import { Cluster, isNotFound, K8sObject } from '../kube/cluster';
 import type { InformerHandlers } from '../kube/informer';
 import { keyOf, RESOURCES } from '../kube/resources';
 import { PlacementState } from '../extender/placement-state';
-import { INDEX_BY_NAMESPACE, INDEX_BY_NODE, INDEX_BY_OWNER, managedBy, ReadCaches } from '../shared/caches';
+import { INDEX_BY_NAMESPACE, INDEX_BY_NODE, INDEX_BY_OWNER, ReadCaches } from '../shared/caches';
+import { managedBy } from '../shared/managed-by';
 import type { NodeLike, PodLike } from '../shared/capacity';
 import { claimNodes } from '../shared/dra/claim-results';
 

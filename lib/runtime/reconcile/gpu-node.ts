@@ -7,7 +7,8 @@ import { GPU_IDS_ANNOTATION, MANAGED_BY_LABEL, poolMembershipLabel } from '../..
 import { API_VERSION } from '../../model/group';
 import type { K8sObject } from '../kube/cluster';
 import { RESOURCES } from '../kube/resources';
-import { INDEX_BY_NODE, INDEX_BY_OWNER, managedBy } from '../shared/caches';
+import { INDEX_BY_NODE, INDEX_BY_OWNER } from '../shared/caches';
+import { managedBy, managedByLabels } from '../shared/managed-by';
 import { gpuName, gpuNodeStatus, gpuStatus, nodeInventory, sumGpuUsage } from '../shared/capacity';
 import { claimNodes, usageFromClaims } from '../shared/dra/claim-results';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
@@ -123,11 +124,13 @@ async function ensureGpuNode(ctx: ReconcileContext, name: string, pool: Pool): P
 async function ensureGpu(ctx: ReconcileContext, node: string, gName: string, gpuNode: K8sObject): Promise<K8sObject> {
   const nodeRef = controllerRefTo(gpuNode, 'GPUNode');
   const gpu = ctx.caches.gpus.get(gName);
-  if (gpu && gpu.metadata.labels?.[MANAGED_BY_LABEL] === node && hasOwner(gpu, nodeRef.uid)) return gpu;
+  const labels = managedByLabels(node);
+  if (gpu && sameLabels(gpu.metadata.labels, labels) && hasOwner(gpu, nodeRef.uid)) return gpu;
   return ctx.writer.apply(RESOURCES.gpus, {
     apiVersion: API_VERSION,
     kind: 'GPU',
-    metadata: { name: gName, labels: { [MANAGED_BY_LABEL]: node }, ownerReferences: [nodeRef] },
+    // A node name too long for a label value leaves the GPU unlabelled: its owner reference names the node.
+    metadata: { name: gName, labels, ownerReferences: [nodeRef] },
   });
 }
 

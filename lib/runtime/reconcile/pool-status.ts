@@ -1,6 +1,7 @@
 /** The pool reconciler: a GPUPool's status, counted from its GPUNodes and their GPUs. */
 import { RESOURCES } from '../kube/resources';
-import { INDEX_BY_OWNER, managedBy } from '../shared/caches';
+import { INDEX_BY_OWNER } from '../shared/caches';
+import { managedBy } from '../shared/managed-by';
 import { gpuPoolStatus, num } from '../shared/capacity';
 import type { ReconcileContext, Reconciler } from './reconcile-context';
 import { PoolKey, poolKey } from './queue-keys';

@@ -3,7 +3,7 @@
  * and their watches read.
  */
 import type { GPU, GPUNode, GPUPool, GPUResourceQuota, TensorFusionWorkload, WorkloadProfile } from '../../api';
-import { ANNOTATION_PREFIX, MANAGED_BY_LABEL, WORKLOAD_LABEL } from '../../model/metadata-keys';
+import { ANNOTATION_PREFIX, WORKLOAD_LABEL } from '../../model/metadata-keys';
 import type { Cluster, K8sObject } from '../kube/cluster';
 import type { Clock } from '../kube/clock';
 import { Informer, InformerOptions } from '../kube/informer';
@@ -16,6 +16,7 @@ import type { NodeLike, PodLike } from './capacity';
 import { placeholderPool } from './growth-placeholder';
 import { shareOf } from './share';
 import { claimNodes, ResourceClaim, slimClaim } from './dra/claim-results';
+import { managedBy } from './managed-by';
 
 /** The cache key of a workload, `namespace/name` (also the value of the pods' workload index). */
 export function workloadCacheKey(key: { readonly namespace: string; readonly name: string }): string {
@@ -26,7 +27,7 @@ export function workloadCacheKey(key: { readonly namespace: string; readonly nam
 export const INDEX_BY_NODE = 'nodeName';
 /** Index of the pods cache: `namespace/workload` of the pods labelled with a workload. */
 export const INDEX_BY_WORKLOAD = 'workload';
-/** Index of the GPUNode and GPU caches: the owner named by the managed-by label (pool, node). */
+/** Index of the GPUNode and GPU caches: the owner each belongs to (pool, node; shared/managed-by.ts). */
 export const INDEX_BY_OWNER = 'managedBy';
 /** Pods by namespace (what a namespace's quotas count). */
 export const INDEX_BY_NAMESPACE = 'namespace';
@@ -118,12 +119,6 @@ export function createCaches(cluster: Cluster, opts: CacheOptions): Caches {
     quotas: inf(RESOURCES.gpuresourcequotas),
     claims: inf<ResourceClaim>(RESOURCES.resourceclaims, { transform: slimClaim }).addIndex(INDEX_BY_NODE, claimNodes),
   };
-}
-
-/** The owner an object's managed-by label names (a GPUNode's pool, a GPU's node), if any. */
-export function managedBy(o: K8sObject): string[] {
-  const v = o.metadata.labels?.[MANAGED_BY_LABEL];
-  return v ? [v] : [];
 }
 
 /**

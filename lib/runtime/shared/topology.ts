@@ -1,11 +1,12 @@
 /**
  * What the allocator needs to know about a pool, read from the GPU and GPUNode objects the controller
- * keeps: a GPU belongs to the GPUNode named by its `managed-by` label, a GPUNode to the pool named by
+ * keeps: a GPU belongs to the GPUNode its `managed-by` label or owner names (shared/managed-by.ts), a GPUNode to the pool named by
  * its own. Only Running GPUs with a capacity take new shares.
  */
 import type { GPU, GPUNode } from '../../api';
 import { HOSTNAME_LABEL } from '../../k8s/labels';
 import { GPU_ISOLATION_CONDITION, MANAGED_BY_LABEL } from '../../model/metadata-keys';
+import { managedBy } from './managed-by';
 import { parseQuantity } from '../../k8s/quantity';
 import type { IsolationMode } from '../../model/rules';
 import type { NodeSpec } from '../../allocator';
@@ -32,7 +33,7 @@ const DEVICE_UUID = /^(GPU|MIG)-/;
 export function gpuInfo(gpu: GPU): GpuInfo | undefined {
   const s = gpu.status;
   const name = gpu.metadata?.name;
-  const node = gpu.metadata?.labels?.[MANAGED_BY_LABEL] ?? s?.nodeSelector?.[HOSTNAME_LABEL];
+  const node = managedBy(gpu)[0] ?? s?.nodeSelector?.[HOSTNAME_LABEL];
   if (!s || !name || !node || s.phase !== 'Running') return undefined;
   const tflops = parseQuantity(s.capacity?.tflops as string | number);
   const vram = parseQuantity(s.capacity?.vram as string | number);
