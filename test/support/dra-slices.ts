@@ -63,7 +63,10 @@ export function publishSlicesOnNewNodes(
   };
   const loop = (async () => {
     while (!stopped) {
-      await pass().catch((err: Error) => errors.set('', err.message));
+      await pass().then(
+        () => errors.delete(''),
+        (err: Error) => errors.set('', err.message),
+      );
       await new Promise((r) => setTimeout(r, 500));
     }
   })();

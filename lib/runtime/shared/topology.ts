@@ -1,7 +1,7 @@
 /**
  * What the allocator needs to know about a pool, read from the GPU and GPUNode objects the controller
- * keeps: a GPU belongs to the GPUNode its `managed-by` label or owner names (shared/managed-by.ts), a GPUNode to the pool named by
- * its own. Only Running GPUs with a capacity take new shares.
+ * keeps: a GPU belongs to the GPUNode its `managed-by` label or owner names (shared/managed-by.ts),
+ * a GPUNode to the pool named by its own label. Only Running GPUs with a capacity take new shares.
  */
 import type { GPU, GPUNode } from '../../api';
 import { HOSTNAME_LABEL } from '../../k8s/labels';
