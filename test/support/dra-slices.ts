@@ -52,9 +52,7 @@ export function publishSlicesOnNewNodes(
   const pass = async () => {
     const nodes: Obj[] = JSON.parse(await cp.kubectlOk(['get', 'nodes', '-l', selector, '-o', 'json'])).items;
     for (const node of nodes.filter((n) => !published.has(n.metadata.name))) {
-      const r = await cp
-        .kubectl(['create', '-f', '-'], { input: JSON.stringify(agentSlice(node, pool)) })
-        .catch((err: Error) => ({ code: 1, stderr: err.message }));
+      const r = await cp.kubectl(['create', '-f', '-'], { input: JSON.stringify(agentSlice(node, pool)) });
       if (r.code === 0 || r.stderr.includes('AlreadyExists')) {
         published.add(node.metadata.name);
         errors.delete(node.metadata.name);
