@@ -2,6 +2,7 @@
  * Kubernetes name rules: DNS-1123 object names, label values, a Service's DNS names. Hand-written: the
  * rules are regular expressions and lengths, and @kubernetes/client-node ships no validators.
  */
+import { createHash } from 'node:crypto';
 
 /** Longest DNS-1123 label (a namespace or Service name). */
 export const DNS_LABEL_MAX = 63;
@@ -19,6 +20,20 @@ export function isDnsLabel(value: unknown, max = DNS_LABEL_MAX): value is string
 /** Whether `value` is a DNS-1123 subdomain. */
 export function isDnsSubdomain(value: unknown): value is string {
   return typeof value === 'string' && value.length <= DNS_SUBDOMAIN_MAX && SUBDOMAIN.test(value);
+}
+
+/**
+ * The object name `<base><suffix>` for an object named after another (`base`, itself a DNS-1123
+ * subdomain such as a node's name): as is where it fits in {@link DNS_SUBDOMAIN_MAX}, else `base` cut
+ * short and marked with a hash of all of it, so that two long bases sharing a prefix still differ.
+ * `suffix` must start with '-' and end with a letter or digit.
+ * @example boundedName('node-1', '-gpu-0') // 'node-1-gpu-0'
+ */
+export function boundedName(base: string, suffix: string): string {
+  if (base.length + suffix.length <= DNS_SUBDOMAIN_MAX) return base + suffix;
+  const mark = `-${createHash('sha256').update(base).digest('hex').slice(0, 10)}`;
+  const cut = base.slice(0, DNS_SUBDOMAIN_MAX - suffix.length - mark.length).replace(/[-.]+$/, '');
+  return cut + mark + suffix;
 }
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;

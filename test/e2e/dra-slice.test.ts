@@ -126,4 +126,12 @@ describeControlPlane('the node agent ResourceSlice on the real API server and sc
     );
     expect(new Set(published.spec.devices.map((d: Obj) => d.attributes.uuid.string)).size).toBe(4);
   }, 60_000);
+
+  test("the agent's slice for a node of the longest name (253 characters) is accepted, named within 253", async () => {
+    const node = `${'a'.repeat(61)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}`;
+    const slice = resourceSlice({ nodeName: node, pool, gpus: [gpu(0), gpu(1)] });
+    await create(slice);
+    const published = await get(['resourceslice', slice.metadata.name]);
+    expect([published.metadata.name.length, published.spec.nodeName, published.spec.pool.name]).toEqual([253, node, node]);
+  }, 60_000);
 });

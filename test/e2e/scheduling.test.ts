@@ -14,6 +14,7 @@ import {
   SHARE_RELEASED_ANNOTATION,
 } from '../../lib/model/metadata-keys';
 import { SCHEDULER_NAME } from '../../lib/contract/object-names';
+import { gpuName } from '../../lib/model/gpu-object';
 import { bindingValidations, integrityValidations, PROTECTED_ANNOTATIONS, shareResourceValidations } from '../../lib/render/controller';
 import type { K8sObject } from '../../lib/runtime/kube/cluster';
 import { RESOURCES } from '../../lib/runtime/kube/resources';
@@ -169,8 +170,10 @@ describeControlPlane(
       expect(allocation(named).node).toBe('gpu-3');
     });
 
-    test('a node named past what a label value holds (70 characters) gets its GPUs, unlabelled and owned by its GPUNode, and takes a share', async () => {
-      const long = `gpu-${'x'.repeat(66)}`;
+    // Its name, past what a label value holds, is left off the GPUs' managed-by label, and cut short
+    // (with a hash) in their own names, which `<node>-gpu-<index>` would take past 253.
+    test('a node of the longest name (253 characters) gets its GPUs, unlabelled and owned by its GPUNode, and takes a share', async () => {
+      const long = `gpu-${'x'.repeat(57)}.${'y'.repeat(63)}.${'z'.repeat(63)}.${'w'.repeat(63)}`;
       const longGpus = async () =>
         ((await get(['gpus'])).items as Obj[]).filter((g) => g.metadata.ownerReferences?.some((r: Obj) => r.name === long));
       // A node name may run to 253 characters; its hostname label, like any label value, to 63.
@@ -181,15 +184,15 @@ describeControlPlane(
         await eventually(async () => {
           const gpus = await longGpus();
           expect(gpus.map((g) => [g.metadata.name, g.metadata.labels?.[MANAGED_BY_LABEL], g.status?.phase])).toEqual([
-            [`${long}-gpu-0`, undefined, 'Running'],
-            [`${long}-gpu-1`, undefined, 'Running'],
+            [gpuName(long, 0), undefined, 'Running'],
+            [gpuName(long, 1), undefined, 'Running'],
           ]);
           expect((await get(['gpupool', POOL])).status).toMatchObject({ totalNodes: 5, totalGPUs: 10 });
         }, 60_000);
         await create(gpuPod('on-long', { nodeSelector: { 'kubernetes.io/hostname': 'gpu-long' } }));
         const p = await bound('on-long');
         expect([p.spec.nodeName, allocation(p).node, allocation(p).gpuIds.length]).toEqual([long, long, 1]);
-        expect(allocation(p).gpuIds[0].startsWith(`${long}-gpu-`)).toBe(true);
+        expect([gpuName(long, 0), gpuName(long, 1)]).toContain(allocation(p).gpuIds[0]);
       } finally {
         await clean();
         await cp().kubectl(['delete', 'node', long]);

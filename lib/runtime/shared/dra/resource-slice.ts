@@ -6,6 +6,7 @@
 import type { GPUPool } from '../../../api';
 import { DRA_API_VERSION, DRA_ATTRIBUTES, DRA_CAPACITY, DRA_DRIVER, DRA_NOT_READY_TAINT, DRA_STEP } from '../../../model/dra';
 import { formatBytes, parseQuantity } from '../../../k8s/quantity';
+import { boundedName } from '../../../k8s/names';
 import { formatTflops } from '../../../model/share-quantity';
 import { oversellRatio } from '../capacity';
 
@@ -87,9 +88,9 @@ export function ownedByNode(slice: ResourceSlice, nodeUid: string): ResourceSlic
   return { ...slice, metadata: { ...slice.metadata, ownerReferences: [owner] } };
 }
 
-/** The name of a node's slice: `<node>-gpu.tensor-fusion.ai`. */
+/** The name of a node's slice: `<node>-gpu.tensor-fusion.ai`, a node name too long for that cut short and hashed. */
 export function resourceSliceName(nodeName: string): string {
-  return `${nodeName}-${DRA_DRIVER}`;
+  return boundedName(nodeName, `-${DRA_DRIVER}`);
 }
 
 /** The device name of the GPU with this index. */
