@@ -5,7 +5,7 @@
  * its handlers (registered with `pre_start_required`, so the kubelet calls PreStartContainer before
  * every start of a container that holds devices, restarts and reboots included). When the kubelet
  * restarts it removes every plugin socket and forgets its plugins; the plugin notices its socket gone
- * (or the kubelet's replaced) and serves and registers again.
+ * (or the kubelet's replaced) and, once the new kubelet's socket is there, serves and registers again.
  */
 import * as grpc from '@grpc/grpc-js';
 import { Serial } from '../../shared/serial';
@@ -110,6 +110,10 @@ export class DevicePluginServer {
 
   private async watchOnce(): Promise<void> {
     if (this.isRegistered && existsSync(this.socket)) return;
+    // No kubelet socket: a kubelet is starting. Its device manager removes every socket in this folder,
+    // then makes kubelet.sock; a socket made before it is done may go (the kubelet then fails to dial it
+    // until Register's deadline, while it admits pods), so wait for kubelet.sock: its event comes back here.
+    if (inode(join(this.opts.pluginDir, KUBELET_SOCKET)) === undefined) return;
     if (this.registered) this.opts.log?.('kubelet restarted or removed the plugin socket; registering again');
     await this.register();
   }
