@@ -14,6 +14,7 @@ import { eventually } from '../fixtures';
 
 let dir: string;
 let server: DevicePluginServer | undefined;
+const kubelets: { stop(): Promise<void> }[] = [];
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'tf-dp-'));
@@ -21,6 +22,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   await server?.stop();
+  await Promise.all(kubelets.splice(0).map((k) => k.stop()));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -67,13 +69,13 @@ async function kubelet(): Promise<{ dials: string[]; stop(): Promise<void> }> {
   await new Promise<void>((res, rej) =>
     server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? rej(err) : res())),
   );
-  return {
+  let stopped: Promise<void> | undefined;
+  const k = {
     dials,
-    stop: async () => {
-      await new Promise<void>((res) => server.tryShutdown(() => res()));
-      rmSync(socket, { force: true });
-    },
+    stop: () => (stopped ??= new Promise<void>((res) => server.tryShutdown(() => res())).then(() => rmSync(socket, { force: true }))),
   };
+  kubelets.push(k);
+  return k;
 }
 
 test('a kubelet socket that refuses is tried again within the second, backing off, not only on the watch interval', async () => {
@@ -104,12 +106,6 @@ test('a restarting kubelet: the plugin leaves the folder alone while kubelet.soc
   // The new kubelet sweeps the folder's sockets, then serves kubelet.sock.
   rmSync(path.join(dir, 'share.sock'));
   const fresh = await kubelet();
-  try {
-    await eventually(() => expect(server?.isRegistered).toBe(true), 1_000, 20);
-    expect([fresh.dials, failures, existsSync(path.join(dir, 'share.sock'))]).toEqual([['ok'], [], true]);
-  } finally {
-    await server.stop();
-    server = undefined;
-    await fresh.stop();
-  }
+  await eventually(() => expect(server?.isRegistered).toBe(true), 1_000, 20);
+  expect([fresh.dials, failures, existsSync(path.join(dir, 'share.sock'))]).toEqual([['ok'], [], true]);
 });
